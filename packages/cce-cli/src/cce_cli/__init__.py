@@ -1,0 +1,1 @@
+"""cce-cli (placeholder; filled in by its issue)."""

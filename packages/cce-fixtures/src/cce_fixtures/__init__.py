@@ -1,0 +1,1 @@
+"""cce-fixtures (placeholder; filled in by its issue)."""

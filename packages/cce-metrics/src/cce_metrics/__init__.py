@@ -1,0 +1,1 @@
+"""cce-metrics (placeholder; filled in by its issue)."""

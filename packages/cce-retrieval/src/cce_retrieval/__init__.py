@@ -1,0 +1,1 @@
+"""cce-retrieval (placeholder; filled in by its issue)."""

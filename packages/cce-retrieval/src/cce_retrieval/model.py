@@ -1,0 +1,83 @@
+"""The value types every part of cce-retrieval shares: chunks, the index, search results.
+
+Why it exists: the indexing half (walk, chunk, embed, store) produces an `Index` and the
+retrieval half (BM25, vector, hybrid) consumes it; both sides and the CLI agree on these
+shapes and on nothing else. Embeddings live in one float64 matrix on the index (row i is
+chunk i) rather than on each chunk, so ranking is vectorised and a 50,000-chunk index
+does not hold 12.8 million Python floats.
+"""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+import numpy.typing as npt
+
+FloatMatrix = npt.NDArray[np.float64]
+
+
+@attrs.frozen(slots=True)
+class Chunk:
+    """One indexed span of a file, with the persisted fields of the store (spec §6)."""
+
+    chunk_id: str
+    file_path: str
+    start_line: int
+    end_line: int
+    chunk_type: str
+    kind: str
+    language: str
+    content: str
+    token_count: int
+
+
+@attrs.frozen(slots=True)
+class SearchResult:
+    """One ranked row (retrieval spec §5.3); `score` is the raw, unrounded double."""
+
+    rank: int
+    chunk_id: str
+    file_path: str
+    start_line: int
+    end_line: int
+    chunk_type: str
+    kind: str
+    score: float
+    content: str
+
+    @classmethod
+    def from_chunk(cls, chunk: Chunk, score: float, rank: int = 0) -> SearchResult:
+        return cls(
+            rank=rank,
+            chunk_id=chunk.chunk_id,
+            file_path=chunk.file_path,
+            start_line=chunk.start_line,
+            end_line=chunk.end_line,
+            chunk_type=chunk.chunk_type,
+            kind=chunk.kind,
+            score=score,
+            content=chunk.content,
+        )
+
+
+def _empty_matrix() -> FloatMatrix:
+    return np.zeros((0, 0), dtype=np.float64)
+
+
+@attrs.define(slots=False, eq=False)
+class Index:
+    """An indexed corpus: chunks in store order plus what the store persists beside them.
+
+    `embeddings[i]` is chunk i's vector; a store chunk with no embedding is a zero row
+    (its cosine with anything is 0.0, exactly like the reference's empty vector), and
+    `embedding_lengths[i]` keeps its true length. Derived structures (BM25 postings,
+    import graph) are built on first use and cached; they are never persisted.
+    """
+
+    embedder: str
+    chunks: list[Chunk]
+    embeddings: FloatMatrix = attrs.field(factory=_empty_matrix)
+    file_imports: dict[str, list[str]] = attrs.field(factory=dict)
+    file_tokens: dict[str, int] = attrs.field(factory=dict)
+    spec_version: str = "1.0"
+    embedding_lengths: list[int] | None = None

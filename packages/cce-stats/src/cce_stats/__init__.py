@@ -1,0 +1,1 @@
+"""cce-stats (placeholder; filled in by its issue)."""
