@@ -37,8 +37,17 @@ def tests(session: nox.Session, package: str) -> None:
     session.run("uv", "sync", "--locked", "--package", package, "--exact", env=env)
     args = session.posargs or ["-m", "not slow", "-q"]
     session.run(
-        "uv", "run", "--no-sync", "--package", package,
-        "python", "-m", "pytest", f"packages/{package}", *args, env=env,
+        "uv",
+        "run",
+        "--no-sync",
+        "--package",
+        package,
+        "python",
+        "-m",
+        "pytest",
+        f"packages/{package}",
+        *args,
+        env=env,
     )
 
 
