@@ -1,0 +1,225 @@
+"""Token-level span metrics: how much of the expected code, weighted by tokens, came back.
+
+Why it exists: chunk-level precision treats a 3-line hit and a 300-line hit alike. The
+span metrics of harness spec §5 weigh every line by its `cce.tokens/v1` estimate and
+compare the lines a query was expected to find with the lines its top-k results cover.
+This module owns the line-weight table, `score_tokens` and its result type. It works on
+plain `(file_path, first_line, last_line)` spans, so any eval tool can use it.
+
+Line sets are kept as merged, sorted line intervals rather than sets of line numbers,
+and the mass of an interval comes from per-file prefix sums, so a span of thousands of
+lines costs a couple of binary searches, not thousands of lookups.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TypeAlias
+
+import attrs
+
+from cce_metrics.summation import ratio
+from cce_metrics.tokens import line_token_estimates
+
+Span: TypeAlias = tuple[str, int, int]
+"""`(file_path, first_line, last_line)`, 1-based and inclusive (first_line <= last_line)."""
+
+Interval: TypeAlias = tuple[int, int]
+
+
+@attrs.frozen(slots=True)
+class TokenScore:
+    """Token-weighted precision, recall and intersection-over-union of one query."""
+
+    precision: float
+    recall: float
+    iou: float
+
+
+@attrs.frozen(slots=True)
+class _FileMassTable:
+    """Prefix sums over one file's weighed lines: `excess[i]` = Σ (weight − 1) of lines[:i]."""
+
+    lines: list[int]
+    excess: list[int]
+
+
+class LineWeights:
+    """Token weight of every `(file, line)`, as the index's chunks give it (spec §5.1).
+
+    A line weighs `estimate_tokens` of its text in the first chunk, in index order, that
+    covers it; lines no chunk covers weigh 1. Immutable after construction: the only
+    state that changes later is a private cache of per-file prefix sums, filled the
+    first time a file's span mass is asked for.
+    """
+
+    __slots__ = ("_by_file", "_mass_tables")
+
+    def __init__(self, weights_by_file: Mapping[str, Mapping[int, int]]) -> None:
+        """Wrap an already-built `file -> {line: weight}` table (copied defensively)."""
+        self._by_file: dict[str, dict[int, int]] = {
+            file_path: dict(lines) for file_path, lines in weights_by_file.items()
+        }
+        self._mass_tables: dict[str, _FileMassTable] = {}
+
+    @classmethod
+    def from_chunks(cls, chunks: Iterable[tuple[str, int, str]]) -> LineWeights:
+        """Build the table from `(file_path, start_line, content)` chunks in INDEX order.
+
+        First writer wins per line: the order of chunks, not their nesting, decides
+        which text a line is weighed by (a nested chunk's first line is partial).
+        """
+        by_file: dict[str, dict[int, int]] = {}
+        for file_path, start_line, content in chunks:
+            file_weights = by_file.get(file_path)
+            if file_weights is None:
+                file_weights = by_file[file_path] = {}
+            line = start_line
+            for estimate in line_token_estimates(content):
+                if line not in file_weights:
+                    file_weights[line] = estimate
+                line += 1
+        return cls._adopt(by_file)
+
+    @classmethod
+    def _adopt(cls, by_file: dict[str, dict[int, int]]) -> LineWeights:
+        """Take ownership of a freshly built table without the defensive copy."""
+        weights = cls.__new__(cls)
+        weights._by_file = by_file
+        weights._mass_tables = {}
+        return weights
+
+    @classmethod
+    def uniform(cls) -> LineWeights:
+        """The empty table: every line of every file weighs 1."""
+        return cls({})
+
+    def weight(self, file_path: str, line: int) -> int:
+        """Weight of one line; 1 for lines and files no chunk covers."""
+        file_weights = self._by_file.get(file_path)
+        if file_weights is None:
+            return 1
+        return file_weights.get(line, 1)
+
+    def mass(self, file_path: str, first_line: int, last_line: int) -> int:
+        """Sum of the weights of lines `first_line..=last_line` of one file (0 if empty)."""
+        if first_line > last_line:
+            return 0
+        line_count = last_line - first_line + 1
+        file_weights = self._by_file.get(file_path)
+        if not file_weights:
+            return line_count
+        table = self._mass_table(file_path, file_weights)
+        low = bisect.bisect_left(table.lines, first_line)
+        high = bisect.bisect_right(table.lines, last_line, lo=low)
+        return line_count + table.excess[high] - table.excess[low]
+
+    def _mass_table(self, file_path: str, file_weights: dict[int, int]) -> _FileMassTable:
+        table = self._mass_tables.get(file_path)
+        if table is None:
+            lines = sorted(file_weights)
+            excess = [0] * (len(lines) + 1)
+            running = 0
+            for index, line in enumerate(lines, start=1):
+                running += file_weights[line] - 1
+                excess[index] = running
+            table = self._mass_tables[file_path] = _FileMassTable(lines, excess)
+        return table
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LineWeights):
+            return NotImplemented
+        return self._by_file == other._by_file
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        line_count = 0
+        for file_weights in self._by_file.values():
+            line_count += len(file_weights)
+        return f"LineWeights(files={len(self._by_file)}, lines={line_count})"
+
+
+def _merge(intervals: list[Interval]) -> list[Interval]:
+    """Sort and merge intervals so each line appears once; adjacent intervals join."""
+    intervals.sort()
+    merged: list[Interval] = []
+    for first, last in intervals:
+        if merged and first <= merged[-1][1] + 1:
+            if last > merged[-1][1]:
+                merged[-1] = (merged[-1][0], last)
+        else:
+            merged.append((first, last))
+    return merged
+
+
+def _line_sets(spans: Iterable[Span]) -> dict[str, list[Interval]]:
+    """Per-file union of spans, as merged intervals."""
+    by_file: dict[str, list[Interval]] = {}
+    for file_path, first, last in spans:
+        if first > last:
+            raise ValueError(f"span {file_path!r} {first}-{last} ends before it starts")
+        by_file.setdefault(file_path, []).append((first, last))
+    return {file_path: _merge(intervals) for file_path, intervals in by_file.items()}
+
+
+def _intersect(left: list[Interval], right: list[Interval]) -> list[Interval]:
+    """Intersection of two merged interval lists (two-pointer sweep)."""
+    common: list[Interval] = []
+    i = j = 0
+    while i < len(left) and j < len(right):
+        first = max(left[i][0], right[j][0])
+        last = min(left[i][1], right[j][1])
+        if first <= last:
+            common.append((first, last))
+        if left[i][1] < right[j][1]:
+            i += 1
+        else:
+            j += 1
+    return common
+
+
+def _mass(line_sets: Mapping[str, list[Interval]], weights: LineWeights) -> int:
+    total = 0
+    for file_path, intervals in line_sets.items():
+        for first, last in intervals:
+            total += weights.mass(file_path, first, last)
+    return total
+
+
+def score_tokens(
+    expected: Iterable[Span],
+    retrieved: Sequence[Span],
+    k: int,
+    weights: LineWeights,
+) -> TokenScore | None:
+    """Token-weighted precision, recall and IoU of one query (harness spec §5.2).
+
+    `expected` holds the spans of the query's RANGED anchors only (drop unranged ones);
+    `retrieved` holds every result's span in rank order, of which only the first
+    `min(len, k)` count, relevant or not. Overlapping spans count each line once.
+    Returns None when `expected` is empty: such a query has no token score at all.
+    A zero denominator gives 0.0, never NaN. Raises ValueError when `k < 1` or a span
+    ends before it starts.
+    """
+    if k < 1:
+        raise ValueError(f"k must be a positive integer, got {k}")
+    relevant = _line_sets(expected)
+    if not relevant:
+        return None
+    returned = _line_sets(retrieved[:k])
+    overlap = {
+        file_path: common
+        for file_path, intervals in relevant.items()
+        if (common := _intersect(intervals, returned.get(file_path, [])))
+    }
+    relevant_mass = _mass(relevant, weights)
+    retrieved_mass = _mass(returned, weights)
+    overlap_mass = _mass(overlap, weights)
+    union_mass = relevant_mass + retrieved_mass - overlap_mass
+    return TokenScore(
+        precision=ratio(overlap_mass, retrieved_mass),
+        recall=ratio(overlap_mass, relevant_mass),
+        iou=ratio(overlap_mass, union_mass),
+    )

@@ -1,0 +1,70 @@
+"""The `cce.tokens/v1` token estimator and Rust's line splitting.
+
+Why it exists: token counts and line numbers must agree byte for byte with the Rust
+reference engine, and both are easy to get subtly wrong in Python (`len(str)` counts
+code points, `str.splitlines()` splits on a dozen separators). This module owns the one
+definition of each that every other cce package and the span metrics use.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+TOKENIZER_ID: Final = "cce.tokens/v1"
+"""Provenance id of the estimator below; recorded next to every token count."""
+
+
+def estimate_tokens(text: str) -> int:
+    """Estimate tokens as a quarter of the UTF-8 byte length, at least 1 (`cce.tokens/v1`).
+
+    Every byte counts the same (ASCII, whitespace and multi-byte characters alike), and
+    the empty string still costs one token.
+    """
+    byte_length = len(text) if text.isascii() else len(text.encode("utf-8"))
+    return max(1, byte_length // 4)
+
+
+def rust_lines(text: str) -> list[str]:
+    """Split `text` into lines exactly like Rust's `str::lines`.
+
+    Lines end at `"\\n"`; a `"\\r"` is dropped only when it sits right before that
+    `"\\n"`; a final terminator does not start an extra empty line; empty text has no
+    lines. Unlike `str.splitlines()`, no other character (lone `"\\r"`, U+2028, form
+    feed, ...) ends a line.
+    """
+    if not text:
+        return []
+    pieces = text.split("\n")
+    if pieces[-1] == "":
+        # The text ended with "\n": that terminator closes the last line, it does not
+        # open a new empty one.
+        pieces.pop()
+        terminated = len(pieces)
+    else:
+        terminated = len(pieces) - 1
+    for index in range(terminated):
+        piece = pieces[index]
+        if piece.endswith("\r"):
+            pieces[index] = piece[:-1]
+    return pieces
+
+
+def line_token_estimates(text: str) -> list[int]:
+    """`estimate_tokens` of each of `rust_lines(text)`, encoding the text only once.
+
+    The line-weight table calls this for every chunk of a large index, so it splits the
+    UTF-8 bytes instead of encoding each line separately.
+    """
+    if not text:
+        return []
+    pieces = text.encode("utf-8").split(b"\n")
+    if pieces[-1] == b"":
+        pieces.pop()
+        terminated = len(pieces)
+    else:
+        terminated = len(pieces) - 1
+    estimates = [max(1, len(piece) // 4) for piece in pieces]
+    for index in range(terminated):
+        if pieces[index].endswith(b"\r"):
+            estimates[index] = max(1, (len(pieces[index]) - 1) // 4)
+    return estimates
