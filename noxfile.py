@@ -79,3 +79,42 @@ def wheels(session: nox.Session) -> None:
             session.run("uv", "pip", "install", "--quiet", "--python", python, str(wheel))
             module = package.replace("-", "_")
             session.run(python, "-c", f"import {module}; print({module}.__name__, 'imports')")
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmarks (never part of the test suite): indexing, search latency, relevance time.
+
+    Prints throughputs and ratios on the interpreter's stdlib (see bench/corpus.py);
+    pass a directory after `--` to benchmark another corpus.
+    """
+    for script in ("bench/bench_index.py", "bench/bench_search.py", "bench/bench_relevance.py"):
+        if os.path.exists(script):
+            session.run("uv", "run", "--locked", "python", script, *session.posargs)
+
+
+@nox.session
+def goldens(session: nox.Session) -> None:
+    """Regenerate the pinned goldens from the current code; review the diff before committing."""
+    session.run(
+        "uv",
+        "run",
+        "--locked",
+        "cce",
+        "conformance",
+        "eval/corpus/sample",
+        "-o",
+        "packages/cce-cli/tests/golden/sample.conformance.json",
+    )
+    with open("packages/cce-cli/tests/golden/code.report.json", "w", encoding="utf-8") as out:
+        session.run(
+            "uv",
+            "run",
+            "--locked",
+            "cce",
+            "relevance",
+            "eval/relevance/code.jsonl",
+            "--json",
+            stdout=out,
+        )
+    session.run("git", "diff", "--stat", "--", "packages/cce-cli/tests/golden", external=True)
