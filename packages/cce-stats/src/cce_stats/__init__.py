@@ -1,1 +1,34 @@
-"""cce-stats (placeholder; filled in by its issue)."""
+"""cce-stats: the statistics behind `cce relevance --compare`, bit-identical to CCE.
+
+Why it exists: the evaluation harness reports paired t-tests between retrieval
+backends, and its output must match the Rust reference byte for byte, so the
+special functions and the test are re-implemented here in exactly the reference's
+operation order (harness.md §6) — with no dependencies, so any eval tool can use
+them. The package also owns the sample-size planning math the reference only
+documents (`minimum_detectable_effect`, `required_sample_size`).
+"""
+
+from __future__ import annotations
+
+from cce_stats.distributions import (
+    ln_gamma,
+    reg_inc_beta,
+    seq_sum,
+    t_two_sided_critical,
+    t_two_sided_p,
+)
+from cce_stats.sizing import MAX_SAMPLE_SIZE, minimum_detectable_effect, required_sample_size
+from cce_stats.ttest import PairedTTest, paired_t_test
+
+__all__ = [
+    "MAX_SAMPLE_SIZE",
+    "PairedTTest",
+    "ln_gamma",
+    "minimum_detectable_effect",
+    "paired_t_test",
+    "reg_inc_beta",
+    "required_sample_size",
+    "seq_sum",
+    "t_two_sided_critical",
+    "t_two_sided_p",
+]

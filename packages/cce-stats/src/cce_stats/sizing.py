@@ -1,0 +1,111 @@
+"""Sample-size planning for paired comparisons: detectable effect and required n.
+
+Why it exists: the reference's docs explain how many queries a fixture needs
+before a paired t-test can tell two backends apart, but the reference never
+computes it. This module owns that arithmetic, built on the same t quantiles the
+test itself uses (`t_two_sided_critical`), so a plan and the later test agree:
+
+    minimum_detectable_effect = (t_{alpha/2, n-1} + t_{beta, n-1}) * sd / sqrt(n)
+    required_sample_size      = smallest n >= 2 with
+                                n >= ((t_{alpha/2, n-1} + t_{beta, n-1}) * sd / delta)^2
+
+where beta = 1 - power and t_{beta, df} is the one-sided upper quantile.
+"""
+
+from __future__ import annotations
+
+import math
+
+from cce_stats.distributions import t_two_sided_critical
+
+__all__ = ["MAX_SAMPLE_SIZE", "minimum_detectable_effect", "required_sample_size"]
+
+# Beyond ~1e8 degrees of freedom the Lanczos log-gamma differences inside the t tail
+# lose digits, and no retrieval fixture needs ten million queries anyway.
+MAX_SAMPLE_SIZE = 10_000_000
+_MIN_SAMPLE_SIZE = 2
+
+
+def _require_open_unit_interval(name: str, value: float) -> None:
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"{name} must be strictly between 0 and 1, got {value!r}")
+
+
+def _require_positive_finite(name: str, value: float) -> None:
+    if not (value > 0.0 and math.isfinite(value)):
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+
+
+def _one_sided_upper_quantile(tail: float, df: float) -> float:
+    """Return q with P(T > q) = `tail`; negative when `tail` exceeds one half.
+
+    A one-sided tail of `tail` is a two-sided tail of 2 * `tail`, so the two-sided
+    critical value serves directly; past one half, symmetry T ~ -T gives the
+    negative quantile.
+    """
+    if tail == 0.5:
+        return 0.0
+    if tail < 0.5:
+        return t_two_sided_critical(2.0 * tail, df)
+    return -t_two_sided_critical(2.0 * (1.0 - tail), df)
+
+
+def _quantile_sum(n: int, alpha: float, power: float) -> float:
+    df = float(n - 1)
+    return t_two_sided_critical(alpha, df) + _one_sided_upper_quantile(1.0 - power, df)
+
+
+def minimum_detectable_effect(sd: float, n: int, alpha: float = 0.05, power: float = 0.8) -> float:
+    """Return the smallest mean delta a two-sided paired t-test on `n` deltas detects.
+
+    `sd` is the standard deviation of the per-query deltas; the test has level
+    `alpha` and detects an effect of the returned size with probability `power`.
+    For example sd = 1, n = 6 gives (2.571 + 0.920) / sqrt(6) ≈ 1.425.
+    """
+    _require_positive_finite("sd", sd)
+    if isinstance(n, bool) or not isinstance(n, int) or n < _MIN_SAMPLE_SIZE:
+        raise ValueError(f"n must be an integer >= {_MIN_SAMPLE_SIZE}, got {n!r}")
+    _require_open_unit_interval("alpha", alpha)
+    _require_open_unit_interval("power", power)
+    return _quantile_sum(n, alpha, power) * sd / math.sqrt(float(n))
+
+
+def required_sample_size(sd: float, delta: float, alpha: float = 0.05, power: float = 0.8) -> int:
+    """Return the fewest paired deltas (>= 2) needed to detect a mean delta of `delta`.
+
+    That is the smallest n with n >= ((t_{alpha/2,n-1} + t_{beta,n-1}) * sd / delta)^2.
+    The right-hand side only shrinks as n (and so df) grows while the left grows,
+    so once n qualifies every larger n does: the search walks upward from 2 in
+    doubling strides and then bisects the last stride, which finds the same n as a
+    one-by-one scan in logarithmically many quantile evaluations.
+
+    Raises ValueError for invalid arguments, or when more than `MAX_SAMPLE_SIZE`
+    deltas would be needed (the effect is too small relative to `sd`).
+    """
+    _require_positive_finite("sd", sd)
+    _require_positive_finite("delta", delta)
+    _require_open_unit_interval("alpha", alpha)
+    _require_open_unit_interval("power", power)
+
+    def is_enough(n: int) -> bool:
+        return n >= (_quantile_sum(n, alpha, power) * sd / delta) ** 2
+
+    too_small = _MIN_SAMPLE_SIZE - 1
+    candidate = _MIN_SAMPLE_SIZE
+    while not is_enough(candidate):
+        if candidate >= MAX_SAMPLE_SIZE:
+            raise ValueError(
+                f"required sample size exceeds {MAX_SAMPLE_SIZE} for sd={sd!r}, "
+                f"delta={delta!r}, alpha={alpha!r}, power={power!r}; "
+                "the effect is too small relative to sd to plan for"
+            )
+        too_small = candidate
+        candidate = min(2 * candidate, MAX_SAMPLE_SIZE)
+    # Invariant: too_small fails (or is below the minimum), candidate qualifies.
+    while candidate - too_small > 1:
+        middle = (too_small + candidate) // 2
+        if is_enough(middle):
+            candidate = middle
+        else:
+            too_small = middle
+    return candidate

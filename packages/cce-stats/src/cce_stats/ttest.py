@@ -1,0 +1,90 @@
+"""The paired t-test the `cce relevance --compare` report is built on.
+
+Why it exists: comparing two retrieval backends pairs their per-query scores and
+asks whether the mean difference is distinguishable from zero. The reference's
+answer (harness.md §6.2) has specific edge rules — fewer than two deltas, and
+"constant" deltas that differ only in their last bits — that must be reproduced
+exactly for the report to be byte-identical. This module owns the `PairedTTest`
+result type and `paired_t_test`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cce_stats.distributions import seq_sum, t_two_sided_critical, t_two_sided_p
+
+__all__ = ["PairedTTest", "paired_t_test"]
+
+# f64 machine epsilon (2^-52); the constant-delta tolerance is 16 of these relative
+# to the largest delta magnitude.
+_MACHINE_EPSILON = 2.220446049250313e-16
+_CONSTANT_TOLERANCE_ULPS = 16.0
+_CONFIDENCE_ALPHA = 0.05
+
+
+def _ieee_divide(numerator: float, denominator: float) -> float:
+    """Divide like IEEE-754 (and Rust): x/0 is ±inf and 0/0 is NaN instead of raising.
+
+    Deltas that are distinct yet tiny (subnormal) pass the constant check while
+    their squared deviations underflow to a zero variance; the reference then
+    reports t = ±inf (p 0) or NaN, and so must this port.
+    """
+    if denominator != 0.0:
+        return numerator / denominator
+    if numerator == 0.0 or math.isnan(numerator):
+        return math.nan
+    return math.copysign(math.inf, numerator) * math.copysign(1.0, denominator)
+
+
+@dataclass(frozen=True, slots=True)
+class PairedTTest:
+    """Outcome of a two-sided paired t-test on per-query deltas (B minus A).
+
+    `t` is None when it is undefined (fewer than two deltas, or constant deltas);
+    `p` and `ci95` are None only for fewer than two deltas. For constant deltas
+    `mean_delta` is the first delta and `ci95` collapses onto it.
+    """
+
+    n: int
+    mean_delta: float
+    t: float | None
+    p: float | None
+    ci95: tuple[float, float] | None
+
+
+def paired_t_test(deltas: Sequence[float]) -> PairedTTest:
+    """Run the reference's two-sided paired t-test with a 95% confidence interval.
+
+    Deltas whose spread is within 16 machine epsilons of their largest magnitude
+    count as constant: the variance would be rounding noise and t would explode to
+    ~1e16, so instead t is undefined, p is 1.0 when the mean is exactly 0.0 and
+    0.0 otherwise, and the interval collapses onto the first delta.
+    """
+    n = len(deltas)
+    mean = 0.0 if n == 0 else seq_sum(deltas) / n
+    if n < 2:
+        return PairedTTest(n=n, mean_delta=mean, t=None, p=None, ci95=None)
+
+    first = deltas[0]
+    lo = first
+    hi = first
+    for delta in deltas:
+        lo = min(lo, delta)
+        hi = max(hi, delta)
+    scale = max(abs(lo), abs(hi))
+    tolerance = _CONSTANT_TOLERANCE_ULPS * _MACHINE_EPSILON * scale
+    if hi - lo <= tolerance:
+        p_constant = 1.0 if mean == 0.0 else 0.0
+        return PairedTTest(n=n, mean_delta=first, t=None, p=p_constant, ci95=(first, first))
+
+    variance = seq_sum((delta - mean) * (delta - mean) for delta in deltas) / (n - 1)
+    sd = math.sqrt(variance)
+    df = float(n - 1)
+    standard_error = sd / math.sqrt(float(n))
+    t = _ieee_divide(mean, standard_error)
+    p = t_two_sided_p(t, df)
+    half_width = t_two_sided_critical(_CONFIDENCE_ALPHA, df) * standard_error
+    return PairedTTest(n=n, mean_delta=mean, t=t, p=p, ci95=(mean - half_width, mean + half_width))
