@@ -1,0 +1,370 @@
+"""The store's byte format, atomic writes, load errors and fingerprint (indexing spec §9)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import struct
+
+import numpy as np
+import pytest
+from cce_retrieval.model import Chunk, Index
+from cce_retrieval.store import (
+    StoreError,
+    default_store_path,
+    fingerprint_document,
+    fingerprint_path,
+    format_json_float,
+    load_index,
+    parse_index,
+    save_index,
+    serialize_index,
+    store_sha256,
+    write_fingerprint,
+)
+from hypothesis import given
+from hypothesis import strategies as st
+
+
+def make_chunk(path: str = "a.py", content: str = "def f(): pass", line: int = 1) -> Chunk:
+    return Chunk(
+        chunk_id="fd88a10941ff9519",
+        file_path=path,
+        start_line=line,
+        end_line=line + 1,
+        chunk_type="function",
+        kind="function_definition",
+        language="python",
+        content=content,
+        token_count=3,
+    )
+
+
+def make_index(chunks: list[Chunk], rows: list[list[float]]) -> Index:
+    return Index(
+        embedder="hash",
+        chunks=chunks,
+        embeddings=np.array(rows, dtype=np.float64).reshape(len(rows), -1 if rows else 0),
+        file_imports={"b.py": ["os", "auth"], "a.py": ["sys"]},
+        file_tokens={"b.py": 4, "a.py": 7},
+    )
+
+
+# --- floats -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (0.0, "0.0"),
+        (-0.0, "-0.0"),
+        (1.0, "1.0"),
+        (-0.25, "-0.25"),
+        (0.1, "0.1"),
+        (1e-05, "0.00001"),
+        (1.5e-06, "1.5e-6"),
+        (1e-4, "0.0001"),
+        (1.2345e-07, "1.2345e-7"),
+        (1e15, "1000000000000000.0"),
+        (1e16, "1e16"),
+        (1.2345e16, "1.2345e16"),
+        (123.456, "123.456"),
+        (-0.0625, "-0.0625"),
+        (5e-324, "5e-324"),
+        (1.7976931348623157e308, "1.7976931348623157e308"),
+        (0.17677669529663687, "0.17677669529663687"),
+        (float("nan"), "null"),
+    ],
+)
+def test_float_layout_follows_ryu(value: float, expected: str) -> None:
+    assert format_json_float(value) == expected
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_float_text_round_trips_and_matches_repr_digits(value: float) -> None:
+    text = format_json_float(value)
+    parsed = float(text)
+    assert struct.pack("<d", parsed) == struct.pack("<d", value)
+    assert "+" not in text and "e-0" not in text and "e0" not in text
+    if 1e-4 <= abs(value) < 1e16:
+        assert text == repr(value)
+
+
+# --- byte format --------------------------------------------------------------------
+
+
+def test_compact_bytes_key_order_and_sorted_maps() -> None:
+    index = make_index([make_chunk()], [[0.5, -0.5, 0.0, 1e-05]])
+    assert serialize_index(index) == (
+        b'{"spec_version":"1.0","embedder":"hash","chunks":[{"chunk_id":"fd88a10941ff9519",'
+        b'"file_path":"a.py","start_line":1,"end_line":2,"chunk_type":"function",'
+        b'"kind":"function_definition","language":"python","content":"def f(): pass",'
+        b'"token_count":3,"embedding":[0.5,-0.5,0.0,0.00001]}],'
+        b'"file_imports":{"a.py":["sys"],"b.py":["os","auth"]},'
+        b'"file_tokens":{"a.py":7,"b.py":4}}'
+    )
+
+
+def test_string_escaping_matches_serde() -> None:
+    content = 'q"b\\s\b\t\n\f\r\x00\x1f\x7f\u2028é😀'
+    data = serialize_index(make_index([make_chunk(content=content)], [[1.0]]))
+    expected = '"content":"q\\"b\\\\s\\b\\t\\n\\f\\r\\u0000\\u001f\x7f\u2028é😀"'
+    assert expected.encode("utf-8") in data
+    assert json.loads(data)["chunks"][0]["content"] == content
+
+
+def test_ragged_embeddings_round_trip_with_their_lengths() -> None:
+    index = Index(
+        embedder="ollama",
+        chunks=[make_chunk(line=1), make_chunk(line=5)],
+        embeddings=np.array([[0.25, 0.5], [0.0, 0.0]]),
+        embedding_lengths=[2, 0],
+    )
+    data = serialize_index(index)
+    assert b'"embedding":[0.25,0.5]' in data and b'"embedding":[]' in data
+    loaded = parse_index(data)
+    assert loaded.embedding_lengths == [2, 0]
+    assert serialize_index(loaded) == data
+
+
+def test_empty_index_bytes() -> None:
+    index = Index(embedder="hash", chunks=[])
+    assert serialize_index(index) == (
+        b'{"spec_version":"1.0","embedder":"hash","chunks":[],"file_imports":{},"file_tokens":{}}'
+    )
+
+
+# --- save / load --------------------------------------------------------------------
+
+
+def test_save_then_load_round_trips_exactly(tmp_path: pytest.TempPathFactory) -> None:
+    rows = [[0.1, -0.2, 3e-7, 0.0], [1e16, 0.0, 0.0, -1.0]]
+    index = make_index([make_chunk(), make_chunk("b.py", "x = 1", 3)], rows)
+    path = os.path.join(str(tmp_path), "nested", "deeper", "index.json")
+    written = save_index(index, path)
+    with open(path, "rb") as handle:
+        data = handle.read()
+    assert written == len(data)
+    assert data == serialize_index(index)
+    assert os.listdir(os.path.dirname(path)) == ["index.json"]
+    loaded = load_index(path)
+    assert loaded.chunks == index.chunks
+    assert np.array_equal(loaded.embeddings, index.embeddings)
+    assert loaded.file_tokens == index.file_tokens
+    assert loaded.file_imports == index.file_imports
+    assert loaded.embedder == "hash" and loaded.embedding_lengths is None
+
+
+def test_default_store_path_joins_as_typed() -> None:
+    assert default_store_path("/some/root") == "/some/root/.cce/index.json"
+    assert default_store_path(".") == "./.cce/index.json"
+    assert default_store_path("foo/") == "foo/.cce/index.json"
+
+
+def test_legacy_store_loads_with_defaults() -> None:
+    loaded = parse_index(b'{"spec_version":"1.0","chunks":[],"file_imports":{}}')
+    assert loaded.embedder == "hash"
+    assert loaded.chunks == [] and loaded.file_tokens == {}
+
+
+def test_legacy_chunk_without_kind_or_embedding() -> None:
+    chunk = {
+        "chunk_id": "x",
+        "file_path": "a.py",
+        "start_line": 1,
+        "end_line": 2,
+        "chunk_type": "function",
+        "language": "python",
+        "content": "c",
+        "token_count": 1,
+        "unknown": True,
+    }
+    document = {"spec_version": "0.9", "chunks": [chunk], "file_imports": {}, "extra": 1}
+    loaded = parse_index(json.dumps(document).encode())
+    assert loaded.chunks[0].kind == ""
+    assert loaded.spec_version == "0.9"
+    assert loaded.embeddings.shape == (1, 0)
+
+
+def test_missing_store_names_path_and_os_error(tmp_path: pytest.TempPathFactory) -> None:
+    path = os.path.join(str(tmp_path), "absent", "index.json")
+    with pytest.raises(StoreError) as info:
+        load_index(path)
+    message = str(info.value)
+    assert message == f"could not load store {path}: No such file or directory (os error 2)"
+
+
+@pytest.mark.parametrize(
+    ("data", "fragment"),
+    [
+        (b"not valid json at all", "invalid JSON"),
+        (b"", "empty"),
+        (b'{"spec_version":"1.0","chunks":[{"chunk_id":"ab', "truncated"),
+        (b'{"spec_version":"1.0","chunks":[]}', "missing field `file_imports`"),
+        (b'{"chunks":[],"file_imports":{}}', "missing field `spec_version`"),
+        (b"[1, 2]", "top level must be an object"),
+        (b'{"spec_version":"1.0","chunks":{},"file_imports":{}}', "`chunks` must be an array"),
+        (
+            b'{"spec_version":"1.0","chunks":[{"chunk_id":"a"}],"file_imports":{}}',
+            "chunk 0: missing field `file_path`",
+        ),
+        (
+            b'{"spec_version":"1.0","chunks":[{"chunk_id":"a","file_path":"f","start_line":"1",'
+            b'"end_line":1,"chunk_type":"m","language":"x","content":"","token_count":1}],'
+            b'"file_imports":{}}',
+            "chunk 0: `start_line` must be a non-negative integer",
+        ),
+        (
+            b'{"spec_version":"1.0","chunks":[{"chunk_id":"a","file_path":"f","start_line":1,'
+            b'"end_line":1,"chunk_type":"m","language":"x","content":"","token_count":1,'
+            b'"embedding":[1.0,"x"]}],"file_imports":{}}',
+            "not a number",
+        ),
+        (b"\xff\xfe{}", "valid UTF-8"),
+    ],
+)
+def test_bad_store_bytes_fail_with_a_clear_message(
+    tmp_path: pytest.TempPathFactory, data: bytes, fragment: str
+) -> None:
+    path = os.path.join(str(tmp_path), "index.json")
+    with open(path, "wb") as handle:
+        handle.write(data)
+    with pytest.raises(StoreError) as info:
+        load_index(path)
+    assert str(info.value).startswith(f"could not load store {path}: ")
+    assert fragment in str(info.value)
+
+
+def test_unreadable_store_path_is_a_directory(tmp_path: pytest.TempPathFactory) -> None:
+    with pytest.raises(StoreError, match=r"Is a directory \(os error 21\)"):
+        load_index(str(tmp_path))
+
+
+# --- atomic write -------------------------------------------------------------------
+
+
+def _store_with_old_bytes(tmp_path: pytest.TempPathFactory) -> tuple[str, bytes]:
+    path = os.path.join(str(tmp_path), "index.json")
+    with open(path, "wb") as handle:
+        handle.write(b"OLD STORE")
+    return path, b"OLD STORE"
+
+
+@pytest.mark.parametrize("failing", ["replace", "fsync"])
+def test_failed_write_keeps_old_store_and_leaves_no_temp(
+    tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
+    path, old = _store_with_old_bytes(tmp_path)
+
+    def boom(*_args: object, **_kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, failing, boom)
+    with pytest.raises(StoreError, match=r"could not write store .*No space left on device"):
+        save_index(make_index([make_chunk()], [[1.0]]), path)
+    monkeypatch.undo()
+    assert os.listdir(str(tmp_path)) == ["index.json"]
+    with open(path, "rb") as handle:
+        assert handle.read() == old
+
+
+def test_write_under_a_regular_file_fails_cleanly(tmp_path: pytest.TempPathFactory) -> None:
+    blocker = os.path.join(str(tmp_path), "blocker")
+    with open(blocker, "wb") as handle:
+        handle.write(b"x")
+    with pytest.raises(StoreError, match=r"Not a directory \(os error 20\)"):
+        save_index(make_index([make_chunk()], [[1.0]]), os.path.join(blocker, "index.json"))
+
+
+def test_rewrite_keeps_permission_bits(tmp_path: pytest.TempPathFactory) -> None:
+    path, _ = _store_with_old_bytes(tmp_path)
+    os.chmod(path, 0o600)
+    save_index(make_index([make_chunk()], [[1.0]]), path)
+    assert os.stat(path).st_mode & 0o777 == 0o600
+
+
+def test_temp_file_name_is_hidden_and_per_process(
+    tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[str] = []
+    real_replace = os.replace
+
+    def spy(src: str, dst: str) -> None:
+        seen.append(os.path.basename(src))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", spy)
+    save_index(make_index([make_chunk()], [[1.0]]), os.path.join(str(tmp_path), "index.json"))
+    assert len(seen) == 1
+    assert seen[0].startswith(f".index.json.tmp.{os.getpid()}.")
+
+
+# --- fingerprint --------------------------------------------------------------------
+
+
+def test_fingerprint_path_rule() -> None:
+    assert fingerprint_path("/r/.cce/index.json") == "/r/.cce/fingerprint.json"
+    assert fingerprint_path("out/custom.json") == "out/custom.json.fingerprint.json"
+    assert fingerprint_path("index.json") == "fingerprint.json"
+
+
+def test_fingerprint_keys_order_and_self_hash(tmp_path: pytest.TempPathFactory) -> None:
+    index = make_index([make_chunk()], [[1.0]])
+    path = os.path.join(str(tmp_path), "index.json")
+    save_index(index, path)
+    target = write_fingerprint(index, path, redaction=True)
+    assert target == os.path.join(str(tmp_path), "fingerprint.json")
+    with open(target, "rb") as handle:
+        data = handle.read()
+    document = json.loads(data)
+    assert list(document) == [
+        "block_nesting_limit",
+        "embed_dim",
+        "embedder",
+        "engine_version",
+        "markdown_section_tokens",
+        "pack_set",
+        "redaction",
+        "schema",
+        "sha256",
+        "spec_version",
+        "store_sha256",
+        "tokenizer",
+    ]
+    assert document["block_nesting_limit"] == 192
+    assert document["embed_dim"] == 256
+    assert document["engine_version"] == "2.9.0"
+    assert document["pack_set"] == "c,javascript,python,ruby,rust,typescript"
+    assert document["redaction"] is True
+    assert document["schema"] == "cce.fingerprint/v1"
+    assert document["tokenizer"] == "cce.tokens/v1"
+    with open(path, "rb") as handle:
+        assert document["store_sha256"] == hashlib.sha256(handle.read()).hexdigest()
+    assert document["store_sha256"] == store_sha256(path)
+    blank = dict(document, sha256="")
+    assert (
+        document["sha256"]
+        == hashlib.sha256(json.dumps(blank, separators=(",", ":")).encode()).hexdigest()
+    )
+    assert b" " not in data and not data.endswith(b"\n")
+
+
+def test_fingerprint_embed_dim_for_other_embedders() -> None:
+    index = Index(
+        embedder="ollama",
+        chunks=[make_chunk(), make_chunk()],
+        embeddings=np.array([[0.0, 0.0, 0.0], [1.0, 2.0, 3.0]]),
+        embedding_lengths=[0, 3],
+    )
+    assert json.loads(fingerprint_document(index, "x", False))["embed_dim"] == 3
+    empty = Index(embedder="ollama", chunks=[])
+    document = json.loads(fingerprint_document(empty, "x", False))
+    assert document["embed_dim"] == 0 and document["redaction"] is False
+
+
+def test_large_value_layouts_inside_a_store() -> None:
+    rows = [[1e-6, 2.5e-5, 1e16, -math.pi]]
+    data = serialize_index(make_index([make_chunk()], rows))
+    assert b'"embedding":[1e-6,0.000025,1e16,-3.141592653589793]' in data
