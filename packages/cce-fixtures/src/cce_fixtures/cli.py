@@ -47,7 +47,7 @@ def file_problems(path: str) -> list[str]:
     try:
         text = decode_fixture_bytes(data)
     except UnicodeDecodeError as error:
-        return [f"{path}: could not read fixtures: invalid UTF-8 at byte {error.start}"]
+        return [f"{path}: could not read fixtures: invalid UTF-8 at byte offset {error.start}"]
     return [_format_problem(path, problem) for problem in find_problems(text)]
 
 
