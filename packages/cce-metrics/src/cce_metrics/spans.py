@@ -59,7 +59,7 @@ class LineWeights:
     def __init__(self, weights_by_file: Mapping[str, Mapping[int, int]]) -> None:
         """Wrap an already-built `file -> {line: weight}` table (copied defensively)."""
         self._by_file: dict[str, dict[int, int]] = {
-            file_path: dict(lines) for file_path, lines in weights_by_file.items()
+            file_path: dict(lines) for file_path, lines in weights_by_file.items() if lines
         }
         self._mass_tables: dict[str, _FileMassTable] = {}
 
@@ -72,14 +72,19 @@ class LineWeights:
         """
         by_file: dict[str, dict[int, int]] = {}
         for file_path, start_line, content in chunks:
+            if not content:
+                continue  # covers no line; keeps the table free of empty files
             file_weights = by_file.get(file_path)
             if file_weights is None:
                 file_weights = by_file[file_path] = {}
-            line = start_line
-            for estimate in line_token_estimates(content):
-                if line not in file_weights:
-                    file_weights[line] = estimate
-                line += 1
+            estimates = line_token_estimates(content)
+            # setdefault keeps the first writer; the bound method and zip keep this loop,
+            # which runs once per indexed line, as lean as plain Python allows.
+            keep_first = file_weights.setdefault
+            for line, estimate in zip(
+                range(start_line, start_line + len(estimates)), estimates, strict=True
+            ):
+                keep_first(line, estimate)
         return cls._adopt(by_file)
 
     @classmethod
