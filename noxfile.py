@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import pathlib
 import tempfile
+import zipfile
 
 import nox
 
@@ -20,9 +21,6 @@ nox.options.error_on_external_run = False
 
 ROOT = pathlib.Path(__file__).parent
 PACKAGES = ["cce-stats", "cce-fixtures", "cce-metrics", "cce-retrieval", "cce-cli"]
-# The standalone-wheel check covers the leaf libraries other eval tools import on
-# their own; cce-retrieval and cce-cli depend on unpublished siblings.
-LEAF_PACKAGES = ["cce-stats", "cce-fixtures", "cce-metrics"]
 
 
 def _isolated_env(package: str) -> dict[str, str]:
@@ -67,18 +65,57 @@ def types(session: nox.Session) -> None:
 
 @nox.session
 def wheels(session: nox.Session) -> None:
-    """Build each leaf package's wheel and import it in a fresh venv with only its deps."""
+    """Build every package's wheel; check its metadata and install it in a fresh venv.
+
+    Metadata must declare plain version ranges (no workspace paths or direct URLs).
+    Each wheel is installed alone into a new virtual environment, resolving its cce
+    siblings only from the wheels just built (`--find-links`) and everything else from
+    the registry, then imported; the CLI wheel must also answer `cce --help`.
+    """
     with tempfile.TemporaryDirectory(prefix="cce-wheels-") as tmp:
-        for package in LEAF_PACKAGES:
-            out = os.path.join(tmp, package)
-            session.run("uv", "build", "--package", package, "--wheel", "--out-dir", out)
-            wheel = next(pathlib.Path(out).glob("*.whl"))
+        dist = os.path.join(tmp, "dist")
+        for package in PACKAGES:
+            session.run(
+                "uv", "build", "--quiet", "--package", package, "--wheel", "--out-dir", dist
+            )
+        for wheel in sorted(pathlib.Path(dist).glob("*.whl")):
+            _check_wheel_metadata(wheel)
+        for package in PACKAGES:
+            module = package.replace("-", "_")
+            wheel = next(pathlib.Path(dist).glob(f"{module}-*.whl"))
             venv = os.path.join(tmp, f"venv-{package}")
             session.run("uv", "venv", "--quiet", venv)
             python = os.path.join(venv, "bin", "python")
-            session.run("uv", "pip", "install", "--quiet", "--python", python, str(wheel))
-            module = package.replace("-", "_")
+            session.run(
+                "uv",
+                "pip",
+                "install",
+                "--quiet",
+                "--python",
+                python,
+                "--find-links",
+                dist,
+                str(wheel),
+            )
             session.run(python, "-c", f"import {module}; print({module}.__name__, 'imports')")
+        session.run(os.path.join(tmp, "venv-cce-cli", "bin", "cce"), "--help", silent=True)
+
+
+def _check_wheel_metadata(wheel: pathlib.Path) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+        metadata = archive.read(name).decode("utf-8")
+    requirements = [
+        line.split(":", 1)[1].strip()
+        for line in metadata.splitlines()
+        if line.startswith("Requires-Dist:")
+    ]
+    for requirement in requirements:
+        if "@" in requirement or "file:" in requirement:
+            raise RuntimeError(f"{wheel.name}: requirement is not a plain range: {requirement}")
+        if requirement.startswith("cce-") and not any(op in requirement for op in "<>=~"):
+            raise RuntimeError(f"{wheel.name}: sibling requirement has no version range")
+    print(f"{wheel.name}: {len(requirements)} requirements, all plain ranges")
 
 
 @nox.session
