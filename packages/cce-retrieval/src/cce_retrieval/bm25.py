@@ -1,0 +1,147 @@
+"""Okapi BM25 with the Lucene idf over numpy posting arrays (retrieval spec §6).
+
+Why it exists: BM25 is one of the two signals of hybrid search and the whole of the
+`bm25` backend. The reference scores every document in a loop; here each term keeps a
+posting array (document indices and term frequencies), so a query touches only the
+documents that contain one of its terms. The floating-point result is still the
+reference's to the last bit: per document the terms are added one at a time in query
+order, and every elementwise numpy operation below is the scalar formula of §6.3 in the
+same order (IEEE-754 elementwise operations are exactly rounded, like the scalar ones).
+
+Owns: building the statistics once per index (`Bm25Index.build`), the idf, and the
+ranking rule of §6.4 (keep `score_key > 0`, sort by key desc then chunk id asc).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from cce_retrieval.tokenizer import tokenize
+
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+
+def score_keys(values: FloatArray) -> IntArray:
+    """Vectorised `numeric.score_key` for finite values: round half away from zero of x * 1e6."""
+    scaled = values * 1_000_000.0
+    magnitude = np.abs(scaled)
+    floor = np.floor(magnitude)
+    rounded = np.where((magnitude - floor) >= 0.5, floor + 1.0, floor)
+    return np.copysign(rounded, scaled).astype(np.int64)
+
+
+def id_order_ranks(chunk_ids: Sequence[str]) -> IntArray:
+    """Position of each document in (chunk_id asc, store order) order: the tie-break key.
+
+    Sorting by this rank equals a stable sort by chunk id, so duplicate ids fall back to
+    store order (spec §8.14).
+    """
+    order = sorted(range(len(chunk_ids)), key=chunk_ids.__getitem__)
+    ranks = np.empty(len(chunk_ids), dtype=np.int64)
+    ranks[np.asarray(order, dtype=np.int64)] = np.arange(len(chunk_ids), dtype=np.int64)
+    return ranks
+
+
+class Bm25Index:
+    """BM25 statistics of one corpus: postings, document lengths, document frequencies."""
+
+    def __init__(
+        self,
+        postings: dict[str, tuple[IntArray, FloatArray]],
+        doc_lengths: FloatArray,
+        avgdl: float,
+        id_ranks: IntArray,
+    ) -> None:
+        self._postings = postings
+        self._doc_lengths = doc_lengths
+        self.avgdl = avgdl
+        self.n_docs = len(doc_lengths)
+        self._id_ranks = id_ranks
+
+    @classmethod
+    def build(cls, contents: Sequence[str], chunk_ids: Sequence[str]) -> Bm25Index:
+        """Tokenise every document once (store order) and collect per-term postings."""
+        docs_by_term: dict[str, list[int]] = {}
+        freqs_by_term: dict[str, list[int]] = {}
+        lengths: list[int] = []
+        total = 0
+        for doc, content in enumerate(contents):
+            tokens = tokenize(content)
+            lengths.append(len(tokens))
+            total += len(tokens)
+            for term, count in Counter(tokens).items():
+                docs_by_term.setdefault(term, []).append(doc)
+                freqs_by_term.setdefault(term, []).append(count)
+        postings = {
+            term: (
+                np.asarray(docs, dtype=np.int64),
+                np.asarray(freqs_by_term[term], dtype=np.float64),
+            )
+            for term, docs in docs_by_term.items()
+        }
+        n_docs = len(lengths)
+        avgdl = total / n_docs if n_docs else 0.0
+        return cls(
+            postings,
+            np.asarray(lengths, dtype=np.float64),
+            avgdl,
+            id_order_ranks(chunk_ids),
+        )
+
+    def df(self, term: str) -> int:
+        """Number of documents containing `term` at least once."""
+        posting = self._postings.get(term)
+        return 0 if posting is None else len(posting[0])
+
+    def idf(self, term: str) -> float:
+        """Lucene's non-negative idf: ln(1 + (N - n + 0.5) / (n + 0.5))."""
+        n_q = float(self.df(term))
+        return math.log(1.0 + (float(self.n_docs) - n_q + 0.5) / (n_q + 0.5))
+
+    def raw_scores(self, query_terms: Sequence[str]) -> tuple[IntArray, FloatArray]:
+        """(documents containing any query term, their BM25 sums), in document order.
+
+        `query_terms` should be the unique query tokens in first-occurrence order
+        (`unique_tokens`); that order is the summation order of every document's score.
+        """
+        touched: list[IntArray] = []
+        scores = np.zeros(self.n_docs, dtype=np.float64)
+        for term in query_terms:
+            posting = self._postings.get(term)
+            if posting is None:
+                continue
+            docs, freqs = posting
+            idf = self.idf(term)
+            dl = self._doc_lengths[docs]
+            denom = freqs + BM25_K1 * (1.0 - BM25_B + BM25_B * dl / self.avgdl)
+            # Each document appears at most once per posting, so this fancy-indexed += adds
+            # exactly one term contribution per document: s += idf * (f * 2.2) / denom.
+            scores[docs] += idf * (freqs * (BM25_K1 + 1.0)) / denom
+            touched.append(docs)
+        if not touched:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+        docs_hit = np.unique(np.concatenate(touched))
+        return docs_hit, scores[docs_hit]
+
+    def rank(self, query_terms: Sequence[str]) -> tuple[IntArray, FloatArray]:
+        """Ranked (documents, raw scores): `score_key > 0` only, key desc then chunk id asc."""
+        docs, scores = self.raw_scores(query_terms)
+        keys = score_keys(scores)
+        keep = keys > 0
+        docs, scores, keys = docs[keep], scores[keep], keys[keep]
+        order = np.lexsort((self._id_ranks[docs], -keys))
+        return docs[order], scores[order]
+
+    def score(self, query_terms: Sequence[str]) -> list[tuple[int, float]]:
+        """The reference's `score`: the ranked list of (document index, raw BM25 sum)."""
+        docs, scores = self.rank(query_terms)
+        return list(zip(docs.tolist(), scores.tolist(), strict=True))

@@ -1,0 +1,304 @@
+"""Hybrid search: BM25 + cosine fused by RRF, blended with confidence (retrieval spec §8).
+
+Why it exists: this is the ranking `cce search` prints and the `hybrid` backend of the
+relevance harness scores, so every step (intent weight, candidate limits, file hints,
+RRF, confidence blend, path penalty, rounded-key sort, per-file diversity cap, graph
+bonus) follows the reference's operation order exactly. It also hosts the two single-
+signal rankings the harness compares against (`bm25_only_search` §6.5, `vector_search`).
+
+Owns: the per-index derived data cache (`RetrievalIndex`, built once per `Index` and
+shared by every query), `is_code_lookup`, `file_hints`, `rrf`, `rank_core`,
+`expand_graph`, `search`, `search_with_vector`, `bm25_only_search`, `vector_search`.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+from typing import Protocol
+
+import attrs
+
+from cce_retrieval.bm25 import Bm25Index
+from cce_retrieval.graph import ImportGraph
+from cce_retrieval.model import Index, SearchResult
+from cce_retrieval.numeric import score_key
+from cce_retrieval.text import ascii_lower, rust_split_whitespace
+from cce_retrieval.tokenizer import tokenize, unique_tokens
+from cce_retrieval.vector import FloatArray, VectorIndex
+
+RRF_K = 60.0
+CONFIDENCE_WEIGHT = 0.5
+FTS_BOOST_CODE_LOOKUP = 1.5
+MAX_CHUNKS_PER_FILE = 3
+CANDIDATE_MULTIPLIER = 3
+W_VECTOR = 0.5
+W_KEYWORD = 0.4
+W_RECENCY = 0.1
+PATH_PENALTY = 0.8
+PATH_PENALTY_MARKERS = ("tests/", "test_", "docs/", "spec", "plan")
+GRAPH_MAX_BONUS_FILES = 2
+GRAPH_BONUS_CHUNKS_PER_FILE = 2
+GRAPH_BONUS_CHUNK_SCALE = 0.85
+
+_CODE_LOOKUP_KEYWORDS = frozenset({"function", "class", "method", "def"})
+_CODE_EXTENSIONS = ("py", "js", "jsx", "ts", "go", "rb", "rs", "java")
+_ASCII_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+class QueryEmbedder(Protocol):
+    """What search needs from an embedder: the infallible query-time `embed`."""
+
+    def embed(self, text: str) -> list[float]: ...
+
+
+class RetrievalIndex:
+    """Derived, query-independent data of one `Index`, computed once and then reused.
+
+    Holds the BM25 postings, the transposed embedding matrix, the import graph, each
+    file's chunk indices (store order) and lazily lowercased chunk contents and paths
+    (lowercased only when a chunk becomes a candidate, so a 50,000-chunk index does not
+    keep a second copy of every content).
+    """
+
+    def __init__(self, index: Index) -> None:
+        chunks = index.chunks
+        chunk_ids = [c.chunk_id for c in chunks]
+        self.bm25 = Bm25Index.build([c.content for c in chunks], chunk_ids)
+        self.vectors = VectorIndex(index.embeddings, chunk_ids)
+        self.graph = ImportGraph.build([c.file_path for c in chunks], index.file_imports)
+        self.chunks_by_file: dict[str, list[int]] = {}
+        for i, chunk in enumerate(chunks):
+            self.chunks_by_file.setdefault(chunk.file_path, []).append(i)
+        self._index = index
+        self._content_lower: dict[int, str] = {}
+        self._path_lower: dict[int, str] = {}
+
+    def content_lower(self, idx: int) -> str:
+        text = self._content_lower.get(idx)
+        if text is None:
+            text = self._content_lower[idx] = ascii_lower(self._index.chunks[idx].content)
+        return text
+
+    def path_lower(self, idx: int) -> str:
+        text = self._path_lower.get(idx)
+        if text is None:
+            text = self._path_lower[idx] = ascii_lower(self._index.chunks[idx].file_path)
+        return text
+
+    def cosines(self, qvec: Sequence[float]) -> FloatArray:
+        """Cosine of every chunk with `qvec`; all 0.0 for an empty query vector."""
+        return self.vectors.cosines(qvec)
+
+
+_CACHE: weakref.WeakKeyDictionary[Index, RetrievalIndex] = weakref.WeakKeyDictionary()
+
+
+def retrieval_index(index: Index) -> RetrievalIndex:
+    """The cached derived data of `index` (built on first use; dropped with the index)."""
+    derived = _CACHE.get(index)
+    if derived is None:
+        derived = _CACHE[index] = RetrievalIndex(index)
+    return derived
+
+
+def is_code_lookup(query: str) -> bool:
+    """Intent rule of §8.2: keyword token, code file extension, or lookup phrase."""
+    low = ascii_lower(query)
+    if not _CODE_LOOKUP_KEYWORDS.isdisjoint(tokenize(low)):
+        return True
+    for ext in _CODE_EXTENSIONS:
+        needle = "." + ext
+        at = low.find(needle)
+        while at >= 0:
+            end = at + len(needle)
+            if end == len(low) or low[end] not in _ASCII_WORD_CHARS:
+                return True
+            at = low.find(needle, at + 1)
+    if "where is " in low or " defined" in low:
+        return True
+    find_at = low.find("find ")
+    return find_at >= 0 and " function" in low[find_at:]
+
+
+def file_hints(query: str) -> list[str]:
+    """Whitespace-split raw query pieces containing a `.`, ASCII-lowercased (§8.6)."""
+    return [ascii_lower(piece) for piece in rust_split_whitespace(query) if "." in piece]
+
+
+def rrf(vector_rank: int | None, fts_rank: int | None, fts_weight: float) -> float:
+    """Reciprocal-rank fusion of the 0-based ranks (§8.7): divide first, then weight."""
+    from_vector = 1.0 / (RRF_K + vector_rank) if vector_rank is not None else 0.0
+    from_fts = fts_weight * (1.0 / (RRF_K + fts_rank)) if fts_rank is not None else 0.0
+    return from_vector + from_fts
+
+
+def _clamp_unit(x: float) -> float:
+    if x < 0.0:
+        return 0.0
+    if x > 1.0:
+        return 1.0
+    return x
+
+
+def rank_core(index: Index, qvec: Sequence[float], query: str, top_k: int) -> list[SearchResult]:
+    """§8.1–§8.11: the capped, sorted hybrid list (ranks left at 0, scores raw)."""
+    chunks = index.chunks
+    if not tokenize(query) or not chunks:
+        return []
+    derived = retrieval_index(index)
+    fts_weight = FTS_BOOST_CODE_LOOKUP if is_code_lookup(query) else 1.0
+    candidate_limit = top_k * CANDIDATE_MULTIPLIER
+
+    vector_ranks: dict[int, int] = {}
+    has_vector = len(qvec) > 0
+    cos_by_idx: FloatArray | None = None
+    if has_vector:
+        order, cos_by_idx = derived.vectors.rank(qvec)
+        for r, idx in enumerate(order[: max(candidate_limit, 1)].tolist()):
+            vector_ranks[idx] = r
+
+    query_terms = unique_tokens(query)
+    bm25_docs, _ = derived.bm25.rank(query_terms)
+    fts_ranks = {idx: r for r, idx in enumerate(bm25_docs[:candidate_limit].tolist())}
+
+    candidates = sorted(vector_ranks.keys() | fts_ranks.keys())
+    hints = file_hints(query)
+    fused = [rrf(vector_ranks.get(i), fts_ranks.get(i), fts_weight) for i in candidates]
+    max_rrf = 0.0
+    for value in fused:
+        if value > max_rrf:
+            max_rrf = value
+    normalise = score_key(max_rrf) != 0
+
+    scored: list[tuple[int, str, int, float]] = []
+    for idx, fused_score in zip(candidates, fused, strict=True):
+        # A candidate outside the vector ranks still gets its cosine (the same double);
+        # with an empty query vector every cosine is 0.0.
+        cos = float(cos_by_idx[idx]) if cos_by_idx is not None else 0.0
+        vector_score = 1.0 - _clamp_unit((1.0 - cos) / 2.0)
+        content_l = derived.content_lower(idx)
+        path_l = derived.path_lower(idx)
+        keyword_hit = any(t in content_l for t in query_terms) or any(h in path_l for h in hints)
+        keyword_distance = 0.0 if keyword_hit else 2.0
+        keyword_score = max(1.0 - keyword_distance / 5.0, 0.0)
+        confidence = W_VECTOR * vector_score + W_KEYWORD * keyword_score + W_RECENCY * 0.0
+        normalised_rrf = fused_score / max_rrf if normalise else 0.0
+        final = CONFIDENCE_WEIGHT * confidence + (1.0 - CONFIDENCE_WEIGHT) * normalised_rrf
+        if any(marker in path_l for marker in PATH_PENALTY_MARKERS):
+            final *= PATH_PENALTY
+        scored.append((-score_key(final), chunks[idx].chunk_id, idx, final))
+    # Ties on (rounded key, chunk id) only happen for duplicate ids; store order decides.
+    scored.sort()
+
+    kept: list[SearchResult] = []
+    per_file: dict[str, int] = {}
+    for _, _, idx, final in scored:
+        if len(kept) >= top_k:
+            break
+        path = chunks[idx].file_path
+        held = per_file.get(path, 0)
+        if held < MAX_CHUNKS_PER_FILE:
+            per_file[path] = held + 1
+            kept.append(SearchResult.from_chunk(chunks[idx], final))
+    return kept
+
+
+def expand_graph(
+    index: Index, qvec: Sequence[float], results: Sequence[SearchResult]
+) -> list[SearchResult]:
+    """§8.13: `results` plus up to 2 chunks from each of up to 2 neighbour files, appended."""
+    expanded = list(results)
+    if not results:
+        return expanded
+    derived = retrieval_index(index)
+    top_files = list(dict.fromkeys(r.file_path for r in results[:3]))
+    result_files = {r.file_path for r in results}
+    neighbours: list[str] = []
+    for path in top_files:
+        for neighbour in derived.graph.neighbors(path):
+            if neighbour not in result_files and neighbour not in neighbours:
+                neighbours.append(neighbour)
+    if not neighbours:
+        return expanded
+    cos_by_idx = derived.cosines(qvec)
+    existing = {(r.file_path, r.start_line, r.end_line) for r in results}
+    for neighbour in neighbours[:GRAPH_MAX_BONUS_FILES]:
+        file_chunks = [
+            (-score_key(float(cos_by_idx[i])), index.chunks[i].chunk_id, i)
+            for i in derived.chunks_by_file.get(neighbour, [])
+        ]
+        file_chunks.sort()
+        # The two slots are taken before the duplicate test: a skipped duplicate span is
+        # not replaced by the file's third chunk (no back-fill).
+        for _, _, i in file_chunks[:GRAPH_BONUS_CHUNKS_PER_FILE]:
+            chunk = index.chunks[i]
+            span = (chunk.file_path, chunk.start_line, chunk.end_line)
+            if span in existing:
+                continue
+            existing.add(span)
+            cos = float(cos_by_idx[i])
+            expanded.append(SearchResult.from_chunk(chunk, max(cos, 0.0) * GRAPH_BONUS_CHUNK_SCALE))
+    return expanded
+
+
+def _numbered(results: Sequence[SearchResult]) -> list[SearchResult]:
+    return [attrs.evolve(r, rank=i + 1) for i, r in enumerate(results)]
+
+
+def search_with_vector(
+    index: Index, qvec: Sequence[float], query: str, top_k: int, graph_enabled: bool
+) -> list[SearchResult]:
+    """`search` with the query vector already computed (the harness embeds once per query)."""
+    results = rank_core(index, qvec, query, top_k)
+    if graph_enabled:
+        results = expand_graph(index, qvec, results)
+    return _numbered(results)
+
+
+def search(
+    index: Index, embedder: QueryEmbedder, query: str, top_k: int, graph_enabled: bool
+) -> list[SearchResult]:
+    """The `cce search` pipeline: embed (always first, even for a token-less query), rank."""
+    qvec = embedder.embed(query)
+    return search_with_vector(index, qvec, query, top_k, graph_enabled)
+
+
+def bm25_only_search(index: Index, query: str, top_k: int) -> list[SearchResult]:
+    """§6.5: BM25 alone; raw sums as scores, no penalty, cap or graph; ranks 1..n."""
+    if not tokenize(query) or not index.chunks or top_k <= 0:
+        return []
+    docs, scores = retrieval_index(index).bm25.rank(unique_tokens(query))
+    return [
+        SearchResult.from_chunk(index.chunks[idx], score, rank=r + 1)
+        for r, (idx, score) in enumerate(
+            zip(docs[:top_k].tolist(), scores[:top_k].tolist(), strict=True)
+        )
+    ]
+
+
+def vector_search(index: Index, qvec: Sequence[float], top_k: int) -> list[SearchResult]:
+    """The harness's `vector` backend: all chunks by rounded cosine, first `top_k`, score = cos."""
+    if not index.chunks or top_k <= 0:
+        return []
+    order, cos = retrieval_index(index).vectors.rank(qvec)
+    top = order[:top_k].tolist()
+    return [
+        SearchResult.from_chunk(index.chunks[idx], float(cos[idx]), rank=r + 1)
+        for r, idx in enumerate(top)
+    ]
+
+
+__all__ = [
+    "RetrievalIndex",
+    "bm25_only_search",
+    "expand_graph",
+    "file_hints",
+    "is_code_lookup",
+    "rank_core",
+    "retrieval_index",
+    "rrf",
+    "search",
+    "search_with_vector",
+    "vector_search",
+]
