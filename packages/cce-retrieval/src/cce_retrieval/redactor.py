@@ -1,0 +1,236 @@
+"""Layer 2 of secret protection: content redaction before indexing (indexing spec §4.2).
+
+Why it exists: the reference rewrites every file's text before chunking, so chunk content,
+ids, token counts and embeddings all derive from redacted text. A byte-identical index
+therefore needs the very same rewrite: nine well-known token shapes first (Step A), then a
+generic `key = value` pass (Step B) with the reference's hand-written value scanner and
+placeholder rules.
+
+Parity notes (Rust `regex` is Unicode-aware; Python `re` is too, but not identically):
+* `\\s` in the assignment prefix is spelled out as Rust's 25 `White_Space` code points
+  (Python's `\\s` adds U+001C–U+001F);
+* the case-insensitive keywords are spelled out as Rust's simple case-folding orbits
+  (`k` also matches U+212A KELVIN SIGN, `s` also U+017F LONG S; Python's `(?i)` would
+  additionally fold U+0130/U+0131 onto `i`);
+* the leading `\\b` is checked by hand with Rust's word class (Alphabetic, marks, Nd, Pc,
+  Join_Control), approximated from `unicodedata` (its Unicode version may lag Rust's).
+  The trailing `\\b` needs no check: the keyword ends in an ASCII letter and must be
+  followed by whitespace, `:` or `=`, which is a boundary under both definitions.
+
+The value scanner is specified over UTF-8 bytes. It runs here over `str` code points,
+which is equivalent: every byte it tests specially is ASCII, every non-ASCII character is
+a run of bytes >= 0x80 that each branch treats alike ("glue" after a quote, ordinary
+content otherwise), and every stopping point is an ASCII character or the end, so both
+views cut the text at the same places. Only the "shorter than 8" test needs the UTF-8
+byte length, which is computed explicitly.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+
+from cce_retrieval.text import RUST_WHITESPACE, ascii_lower
+
+_SPECIFIC_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern), f"[REDACTED:{label}]")
+    for pattern, label in (
+        (
+            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----",
+            "PRIVATE_KEY",
+        ),
+        (r"sk-ant-[A-Za-z0-9_-]{20,}", "ANTHROPIC_KEY"),
+        (r"sk-[A-Za-z0-9]{32,}", "OPENAI_KEY"),
+        (r"sk_live_[A-Za-z0-9]{16,}", "STRIPE_KEY"),
+        (r"gh[pousr]_[A-Za-z0-9]{36,}", "GITHUB_TOKEN"),
+        (r"xox[baprs]-[A-Za-z0-9-]{10,}", "SLACK_TOKEN"),
+        (r"AKIA[0-9A-Z]{16}", "AWS_ACCESS_KEY"),
+        (r"AIza[0-9A-Za-z_-]{35}", "GOOGLE_API_KEY"),
+        (r"eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}", "JWT"),
+    )
+)
+
+# Rust's simple case folding adds one non-ASCII member to two ASCII letters' orbits.
+_EXTRA_CASE_FOLDS = {"k": "\u212a", "s": "\u017f"}
+
+
+def _case_insensitive(word: str) -> str:
+    return "".join(
+        f"[{ch}{ch.upper()}{_EXTRA_CASE_FOLDS.get(ch, '')}]" if ch.isalpha() else ch for ch in word
+    )
+
+
+_KEYWORDS = "|".join(
+    _case_insensitive(keyword)
+    for keyword in (
+        "password",
+        "passwd",
+        "secret[_-]?key",
+        "secret",
+        "api[_-]?key",
+        "access[_-]?key",
+        "auth[_-]?token",
+        "private[_-]?key",
+        "token",
+    )
+)
+_RUST_SPACE = "[" + "".join(f"\\u{ord(ch):04x}" for ch in sorted(RUST_WHITESPACE)) + "]"
+# The leading `\b` is checked in `_assignment_prefixes`; see the module docstring.
+_ASSIGNMENT_PREFIX = re.compile(f"(?:{_KEYWORDS})\\b(?:{_RUST_SPACE}*[:=]{_RUST_SPACE}*)")
+
+_VALUE_WHITESPACE = frozenset(" \t\n\x0c\r")
+_QUOTES = frozenset("\"'`")
+_PLACEHOLDER_PREFIXES = (
+    "your",
+    "my-",
+    "the-",
+    "example",
+    "changeme",
+    "placeholder",
+    "dummy",
+    "test",
+    "sample",
+    "xxx",
+)
+_PLACEHOLDER_WORDS = frozenset({"null", "nil", "none", "true", "false"})
+_REDACTED_SECRET = "[REDACTED:SECRET]"
+_MIN_SECRET_BYTES = 8
+
+# Circled and squared Latin letters: Other_Alphabetic symbols outside categories L, M, Nl.
+_ALPHABETIC_SYMBOL_RANGES = (
+    (0x24B6, 0x24E9),
+    (0x1F130, 0x1F149),
+    (0x1F150, 0x1F169),
+    (0x1F170, 0x1F189),
+)
+
+
+def _is_rust_word_char(ch: str) -> bool:
+    """Rust regex's Unicode `\\w`: Alphabetic, Mark, Nd, Pc or Join_Control."""
+    if ch.isascii():
+        return ch.isalnum() or ch == "_"
+    category = unicodedata.category(ch)
+    if category[0] in "LM" or category in ("Nd", "Nl", "Pc") or ch in "\u200c\u200d":
+        return True
+    code = ord(ch)
+    return any(low <= code <= high for low, high in _ALPHABETIC_SYMBOL_RANGES)
+
+
+def _assignment_prefixes(text: str) -> Iterator[re.Match[str]]:
+    """Non-overlapping, leftmost-first matches of `\\b(keyword)\\b(\\s*[:=]\\s*)`.
+
+    A candidate whose keyword follows a word character is rejected and the search resumes
+    one character later, which is what the leading `\\b` does inside the regex engine: the
+    boundary depends only on the start position, so every match starting there fails.
+    """
+    position = 0
+    while (found := _ASSIGNMENT_PREFIX.search(text, position)) is not None:
+        start = found.start()
+        if start > 0 and _is_rust_word_char(text[start - 1]):
+            position = start + 1
+            continue
+        yield found
+        position = found.end()
+
+
+def _is_glue(ch: str) -> bool:
+    return not ch.isascii() or ch.isalnum() or ch in "_-"
+
+
+def _quote_continues(text: str, index: int, quote: str) -> bool:
+    """After a quote followed by punctuation: is there another quote before whitespace?"""
+    for ch in text[index:]:
+        if ch == quote:
+            return True
+        if ch in _VALUE_WHITESPACE:
+            return False
+    return False
+
+
+def _scan_value(text: str, start: int) -> tuple[int, str, str, bool] | None:
+    """Scan the value after an assignment prefix.
+
+    Returns `(end, inner, quote, closed)`: the value is `text[start:end]`, `inner` is it
+    without its quotes, `quote` is the opening quote ("" when unquoted), `closed` says
+    whether a closing quote ends it. None when there is no value.
+    """
+    length = len(text)
+    if start >= length or text[start] in _VALUE_WHITESPACE:
+        return None
+    quote = text[start]
+    if quote not in _QUOTES:
+        end = start
+        while end < length and text[end] not in _VALUE_WHITESPACE:
+            end += 1
+        return end, text[start:end], "", False
+    index = start + 1
+    while index < length:
+        ch = text[index]
+        if ch == "\n":
+            break
+        if ch == "\\":
+            escapes_next = index + 1 < length and text[index + 1] != "\n"
+            index += 2 if escapes_next else 1
+            continue
+        if ch == quote:
+            following = text[index + 1] if index + 1 < length else None
+            if following == quote:
+                index += 2
+                continue
+            closes = (
+                following is None
+                or following in _VALUE_WHITESPACE
+                or (not _is_glue(following) and not _quote_continues(text, index + 1, quote))
+            )
+            if closes:
+                return index + 1, text[start + 1 : index], quote, True
+        index += 1
+    return index, text[start + 1 : index], quote, False
+
+
+def _is_placeholder(value: str) -> bool:
+    if value.startswith("[REDACTED:") and value.find("]") == len(value) - 1:
+        return True
+    lowered = ascii_lower(value)
+    return (
+        lowered.startswith(_PLACEHOLDER_PREFIXES)
+        or (value.startswith("<") and value.endswith(">"))
+        or (value.startswith("${") and value.endswith("}"))
+        or (value.startswith("{{") and value.endswith("}}"))
+        or lowered in _PLACEHOLDER_WORDS
+        or (value != "" and value.count(value[0]) == len(value))
+    )
+
+
+def _is_skippable(inner: str) -> bool:
+    looks_harmless = len(inner.encode("utf-8")) < _MIN_SECRET_BYTES or _is_placeholder(inner)
+    return looks_harmless and next(_assignment_prefixes(inner), None) is None
+
+
+def _redact_assignments(text: str) -> str:
+    pieces: list[str] = []
+    cursor = 0
+    for prefix in list(_assignment_prefixes(text)):
+        if prefix.start() < cursor:
+            continue
+        value = _scan_value(text, prefix.end())
+        if value is None:
+            continue
+        end, inner, quote, closed = value
+        pieces.append(text[cursor : prefix.start()])
+        if _is_skippable(inner):
+            pieces.append(text[prefix.start() : end])
+        else:
+            closing = quote if closed else ""
+            pieces.append(f"{prefix.group()}{quote}{_REDACTED_SECRET}{closing}")
+        cursor = end
+    pieces.append(text[cursor:])
+    return "".join(pieces)
+
+
+def redact(text: str) -> str:
+    """Return `text` with secrets replaced by `[REDACTED:<LABEL>]` markers."""
+    for pattern, replacement in _SPECIFIC_PATTERNS:
+        text = pattern.sub(replacement, text)
+    return _redact_assignments(text)

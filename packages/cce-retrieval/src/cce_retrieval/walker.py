@@ -1,0 +1,152 @@
+"""The corpus walk: which files of a directory tree get indexed (indexing spec §2).
+
+Why it exists: every index, conformance table and relevance run starts from the same list
+of `(rel_path, text)` pairs, and the reference builds it with ripgrep's `ignore` crate. This
+module reproduces that crate's *effect* with `os.scandir`: hard-pruned directory names and
+dot-directories, nested `.gitignore` files (via `cce_retrieval.gitignore`), no symlinks, and
+the exact per-file check order with its counters. It owns the traversal only; redaction and
+chunking happen later on the returned text.
+
+Paths are handled as bytes internally so gitignore globs see the raw name bytes (globset
+matches bytes) and non-UTF-8 names survive until they are shown, lossily, in `rel_path`.
+A failing `os.scandir` on the root itself (missing, not a directory) counts as one walk
+error and yields nothing.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+
+import attrs
+
+from cce_retrieval.gitignore import Gitignore, Match, read_gitignore
+from cce_retrieval.sensitive import is_sensitive
+
+MAX_FILE_BYTES = 2 * 1024 * 1024
+PRUNED_DIR_NAMES = frozenset(
+    {".git", ".cce", "node_modules", ".venv", "venv", "__pycache__", "dist", "build"}
+)
+
+_PRUNED_DIR_NAMES_BYTES = frozenset(os.fsencode(name) for name in PRUNED_DIR_NAMES)
+_GITIGNORE_NAME = b".gitignore"
+
+
+@attrs.frozen(slots=True)
+class WalkedFile:
+    """A kept file: its `/`-joined path relative to the root and its decoded text."""
+
+    rel_path: str
+    text: str
+
+
+@attrs.frozen(slots=True)
+class WalkResult:
+    """The kept files (sorted by `rel_path`) and the walk's three counters."""
+
+    files: tuple[WalkedFile, ...]
+    skipped: int
+    sensitive_skipped: int
+    walk_errors: int
+
+
+# A `.gitignore` in scope, with the byte offset at which paths relative to its directory
+# start inside a root-relative path (0 for the root, len(dir) + 1 below it).
+_Scope = tuple[Gitignore, int]
+
+
+def _is_ignored(scopes: tuple[_Scope, ...], rel_path: bytes, is_dir: bool) -> bool:
+    """Nearest `.gitignore` with any match decides; scopes are ordered nearest first."""
+    for gitignore, offset in scopes:
+        verdict = gitignore.matched(rel_path[offset:], is_dir)
+        if verdict is not Match.NONE:
+            return verdict is Match.IGNORE
+    return False
+
+
+def _has_jsonl_extension(name: bytes) -> bool:
+    dot = name.rfind(b".")
+    return dot > 0 and name[dot + 1 :] == b"jsonl"
+
+
+class _Rejection(enum.Enum):
+    """Why a regular file that survived pruning and gitignore is not kept."""
+
+    SENSITIVE = "sensitive"
+    SKIPPED = "skipped"
+
+
+def _read_candidate(entry: os.DirEntry[bytes], protect: bool) -> str | _Rejection:
+    """Apply the per-file checks of §2.5 in their exact order; the text if all pass."""
+    name = entry.name
+    if protect and is_sensitive(name.decode("utf-8", "replace")):
+        return _Rejection.SENSITIVE
+    if _has_jsonl_extension(name):
+        return _Rejection.SKIPPED
+    try:
+        size = entry.stat(follow_symlinks=False).st_size
+    except OSError:
+        return _Rejection.SKIPPED
+    if size > MAX_FILE_BYTES:
+        return _Rejection.SKIPPED
+    try:
+        with open(entry.path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return _Rejection.SKIPPED
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return _Rejection.SKIPPED
+
+
+def walk(root: str, protect: bool = True) -> WalkResult:
+    """Walk `root` and return the indexable files with the skip/error counters.
+
+    With `protect` on, sensitive basenames (§4.1) are counted and never opened.
+    """
+    files: list[WalkedFile] = []
+    skipped = 0
+    sensitive_skipped = 0
+    walk_errors = 0
+    pending: list[tuple[bytes, bytes, tuple[_Scope, ...]]] = [(os.fsencode(root), b"", ())]
+    while pending:
+        dir_path, dir_rel, scopes = pending.pop()
+        try:
+            with os.scandir(dir_path) as iterator:
+                entries = list(iterator)
+        except OSError:
+            walk_errors += 1
+            continue
+        if any(entry.name == _GITIGNORE_NAME for entry in entries):
+            gitignore = read_gitignore(os.path.join(dir_path, _GITIGNORE_NAME))
+            if gitignore is not None:
+                scopes = ((gitignore, len(dir_rel) + 1 if dir_rel else 0), *scopes)
+        for entry in entries:
+            name = entry.name
+            rel = dir_rel + b"/" + name if dir_rel else name
+            try:
+                if entry.is_symlink():
+                    continue
+                is_dir = entry.is_dir(follow_symlinks=False)
+                is_file = not is_dir and entry.is_file(follow_symlinks=False)
+            except OSError:
+                walk_errors += 1
+                continue
+            if is_dir:
+                if name in _PRUNED_DIR_NAMES_BYTES or name.startswith(b"."):
+                    continue
+                if not _is_ignored(scopes, rel, True):
+                    pending.append((entry.path, rel, scopes))
+                continue
+            if not is_file or _is_ignored(scopes, rel, False):
+                continue
+            outcome = _read_candidate(entry, protect)
+            if outcome is _Rejection.SENSITIVE:
+                sensitive_skipped += 1
+            elif outcome is _Rejection.SKIPPED:
+                skipped += 1
+            else:
+                files.append(WalkedFile(rel.decode("utf-8", "replace"), outcome))
+    files.sort(key=lambda walked: walked.rel_path)
+    return WalkResult(tuple(files), skipped, sensitive_skipped, walk_errors)

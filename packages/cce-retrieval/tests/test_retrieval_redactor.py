@@ -1,0 +1,343 @@
+"""Content redaction (§4.2): the spec's anchor pairs, each pattern, each scanner branch."""
+
+from __future__ import annotations
+
+import pytest
+from cce_retrieval.redactor import redact
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+SPEC_ANCHORS = [
+    ('password = "hunter2secret"', 'password = "[REDACTED:SECRET]"'),
+    ("api_key: s3cr3tvalue", "api_key: [REDACTED:SECRET]"),
+    ('token = "abc"', 'token = "abc"'),
+    (
+        'password = "changeme", token = "realsecrettail123"',
+        'password = "changeme", token = "[REDACTED:SECRET]"',
+    ),
+    ('password="changeme"token="ZmaskH-mergesecret42"', 'password="[REDACTED:SECRET]"'),
+    ('password = "abcdefghij".freeze', 'password = "[REDACTED:SECRET]".freeze'),
+    (
+        'password = "abcdefghij\ntoken = "klmnopqrst"',
+        'password = "[REDACTED:SECRET]\ntoken = "[REDACTED:SECRET]"',
+    ),
+    (
+        "DATABASE_URL=postgres://user:password@localhost/app",
+        "DATABASE_URL=postgres://user:password@localhost/app",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), SPEC_ANCHORS)
+def test_spec_anchor_pairs(text: str, expected: str) -> None:
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), SPEC_ANCHORS)
+def test_spec_anchor_outputs_are_fixed_points(text: str, expected: str) -> None:
+    assert redact(expected) == expected
+
+
+# --- Step A: the nine specific patterns ---------------------------------------------------
+
+
+def test_private_key_block_collapses_to_one_line() -> None:
+    text = (
+        "before\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nAAAA\n"
+        "-----END RSA PRIVATE KEY-----\nafter\n"
+    )
+    assert redact(text) == "before\n[REDACTED:PRIVATE_KEY]\nafter\n"
+
+
+def test_private_key_without_end_marker_is_left_alone() -> None:
+    text = "-----BEGIN PRIVATE KEY-----\nMIIE\n"
+    assert redact(text) == text
+
+
+def test_two_private_key_blocks_are_matched_lazily() -> None:
+    block = "-----BEGIN EC PRIVATE KEY-----\nx\n-----END EC PRIVATE KEY-----"
+    assert redact(f"{block}\nmid\n{block}") == "[REDACTED:PRIVATE_KEY]\nmid\n[REDACTED:PRIVATE_KEY]"
+
+
+@pytest.mark.parametrize(
+    ("secret", "label"),
+    [
+        ("sk-ant-" + "a" * 20, "ANTHROPIC_KEY"),
+        ("sk-ant-api03_" + "Zz9-" * 6, "ANTHROPIC_KEY"),
+        ("sk-" + "A1" * 16, "OPENAI_KEY"),
+        ("sk_live_" + "b" * 16, "STRIPE_KEY"),
+        ("ghp_" + "c" * 36, "GITHUB_TOKEN"),
+        ("ghs_" + "D" * 40, "GITHUB_TOKEN"),
+        ("xoxb-" + "1234-abcde", "SLACK_TOKEN"),
+        ("AKIA" + "ABCDEFGHIJ123456", "AWS_ACCESS_KEY"),
+        ("AIza" + "x" * 35, "GOOGLE_API_KEY"),
+        ("eyJ" + "a" * 10 + ".eyJ" + "b" * 10 + "." + "c" * 10, "JWT"),
+    ],
+)
+def test_specific_patterns(secret: str, label: str) -> None:
+    assert redact(f"use {secret} here") == f"use [REDACTED:{label}] here"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "sk-ant-" + "a" * 19,
+        "sk-" + "a" * 31,
+        "sk_live_" + "b" * 15,
+        "ghx_" + "c" * 36,
+        "ghp_" + "c" * 35,
+        "xoxz-" + "1" * 10,
+        "xoxb-" + "1" * 9,
+        "AKIA" + "abcdefghij123456",
+        "eyJ" + "a" * 9 + ".eyJ" + "b" * 10 + "." + "c" * 10,
+    ],
+)
+def test_specific_pattern_near_misses(text: str) -> None:
+    assert redact(text) == text
+
+
+def test_aws_key_takes_exactly_sixteen_characters() -> None:
+    assert redact("AKIA" + "A" * 20) == "[REDACTED:AWS_ACCESS_KEY]AAAA"
+
+
+def test_anthropic_key_wins_over_openai_pattern() -> None:
+    assert redact("sk-ant-" + "a" * 40) == "[REDACTED:ANTHROPIC_KEY]"
+
+
+def test_specific_label_inside_an_assignment_is_then_generic() -> None:
+    # Step A runs first; the remaining value is not a lone placeholder, so Step B redacts it.
+    text = 'api_key = "sk-' + "a" * 32 + '-tail"'
+    assert redact(text) == 'api_key = "[REDACTED:SECRET]"'
+    assert redact("api_key = sk-" + "a" * 32) == "api_key = [REDACTED:OPENAI_KEY]"
+
+
+# --- Step B: prefix ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "password",
+        "passwd",
+        "secret",
+        "secret_key",
+        "secret-key",
+        "secretkey",
+        "api_key",
+        "api-key",
+        "apikey",
+        "access_key",
+        "auth_token",
+        "private_key",
+        "token",
+        "PASSWORD",
+        "Api_Key",
+    ],
+)
+def test_every_keyword_is_recognised(key: str) -> None:
+    assert redact(f"{key}=abcdefgh123") == f"{key}=[REDACTED:SECRET]"
+
+
+def test_keyword_needs_word_boundaries() -> None:
+    assert redact("mytoken=abcdefgh123") == "mytoken=abcdefgh123"
+    assert redact("tokens=abcdefgh123") == "tokens=abcdefgh123"
+    assert redact("x.token=abcdefgh123") == "x.token=[REDACTED:SECRET]"
+
+
+def test_keyword_after_underscore_is_not_at_a_boundary() -> None:
+    assert redact("github_token=abcdefgh123") == "github_token=abcdefgh123"
+
+
+def test_operator_whitespace_may_cross_newlines() -> None:
+    assert redact("password\n=\n  hunter2hunter2") == "password\n=\n  [REDACTED:SECRET]"
+
+
+def test_kelvin_sign_folds_to_k_like_rust() -> None:
+    assert redact("api_\u212aey=abcdefgh123") == "api_\u212aey=[REDACTED:SECRET]"
+
+
+def test_dotless_i_does_not_fold_to_i_unlike_python_ignorecase() -> None:
+    assert redact("apı_key=abcdefgh123") == "apı_key=abcdefgh123"
+
+
+def test_combining_mark_before_keyword_blocks_the_boundary() -> None:
+    # Rust's \w includes marks; Python's `\b` would see a boundary here.
+    text = "e\u0301token=abcdefgh123"
+    assert redact(text) == text
+
+
+def test_no_value_leaves_text_untouched() -> None:
+    assert redact("password =") == "password ="
+    assert redact("password:") == "password:"
+
+
+def test_vertical_tab_is_operator_whitespace_not_a_value() -> None:
+    # \x0b is Rust `\s` (consumed by the prefix), so the value starts after it.
+    assert redact("password=\x0bhunter2hunter2") == "password=\x0b[REDACTED:SECRET]"
+
+
+# --- Step B: value scanner --------------------------------------------------------------------
+
+
+def test_unquoted_value_runs_to_whitespace() -> None:
+    assert redact("token=abcdefghij rest") == "token=[REDACTED:SECRET] rest"
+
+
+def test_unquoted_value_does_not_stop_at_unicode_whitespace() -> None:
+    assert redact("token=abc\u00a0defghij rest") == "token=[REDACTED:SECRET] rest"
+
+
+def test_short_values_are_kept() -> None:
+    assert redact("password = 1234567") == "password = 1234567"
+    assert redact("password = 12345678") == "password = [REDACTED:SECRET]"
+
+
+def test_short_value_length_is_in_utf8_bytes() -> None:
+    # Five characters, eight bytes: not short.
+    assert redact("password = éxéxé") == "password = [REDACTED:SECRET]"
+
+
+@pytest.mark.parametrize("quote", ['"', "'", "`"])
+def test_each_quote_character(quote: str) -> None:
+    text = f"secret = {quote}abcdefghij{quote};"
+    assert redact(text) == f"secret = {quote}[REDACTED:SECRET]{quote};"
+
+
+def test_unterminated_quote_stops_at_newline_without_closing_quote() -> None:
+    assert redact('token = "abcdefghij\nnext') == 'token = "[REDACTED:SECRET]\nnext'
+
+
+def test_unterminated_quote_at_end_of_text() -> None:
+    assert redact("token = 'abcdefghij") == "token = '[REDACTED:SECRET]"
+
+
+def test_backslash_escapes_the_quote() -> None:
+    assert redact('token = "abc\\"defghij" tail') == 'token = "[REDACTED:SECRET]" tail'
+
+
+def test_backslash_before_newline_does_not_escape_it() -> None:
+    assert redact('token = "abcdefgh\\\nx"') == 'token = "[REDACTED:SECRET]\nx"'
+
+
+def test_doubled_quote_is_an_escaped_quote() -> None:
+    assert redact("token = 'abc''defghij' tail") == "token = '[REDACTED:SECRET]' tail"
+
+
+def test_quote_followed_by_glue_is_inner() -> None:
+    assert redact('token = "ab"cdefghij" x') == 'token = "[REDACTED:SECRET]" x'
+    assert redact('token = "ab"écdefghij" x') == 'token = "[REDACTED:SECRET]" x'
+
+
+def test_quote_then_punctuation_with_later_quote_continues() -> None:
+    assert redact('token = "ab",cd"efghij" x') == 'token = "[REDACTED:SECRET]" x'
+
+
+def test_quote_then_punctuation_without_later_quote_closes() -> None:
+    assert redact('token = "abcdefghij"); x') == 'token = "[REDACTED:SECRET]"); x'
+
+
+def test_lookahead_stops_at_whitespace() -> None:
+    assert redact('token = "abcdefghij", other = "x"') == 'token = "[REDACTED:SECRET]", other = "x"'
+
+
+def test_empty_quoted_value_is_kept() -> None:
+    assert redact('password = ""') == 'password = ""'
+
+
+# --- placeholders -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "your-password-here",
+        "YOUR_API_KEY_HERE",
+        "my-secret-value",
+        "the-secret-value",
+        "example-value-1",
+        "changeme123",
+        "placeholder-x",
+        "dummy-value-1",
+        "testing-value",
+        "sample-value-1",
+        "xxxxxxxxxxxx",
+        "<your-secret>",
+        "${SECRET_FROM_ENV}",
+        "{{ vault.secret }}",
+        "[REDACTED:SECRET]",
+        "**********",
+        "éééééééé",
+    ],
+)
+def test_placeholders_are_kept(value: str) -> None:
+    text = f'password = "{value}"'
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize("value", ["[REDACTED:A]B]", "[REDACTED:A]tail", "aaaaaaab", "<abcdefgh"])
+def test_non_placeholders_are_redacted(value: str) -> None:
+    assert redact(f"password = {value}") == "password = [REDACTED:SECRET]"
+
+
+def test_placeholder_containing_another_assignment_is_redacted() -> None:
+    assert redact("password=token=x") == "password=[REDACTED:SECRET]"
+
+
+def test_later_prefix_inside_redacted_value_is_skipped() -> None:
+    assert redact('secret = "abcdefgh token = zzzzzzzzzz"') == 'secret = "[REDACTED:SECRET]"'
+
+
+def test_multiple_assignments_on_separate_lines() -> None:
+    text = "password: hunter2hunter2\napi_key = 'abcdefghijkl'\ntoken = abc\n"
+    expected = "password: [REDACTED:SECRET]\napi_key = '[REDACTED:SECRET]'\ntoken = abc\n"
+    assert redact(text) == expected
+
+
+# --- properties -------------------------------------------------------------------------------
+
+_PIECES = st.sampled_from(
+    [
+        "password",
+        "token",
+        "api_key",
+        "SECRET",
+        "=",
+        ":",
+        " ",
+        "\n",
+        "\t",
+        '"',
+        "'",
+        "`",
+        "\\",
+        ",",
+        ".",
+        ")",
+        "changeme",
+        "abcdefghij",
+        "[REDACTED:SECRET]",
+        "sk-" + "a" * 32,
+        "-----BEGIN PRIVATE KEY-----",
+        "-----END PRIVATE KEY-----",
+        "é",
+        "\u212a",
+        "\x0b",
+        "\u00a0",
+    ]
+)
+_TEXTS = st.lists(st.one_of(_PIECES, st.text(max_size=4)), max_size=30).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_TEXTS)
+def test_redaction_is_idempotent(text: str) -> None:
+    once = redact(text)
+    assert redact(once) == once
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_redaction_never_raises_and_is_idempotent_on_arbitrary_text(text: str) -> None:
+    once = redact(text)
+    assert isinstance(once, str)
+    assert redact(once) == once
