@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cce_retrieval.bm25 import Bm25Index, id_order_ranks, score_keys
+from cce_retrieval.bm25 import Bm25Index, id_order_ranks, score_keys, top_order
 from cce_retrieval.numeric import format6, rhaz, score_key
 from cce_retrieval.tokenizer import tokenize, unique_tokens
 from hypothesis import given, settings
@@ -235,3 +235,15 @@ def test_ranking_matches_oracle_on_seeded_random_corpora() -> None:
         assert [doc for doc, _ in ranked] == [d for _, _, d in expected]
         for doc, score in ranked:
             assert score == pytest.approx(float(oracle[doc]), abs=1e-9)
+
+
+@given(
+    st.lists(st.integers(min_value=-3, max_value=3), max_size=40),
+    st.one_of(st.none(), st.integers(min_value=-1, max_value=45)),
+)
+def test_top_order_is_the_prefix_of_the_full_sort(keys: list[int], limit: int | None) -> None:
+    key_array = np.asarray(keys, dtype=np.int64)
+    id_ranks = np.asarray(list(reversed(range(len(keys)))), dtype=np.int64)
+    full = sorted(range(len(keys)), key=lambda i: (-keys[i], int(id_ranks[i])))
+    expected = full if limit is None else full[: max(limit, 0)]
+    assert top_order(key_array, id_ranks, limit).tolist() == expected

@@ -154,13 +154,13 @@ def rank_core(index: Index, qvec: Sequence[float], query: str, top_k: int) -> li
     has_vector = len(qvec) > 0
     cos_by_idx: FloatArray | None = None
     if has_vector:
-        order, cos_by_idx = derived.vectors.rank(qvec)
-        for r, idx in enumerate(order[: max(candidate_limit, 1)].tolist()):
+        order, cos_by_idx = derived.vectors.rank(qvec, max(candidate_limit, 1))
+        for r, idx in enumerate(order.tolist()):
             vector_ranks[idx] = r
 
     query_terms = unique_tokens(query)
-    bm25_docs, _ = derived.bm25.rank(query_terms)
-    fts_ranks = {idx: r for r, idx in enumerate(bm25_docs[:candidate_limit].tolist())}
+    bm25_docs, _ = derived.bm25.rank(query_terms, candidate_limit)
+    fts_ranks = {idx: r for r, idx in enumerate(bm25_docs.tolist())}
 
     candidates = sorted(vector_ranks.keys() | fts_ranks.keys())
     hints = file_hints(query)
@@ -268,11 +268,11 @@ def bm25_only_search(index: Index, query: str, top_k: int) -> list[SearchResult]
     """§6.5: BM25 alone; raw sums as scores, no penalty, cap or graph; ranks 1..n."""
     if not tokenize(query) or not index.chunks or top_k <= 0:
         return []
-    docs, scores = retrieval_index(index).bm25.rank(unique_tokens(query))
+    docs, scores = retrieval_index(index).bm25.rank(unique_tokens(query), top_k)
     return [
         SearchResult.from_chunk(index.chunks[idx], score, rank=r + 1)
         for r, (idx, score) in enumerate(
-            zip(docs[:top_k].tolist(), scores[:top_k].tolist(), strict=True)
+            zip(docs.tolist(), scores.tolist(), strict=True)
         )
     ]
 
@@ -281,8 +281,8 @@ def vector_search(index: Index, qvec: Sequence[float], top_k: int) -> list[Searc
     """The harness's `vector` backend: all chunks by rounded cosine, first `top_k`, score = cos."""
     if not index.chunks or top_k <= 0:
         return []
-    order, cos = retrieval_index(index).vectors.rank(qvec)
-    top = order[:top_k].tolist()
+    order, cos = retrieval_index(index).vectors.rank(qvec, top_k)
+    top = order.tolist()
     return [
         SearchResult.from_chunk(index.chunks[idx], float(cos[idx]), rank=r + 1)
         for r, idx in enumerate(top)

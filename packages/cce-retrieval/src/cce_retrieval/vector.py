@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from cce_retrieval.bm25 import id_order_ranks, score_keys
+from cce_retrieval.bm25 import id_order_ranks, score_keys, top_order
 from cce_retrieval.model import FloatMatrix
 
 IntArray = npt.NDArray[np.int64]
@@ -59,11 +59,15 @@ class VectorIndex:
             sums += self._by_dimension[i] * q_i
         return sums
 
-    def rank(self, qvec: Sequence[float]) -> tuple[IntArray, FloatArray]:
-        """All chunks ordered by rounded cosine desc, chunk id asc; plus cosines in store order."""
+    def rank(
+        self, qvec: Sequence[float], limit: int | None = None
+    ) -> tuple[IntArray, FloatArray]:
+        """Chunks ordered by rounded cosine desc, chunk id asc; plus cosines in store order.
+
+        Without `limit` every chunk is ordered; with it, only the first `limit` (same prefix).
+        """
         cos = self.cosines(qvec)
-        order = np.lexsort((self._id_ranks, -score_keys(cos)))
-        return order.astype(np.int64), cos
+        return top_order(score_keys(cos), self._id_ranks, limit), cos
 
     def rank_by_cosine(self, qvec: Sequence[float]) -> list[tuple[int, float]]:
         """The reference's `rank_by_cosine`: (chunk index, raw cosine) for every chunk."""
