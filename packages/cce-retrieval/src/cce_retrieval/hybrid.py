@@ -271,9 +271,7 @@ def bm25_only_search(index: Index, query: str, top_k: int) -> list[SearchResult]
     docs, scores = retrieval_index(index).bm25.rank(unique_tokens(query), top_k)
     return [
         SearchResult.from_chunk(index.chunks[idx], score, rank=r + 1)
-        for r, (idx, score) in enumerate(
-            zip(docs.tolist(), scores.tolist(), strict=True)
-        )
+        for r, (idx, score) in enumerate(zip(docs.tolist(), scores.tolist(), strict=True))
     ]
 
 

@@ -59,9 +59,7 @@ class VectorIndex:
             sums += self._by_dimension[i] * q_i
         return sums
 
-    def rank(
-        self, qvec: Sequence[float], limit: int | None = None
-    ) -> tuple[IntArray, FloatArray]:
+    def rank(self, qvec: Sequence[float], limit: int | None = None) -> tuple[IntArray, FloatArray]:
         """Chunks ordered by rounded cosine desc, chunk id asc; plus cosines in store order.
 
         Without `limit` every chunk is ordered; with it, only the first `limit` (same prefix).
