@@ -1,15 +1,200 @@
-"""`cce search` (placeholder until its issue lands)."""
+"""`cce search`: hybrid search over a persisted store (retrieval spec §11).
+
+Why it exists: the command a person (or a script, with `--json`) runs against an index.
+It resolves the store path, picks the query embedder from the name recorded in the
+store (refusing an ollama-built store when Ollama is down rather than mixing embedding
+spaces), runs the hybrid pipeline, logs one `search` metrics event (fail-open) and
+prints the results in the reference's exact human or JSON layout.
+
+Owns: the argument surface, store resolution, the Ollama refusal, the metrics record of
+§11.4 and both renderings. Ranking itself is `cce_retrieval.hybrid`.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import re
+import sys
+import time
+from collections.abc import Sequence
+
+from cce_metrics.tokens import estimate_tokens
+from cce_retrieval.embedder import HashEmbedder
+from cce_retrieval.hybrid import QueryEmbedder, search
+from cce_retrieval.model import Index, SearchResult
+from cce_retrieval.numeric import format6
+from cce_retrieval.ollama import OllamaEmbedder
+from cce_retrieval.store import StoreError, default_store_path, load_index
+from cce_retrieval.text import rust_trim
 
 from cce_cli.errors import CliError
+from cce_cli.events import append_event
+
+DEFAULT_TOP_K = 10
+LOW_CONFIDENCE_THRESHOLD = 0.30
+SNIPPET_CHARS = 80
+_UNSIGNED = re.compile(r"\+?[0-9]+", re.ASCII)
+
+
+def _unsigned(text: str) -> int:
+    """An unsigned integer like Rust's `usize` parser (an optional `+`, then digits)."""
+    if not _UNSIGNED.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"invalid digit found in string: {text!r}")
+    return int(text)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("rest", nargs="*")
+    parser.add_argument("query", metavar="QUERY", help="the search text (may be empty)")
+    parser.add_argument(
+        "positional_dir",
+        metavar="DIR",
+        nargs="?",
+        help="only meaningful with --workspace (not supported); ignored",
+    )
+    parser.add_argument("--dir", dest="dir", metavar="DIR", help="search DIR/.cce/index.json")
+    parser.add_argument("--store", metavar="PATH", help="search this store file (wins over --dir)")
+    parser.add_argument("--top-k", dest="top_k", type=_unsigned, default=DEFAULT_TOP_K, metavar="N")
+    parser.add_argument("--no-graph", dest="no_graph", action="store_true")
+    parser.add_argument("--json", action="store_true", help="print a JSON object")
+    parser.add_argument("--no-metrics", dest="no_metrics", action="store_true")
+
+
+def resolve_store_path(store: str | None, directory: str | None) -> str:
+    """`--store` wins, then `--dir D` → `D/.cce/index.json`, else `./.cce/index.json`."""
+    if store is not None:
+        return store
+    if directory is not None:
+        return default_store_path(directory)
+    return "./.cce/index.json"
+
+
+def ollama_refusal(base_url: str) -> str:
+    """The one-line refusal for an ollama-built store whose server does not answer."""
+    return (
+        f"this index was built with the ollama embedder but Ollama is unreachable at "
+        f"{base_url} \u2014 refusing to search across mismatched embedding spaces. "
+        f"Start Ollama, or re-index with the default hash embedder (`cce index <dir>`)."
+    )
+
+
+def query_embedder(recorded_name: str) -> QueryEmbedder:
+    """The embedder matching the store: Ollama (health-checked) for `"ollama"`, else hash."""
+    if recorded_name == "ollama":
+        ollama = OllamaEmbedder.from_env()
+        if not ollama.healthy():
+            raise CliError(ollama_refusal(ollama.base_url))
+        return ollama
+    return HashEmbedder()
+
+
+def snippet(content: str) -> str:
+    """First line, cut to 80 code points, then trimmed of Rust whitespace (cut, then trim)."""
+    return rust_trim(content.split("\n", 1)[0][:SNIPPET_CHARS])
+
+
+def render_human(results: Sequence[SearchResult], query_id: str | None) -> str:
+    lines: list[str] = []
+    if not results:
+        lines.append("(no results)")
+    for r in results:
+        lines.append(
+            f"{r.rank:>2}. [{format6(r.score)}] {r.file_path}:{r.start_line}-{r.end_line} "
+            f"({r.chunk_type}/{r.kind})"
+        )
+        lines.append(f"    {snippet(r.content)}")
+    if query_id is not None:
+        lines.append(
+            f"query-id: {query_id}  \u00b7  rate with: cce feedback {query_id} "
+            f"--helpful|--not-helpful"
+        )
+    return "".join(line + "\n" for line in lines)
+
+
+def render_json(results: Sequence[SearchResult], query_id: str | None) -> str:
+    rows = [
+        {
+            "chunk_id": r.chunk_id,
+            "chunk_type": r.chunk_type,
+            "end_line": r.end_line,
+            "file_path": r.file_path,
+            "kind": r.kind,
+            "rank": r.rank,
+            "score": format6(r.score),
+            "start_line": r.start_line,
+        }
+        for r in results
+    ]
+    document = {"query_id": query_id, "results": rows}
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def search_event(
+    index: Index,
+    query: str,
+    top_k: int,
+    graph_enabled: bool,
+    results: Sequence[SearchResult],
+    latency_ms: float,
+) -> dict[str, object]:
+    """The `search` metrics record of §11.4 (schema, ts and id are added by `append_event`)."""
+    baseline = 0
+    for path in dict.fromkeys(r.file_path for r in results):
+        baseline += index.file_tokens.get(path, 0)
+    served = 0
+    for r in results:
+        served += estimate_tokens(r.content)
+    saved = max(baseline - served, 0)
+    top_score = results[0].score if results else 0.0
+    score_total = 0.0
+    for r in results:
+        score_total += r.score
+    return {
+        "baseline_tokens": baseline,
+        "embedder": index.embedder,
+        "empty": not results,
+        "event": "search",
+        "graph_enabled": graph_enabled,
+        "latency_ms": latency_ms,
+        "low_confidence": bool(results) and top_score < LOW_CONFIDENCE_THRESHOLD,
+        "mean_score": score_total / len(results) if results else 0.0,
+        "query": query,
+        "result_count": len(results),
+        "savings_ratio": saved / baseline if baseline else 0.0,
+        "served_tokens": served,
+        "source": "cli",
+        "tokens_saved": saved,
+        "top_k": top_k,
+        "top_score": top_score,
+    }
+
+
+def _write_stdout(text: str) -> None:
+    """Write UTF-8 bytes whatever the locale, so output is byte-identical everywhere."""
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:
+        sys.stdout.write(text)
+    else:
+        sys.stdout.flush()
+        buffer.write(text.encode("utf-8"))
+    sys.stdout.flush()
 
 
 def run(args: argparse.Namespace) -> int:
-    raise CliError("cce search is not implemented yet")
+    store_path = resolve_store_path(args.store, args.dir)
+    try:
+        index = load_index(store_path)
+    except StoreError as err:
+        raise CliError(str(err)) from err
+    embedder = query_embedder(index.embedder)
+    graph_enabled = not args.no_graph
+    started = time.perf_counter()
+    results = search(index, embedder, args.query, args.top_k, graph_enabled)
+    latency_ms = (time.perf_counter() - started) * 1000.0
+    query_id: str | None = None
+    if not args.no_metrics:
+        record = search_event(index, args.query, args.top_k, graph_enabled, results, latency_ms)
+        query_id = append_event(store_path, record)
+    render = render_json if args.json else render_human
+    _write_stdout(render(results, query_id))
+    return 0
