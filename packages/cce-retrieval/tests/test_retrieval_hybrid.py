@@ -399,8 +399,8 @@ def _naive_search(
             ((i, cosine(qvec, emb[i])) for i in range(len(chunks))),
             key=lambda p: (-score_key(p[1]), chunks[p[0]].chunk_id),
         )
-        for i, c in ranked:
-            cos_by[i] = c
+        for i, cos_value in ranked:
+            cos_by[i] = cos_value
         for r, (i, _) in enumerate(ranked[: max(top_k * 3, 1)]):
             vrank[i] = r
     uq = unique_tokens(query)
@@ -412,11 +412,12 @@ def _naive_search(
         s = 0.0
         for q in uq:
             df = sum(1 for tt in toks if q in tt)
-            f = float(t.count(q))
-            if df == 0 or f == 0.0:
+            freq = float(t.count(q))
+            if df == 0 or freq == 0.0:
                 continue
             idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-            s += idf * (f * 2.2) / (f + 1.2 * (1.0 - 0.75 + 0.75 * float(len(t)) / avgdl))
+            denom = freq + 1.2 * (1.0 - 0.75 + 0.75 * float(len(t)) / avgdl)
+            s += idf * (freq * 2.2) / denom
         if score_key(s) > 0:
             bm.append((d, s))
     bm.sort(key=lambda p: (-score_key(p[1]), chunks[p[0]].chunk_id))
@@ -454,25 +455,25 @@ def _naive_search(
             kept.append((i, s))
     out = [(chunks[i].chunk_id, s) for i, s in kept]
     if graph and kept:
-        files = sorted({c.file_path for c in chunks})
+        files = sorted({chunk.file_path for chunk in chunks})
         edges: set[tuple[str, str]] = set()
-        for f in sorted(index.file_imports):
-            for m in index.file_imports[f]:
+        for importer in sorted(index.file_imports):
+            for m in index.file_imports[importer]:
                 stem = [p for p in files if p.rsplit("/", 1)[-1].rsplit(".", 1)[0] == m]
                 if not stem:
                     stem = [p for p in files if p.endswith((m + ".py", m + ".js"))]
-                if stem and stem[0] != f:
-                    edges.add((f, stem[0]))
+                if stem and stem[0] != importer:
+                    edges.add((importer, stem[0]))
         kept_files = [chunks[i].file_path for i, _ in kept]
         nbrs: list[str] = []
-        for f in dict.fromkeys(kept_files[:3]):
-            around = sorted({b for a, b in edges if a == f} | {a for a, b in edges if b == f})
+        for top in dict.fromkeys(kept_files[:3]):
+            around = sorted({b for a, b in edges if a == top} | {a for a, b in edges if b == top})
             for nb in around:
                 if nb not in kept_files and nb not in nbrs:
                     nbrs.append(nb)
         seen = {(chunks[i].file_path, chunks[i].start_line, chunks[i].end_line) for i, _ in kept}
         for nb in nbrs[:2]:
-            fc = [(i, cosine(qvec, emb[i]) if qvec else 0.0) for i, c in enumerate(chunks)]
+            fc = [(i, cosine(qvec, emb[i]) if qvec else 0.0) for i in range(len(chunks))]
             fc = [p for p in fc if chunks[p[0]].file_path == nb]
             fc.sort(key=lambda p: (-score_key(p[1]), chunks[p[0]].chunk_id))
             for i, cos in fc[:2]:

@@ -55,7 +55,8 @@ class FakeOllama:
         elif self.mode == "empty_vectors":
             vectors = [[] for _ in inputs]
         elif self.mode == "odd_items":
-            vectors = [[1, "a", True, None, 2.5], {"not": "an array"}][: len(inputs)]
+            odd: list[object] = [[1, "a", True, None, 2.5], {"not": "an array"}]
+            vectors = odd[: len(inputs)]
         if self.mode == "missing":
             return 200, b'{"model": "x"}'
         if self.mode == "not_json":
