@@ -1,15 +1,212 @@
-"""`cce relevance` (placeholder until its issue lands)."""
+"""`cce relevance FIXTURES`: score the retrieval pipeline against a labeled fixture set.
+
+Why it exists: this is the edge where the relevance harness meets the user. It owns the
+command's arguments (harness spec §2.1), the order in which inputs are read and
+checked - which decides which error a user sees first (§2.2) - the corpus path and
+its displayed form with Rust `Path` semantics (§2.3), store mode and the refusal to
+score an Ollama-built store without Ollama (§2.4), and writing the whole rendering to
+stdout in one go (§2.6). Evaluation is `cce_cli.harness`, rendering `cce_cli.render`.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
 
+from cce_fixtures import FixtureError, FixtureSet, decode_fixture_bytes, parse_fixtures
+from cce_retrieval.build import BuildError, build_index
+from cce_retrieval.embedder import HashEmbedder
+from cce_retrieval.hybrid import QueryEmbedder
+from cce_retrieval.model import Index
+from cce_retrieval.ollama import OllamaEmbedder
+from cce_retrieval.store import StoreError, describe_os_error, load_index
+
+from cce_cli import harness, render
 from cce_cli.errors import CliError
+
+__all__ = ["configure", "corpus_path", "run", "rust_join", "rust_parent"]
+
+
+class _SetOnce(argparse.Action):
+    """Store a value, refusing a second occurrence of the flag (clap's behaviour)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        if getattr(namespace, self.dest, None) is not None:
+            parser.error(f"argument {option_string}: cannot be used multiple times")
+        setattr(namespace, self.dest, values)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("rest", nargs="*")
+    """Declare `cce relevance`'s arguments; conflicts are usage errors (exit 2)."""
+    parser.add_argument("fixtures", metavar="FIXTURES", help="the cce.relevance/v1 NDJSON file")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument(
+        "--dir",
+        metavar="DIR",
+        action=_SetOnce,
+        help="corpus directory to index in memory (overrides the header corpus)",
+    )
+    source.add_argument(
+        "--store",
+        metavar="STORE",
+        action=_SetOnce,
+        help="a persisted store file, e.g. <root>/.cce/index.json",
+    )
+    selection = parser.add_mutually_exclusive_group()
+    selection.add_argument(
+        "--backend",
+        metavar="LIST",
+        action=_SetOnce,
+        help="comma list of bm25, vector, hybrid (default: all three)",
+    )
+    selection.add_argument(
+        "--compare",
+        metavar="A,B",
+        action=_SetOnce,
+        help="compare exactly two backends with per-query deltas and a paired t-test",
+    )
+    parser.add_argument("--json", action="store_true", help="emit the JSON report")
+
+
+def _trim_trailing(path: str) -> str:
+    """Drop trailing separators and trailing `.` components, keeping a root or leading `.`."""
+    while True:
+        stripped = path.rstrip("/")
+        if not stripped:
+            return path[:1]  # "" stays "", an all-slash path is the root
+        if stripped.endswith("/."):
+            path = stripped[:-1]
+            continue
+        return stripped
+
+
+def rust_parent(path: str) -> str | None:
+    """Rust's `Path::parent` on a Unix path string, without any normalisation.
+
+    None for "" and the root; otherwise the path minus its last component, with
+    trailing separators and trailing `.` components dropped (`eval/./x` -> `eval`,
+    where `os.path.dirname` would say `eval/.`).
+    """
+    body = _trim_trailing(path)
+    if body in ("", "/"):
+        return None
+    cut = body.rfind("/")
+    if cut < 0:
+        return ""
+    return _trim_trailing(body[: cut + 1])
+
+
+def rust_join(base: str, tail: str) -> str:
+    """Rust's `Path::join`: an absolute tail replaces the base, else one `/` between."""
+    if tail.startswith("/") or not base:
+        return tail
+    if base.endswith("/"):
+        return base + tail
+    return f"{base}/{tail}"
+
+
+def corpus_path(fixtures: str, header_corpus: str) -> str:
+    """The header corpus resolved against the fixture file's directory (not normalised)."""
+    return rust_join(rust_parent(fixtures) or "", header_corpus)
+
+
+def _read_fixtures(path: str) -> FixtureSet:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+        text = decode_fixture_bytes(data)
+    except OSError as error:
+        raise CliError(f"could not read fixtures {path}: {describe_os_error(error)}") from None
+    except UnicodeDecodeError:
+        raise CliError(
+            f"could not read fixtures {path}: stream did not contain valid UTF-8"
+        ) from None
+    try:
+        return parse_fixtures(text)
+    except FixtureError as error:
+        raise CliError(str(error)) from None
+
+
+def _load_store(path: str) -> tuple[Index, QueryEmbedder]:
+    try:
+        index = load_index(path)
+    except StoreError as error:
+        raise CliError(str(error)) from None
+    if index.embedder != "ollama":
+        return index, HashEmbedder()
+    ollama = OllamaEmbedder.from_env()
+    if not ollama.healthy():
+        raise CliError(
+            "this index was built with the ollama embedder but Ollama is unreachable at "
+            f"{ollama.base_url} — refusing to score across mismatched embedding spaces "
+            "(query and chunk vectors would come from different models). Start Ollama, "
+            "or evaluate a corpus directory with --dir <corpus> (hash embedder)."
+        )
+    return index, ollama
+
+
+def _build_corpus(args: argparse.Namespace, fixture_set: FixtureSet) -> tuple[Index, str]:
+    if args.dir is not None:
+        display = str(args.dir)
+    elif fixture_set.corpus is not None:
+        display = corpus_path(str(args.fixtures), fixture_set.corpus)
+    else:
+        raise CliError('no corpus: pass --dir <corpus> or declare "corpus" in the fixture header')
+    if not os.path.isdir(display):
+        raise CliError(f"corpus {display} is not a directory")
+    try:
+        return build_index(display, HashEmbedder(), protect=True).index, display
+    except BuildError as error:
+        raise CliError(str(error)) from None
+
+
+def _choose_backends(args: argparse.Namespace) -> tuple[str, ...]:
+    try:
+        if args.compare is not None:
+            chosen = harness.parse_backends(args.compare)
+            if len(chosen) != 2:
+                raise CliError("--compare requires exactly two distinct backends, e.g. bm25,hybrid")
+            return chosen
+        if args.backend is not None:
+            return harness.parse_backends(args.backend)
+    except harness.BackendError as error:
+        raise CliError(str(error)) from None
+    return harness.BACKEND_NAMES
+
+
+def _write_stdout(text: str) -> None:
+    """Write the whole rendering at once, as UTF-8 whatever the locale says."""
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:
+        sys.stdout.write(text)
+    else:
+        sys.stdout.flush()
+        buffer.write(text.encode("utf-8"))
+    sys.stdout.flush()
 
 
 def run(args: argparse.Namespace) -> int:
-    raise CliError("cce relevance is not implemented yet")
+    """Evaluate, render and print; every user-facing failure raises CliError."""
+    fixture_set = _read_fixtures(str(args.fixtures))
+    embedder: QueryEmbedder
+    if args.store is not None:
+        index, embedder = _load_store(str(args.store))
+        display = str(args.store)
+    else:
+        index, display = _build_corpus(args, fixture_set)
+        embedder = HashEmbedder()
+    backends = _choose_backends(args)
+    reports = harness.evaluate(index, embedder, fixture_set, backends)
+    comparison = harness.compare_reports(reports[0], reports[1]) if args.compare else None
+    summary = render.RunSummary(display, index.embedder, reports, comparison)
+    _write_stdout(render.render_json(summary) if args.json else render.render_human(summary))
+    return 0

@@ -1,0 +1,481 @@
+r"""`cce relevance` end to end: arguments, error precedence, paths, outputs, goldens.
+
+Covers harness spec §2 (the command) and the process-level cases of §11. Most cases run
+`cce_cli.main.main` in-process (fast); a few run the real `python -m cce_cli` in a
+subprocess to prove that a user error never surfaces as a traceback.
+
+Reference-parity tests run from `<repo>/../shared/reference` and skip when it is absent.
+
+The project's own golden `tests/golden/code.report.json` pins the `--json` report of
+`eval/relevance/code.jsonl`. After an intended change, regenerate it from the repo root
+with exactly this command and review the diff:
+
+    uv run cce relevance eval/relevance/code.jsonl --json \
+        > packages/cce-cli/tests/golden/code.report.json
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from cce_cli.cmd_relevance import corpus_path, rust_join, rust_parent
+from cce_cli.main import main
+from cce_retrieval.build import build_index
+from cce_retrieval.embedder import HashEmbedder
+from cce_retrieval.store import save_index
+
+REPO = Path(__file__).parents[3]
+REFERENCE = REPO / ".." / "shared" / "reference"
+GOLDEN = Path(__file__).parent / "golden" / "code.report.json"
+
+Outcome = tuple[int, str, str]
+
+
+def _invoke(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> Outcome:
+    try:
+        code = main(["relevance", *argv])
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else 1
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _subprocess(argv: Sequence[str], cwd: Path, env: dict[str, str] | None = None) -> Outcome:
+    completed = subprocess.run(
+        [sys.executable, "-m", "cce_cli", "relevance", *argv],
+        cwd=cwd,
+        capture_output=True,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+        check=False,
+    )
+    return (
+        completed.returncode,
+        completed.stdout.decode("utf-8"),
+        completed.stderr.decode("utf-8"),
+    )
+
+
+def _assert_user_error(outcome: Outcome, code: int, fragment: str) -> None:
+    status, out, err = outcome
+    assert status == code, err
+    assert out == ""
+    assert fragment in err
+    assert "Traceback" not in err
+    if code == 1:
+        assert err.startswith("error: ") and err.endswith("\n")
+
+
+@pytest.fixture
+def reference(monkeypatch: pytest.MonkeyPatch) -> Path:
+    if not (REFERENCE / "eval" / "relevance" / "code.jsonl").is_file():
+        pytest.skip("reference data is not available")
+    monkeypatch.chdir(REFERENCE)
+    return REFERENCE
+
+
+@pytest.fixture
+def repo_root(monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(REPO)
+    return REPO
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    """A tiny corpus and a header-less fixture file beside it."""
+    root = tmp_path / "corpus"
+    root.mkdir()
+    (root / "auth.py").write_text(
+        "def hash_password(password):\n    return password[::-1]\n", encoding="utf-8"
+    )
+    (root / "payments.py").write_text("def refund(amount):\n    return -amount\n", encoding="utf-8")
+    (tmp_path / "plain.jsonl").write_text(
+        '{"id":"hash","query":"hash password","expected":["auth.py"],"k":2}\n', encoding="utf-8"
+    )
+    return tmp_path
+
+
+# --- §2.3: Rust Path::parent / join --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "parent"),
+    [
+        ("code.jsonl", ""),
+        ("./code.jsonl", "."),
+        ("eval//code.jsonl", "eval"),
+        ("eval/./code.jsonl", "eval"),
+        ("/code.jsonl", "/"),
+        ("eval/../code.jsonl", "eval/.."),
+        ("eval/relevance/code.jsonl", "eval/relevance"),
+        ("eval/relevance/", "eval"),
+        ("a/./.", ""),
+        (".", ""),
+        ("", None),
+        ("/", None),
+        ("/.", None),
+    ],
+)
+def test_rust_parent(path: str, parent: str | None) -> None:
+    assert rust_parent(path) == parent
+
+
+@pytest.mark.parametrize(
+    ("base", "tail", "joined"),
+    [
+        ("", "corpus", "corpus"),
+        ("eval", "corpus", "eval/corpus"),
+        ("eval/", "corpus", "eval/corpus"),
+        ("/", "corpus", "/corpus"),
+        ("eval", "/abs/corpus", "/abs/corpus"),
+        (".", "../x", "./../x"),
+    ],
+)
+def test_rust_join(base: str, tail: str, joined: str) -> None:
+    assert rust_join(base, tail) == joined
+
+
+@pytest.mark.parametrize(
+    ("fixtures", "corpus_header", "display"),
+    [
+        (
+            "eval/relevance/code.jsonl",
+            "../../test/fixture/samples",
+            "eval/relevance/../../test/fixture/samples",
+        ),
+        ("code.jsonl", "docs-corpus", "docs-corpus"),
+        ("./code.jsonl", "docs-corpus", "./docs-corpus"),
+        ("eval/./code.jsonl", "docs-corpus", "eval/docs-corpus"),
+        ("eval//code.jsonl", "c/", "eval/c/"),
+        ("/code.jsonl", "c", "/c"),
+        ("eval/code.jsonl", "/abs", "/abs"),
+    ],
+)
+def test_corpus_display_is_joined_but_not_normalised(
+    fixtures: str, corpus_header: str, display: str
+) -> None:
+    assert corpus_path(fixtures, corpus_header) == display
+
+
+# --- §2.1 usage errors (exit 2) --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["f.jsonl", "--dir", "a", "--store", "b"],
+        ["f.jsonl", "--backend", "bm25", "--compare", "bm25,hybrid"],
+        ["f.jsonl", "--dir", "a", "--dir", "b"],
+        ["f.jsonl", "--bogus"],
+    ],
+)
+def test_usage_errors_exit_2_before_reading_anything(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, err = _invoke(argv, capsys)
+    assert status == 2
+    assert out == ""
+    assert "usage:" in err
+
+
+def test_dir_with_store_is_a_usage_error_in_a_real_process(tmp_path: Path) -> None:
+    _assert_user_error(
+        _subprocess(["missing.jsonl", "--dir", "a", "--store", "b"], tmp_path), 2, "--store"
+    )
+
+
+# --- §2.2 processing order and runtime errors (exit 1) ---------------------------------
+
+
+def test_missing_fixture_file(tmp_path: Path) -> None:
+    outcome = _subprocess(["nope.jsonl", "--backend", "bm42"], tmp_path)
+    _assert_user_error(outcome, 1, "could not read fixtures nope.jsonl: ")
+    assert "No such file or directory (os error 2)" in outcome[2]
+
+
+def test_fixture_that_is_not_utf8(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "bad.jsonl").write_bytes(b'{"query":"\xff","expected":["a"]}\n')
+    _assert_user_error(
+        _invoke([str(tmp_path / "bad.jsonl"), "--dir", str(tmp_path)], capsys),
+        1,
+        "could not read fixtures",
+    )
+
+
+def test_invalid_fixture_line_beats_bad_backend(
+    corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (corpus / "bad.jsonl").write_text('{"query":"a","expected":[]}\n', encoding="utf-8")
+    outcome = _invoke(
+        [str(corpus / "bad.jsonl"), "--dir", str(corpus / "corpus"), "--backend", "bm42"], capsys
+    )
+    _assert_user_error(outcome, 1, "fixture line 1: ")
+    assert "non-empty array" in outcome[2]
+
+
+def test_invalid_fixture_line_names_its_line(
+    corpus: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(corpus)
+    (corpus / "bad.jsonl").write_text("\nnot json\n", encoding="utf-8")
+    _assert_user_error(_invoke(["bad.jsonl", "--dir", "corpus"], capsys), 1, "fixture line 2: ")
+
+
+def test_no_corpus_beats_bad_backend(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    outcome = _invoke([str(corpus / "plain.jsonl"), "--backend", "bm42"], capsys)
+    _assert_user_error(outcome, 1, "no corpus")
+
+
+def test_corpus_that_is_not_a_directory(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (corpus / "header.jsonl").write_text(
+        '{"schema":"cce.relevance/v1","corpus":"plain.jsonl"}\n'
+        '{"query":"hash","expected":["auth.py"]}\n',
+        encoding="utf-8",
+    )
+    outcome = _invoke([str(corpus / "header.jsonl")], capsys)
+    _assert_user_error(outcome, 1, f"corpus {corpus}/plain.jsonl is not a directory")
+    outcome = _invoke([str(corpus / "plain.jsonl"), "--dir", str(corpus / "nowhere")], capsys)
+    _assert_user_error(outcome, 1, "is not a directory")
+
+
+@pytest.mark.parametrize(
+    ("flags", "fragment"),
+    [
+        (["--backend", "bm42"], "unknown backend"),
+        (["--backend", ","], "--backend needs at least one"),
+        (["--compare", "bm25"], "exactly two"),
+        (["--compare", "bm25,bm25"], "exactly two"),
+        (["--compare", "bm25,hybrid,vector"], "exactly two"),
+        (["--compare", ","], "--backend needs at least one"),
+    ],
+)
+def test_backend_errors(
+    corpus: Path, flags: list[str], fragment: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [str(corpus / "plain.jsonl"), "--dir", str(corpus / "corpus"), *flags]
+    _assert_user_error(_invoke(argv, capsys), 1, fragment)
+
+
+def test_store_that_cannot_be_loaded(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    outcome = _invoke([str(corpus / "plain.jsonl"), "--store", "missing/index.json"], capsys)
+    _assert_user_error(outcome, 1, "could not load store missing/index.json")
+
+
+def _store(corpus: Path, embedder_name: str) -> Path:
+    index = build_index(str(corpus / "corpus"), HashEmbedder()).index
+    index.embedder = embedder_name
+    path = corpus / "store" / "index.json"
+    path.parent.mkdir()
+    save_index(index, str(path))
+    return path
+
+
+def test_ollama_store_with_ollama_unreachable_is_refused(corpus: Path) -> None:
+    _store(corpus, "ollama")
+    outcome = _subprocess(
+        ["plain.jsonl", "--store", "store/index.json"],
+        corpus,
+        env={"CCE_OLLAMA_URL": "http://127.0.0.1:1"},
+    )
+    _assert_user_error(outcome, 1, "built with the ollama embedder")
+    assert "http://127.0.0.1:1" in outcome[2]
+    assert "--dir" in outcome[2]
+
+
+def test_store_mode_reports_store_path_and_recorded_embedder(
+    corpus: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _store(corpus, "mystery")
+    monkeypatch.chdir(corpus)
+    status, out, err = _invoke(["plain.jsonl", "--store", "store/index.json", "--json"], capsys)
+    assert status == 0, err
+    body = json.loads(out)
+    assert body["corpus"] == "store/index.json"
+    assert body["embedder"] == "mystery"
+    assert body["backends"][0]["per_query"][0]["first_relevant_rank"] == 1
+
+
+def test_dir_display_is_verbatim_and_overrides_the_header(
+    corpus: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(corpus)
+    (corpus / "header.jsonl").write_text(
+        '{"schema":"cce.relevance/v1","corpus":"elsewhere"}\n'
+        '{"query":"hash password","expected":["auth.py"],"k":2}\n',
+        encoding="utf-8",
+    )
+    status, out, _ = _invoke(
+        ["header.jsonl", "--dir", "./corpus/", "--backend", "vector,bm25"], capsys
+    )
+    assert status == 0
+    assert "  corpus  : ./corpus/\n" in out
+    assert out.index("  vector ") < out.index("  bm25 ")
+    assert "hybrid" not in out
+
+
+def test_low_scores_are_not_an_error(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (corpus / "miss.jsonl").write_text(
+        '{"query":"zebra","expected":["nowhere.py"],"k":1}\n', encoding="utf-8"
+    )
+    status, out, _ = _invoke([str(corpus / "miss.jsonl"), "--dir", str(corpus / "corpus")], capsys)
+    assert status == 0
+    assert "  bm25          0.000000    0.000000    0.000000    0.000000\n" in out
+
+
+# --- §11 against the reference data ----------------------------------------------------
+
+
+def test_reference_code_set_human_output(
+    reference: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, err = _invoke(["eval/relevance/code.jsonl"], capsys)
+    assert status == 0, err
+    assert out == (reference / "expected" / "relevance-code.txt").read_text(encoding="utf-8")
+    assert "queries : 7" in out
+    assert "token-level span metrics (1 of 7 queries carry ranged anchors)" in out
+
+
+def test_reference_code_set_json_is_the_golden(reference: Path) -> None:
+    status, out, err = _subprocess(["eval/relevance/code.jsonl", "--json"], reference)
+    assert status == 0, err
+    golden = reference / "test" / "fixture" / "relevance" / "code.golden.json"
+    assert out == golden.read_text(encoding="utf-8")
+
+
+def test_reference_code_set_json_tokens(
+    reference: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = json.loads(_invoke(["eval/relevance/code.jsonl", "--json"], capsys)[1])
+    for backend in body["backends"]:
+        assert backend["tokens"]["queries"] == 1
+        assert isinstance(backend["tokens"]["iou"], str)
+        ranged = [row["id"] for row in backend["per_query"] if "tokens" in row]
+        assert ranged == ["code-read-config-span"]
+    assert "compare" not in body
+
+
+REFERENCE_COMPARE_TAIL = """
+  per-query deltas (bm25 → hybrid; positive = hybrid wins)
+  query                           dP@k     drecall        dMRR         dF1
+  code-read-config           +0.000000   +0.000000   +0.166667   +0.000000
+  code-parse-json            +0.000000   +0.000000   +0.000000   +0.000000
+  code-build-index           +0.000000   +0.000000   +0.000000   +0.000000
+  code-loader-class          +0.000000   +0.000000   +0.000000   +0.000000
+  code-sum-node              +0.000000   +0.000000   +0.000000   +0.000000
+  code-interface-kind        +0.000000   +0.000000   +0.000000   +0.000000
+  code-read-config-span      +0.000000   +0.000000   +0.000000   +0.000000
+  mean                       +0.000000   +0.000000   +0.023810   +0.000000
+
+  paired t-test on the per-query deltas (two-sided, n=7, df=6)
+  metric        mean-delta           t           p                    95% CI
+  P@k            +0.000000         n/a    1.000000    [+0.000000, +0.000000]
+  recall         +0.000000         n/a    1.000000    [+0.000000, +0.000000]
+  MRR            +0.023810   +1.000000    0.355918    [-0.034450, +0.082069]
+  F1             +0.000000         n/a    1.000000    [+0.000000, +0.000000]
+"""
+
+
+def test_reference_compare_block(reference: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = _invoke(["eval/relevance/code.jsonl", "--compare", "bm25,hybrid"], capsys)
+    assert status == 0
+    summary = (reference / "expected" / "relevance-code.txt").read_text(encoding="utf-8")
+    summary_lines = [line for line in summary.split("\n") if not line.startswith("  vector ")]
+    assert out == "\n".join(summary_lines) + REFERENCE_COMPARE_TAIL
+
+
+def test_reference_compare_json(reference: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["eval/relevance/code.jsonl", "--compare", "bm25,hybrid", "--json"]
+    body = json.loads(_invoke(argv, capsys)[1])
+    assert body["schema"] == "cce.relevance.report/v2"
+    assert [b["backend"] for b in body["backends"]] == ["bm25", "hybrid"]
+    assert (body["compare"]["a"], body["compare"]["b"]) == ("bm25", "hybrid")
+    for key in ("precision_at_k", "recall", "mrr", "f1"):
+        metric = body["compare"]["metrics"][key]
+        assert metric["n"] == 7
+        assert metric["mean_delta"][0] in "+-"
+        assert all(isinstance(metric[f], str) for f in ("p", "ci95_low", "ci95_high"))
+    assert body["compare"]["metrics"]["mrr"] == {
+        "ci95_high": "+0.082069",
+        "ci95_low": "-0.034450",
+        "mean_delta": "+0.023810",
+        "n": 7,
+        "p": "0.355918",
+        "t": "+1.000000",
+    }
+
+
+def test_reference_other_pairs_stats_rows(
+    reference: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = _invoke(["eval/relevance/code.jsonl", "--compare", "bm25,vector"], capsys)[1]
+    assert "  P@k            +0.028571   +1.000000    0.355918    [-0.041340, +0.098483]\n" in out
+    assert "  MRR            +0.095238   +1.000000    0.355918    [-0.137801, +0.328277]\n" in out
+    assert "  F1             +0.019841   +1.000000    0.355918    [-0.028709, +0.068391]\n" in out
+    out = _invoke(["eval/relevance/code.jsonl", "--compare", "hybrid,bm25"], capsys)[1]
+    assert "  MRR            -0.023810   -1.000000    0.355918    [-0.082069, +0.034450]\n" in out
+
+
+def test_reference_docs_set(reference: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = _invoke(["eval/relevance/docs.jsonl"], capsys)
+    assert status == 0
+    assert "queries : 4" in out
+    assert "  corpus  : eval/relevance/docs-corpus\n" in out
+    assert "token-level" not in out
+    first = _invoke(["eval/relevance/docs.jsonl", "--json"], capsys)[1]
+    second = _invoke(["eval/relevance/docs.jsonl", "--json"], capsys)[1]
+    assert first == second and first.endswith("}\n")
+
+
+def test_reference_single_backend_and_foreign_corpus(
+    reference: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = json.loads(
+        _invoke(["eval/relevance/code.jsonl", "--backend", "bm25", "--json"], capsys)[1]
+    )
+    assert [b["backend"] for b in body["backends"]] == ["bm25"]
+    status, out, _ = _invoke(
+        ["eval/relevance/code.jsonl", "--dir", "eval/relevance/docs-corpus"], capsys
+    )
+    assert status == 0
+    assert "docs-corpus" in out
+
+
+# --- the project's own starter sets ----------------------------------------------------
+
+
+def test_own_code_set_json_is_the_pinned_golden(
+    repo_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, err = _invoke(["eval/relevance/code.jsonl", "--json"], capsys)
+    assert status == 0, err
+    assert out == GOLDEN.read_text(encoding="utf-8")
+
+
+def test_own_code_set_human_and_compare(
+    repo_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, _ = _invoke(["eval/relevance/code.jsonl", "--compare", "bm25,hybrid"], capsys)
+    assert status == 0
+    assert "  corpus  : eval/relevance/../corpus/sample\n" in out
+    assert "token-level span metrics (" in out
+    assert "per-query deltas (bm25 → hybrid; positive = hybrid wins)" in out
+    assert "-0.000000" not in out
+
+
+def test_own_docs_set_is_deterministic(repo_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    first = _invoke(["eval/relevance/docs.jsonl", "--json"], capsys)
+    second = _invoke(["eval/relevance/docs.jsonl", "--json"], capsys)
+    assert first[0] == 0, first[2]
+    assert first == second
+    body = json.loads(first[1])
+    assert body["corpus"] == "eval/relevance/docs-corpus"
+    assert body["queries"] == 5
+    assert "tokens" not in body["backends"][0]
+    assert "token-level" not in _invoke(["eval/relevance/docs.jsonl"], capsys)[1]
