@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from cce_retrieval.gitignore import (
     GlobError,
     Match,

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from cce_retrieval.redactor import redact
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from cce_retrieval.redactor import redact
 
 SPEC_ANCHORS = [
     ('password = "hunter2secret"', 'password = "[REDACTED:SECRET]"'),

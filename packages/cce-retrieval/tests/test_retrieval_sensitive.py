@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from cce_retrieval.sensitive import file_extension, is_sensitive
 
 SENSITIVE_ANCHORS = [

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 from pathlib import Path
 
 import pytest
+
 from cce_retrieval.walker import MAX_FILE_BYTES, PRUNED_DIR_NAMES, WalkedFile, WalkResult, walk
 
 
@@ -301,4 +303,32 @@ def test_read_error_counts_as_skipped(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setattr("builtins.open", failing_open)
     result = walk(str(tmp_path))
     assert _paths(result) == ["a.py"]
+    assert result.skipped == 1
+
+
+# --- reference fixtures ---------------------------------------------------------------------
+
+_REFERENCE = Path(__file__).parents[3] / ".." / "shared" / "reference"
+
+
+def _reference_dir(rel: str) -> Path:
+    directory = _REFERENCE / rel
+    if not directory.is_dir():
+        pytest.skip(f"reference data not available: {directory}")
+    return directory
+
+
+def test_reference_samples_walk_to_the_conformance_file_set() -> None:
+    samples = _reference_dir("test/fixture/samples")
+    conformance = json.loads((_REFERENCE / "conformance.json").read_text(encoding="utf-8"))
+    expected = sorted({chunk["file_path"] for chunk in conformance["chunks"]})
+    result = walk(str(samples))
+    assert _paths(result) == expected
+    assert (result.skipped, result.sensitive_skipped, result.walk_errors) == (0, 0, 0)
+
+
+def test_reference_base_fixture_skips_its_jsonl_log() -> None:
+    base = _reference_dir("test/fixture/base")
+    result = walk(str(base))
+    assert _paths(result) == ["README.md", "auth.py", "payments.py"]
     assert result.skipped == 1

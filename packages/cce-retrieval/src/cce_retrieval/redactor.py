@@ -33,13 +33,16 @@ from collections.abc import Iterator
 
 from cce_retrieval.text import RUST_WHITESPACE, ascii_lower
 
-_SPECIFIC_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+# Step A pattern 1 is `HEADER[\s\S]*?FOOTER`; it is run as two searches (see
+# `_redact_private_keys`) because Python's backtracking makes the one-regex form quadratic
+# on files full of headers without a footer, where Rust's automaton stays linear.
+_PRIVATE_KEY_HEADER = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
+_PRIVATE_KEY_FOOTER = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY-----")
+_PRIVATE_KEY_LABEL = "[REDACTED:PRIVATE_KEY]"
+
+_TOKEN_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern), f"[REDACTED:{label}]")
     for pattern, label in (
-        (
-            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----",
-            "PRIVATE_KEY",
-        ),
         (r"sk-ant-[A-Za-z0-9_-]{20,}", "ANTHROPIC_KEY"),
         (r"sk-[A-Za-z0-9]{32,}", "OPENAI_KEY"),
         (r"sk_live_[A-Za-z0-9]{16,}", "STRIPE_KEY"),
@@ -81,6 +84,10 @@ _ASSIGNMENT_PREFIX = re.compile(f"(?:{_KEYWORDS})\\b(?:{_RUST_SPACE}*[:=]{_RUST_
 
 _VALUE_WHITESPACE = frozenset(" \t\n\x0c\r")
 _QUOTES = frozenset("\"'`")
+# Where the look-ahead after `quote` + punctuation stops: the same quote or value whitespace.
+_WHITESPACE_RE = re.compile("[ \t\n\x0c\r]")
+_QUOTED_SPECIAL = {quote: re.compile(f"[\n\\\\{re.escape(quote)}]") for quote in _QUOTES}
+_QUOTE_OR_WHITESPACE = {quote: re.compile(f"[{re.escape(quote)} \t\n\x0c\r]") for quote in _QUOTES}
 _PLACEHOLDER_PREFIXES = (
     "your",
     "my-",
@@ -140,12 +147,8 @@ def _is_glue(ch: str) -> bool:
 
 def _quote_continues(text: str, index: int, quote: str) -> bool:
     """After a quote followed by punctuation: is there another quote before whitespace?"""
-    for ch in text[index:]:
-        if ch == quote:
-            return True
-        if ch in _VALUE_WHITESPACE:
-            return False
-    return False
+    stop = _QUOTE_OR_WHITESPACE[quote].search(text, index)
+    return stop is not None and stop.group() == quote
 
 
 def _scan_value(text: str, start: int) -> tuple[int, str, str, bool] | None:
@@ -160,32 +163,35 @@ def _scan_value(text: str, start: int) -> tuple[int, str, str, bool] | None:
         return None
     quote = text[start]
     if quote not in _QUOTES:
-        end = start
-        while end < length and text[end] not in _VALUE_WHITESPACE:
-            end += 1
+        stop = _WHITESPACE_RE.search(text, start)
+        end = length if stop is None else stop.start()
         return end, text[start:end], "", False
+    special = _QUOTED_SPECIAL[quote]
     index = start + 1
-    while index < length:
-        ch = text[index]
+    # Jump between the only characters the scanner reacts to: newline, backslash, quote.
+    while (found := special.search(text, index)) is not None:
+        index = found.start()
+        ch = found.group()
         if ch == "\n":
             break
         if ch == "\\":
             escapes_next = index + 1 < length and text[index + 1] != "\n"
             index += 2 if escapes_next else 1
             continue
-        if ch == quote:
-            following = text[index + 1] if index + 1 < length else None
-            if following == quote:
-                index += 2
-                continue
-            closes = (
-                following is None
-                or following in _VALUE_WHITESPACE
-                or (not _is_glue(following) and not _quote_continues(text, index + 1, quote))
-            )
-            if closes:
-                return index + 1, text[start + 1 : index], quote, True
+        following = text[index + 1] if index + 1 < length else None
+        if following == quote:
+            index += 2
+            continue
+        closes = (
+            following is None
+            or following in _VALUE_WHITESPACE
+            or (not _is_glue(following) and not _quote_continues(text, index + 1, quote))
+        )
+        if closes:
+            return index + 1, text[start + 1 : index], quote, True
         index += 1
+    else:
+        index = length
     return index, text[start + 1 : index], quote, False
 
 
@@ -229,8 +235,30 @@ def _redact_assignments(text: str) -> str:
     return "".join(pieces)
 
 
+def _redact_private_keys(text: str) -> str:
+    """Replace every leftmost `HEADER[\\s\\S]*?FOOTER` match, in linear time.
+
+    A header or footer admits exactly one match per start position (the `[A-Z0-9 ]*` run
+    must end where `-----` begins), so the leftmost match is the first header followed by
+    the first footer at or after the header's end. When no footer follows a header, none
+    follows any later header either, and the scan stops.
+    """
+    pieces: list[str] = []
+    cursor = 0
+    while (header := _PRIVATE_KEY_HEADER.search(text, cursor)) is not None:
+        footer = _PRIVATE_KEY_FOOTER.search(text, header.end())
+        if footer is None:
+            break
+        pieces.append(text[cursor : header.start()])
+        pieces.append(_PRIVATE_KEY_LABEL)
+        cursor = footer.end()
+    pieces.append(text[cursor:])
+    return "".join(pieces)
+
+
 def redact(text: str) -> str:
     """Return `text` with secrets replaced by `[REDACTED:<LABEL>]` markers."""
-    for pattern, replacement in _SPECIFIC_PATTERNS:
+    text = _redact_private_keys(text)
+    for pattern, replacement in _TOKEN_PATTERNS:
         text = pattern.sub(replacement, text)
     return _redact_assignments(text)
