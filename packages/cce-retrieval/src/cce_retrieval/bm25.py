@@ -71,60 +71,104 @@ def top_order(keys: IntArray, id_ranks: IntArray, limit: int | None = None) -> I
 
 
 class Bm25Index:
-    """BM25 statistics of one corpus: postings, document lengths, document frequencies."""
+    """BM25 statistics of one corpus: postings, document lengths, document frequencies.
+
+    Postings are stored flat: `_posting_docs[offsets[t]:offsets[t + 1]]` are the
+    documents holding term t (ascending), `_posting_freqs` the matching term counts.
+    Everything that does not depend on the query (idf, the per-document length norm,
+    each posting's whole contribution) is computed once, on a term's first use.
+    """
 
     def __init__(
         self,
-        postings: dict[str, tuple[IntArray, FloatArray]],
+        term_ids: dict[str, int],
+        offsets: IntArray,
+        posting_docs: IntArray,
+        posting_freqs: FloatArray,
         doc_lengths: FloatArray,
         avgdl: float,
         id_ranks: IntArray,
     ) -> None:
-        self._postings = postings
+        self._term_ids = term_ids
+        self._offsets = offsets
+        self._posting_docs = posting_docs
+        self._posting_freqs = posting_freqs
         self._doc_lengths = doc_lengths
         self.avgdl = avgdl
         self.n_docs = len(doc_lengths)
         self._id_ranks = id_ranks
+        # K1 * (1 - B + B * dl / avgdl): the document half of the §6.3 denominator, in the
+        # reference's operation order, so `f + norm` below is the reference's `denom`.
+        if self.n_docs:
+            self._length_norm = BM25_K1 * (1.0 - BM25_B + BM25_B * doc_lengths / avgdl)
+        else:
+            self._length_norm = np.zeros(0, dtype=np.float64)
+        self._contributions: dict[int, FloatArray] = {}
 
     @classmethod
     def build(cls, contents: Sequence[str], chunk_ids: Sequence[str]) -> Bm25Index:
-        """Tokenise every document once (store order) and collect per-term postings."""
-        docs_by_term: dict[str, list[int]] = {}
-        freqs_by_term: dict[str, list[int]] = {}
-        lengths: list[int] = []
-        total = 0
+        """Tokenise every document once (store order) and lay out the postings flat.
+
+        Per document only a `Counter` runs in Python; assigning term ids and grouping the
+        (term, document, count) triples into postings is done by numpy in one stable sort.
+        """
+        n_docs = len(contents)
+        lengths = np.zeros(n_docs, dtype=np.int64)
+        distinct = np.zeros(n_docs, dtype=np.int64)
+        flat_terms: list[str] = []
+        flat_counts: list[int] = []
         for doc, content in enumerate(contents):
             tokens = tokenize(content)
-            lengths.append(len(tokens))
-            total += len(tokens)
-            for term, count in Counter(tokens).items():
-                docs_by_term.setdefault(term, []).append(doc)
-                freqs_by_term.setdefault(term, []).append(count)
-        postings = {
-            term: (
-                np.asarray(docs, dtype=np.int64),
-                np.asarray(freqs_by_term[term], dtype=np.float64),
-            )
-            for term, docs in docs_by_term.items()
-        }
-        n_docs = len(lengths)
+            counts = Counter(tokens)
+            lengths[doc] = len(tokens)
+            distinct[doc] = len(counts)
+            flat_terms.extend(counts.keys())
+            flat_counts.extend(counts.values())
+        term_ids = {term: i for i, term in enumerate(dict.fromkeys(flat_terms))}
+        ids = np.fromiter(map(term_ids.__getitem__, flat_terms), np.int64, len(flat_terms))
+        docs = np.repeat(np.arange(n_docs, dtype=np.int64), distinct)
+        # Stable: within one term, documents keep their ascending order.
+        order = np.argsort(ids, kind="stable")
+        offsets = np.zeros(len(term_ids) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(ids, minlength=len(term_ids)), out=offsets[1:])
+        total = int(lengths.sum())
         avgdl = total / n_docs if n_docs else 0.0
         return cls(
-            postings,
-            np.asarray(lengths, dtype=np.float64),
+            term_ids,
+            offsets,
+            docs[order],
+            np.asarray(flat_counts, dtype=np.float64)[order],
+            lengths.astype(np.float64),
             avgdl,
             id_order_ranks(chunk_ids),
         )
 
+    def _span(self, term: str) -> tuple[int, int] | None:
+        term_id = self._term_ids.get(term)
+        if term_id is None:
+            return None
+        return int(self._offsets[term_id]), int(self._offsets[term_id + 1])
+
     def df(self, term: str) -> int:
         """Number of documents containing `term` at least once."""
-        posting = self._postings.get(term)
-        return 0 if posting is None else len(posting[0])
+        span = self._span(term)
+        return 0 if span is None else span[1] - span[0]
 
     def idf(self, term: str) -> float:
         """Lucene's non-negative idf: ln(1 + (N - n + 0.5) / (n + 0.5))."""
         n_q = float(self.df(term))
         return math.log(1.0 + (float(self.n_docs) - n_q + 0.5) / (n_q + 0.5))
+
+    def _contribution(self, term: str, start: int, end: int) -> FloatArray:
+        """Each posting's term score idf * (f * (K1 + 1)) / (f + norm), cached per term."""
+        term_id = self._term_ids[term]
+        cached = self._contributions.get(term_id)
+        if cached is None:
+            freqs = self._posting_freqs[start:end]
+            denom = freqs + self._length_norm[self._posting_docs[start:end]]
+            cached = self.idf(term) * (freqs * (BM25_K1 + 1.0)) / denom
+            self._contributions[term_id] = cached
+        return cached
 
     def raw_scores(self, query_terms: Sequence[str]) -> tuple[IntArray, FloatArray]:
         """(documents containing any query term, their BM25 sums), in document order.
@@ -136,16 +180,13 @@ class Bm25Index:
         any_hit = False
         scores = np.zeros(self.n_docs, dtype=np.float64)
         for term in query_terms:
-            posting = self._postings.get(term)
-            if posting is None:
+            span = self._span(term)
+            if span is None:
                 continue
-            docs, freqs = posting
-            idf = self.idf(term)
-            dl = self._doc_lengths[docs]
-            denom = freqs + BM25_K1 * (1.0 - BM25_B + BM25_B * dl / self.avgdl)
+            docs = self._posting_docs[span[0] : span[1]]
             # Each document appears at most once per posting, so this fancy-indexed += adds
-            # exactly one term contribution per document: s += idf * (f * 2.2) / denom.
-            scores[docs] += idf * (freqs * (BM25_K1 + 1.0)) / denom
+            # exactly one term contribution per document, in query-term order.
+            scores[docs] += self._contribution(term, *span)
             touched[docs] = True
             any_hit = True
         if not any_hit:
