@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -718,6 +719,35 @@ def test_query_fast_path_on_the_reference_samples() -> None:
             root, pack.function_types | pack.class_types, IMPORT_NODE_TYPES[pack.name]
         )
         assert preorder_matches_by_query(root, pack) == walked
+
+
+@pytest.mark.slow
+def test_query_fast_path_matches_the_walk_on_the_python_standard_library() -> None:
+    # The running interpreter's own stdlib: ~1,800 real files (a minute or so); every
+    # file is also parsed with the C grammar to get error-heavy trees.
+    stdlib = sysconfig.get_paths()["stdlib"]
+    python_pack, c_pack = pack_for_path("x.py"), pack_for_path("x.c")
+    assert python_pack is not None and c_pack is not None
+    checked = 0
+    for directory, subdirectories, files in os.walk(stdlib):
+        subdirectories[:] = [name for name in subdirectories if name != "site-packages"]
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            with open(os.path.join(directory, name), "rb") as handle:
+                source = handle.read()
+            for pack in (python_pack, c_pack):
+                root = parser_for(pack).parse(source).root_node
+                walked = preorder_matches_by_walk(
+                    root, pack.function_types | pack.class_types, IMPORT_NODE_TYPES[pack.name]
+                )
+                queried = preorder_matches_by_query(root, pack)
+                assert queried is not None, name
+                assert [[node.id for node in nodes] for nodes in queried] == [
+                    [node.id for node in nodes] for nodes in walked
+                ], name
+            checked += 1
+    assert checked > 100
 
 
 def test_environment_does_not_leak_into_chunking(monkeypatch: pytest.MonkeyPatch) -> None:
