@@ -10,10 +10,14 @@ import struct
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from cce_retrieval.model import Chunk, Index
 from cce_retrieval.store import (
     StoreError,
     default_store_path,
+    embedding_matrix,
     fingerprint_document,
     fingerprint_path,
     format_json_float,
@@ -24,8 +28,6 @@ from cce_retrieval.store import (
     store_sha256,
     write_fingerprint,
 )
-from hypothesis import given
-from hypothesis import strategies as st
 
 
 def make_chunk(path: str = "a.py", content: str = "def f(): pass", line: int = 1) -> Chunk:
@@ -82,6 +84,7 @@ def test_float_layout_follows_ryu(value: float, expected: str) -> None:
     assert format_json_float(value) == expected
 
 
+@settings(max_examples=300)
 @given(st.floats(allow_nan=False, allow_infinity=False))
 def test_float_text_round_trips_and_matches_repr_digits(value: float) -> None:
     text = format_json_float(value)
@@ -368,3 +371,68 @@ def test_large_value_layouts_inside_a_store() -> None:
     rows = [[1e-6, 2.5e-5, 1e16, -math.pi]]
     data = serialize_index(make_index([make_chunk()], rows))
     assert b'"embedding":[1e-6,0.000025,1e16,-3.141592653589793]' in data
+
+
+# --- the vectorised writer and reader agree with the plain definitions --------------------
+
+_CELL = st.one_of(
+    st.just(0.0),
+    st.just(-0.0),
+    st.sampled_from([1e-05, 1.5e-06, 1e16, -0.25, 0.17677669529663687]),
+    st.floats(allow_nan=False, allow_infinity=False, width=64),
+)
+
+
+@st.composite
+def ragged_indexes(draw: st.DrawFn) -> Index:
+    width = draw(st.integers(min_value=0, max_value=6))
+    rows = draw(st.integers(min_value=0, max_value=5))
+    vectors = [
+        draw(st.lists(_CELL, min_size=0, max_size=width)) if width else [] for _ in range(rows)
+    ]
+    matrix, lengths = embedding_matrix(vectors)
+    chunks = [make_chunk(line=i + 1) for i in range(rows)]
+    return Index(embedder="x", chunks=chunks, embeddings=matrix, embedding_lengths=lengths)
+
+
+def naive_store_embeddings(index: Index) -> list[str]:
+    width = index.embeddings.shape[1] if index.embeddings.ndim == 2 else 0
+    lengths = index.embedding_lengths or [width] * len(index.chunks)
+    return [
+        "[" + ",".join(format_json_float(v) for v in index.embeddings[i, :n].tolist()) + "]"
+        for i, n in enumerate(lengths)
+    ]
+
+
+@settings(max_examples=60)
+@given(ragged_indexes())
+def test_vectorised_rows_equal_per_value_formatting(index: Index) -> None:
+    data = serialize_index(index).decode("utf-8")
+    document = json.loads(data)
+    assert len(document["chunks"]) == len(index.chunks)
+    for row_text in naive_store_embeddings(index):
+        assert f'"embedding":{row_text}' in data
+
+
+@settings(max_examples=60)
+@given(ragged_indexes())
+def test_fast_load_equals_plain_json_load(index: Index) -> None:
+    data = serialize_index(index)
+    fast = parse_index(data)
+    plain = parse_index(data.replace(b'"embedding":[', b'"embedding": ['))  # defeats fast path
+    assert fast.chunks == plain.chunks == index.chunks
+    assert fast.embedding_lengths == plain.embedding_lengths
+    assert fast.embeddings.shape == plain.embeddings.shape
+    assert fast.embeddings.tobytes() == plain.embeddings.tobytes()
+    assert serialize_index(fast) == data
+
+
+@pytest.mark.parametrize(
+    "embedding",
+    [b"[1.0,,2.0]", b"[nan]", b"[+1.0]", b"[01]", b'[1.0,"x"]', b"[1e5e3]", b"[.5]"],
+)
+def test_malformed_numbers_fall_back_to_a_clear_error(embedding: bytes) -> None:
+    data = serialize_index(make_index([make_chunk()], [[1.0]]))
+    broken = data.replace(b'"embedding":[1.0]', b'"embedding":' + embedding)
+    with pytest.raises(StoreError, match="could not load store <memory>: "):
+        parse_index(broken)
