@@ -1,15 +1,47 @@
-"""`cce conformance` (placeholder until its issue lands)."""
+"""`cce conformance DIR [-o PATH]`: write the cross-implementation chunk table (spec §11).
+
+Why it exists: the conformance document is how this port proves it chunks exactly like
+the reference. The command builds the index in memory (hash embedder, secret
+protection on, nothing persisted beside it), writes the document with a plain write and
+prints `wrote <PATH>`.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 
 from cce_cli.errors import CliError
+from cce_retrieval.build import BuildError, build_index
+from cce_retrieval.conformance import conformance_document
+from cce_retrieval.embedder import HashEmbedder
+from cce_retrieval.store import describe_os_error
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("rest", nargs="*")
+    parser.add_argument("dir", help="fixture directory to chunk")
+    parser.add_argument(
+        "-o",
+        "--output",
+        default="conformance.json",
+        help="output file (default: ./conformance.json)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    raise CliError("cce conformance is not implemented yet")
+    directory: str = args.dir
+    output: str = args.output
+    if not os.path.isdir(directory):
+        raise CliError(f"not a directory: {directory}")
+    try:
+        result = build_index(directory, HashEmbedder(), protect=True)
+    except BuildError as err:
+        raise CliError(str(err)) from err
+    document = conformance_document(result.index)
+    try:
+        with open(output, "wb") as handle:
+            handle.write(document.encode("utf-8"))
+    except OSError as err:
+        raise CliError(f"could not write {output}: {describe_os_error(err)}") from err
+    print(f"wrote {output}")
+    return 0

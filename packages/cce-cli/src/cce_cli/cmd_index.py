@@ -1,15 +1,140 @@
-"""`cce index` (placeholder until its issue lands)."""
+"""`cce index DIR`: build a directory's index and persist it (indexing spec §10).
+
+Why it exists: this is the command that turns a source tree into the store every read
+command uses. It owns the user-facing contract: embedder selection, the
+`--allow-secrets` warning, the order of work (build → save store → fingerprint →
+metrics event → summary), the byte-exact summary, and the error cases (a missing
+directory, an aborted build or an unwritable store exit 1 and leave any previous store
+untouched; fingerprint and metrics failures are only warnings).
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
+import time
 
 from cce_cli.errors import CliError
+from cce_cli.events import write_index_event
+from cce_retrieval.build import BuildError, BuildResult, build_index
+from cce_retrieval.embedder import Embedder, HashEmbedder
+from cce_retrieval.store import (
+    StoreError,
+    default_store_path,
+    describe_os_error,
+    save_index,
+    write_fingerprint,
+)
+from cce_retrieval.text import ascii_lower
+
+ALLOW_SECRETS_WARNING = (
+    "warning: --allow-secrets set — secret protection is DISABLED; "
+    "sensitive files will be indexed and secrets stored verbatim"
+)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("rest", nargs="*")
+    parser.add_argument("dir", nargs="?", help="directory to index")
+    parser.add_argument("--store", help="store path (default: DIR/.cce/index.json)")
+    parser.add_argument(
+        "--embedder", default="hash", help="hash (default) or ollama; anything else means hash"
+    )
+    parser.add_argument("--no-metrics", action="store_true", help="do not append to metrics.jsonl")
+    parser.add_argument(
+        "--allow-secrets",
+        action="store_true",
+        help="disable secret protection (sensitive files indexed, secrets kept verbatim)",
+    )
+
+
+def select_embedder(name: str) -> Embedder:
+    """Case-insensitive `ollama` selects Ollama (health-checked); any other name is hash."""
+    if ascii_lower(name) != "ollama":
+        return HashEmbedder()
+    try:
+        from cce_retrieval.ollama import OllamaEmbedder
+    except ImportError as err:
+        raise CliError("ollama embedder not available") from err
+    ollama = OllamaEmbedder.from_env()
+    if not ollama.healthy():
+        raise CliError(
+            f"ollama embedder selected but Ollama is unreachable at {ollama.base_url}; "
+            "start Ollama or index with the default hash embedder"
+        )
+    print(f"using ollama embedder ({ollama.model} @ {ollama.base_url})", file=sys.stderr)
+    return ollama
+
+
+def summary_lines(directory: str, store_path: str, result: BuildResult, elapsed: float) -> str:
+    """The stdout summary of §10, labels padded to 18 columns."""
+    rows = [
+        ("files indexed", str(result.files_indexed)),
+        ("files skipped", str(result.files_skipped)),
+        ("sensitive skipped", str(result.sensitive_skipped)),
+    ]
+    if result.walk_errors > 0:
+        rows.append(("walk errors", str(result.walk_errors)))
+    rows += [
+        ("total chunks", str(result.total_chunks)),
+        ("embedder", result.index.embedder),
+        ("store", store_path),
+        ("elapsed", f"{elapsed:.3f}s"),
+    ]
+    return f"Indexed {directory}\n" + "".join(f"  {label:<18}: {value}\n" for label, value in rows)
+
+
+def walk_error_warning(count: int) -> str:
+    noun = "directory" if count == 1 else "directories"
+    return (
+        f"warning: {count} {noun} could not be read; files under them were NOT indexed — "
+        "the index may be incomplete and may differ across machines"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    raise CliError("cce index is not implemented yet")
+    started = time.perf_counter()
+    directory: str | None = args.dir
+    if directory is None:
+        raise CliError("index requires a directory")
+    if not os.path.isdir(directory):
+        raise CliError(f"not a directory: {directory}")
+    store_path: str = args.store if args.store is not None else default_store_path(directory)
+    embedder = select_embedder(args.embedder)
+    protect = not args.allow_secrets
+    if not protect:
+        print(ALLOW_SECRETS_WARNING, file=sys.stderr)
+
+    try:
+        result = build_index(directory, embedder, protect=protect)
+    except BuildError as err:
+        raise CliError(str(err)) from err
+    try:
+        index_bytes = save_index(result.index, store_path)
+    except StoreError as err:
+        raise CliError(f"{err} (any previous store there is unchanged)") from err
+
+    try:
+        write_fingerprint(result.index, store_path, redaction=protect)
+    except OSError as err:
+        print(
+            f"warning: could not write the store fingerprint: {describe_os_error(err)}",
+            file=sys.stderr,
+        )
+    if not args.no_metrics:
+        write_index_event(
+            store_path,
+            directory,
+            chunks=result.total_chunks,
+            files_indexed=result.files_indexed,
+            sensitive_skipped=result.sensitive_skipped,
+            embedder=result.index.embedder,
+            index_bytes=index_bytes,
+            duration_ms=(time.perf_counter() - started) * 1000.0,
+        )
+
+    sys.stdout.write(summary_lines(directory, store_path, result, time.perf_counter() - started))
+    sys.stdout.flush()
+    if result.walk_errors > 0:
+        print(walk_error_warning(result.walk_errors), file=sys.stderr)
+    return 0

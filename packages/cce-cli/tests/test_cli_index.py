@@ -1,0 +1,466 @@
+"""`cce index` and the metrics event log (indexing spec §9.5, §10; retrieval spec §11.4)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from cce_cli import cmd_index, events
+from cce_cli.main import main
+from cce_retrieval.build import BuildResult
+from cce_retrieval.model import Index
+from cce_retrieval.store import load_index
+
+REFERENCE = Path(__file__).parents[3] / ".." / "shared" / "reference"
+BASE_STORE_SHA = "79b974d7821318cdc5bab689902a6047fd96428048c16d4fe7ee2494ce8d0660"
+SAMPLES_STORE_SHA = "edba69d10907dedb74f9a4f29ba154d13ab59200ffb4b22c07243c4358a7ddcb"
+
+
+def reference_copy(tmp_path: Path, name: str) -> str:
+    source = REFERENCE / "test" / "fixture" / name
+    if not source.is_dir():
+        pytest.skip(f"reference fixture {name} not available")
+    target = tmp_path / name
+    shutil.copytree(source, target)
+    return str(target)
+
+
+def small_repo(root: Path) -> str:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "auth.py").write_text("import os\n\ndef login(user):\n    return user\n")
+    (root / "app.py").write_text(
+        "from auth import login\n\nclass App:\n    def run(self):\n        pass\n"
+    )
+    return str(root)
+
+
+def run_cce(args: Sequence[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def without_elapsed(stdout: str) -> str:
+    return re.sub(r"elapsed           : \d+\.\d{3}s\n", "elapsed           : Xs\n", stdout)
+
+
+# --- summary and store ------------------------------------------------------------
+
+
+def test_base_fixture_summary_store_and_fingerprint(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = reference_copy(tmp_path, "base")
+    code, out, err = run_cce(["index", root, "--no-metrics"], capsys)
+    assert code == 0, err
+    store = os.path.join(root, ".cce", "index.json")
+    assert without_elapsed(out) == (
+        f"Indexed {root}\n"
+        "  files indexed     : 3\n"
+        "  files skipped     : 1\n"
+        "  sensitive skipped : 0\n"
+        "  total chunks      : 7\n"
+        "  embedder          : hash\n"
+        f"  store             : {store}\n"
+        "  elapsed           : Xs\n"
+    )
+    assert err == ""
+    data = Path(store).read_bytes()
+    assert len(data) == 10_068
+    assert hashlib.sha256(data).hexdigest() == BASE_STORE_SHA
+    assert sorted(os.listdir(os.path.dirname(store))) == ["fingerprint.json", "index.json"]
+    fingerprint = json.loads(Path(root, ".cce", "fingerprint.json").read_bytes())
+    assert fingerprint["store_sha256"] == BASE_STORE_SHA
+    assert fingerprint["redaction"] is True and fingerprint["embedder"] == "hash"
+
+
+def test_samples_store_digest_via_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = reference_copy(tmp_path, "samples")
+    store = str(tmp_path / "custom" / "samples.json")
+    code, out, _ = run_cce(["index", root, "--store", store, "--no-metrics"], capsys)
+    assert code == 0
+    assert f"  store             : {store}\n" in out
+    data = Path(store).read_bytes()
+    assert (len(data), hashlib.sha256(data).hexdigest()) == (28_924, SAMPLES_STORE_SHA)
+    assert os.path.exists(str(tmp_path / "custom" / "samples.json.fingerprint.json"))
+
+
+def test_dir_is_displayed_as_typed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    small_repo(tmp_path / "repo")
+    monkeypatch.chdir(tmp_path / "repo")
+    code, out, _ = run_cce(["index", ".", "--no-metrics"], capsys)
+    assert code == 0
+    assert out.startswith("Indexed .\n")
+    assert "  store             : ./.cce/index.json\n" in out
+
+
+def test_fresh_process_round_trip(tmp_path: Path) -> None:
+    root = small_repo(tmp_path / "repo")
+    store = str(tmp_path / "store" / "index.json")
+    indexed = subprocess.run(
+        [sys.executable, "-m", "cce_cli", "index", root, "--store", store, "--no-metrics"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert indexed.returncode == 0, indexed.stderr
+    assert "  total chunks      : 3\n" in indexed.stdout
+    loader = (
+        "import json, sys\n"
+        "from cce_retrieval.store import load_index\n"
+        "index = load_index(sys.argv[1])\n"
+        "print(json.dumps([[c.file_path, c.start_line, c.end_line, c.chunk_id, c.content]"
+        " for c in index.chunks] + [index.embeddings.tolist(), index.file_imports]))\n"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", loader, store], capture_output=True, text=True, check=False
+    )
+    assert loaded.returncode == 0, loaded.stderr
+    here = load_index(store)
+    expected = [[c.file_path, c.start_line, c.end_line, c.chunk_id, c.content] for c in here.chunks]
+    assert json.loads(loaded.stdout) == [
+        *expected,
+        here.embeddings.tolist(),
+        {"app.py": ["auth"], "auth.py": ["os"]},
+    ]
+    assert [c.file_path for c in here.chunks] == ["app.py", "app.py", "auth.py"]
+
+
+def test_reindex_unchanged_is_byte_identical_and_removed_file_disappears(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = small_repo(tmp_path / "repo")
+    store = Path(root, ".cce", "index.json")
+    assert run_cce(["index", root, "--no-metrics"], capsys)[0] == 0
+    first = store.read_bytes()
+    assert run_cce(["index", root, "--no-metrics"], capsys)[0] == 0
+    assert store.read_bytes() == first
+    os.remove(os.path.join(root, "app.py"))
+    assert run_cce(["index", root, "--no-metrics"], capsys)[0] == 0
+    assert {c.file_path for c in load_index(str(store)).chunks} == {"auth.py"}
+
+
+# --- errors ---------------------------------------------------------------------------
+
+
+def test_missing_directory_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = str(tmp_path / "nope")
+    code, out, err = run_cce(["index", missing], capsys)
+    assert (code, out, err) == (1, "", f"error: not a directory: {missing}\n")
+    assert not os.path.exists(missing)
+
+
+def test_no_directory_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cce(["index"], capsys)
+    assert (code, out) == (1, "")
+    assert err == "error: index requires a directory\n"
+
+
+def test_store_under_a_regular_file_exits_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = small_repo(tmp_path / "repo")
+    blocker = tmp_path / "blocker"
+    blocker.write_text("keep me")
+    store = str(blocker / "index.json")
+    code, out, err = run_cce(["index", root, "--store", store], capsys)
+    assert (code, out) == (1, "")
+    assert err.startswith(f"error: could not write store {store}: Not a directory (os error 20)")
+    assert blocker.read_text() == "keep me"
+    assert sorted(os.listdir(tmp_path)) == ["blocker", "repo"]
+
+
+def test_failed_save_keeps_previous_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = small_repo(tmp_path / "repo")
+    assert run_cce(["index", root, "--no-metrics"], capsys)[0] == 0
+    store = Path(root, ".cce", "index.json")
+    before = store.read_bytes()
+    Path(root, "new.py").write_text("def new():\n    pass\n")
+
+    def refuse(src: str, dst: str) -> None:
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    code, out, err = run_cce(["index", root], capsys)
+    monkeypatch.undo()
+    assert (code, out) == (1, "")
+    assert "Read-only file system (os error 30)" in err
+    assert "previous store there is unchanged" in err
+    assert store.read_bytes() == before
+    assert sorted(os.listdir(store.parent)) == ["fingerprint.json", "index.json"]
+    assert not Path(root, ".cce", "metrics.jsonl").exists()
+
+
+def test_non_utf8_and_oversized_files_are_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = small_repo(tmp_path / "repo")
+    Path(root, "latin1.py").write_bytes(b"x = '\xe9'\n")
+    Path(root, "big.txt").write_bytes(b"a" * (3 * 1024 * 1024))
+    code, out, _ = run_cce(["index", root, "--no-metrics"], capsys)
+    assert code == 0
+    assert "  files indexed     : 2\n  files skipped     : 2\n" in out
+    assert {c.file_path for c in load_index(os.path.join(root, ".cce", "index.json")).chunks} == {
+        "app.py",
+        "auth.py",
+    }
+
+
+# --- flags ------------------------------------------------------------------------------
+
+
+def test_allow_secrets_warns_and_indexes_sensitive_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = small_repo(tmp_path / "repo")
+    Path(root, ".env").write_text("password = hunter2hunter2\n")
+    code, out, err = run_cce(["index", root, "--allow-secrets", "--no-metrics"], capsys)
+    assert code == 0
+    assert err == (
+        "warning: --allow-secrets set — secret protection is DISABLED; sensitive files will be "
+        "indexed and secrets stored verbatim\n"
+    )
+    index = load_index(os.path.join(root, ".cce", "index.json"))
+    assert "password = hunter2hunter2\n" in [c.content for c in index.chunks]
+    fingerprint = json.loads(Path(root, ".cce", "fingerprint.json").read_bytes())
+    assert fingerprint["redaction"] is False
+    code, out, err = run_cce(["index", root, "--no-metrics"], capsys)
+    assert "  sensitive skipped : 1\n" in out and err == ""
+
+
+def test_unknown_embedder_name_means_hash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = small_repo(tmp_path / "repo")
+    code, out, _ = run_cce(["index", root, "--embedder", "olama", "--no-metrics"], capsys)
+    assert code == 0
+    assert "  embedder          : hash\n" in out
+
+
+class FakeOllama:
+    base_url = "http://127.0.0.1:9"
+    model = "tiny-embed"
+    name = "ollama"
+
+    def __init__(self, healthy: bool) -> None:
+        self._healthy = healthy
+
+    @classmethod
+    def unhealthy(cls) -> FakeOllama:
+        return cls(False)
+
+    @classmethod
+    def healthy_one(cls) -> FakeOllama:
+        return cls(True)
+
+    def healthy(self) -> bool:
+        return self._healthy
+
+    def embed(self, text: str) -> list[float]:
+        return [float(len(text)), 1.0]
+
+    def try_embed(self, text: str) -> list[float]:
+        return self.embed(text)
+
+    def try_embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+        return [self.embed(t) for t in texts]
+
+
+def test_ollama_selection_is_case_insensitive_and_health_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ollama = pytest.importorskip("cce_retrieval.ollama")
+    root = small_repo(tmp_path / "repo")
+    monkeypatch.setattr(ollama.OllamaEmbedder, "from_env", FakeOllama.unhealthy)
+    code, out, err = run_cce(["index", root, "--embedder", "OLLAMA"], capsys)
+    assert (code, out) == (1, "")
+    assert err.startswith("error: ") and "http://127.0.0.1:9" in err
+    assert not os.path.exists(os.path.join(root, ".cce"))
+
+    monkeypatch.setattr(ollama.OllamaEmbedder, "from_env", FakeOllama.healthy_one)
+    code, out, err = run_cce(["index", root, "--embedder", "Ollama", "--no-metrics"], capsys)
+    assert code == 0
+    assert err == "using ollama embedder (tiny-embed @ http://127.0.0.1:9)\n"
+    assert "  embedder          : ollama\n" in out
+    index = load_index(os.path.join(root, ".cce", "index.json"))
+    assert index.embedder == "ollama" and index.embeddings.shape == (3, 2)
+    fingerprint = json.loads(Path(root, ".cce", "fingerprint.json").read_bytes())
+    assert fingerprint["embed_dim"] == 2
+
+
+# --- metrics event --------------------------------------------------------------------
+
+
+def test_index_event_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = small_repo(tmp_path / "repo")
+    code, _, err = run_cce(["index", root], capsys)
+    assert code == 0 and err == ""
+    store = Path(root, ".cce", "index.json")
+    line = Path(root, ".cce", "metrics.jsonl").read_text(encoding="utf-8")
+    assert line.endswith("\n") and line.count("\n") == 1
+    event = json.loads(line)
+    assert list(event) == sorted(event)
+    assert set(event) == {
+        "chunks",
+        "duration_ms",
+        "embedder",
+        "event",
+        "files_indexed",
+        "full",
+        "id",
+        "index_bytes",
+        "schema",
+        "sensitive_skipped",
+        "sha",
+        "source",
+        "ts",
+    }
+    assert event["event"] == "index" and event["schema"] == "cce.metrics/v1"
+    assert event["chunks"] == 3 and event["files_indexed"] == 2
+    assert event["full"] is True and event["source"] == "local" and event["embedder"] == "hash"
+    assert event["index_bytes"] == store.stat().st_size
+    assert event["sensitive_skipped"] == 0
+    assert event["sha"] is None
+    assert isinstance(event["duration_ms"], float) and event["duration_ms"] > 0
+    assert re.fullmatch(r"[0-9a-f]{12}", event["id"])
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", event["ts"])
+    assert " " not in line.replace("duration_ms", "")
+    run_cce(["index", root], capsys)
+    lines = Path(root, ".cce", "metrics.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 2 and json.loads(lines[1])["id"] != event["id"]
+
+
+def test_no_metrics_writes_no_event(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = small_repo(tmp_path / "repo")
+    assert run_cce(["index", root, "--no-metrics"], capsys)[0] == 0
+    assert not os.path.exists(os.path.join(root, ".cce", "metrics.jsonl"))
+
+
+def test_bare_store_name_puts_metrics_in_cwd(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = small_repo(tmp_path / "repo")
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    assert run_cce(["index", root, "--store", "index.json"], capsys)[0] == 0
+    assert sorted(os.listdir(work)) == ["fingerprint.json", "index.json", "metrics.jsonl"]
+
+
+def test_git_sha_is_recorded_inside_a_repository(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("git not installed")
+    root = small_repo(tmp_path / "repo")
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    }
+    for args in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "x"]):
+        subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    store = str(tmp_path / "out" / "index.json")
+    assert run_cce(["index", root, "--store", store], capsys)[0] == 0
+    event = json.loads((tmp_path / "out" / "metrics.jsonl").read_text(encoding="utf-8"))
+    assert event["sha"] == head
+
+
+def test_side_file_failures_are_warnings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = small_repo(tmp_path / "repo")
+    cce_dir = Path(root, ".cce")
+    (cce_dir / "fingerprint.json").mkdir(parents=True)
+    (cce_dir / "metrics.jsonl").mkdir()
+    code, out, err = run_cce(["index", root], capsys)
+    assert code == 0
+    assert out.startswith(f"Indexed {root}\n")
+    lines = err.splitlines()
+    assert lines[0].startswith("warning: could not write the store fingerprint: ")
+    assert lines[1].startswith(
+        f"warning: could not write metrics to {os.path.join(root, '.cce', 'metrics.jsonl')}: "
+    )
+    assert (cce_dir / "index.json").is_file()
+
+
+# --- helpers of the summary and the event log ---------------------------------------------
+
+
+def test_walk_errors_line_and_warning() -> None:
+    result = BuildResult(
+        index=Index(embedder="hash", chunks=[]),
+        files_indexed=4,
+        files_skipped=0,
+        sensitive_skipped=0,
+        walk_errors=2,
+        total_chunks=9,
+    )
+    text = cmd_index.summary_lines("src/", "s.json", result, 1.23456)
+    assert text == (
+        "Indexed src/\n"
+        "  files indexed     : 4\n"
+        "  files skipped     : 0\n"
+        "  sensitive skipped : 0\n"
+        "  walk errors       : 2\n"
+        "  total chunks      : 9\n"
+        "  embedder          : hash\n"
+        "  store             : s.json\n"
+        "  elapsed           : 1.235s\n"
+    )
+    assert cmd_index.walk_error_warning(1) == (
+        "warning: 1 directory could not be read; files under them were NOT indexed — the index "
+        "may be incomplete and may differ across machines"
+    )
+    assert cmd_index.walk_error_warning(3).startswith("warning: 3 directories could not be read;")
+
+
+def test_event_ids_and_paths() -> None:
+    ids = {events.new_event_id() for _ in range(200)}
+    assert len(ids) == 200
+    assert all(re.fullmatch(r"[0-9a-f]{12}", i) for i in ids)
+    assert events.metrics_path("a/b/index.json") == "a/b/metrics.jsonl"
+    assert events.metrics_path("index.json") == "metrics.jsonl"
+    assert events.utc_timestamp(0) == "1970-01-01T00:00:00Z"
+
+
+def test_compact_encoding_sorts_keys_and_prints_floats_like_serde() -> None:
+    record = {"b": 1e-05, "a": [True, None, "x\n"], "c": {"z": 2.0, "y": 1.5e16}}
+    assert events.encode_compact(record) == (
+        '{"a":[true,null,"x\\n"],"b":0.00001,"c":{"y":1.5e16,"z":2.0}}'
+    )
+
+
+def test_append_event_adds_schema_ts_and_id(tmp_path: Path) -> None:
+    store = str(tmp_path / "deep" / "index.json")
+    event_id = events.append_event(store, {"event": "search", "top_k": 10, "latency_ms": 0.5})
+    assert event_id is not None
+    event = json.loads((tmp_path / "deep" / "metrics.jsonl").read_text(encoding="utf-8"))
+    assert event["id"] == event_id and event["schema"] == "cce.metrics/v1"
+    assert event["event"] == "search" and event["latency_ms"] == 0.5 and "ts" in event
+
+
+def test_append_event_fails_open(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    blocker = tmp_path / "blocker"
+    blocker.write_text("")
+    assert events.append_event(str(blocker / "index.json"), {"event": "x"}) is None
+    err = capsys.readouterr().err
+    assert err.startswith(f"warning: could not write metrics to {blocker / 'metrics.jsonl'}: ")
