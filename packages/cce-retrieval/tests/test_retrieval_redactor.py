@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cce_retrieval.redactor import redact
+from cce_retrieval.redactor import _redact_private_keys, _scan_value, redact
 
 SPEC_ANCHORS = [
     ('password = "hunter2secret"', 'password = "[REDACTED:SECRET]"'),
@@ -342,3 +344,93 @@ def test_redaction_never_raises_and_is_idempotent_on_arbitrary_text(text: str) -
     once = redact(text)
     assert isinstance(once, str)
     assert redact(once) == once
+
+
+# --- oracles for the two places where the port departs from a literal transcription ----------
+
+_PRIVATE_KEY_ONE_REGEX = re.compile(
+    r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----"
+)
+_KEY_PIECES = st.sampled_from(
+    [
+        "-----BEGIN ",
+        "-----END ",
+        "RSA ",
+        "PRIVATE KEY",
+        "-----",
+        "-",
+        "\n",
+        "A",
+        "x",
+        " ",
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_KEY_PIECES, max_size=25).map("".join))
+def test_private_key_pass_equals_the_single_regex(text: str) -> None:
+    expected = _PRIVATE_KEY_ONE_REGEX.sub("[REDACTED:PRIVATE_KEY]", text)
+    assert _redact_private_keys(text) == expected
+
+
+def test_private_key_pass_is_linear_on_headers_without_footer() -> None:
+    text = "-----BEGIN PRIVATE KEY-----\n" * 20_000
+    assert redact(text) == text
+
+
+def _scan_value_bytes(data: bytes, start: int) -> tuple[int, bytes, bool] | None:
+    """The spec's byte-level value scanner, transcribed literally (end, inner, closed)."""
+    whitespace = b" \t\n\x0c\r"
+    if start >= len(data) or data[start] in whitespace:
+        return None
+    quote = data[start]
+    if quote not in b"\"'`":
+        end = start
+        while end < len(data) and data[end] not in whitespace:
+            end += 1
+        return end, data[start:end], False
+    i = start + 1
+    while i < len(data):
+        byte = data[i]
+        if byte == 0x0A:
+            break
+        if byte == 0x5C:
+            i += 2 if i + 1 < len(data) and data[i + 1] != 0x0A else 1
+            continue
+        if byte == quote:
+            if i + 1 < len(data) and data[i + 1] == quote:
+                i += 2
+                continue
+            if i + 1 >= len(data) or data[i + 1] in whitespace:
+                return i + 1, data[start + 1 : i], True
+            nxt = data[i + 1]
+            if nxt >= 0x80 or chr(nxt).isalnum() or nxt in b"_-":
+                i += 1
+                continue
+            j = i + 1
+            while j < len(data) and data[j] != quote and data[j] not in whitespace:
+                j += 1
+            if j < len(data) and data[j] == quote:
+                i += 1
+                continue
+            return i + 1, data[start + 1 : i], True
+        i += 1
+    return i, data[start + 1 : i], False
+
+
+_SCANNER_PIECES = st.sampled_from(
+    ['"', "'", "`", "\\", "\n", " ", "\t", "\x0b", ",", ".", ")", "a", "_", "-", "é", "€", "😀"]
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(_SCANNER_PIECES, max_size=20).map("".join))
+def test_str_scanner_equals_byte_scanner(text: str) -> None:
+    by_bytes = _scan_value_bytes(text.encode("utf-8"), 0)
+    by_str = _scan_value(text, 0)
+    if by_bytes is None or by_str is None:
+        assert by_bytes is None and by_str is None
+        return
+    end, inner, _quote, closed = by_str
+    assert (len(text[:end].encode("utf-8")), inner.encode("utf-8"), closed) == by_bytes
