@@ -54,32 +54,25 @@ _TOKEN_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     )
 )
 
-# Rust's simple case folding adds one non-ASCII member to two ASCII letters' orbits.
-_EXTRA_CASE_FOLDS = {"k": "\u212a", "s": "\u017f"}
-
-
-def _case_insensitive(word: str) -> str:
-    return "".join(
-        f"[{ch}{ch.upper()}{_EXTRA_CASE_FOLDS.get(ch, '')}]" if ch.isalpha() else ch for ch in word
-    )
-
-
-_KEYWORDS = "|".join(
-    _case_insensitive(keyword)
-    for keyword in (
-        "password",
-        "passwd",
-        "secret[_-]?key",
-        "secret",
-        "api[_-]?key",
-        "access[_-]?key",
-        "auth[_-]?token",
-        "private[_-]?key",
-        "token",
-    )
+# Rust's simple case folding adds one non-ASCII member to two ASCII letters' orbits:
+# U+212A KELVIN SIGN folds with `k`, U+017F LONG S with `s`. Mapping every member of the
+# keywords' orbits to its ASCII lowercase letter (one code point for one, so offsets are
+# kept) lets a plain lowercase pattern find exactly the case-insensitive matches.
+_CASE_FOLD = str.maketrans(
+    {
+        **{chr(upper): chr(upper + 0x20) for upper in range(ord("A"), ord("Z") + 1)},
+        "\u212a": "k",
+        "\u017f": "s",
+    }
+)
+_KEYWORDS = (
+    "password|passwd|secret[_-]?key|secret|api[_-]?key|access[_-]?key|auth[_-]?token"
+    "|private[_-]?key|token"
 )
 _RUST_SPACE = "[" + "".join(f"\\u{ord(ch):04x}" for ch in sorted(RUST_WHITESPACE)) + "]"
 # The leading `\b` is checked in `_assignment_prefixes`; see the module docstring.
+# Searched over the case-folded text (see `_CASE_FOLD`); it starts with literal
+# alternatives, which the regex engine scans for quickly.
 _ASSIGNMENT_PREFIX = re.compile(f"(?:{_KEYWORDS})\\b(?:{_RUST_SPACE}*[:=]{_RUST_SPACE}*)")
 
 _VALUE_WHITESPACE = frozenset(" \t\n\x0c\r")
@@ -124,21 +117,23 @@ def _is_rust_word_char(ch: str) -> bool:
     return any(low <= code <= high for low, high in _ALPHABETIC_SYMBOL_RANGES)
 
 
-def _assignment_prefixes(text: str) -> Iterator[re.Match[str]]:
-    """Non-overlapping, leftmost-first matches of `\\b(keyword)\\b(\\s*[:=]\\s*)`.
+def _assignment_prefixes(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of the non-overlapping, leftmost-first matches of
+    `(?i)\\b(keyword)\\b(\\s*[:=]\\s*)`.
 
     A candidate whose keyword follows a word character is rejected and the search resumes
     one character later, which is what the leading `\\b` does inside the regex engine: the
     boundary depends only on the start position, so every match starting there fails.
     """
+    folded = text.translate(_CASE_FOLD)
     position = 0
-    while (found := _ASSIGNMENT_PREFIX.search(text, position)) is not None:
-        start = found.start()
+    while (found := _ASSIGNMENT_PREFIX.search(folded, position)) is not None:
+        start, end = found.span()
         if start > 0 and _is_rust_word_char(text[start - 1]):
             position = start + 1
             continue
-        yield found
-        position = found.end()
+        yield start, end
+        position = end
 
 
 def _is_glue(ch: str) -> bool:
@@ -217,19 +212,19 @@ def _is_skippable(inner: str) -> bool:
 def _redact_assignments(text: str) -> str:
     pieces: list[str] = []
     cursor = 0
-    for prefix in list(_assignment_prefixes(text)):
-        if prefix.start() < cursor:
+    for start, prefix_end in list(_assignment_prefixes(text)):
+        if start < cursor:
             continue
-        value = _scan_value(text, prefix.end())
+        value = _scan_value(text, prefix_end)
         if value is None:
             continue
         end, inner, quote, closed = value
-        pieces.append(text[cursor : prefix.start()])
+        pieces.append(text[cursor:start])
         if _is_skippable(inner):
-            pieces.append(text[prefix.start() : end])
+            pieces.append(text[start:end])
         else:
             closing = quote if closed else ""
-            pieces.append(f"{prefix.group()}{quote}{_REDACTED_SECRET}{closing}")
+            pieces.append(f"{text[start:prefix_end]}{quote}{_REDACTED_SECRET}{closing}")
         cursor = end
     pieces.append(text[cursor:])
     return "".join(pieces)
