@@ -58,9 +58,13 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def types(session: nox.Session) -> None:
-    """mypy --strict over every package's sources and tests, and this file."""
-    targets = [f"packages/{p}/src" for p in PACKAGES] + ["noxfile.py"]
-    session.run("uv", "run", "--locked", "mypy", "--strict", *targets)
+    """mypy --strict over every package's sources, each package's tests, bench and this file."""
+    sources = [f"packages/{p}/src" for p in PACKAGES]
+    session.run("uv", "run", "--locked", "mypy", "--strict", *sources, "noxfile.py")
+    # Each package's tests have their own conftest.py, so they are checked one package at a time.
+    for package in PACKAGES:
+        session.run("uv", "run", "--locked", "mypy", "--strict", f"packages/{package}/tests")
+    session.run("uv", "run", "--locked", "mypy", "--strict", "bench", env={"MYPYPATH": "bench"})
 
 
 @nox.session

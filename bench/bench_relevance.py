@@ -18,19 +18,20 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from corpus import default_corpus  # noqa: E402
-from queries import make_queries  # noqa: E402
+from corpus import default_corpus
+from queries import make_queries
 
-from cce_cli import harness, render  # noqa: E402
-from cce_fixtures import parse_fixtures  # noqa: E402
-from cce_retrieval.build import build_index  # noqa: E402
-from cce_retrieval.embedder import HashEmbedder  # noqa: E402
+from cce_cli import harness, render
+from cce_fixtures import parse_fixtures
+from cce_retrieval.build import build_index
+from cce_retrieval.embedder import HashEmbedder
+from cce_retrieval.model import Chunk
 
 CASES = 100
 BACKENDS = ("bm25", "vector", "hybrid")
 
 
-def fixture_text(corpus: str, chunks: list) -> str:  # type: ignore[type-arg]
+def fixture_text(corpus: str, chunks: list[Chunk]) -> str:
     lines = [json.dumps({"schema": "cce.relevance/v1", "corpus": corpus})]
     for i, (query, chunk) in enumerate(make_queries(chunks, CASES)):
         anchor = chunk.file_path

@@ -13,16 +13,17 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from corpus import default_corpus  # noqa: E402
-from queries import make_queries  # noqa: E402
+from corpus import default_corpus
+from queries import make_queries
 
-from cce_retrieval.build import build_index  # noqa: E402
-from cce_retrieval.embedder import HashEmbedder  # noqa: E402
-from cce_retrieval.hybrid import bm25_only_search, search, vector_search  # noqa: E402
-from cce_retrieval.tokenizer import tokenize, unique_tokens  # noqa: E402
+from cce_retrieval.build import build_index
+from cce_retrieval.embedder import HashEmbedder
+from cce_retrieval.hybrid import bm25_only_search, search, vector_search
+from cce_retrieval.tokenizer import tokenize, unique_tokens
 
 QUERIES = 200
 TOP_K = 10
@@ -50,7 +51,7 @@ def main() -> int:
     search(index, embedder, workload[0][0], TOP_K, True)
     print(f"warm-up  : {time.perf_counter() - started:.3f}s (derived structures built once)")
 
-    backends = {
+    backends: dict[str, Callable[[str], object]] = {
         "bm25": lambda q: bm25_only_search(index, q, TOP_K),
         "vector": lambda q: vector_search(index, embedder.embed(q), TOP_K),
         "hybrid": lambda q: search(index, embedder, q, TOP_K, True),

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from cce_cli import harness
 from cce_cli.harness import BackendError, Query, parse_backends, run_backend
 from cce_cli.render import RunSummary, render_json

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+
 from cce_cli.cmd_relevance import corpus_path, rust_join, rust_parent
 from cce_cli.main import main
 from cce_retrieval.build import build_index

@@ -10,6 +10,7 @@ import json
 from collections.abc import Sequence
 
 import pytest
+
 from cce_cli.harness import BackendReport, CaseReport, compare_reports
 from cce_cli.render import RunSummary, render_human, render_json
 from cce_metrics import QueryScore, TokenScore, macro_average, score_query, token_average

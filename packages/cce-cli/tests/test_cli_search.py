@@ -12,6 +12,7 @@ from pathlib import Path
 import attrs
 import numpy as np
 import pytest
+
 from cce_cli.cmd_search import ollama_refusal, render_human, render_json, snippet
 from cce_cli.main import main
 from cce_metrics.tokens import estimate_tokens

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+
 from cce_fixtures import Anchor, AnchorError, SearchHit
 
 HitFactory = Callable[[str, str, int, int], SearchHit]

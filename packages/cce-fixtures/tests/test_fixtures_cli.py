@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from cce_fixtures.cli import file_problems, main
 
 _VALID = '{"schema":"cce.relevance/v1"}\n{"query":"a","expected":["auth.py"]}\n'

@@ -17,9 +17,10 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-import cce_fixtures.cli
 import pytest
 import yaml  # type: ignore[import-untyped]
+
+import cce_fixtures.cli
 
 HOOK_ID = "cce-fixtures-validate"
 

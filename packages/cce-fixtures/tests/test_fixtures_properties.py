@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from cce_fixtures import (
     Anchor,
     AnchorError,
@@ -14,8 +17,6 @@ from cce_fixtures import (
     find_problems,
     parse_fixtures,
 )
-from hypothesis import given
-from hypothesis import strategies as st
 
 
 def _check_contract(text: str) -> None:

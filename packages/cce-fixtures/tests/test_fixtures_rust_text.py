@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from cce_fixtures.rust_text import rust_debug_str, rust_lines, rust_trim
 
 

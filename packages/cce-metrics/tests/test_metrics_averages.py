@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from cce_metrics import (
     MacroAverages,
     QueryScore,
@@ -12,8 +15,6 @@ from cce_metrics import (
     score_query,
     token_average,
 )
-from hypothesis import given
-from hypothesis import strategies as st
 
 
 def scored(precision_hits: int, first_rank: int, k: int = 5) -> QueryScore:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from cce_metrics import QueryScore, TokenScore, score_query
 from hypothesis import given
 from hypothesis import strategies as st
+
+from cce_metrics import QueryScore, TokenScore, score_query
 
 
 def judge(result_files: list[str], anchor_files: list[str]) -> list[list[bool]]:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from cce_metrics import LineWeights, Span, TokenScore, estimate_tokens, rust_lines, score_tokens
 from hypothesis import given
 from hypothesis import strategies as st
+
+from cce_metrics import LineWeights, Span, TokenScore, estimate_tokens, rust_lines, score_tokens
 
 UNIFORM = LineWeights.uniform()
 

@@ -7,10 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
-from cce_metrics import TOKENIZER_ID, estimate_tokens, rust_lines, seq_sum
-from cce_metrics.tokens import line_token_estimates
 from hypothesis import given
 from hypothesis import strategies as st
+
+from cce_metrics import TOKENIZER_ID, estimate_tokens, rust_lines, seq_sum
+from cce_metrics.tokens import line_token_estimates
 
 GOLDEN_TOKEN_CORPUS_SHA256 = "d7716035af7021fdc122a7783ffcd4ddadcd38d200cb06f7fd77731d4b503052"
 GOLDEN_TOKEN_CORPUS_COUNTS = [1, 1, 1, 2, 6, 11, 8, 11, 3, 6, 5, 5, 4, 5, 9, 7, 7, 7, 6, 8]

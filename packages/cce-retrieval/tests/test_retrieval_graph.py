@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+
 from cce_retrieval.embedder import HashEmbedder
 from cce_retrieval.graph import ImportGraph, file_stem
 from cce_retrieval.hybrid import search

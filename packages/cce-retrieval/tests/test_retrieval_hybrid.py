@@ -8,6 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from cce_retrieval.build import build_index
 from cce_retrieval.embedder import HashEmbedder
 from cce_retrieval.hybrid import (
@@ -25,8 +28,6 @@ from cce_retrieval.model import Chunk, Index, SearchResult
 from cce_retrieval.numeric import format6, score_key
 from cce_retrieval.text import ascii_lower, rust_split_whitespace
 from cce_retrieval.tokenizer import tokenize, unique_tokens
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 FIXTURE_BASE = (
     Path(__file__).parents[3] / ".." / "shared" / "reference" / "test" / "fixture" / "base"

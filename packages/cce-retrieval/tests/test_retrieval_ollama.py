@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+
 from cce_retrieval.embedder import EmbedError
 from cce_retrieval.ollama import (
     DEFAULT_OLLAMA_MODEL,

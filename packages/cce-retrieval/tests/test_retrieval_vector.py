@@ -6,10 +6,11 @@ import random
 from collections.abc import Sequence
 
 import numpy as np
-from cce_retrieval.numeric import score_key
-from cce_retrieval.vector import VectorIndex
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from cce_retrieval.numeric import score_key
+from cce_retrieval.vector import VectorIndex
 
 
 def scalar_cosine(a: Sequence[float], b: Sequence[float]) -> float:

@@ -9,9 +9,10 @@ from __future__ import annotations
 import math
 
 import pytest
-from cce_stats import ln_gamma, reg_inc_beta, seq_sum, t_two_sided_critical, t_two_sided_p
 from hypothesis import given
 from hypothesis import strategies as st
+
+from cce_stats import ln_gamma, reg_inc_beta, seq_sum, t_two_sided_critical, t_two_sided_p
 
 # harness.md §6.5: repr of t₀.₀₅ for df 1..30, identical to the Rust reference's output.
 T_CRITICAL_05 = {

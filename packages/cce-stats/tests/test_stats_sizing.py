@@ -5,14 +5,15 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from cce_stats import (
     MAX_SAMPLE_SIZE,
     minimum_detectable_effect,
     required_sample_size,
     t_two_sided_critical,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 
 def linear_scan_sample_size(sd: float, delta: float, alpha: float, power: float) -> int:

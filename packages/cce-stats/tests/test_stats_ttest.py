@@ -6,9 +6,10 @@ import dataclasses
 import math
 
 import pytest
-from cce_stats import PairedTTest, paired_t_test
 from hypothesis import given
 from hypothesis import strategies as st
+
+from cce_stats import PairedTTest, paired_t_test
 
 
 def test_result_is_a_frozen_slotted_value() -> None:

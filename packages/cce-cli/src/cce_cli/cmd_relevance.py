@@ -16,6 +16,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from cce_cli import harness, render
+from cce_cli.errors import CliError
 from cce_fixtures import FixtureError, FixtureSet, decode_fixture_bytes, parse_fixtures
 from cce_retrieval.build import BuildError, build_index
 from cce_retrieval.embedder import HashEmbedder
@@ -23,9 +25,6 @@ from cce_retrieval.hybrid import QueryEmbedder
 from cce_retrieval.model import Index
 from cce_retrieval.ollama import OllamaEmbedder
 from cce_retrieval.store import StoreError, describe_os_error, load_index
-
-from cce_cli import harness, render
-from cce_cli.errors import CliError
 
 __all__ = ["configure", "corpus_path", "run", "rust_join", "rust_parent"]
 

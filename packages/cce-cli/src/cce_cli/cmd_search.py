@@ -19,6 +19,8 @@ import sys
 import time
 from collections.abc import Sequence
 
+from cce_cli.errors import CliError
+from cce_cli.events import append_event
 from cce_metrics.tokens import estimate_tokens
 from cce_retrieval.embedder import HashEmbedder
 from cce_retrieval.hybrid import QueryEmbedder, search
@@ -27,9 +29,6 @@ from cce_retrieval.numeric import format6
 from cce_retrieval.ollama import OllamaEmbedder
 from cce_retrieval.store import StoreError, default_store_path, load_index
 from cce_retrieval.text import rust_trim
-
-from cce_cli.errors import CliError
-from cce_cli.events import append_event
 
 DEFAULT_TOP_K = 10
 LOW_CONFIDENCE_THRESHOLD = 0.30

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Final
 
 import attrs
+
 from cce_fixtures import Anchor, Case, FixtureSet
 from cce_metrics import (
     LineWeights,

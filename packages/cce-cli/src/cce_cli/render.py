@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 import attrs
-from cce_metrics import QueryScore, TokenAverages, TokenScore
-from cce_retrieval.numeric import format6, format6_signed
 
 from cce_cli.harness import COMPARED_METRICS, BackendReport, Comparison
+from cce_metrics import QueryScore, TokenAverages, TokenScore
+from cce_retrieval.numeric import format6, format6_signed
 
 __all__ = ["REPORT_SCHEMA", "RunSummary", "render_compare", "render_human", "render_json"]
 
