@@ -176,22 +176,17 @@ class Bm25Index:
         `query_terms` should be the unique query tokens in first-occurrence order
         (`unique_tokens`); that order is the summation order of every document's score.
         """
-        touched = np.zeros(self.n_docs, dtype=np.bool_)
-        any_hit = False
         scores = np.zeros(self.n_docs, dtype=np.float64)
         for term in query_terms:
             span = self._span(term)
             if span is None:
                 continue
-            docs = self._posting_docs[span[0] : span[1]]
             # Each document appears at most once per posting, so this fancy-indexed += adds
             # exactly one term contribution per document, in query-term order.
-            scores[docs] += self._contribution(term, *span)
-            touched[docs] = True
-            any_hit = True
-        if not any_hit:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-        docs_hit = np.flatnonzero(touched).astype(np.int64)
+            scores[self._posting_docs[span[0] : span[1]]] += self._contribution(term, *span)
+        # Every contribution is > 0 (idf > 0 and f > 0), so the touched documents are
+        # exactly the non-zero scores.
+        docs_hit = np.flatnonzero(scores).astype(np.int64)
         return docs_hit, scores[docs_hit]
 
     def rank(
@@ -202,10 +197,11 @@ class Bm25Index:
         `limit` returns only the first `limit` entries (the same prefix, computed faster).
         """
         docs, scores = self.raw_scores(query_terms)
-        keys = score_keys(scores)
-        keep = keys > 0
-        docs, scores, keys = docs[keep], scores[keep], keys[keep]
-        order = top_order(keys, self._id_ranks[docs], limit)
+        # score_key(s) > 0 exactly when s * 1e6 rounds to at least 1, i.e. s * 1e6 >= 0.5;
+        # filtering on that first keeps the rounding work to the documents that survive.
+        keep = scores * 1_000_000.0 >= 0.5
+        docs, scores = docs[keep], scores[keep]
+        order = top_order(score_keys(scores), self._id_ranks[docs], limit)
         return docs[order], scores[order]
 
     def score(self, query_terms: Sequence[str]) -> list[tuple[int, float]]:
