@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections.abc import Sequence
 from typing import Any
 
 from cce_cli import harness, render
 from cce_cli.errors import CliError
+from cce_cli.output import write_stdout
 from cce_fixtures import FixtureError, FixtureSet, decode_fixture_bytes, parse_fixtures
 from cce_retrieval.build import BuildError, build_index
 from cce_retrieval.embedder import HashEmbedder
@@ -182,17 +182,6 @@ def _choose_backends(args: argparse.Namespace) -> tuple[str, ...]:
     return harness.BACKEND_NAMES
 
 
-def _write_stdout(text: str) -> None:
-    """Write the whole rendering at once, as UTF-8 whatever the locale says."""
-    buffer = getattr(sys.stdout, "buffer", None)
-    if buffer is None:
-        sys.stdout.write(text)
-    else:
-        sys.stdout.flush()
-        buffer.write(text.encode("utf-8"))
-    sys.stdout.flush()
-
-
 def run(args: argparse.Namespace) -> int:
     """Evaluate, render and print; every user-facing failure raises CliError."""
     fixture_set = _read_fixtures(str(args.fixtures))
@@ -207,5 +196,5 @@ def run(args: argparse.Namespace) -> int:
     reports = harness.evaluate(index, embedder, fixture_set, backends)
     comparison = harness.compare_reports(reports[0], reports[1]) if args.compare else None
     summary = render.RunSummary(display, index.embedder, reports, comparison)
-    _write_stdout(render.render_json(summary) if args.json else render.render_human(summary))
+    write_stdout(render.render_json(summary) if args.json else render.render_human(summary))
     return 0

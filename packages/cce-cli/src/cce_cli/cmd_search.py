@@ -15,12 +15,12 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 import time
 from collections.abc import Sequence
 
 from cce_cli.errors import CliError
 from cce_cli.events import append_event
+from cce_cli.output import write_stdout
 from cce_metrics.tokens import estimate_tokens
 from cce_retrieval.embedder import HashEmbedder
 from cce_retrieval.hybrid import QueryEmbedder, search
@@ -168,17 +168,6 @@ def search_event(
     }
 
 
-def _write_stdout(text: str) -> None:
-    """Write UTF-8 bytes whatever the locale, so output is byte-identical everywhere."""
-    buffer = getattr(sys.stdout, "buffer", None)
-    if buffer is None:
-        sys.stdout.write(text)
-    else:
-        sys.stdout.flush()
-        buffer.write(text.encode("utf-8"))
-    sys.stdout.flush()
-
-
 def run(args: argparse.Namespace) -> int:
     store_path = resolve_store_path(args.store, args.dir)
     try:
@@ -195,5 +184,5 @@ def run(args: argparse.Namespace) -> int:
         record = search_event(index, args.query, args.top_k, graph_enabled, results, latency_ms)
         query_id = append_event(store_path, record)
     render = render_json if args.json else render_human
-    _write_stdout(render(results, query_id))
+    write_stdout(render(results, query_id))
     return 0
