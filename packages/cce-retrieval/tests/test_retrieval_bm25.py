@@ -13,8 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rank_bm25 import BM25Okapi
 
-from cce_retrieval.bm25 import Bm25Index, id_order_ranks, score_keys, top_order
+from cce_retrieval.bm25 import Bm25Index
 from cce_retrieval.numeric import format6, rhaz, score_key
+from cce_retrieval.ranking import id_order_ranks, score_keys, top_order
 from cce_retrieval.tokenizer import tokenize, unique_tokens
 
 FIXTURE_BASE = (

@@ -19,55 +19,12 @@ from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
-import numpy.typing as npt
 
+from cce_retrieval.ranking import FloatArray, IntArray, id_order_ranks, score_keys, top_order
 from cce_retrieval.tokenizer import tokenize
 
 BM25_K1 = 1.2
 BM25_B = 0.75
-
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
-
-
-def score_keys(values: FloatArray) -> IntArray:
-    """Vectorised `numeric.score_key` for finite values: round half away from zero of x * 1e6."""
-    scaled = values * 1_000_000.0
-    magnitude = np.abs(scaled)
-    floor = np.floor(magnitude)
-    rounded = np.where((magnitude - floor) >= 0.5, floor + 1.0, floor)
-    return np.copysign(rounded, scaled).astype(np.int64)
-
-
-def id_order_ranks(chunk_ids: Sequence[str]) -> IntArray:
-    """Position of each document in (chunk_id asc, store order) order: the tie-break key.
-
-    Sorting by this rank equals a stable sort by chunk id, so duplicate ids fall back to
-    store order (spec §8.14).
-    """
-    order = sorted(range(len(chunk_ids)), key=chunk_ids.__getitem__)
-    ranks = np.empty(len(chunk_ids), dtype=np.int64)
-    ranks[np.asarray(order, dtype=np.int64)] = np.arange(len(chunk_ids), dtype=np.int64)
-    return ranks
-
-
-def top_order(keys: IntArray, id_ranks: IntArray, limit: int | None = None) -> IntArray:
-    """Positions of `keys` ordered by key desc, then id rank asc; only the first `limit`.
-
-    With a limit, a linear-time partition first keeps every position whose key reaches
-    the limit-th best key (all boundary ties included), so the full sort runs on a few
-    hundred entries instead of the whole corpus; the result is the same prefix.
-    """
-    n = len(keys)
-    if limit is not None and limit <= 0:
-        return np.zeros(0, dtype=np.int64)
-    if limit is None or limit >= n:
-        return np.lexsort((id_ranks, -keys)).astype(np.int64)
-    negated = -keys
-    threshold = np.partition(negated, limit - 1)[limit - 1]
-    near = np.flatnonzero(negated <= threshold)
-    order = near[np.lexsort((id_ranks[near], negated[near]))]
-    return order[:limit].astype(np.int64)
 
 
 class Bm25Index:
@@ -106,8 +63,13 @@ class Bm25Index:
         self._contributions: dict[int, FloatArray] = {}
 
     @classmethod
-    def build(cls, contents: Sequence[str], chunk_ids: Sequence[str]) -> Bm25Index:
+    def build(
+        cls, contents: Sequence[str], chunk_ids: Sequence[str], id_ranks: IntArray | None = None
+    ) -> Bm25Index:
         """Tokenise every document once (store order) and lay out the postings flat.
+
+        `id_ranks` (from `id_order_ranks(chunk_ids)`) may be passed when the caller already
+        has them, so an index's chunk ids are sorted once for all of its rankings.
 
         Per document only a `Counter` runs in Python; assigning term ids and grouping the
         (term, document, count) triples into postings is done by numpy in one stable sort.
@@ -140,28 +102,28 @@ class Bm25Index:
             np.asarray(flat_counts, dtype=np.float64)[order],
             lengths.astype(np.float64),
             avgdl,
-            id_order_ranks(chunk_ids),
+            id_order_ranks(chunk_ids) if id_ranks is None else id_ranks,
         )
 
-    def _span(self, term: str) -> tuple[int, int] | None:
+    def _span(self, term: str) -> tuple[int, int, int] | None:
+        """(term id, first, end) of `term`'s postings, or None for an unknown term."""
         term_id = self._term_ids.get(term)
         if term_id is None:
             return None
-        return int(self._offsets[term_id]), int(self._offsets[term_id + 1])
+        return term_id, int(self._offsets[term_id]), int(self._offsets[term_id + 1])
 
     def df(self, term: str) -> int:
         """Number of documents containing `term` at least once."""
         span = self._span(term)
-        return 0 if span is None else span[1] - span[0]
+        return 0 if span is None else span[2] - span[1]
 
     def idf(self, term: str) -> float:
         """Lucene's non-negative idf: ln(1 + (N - n + 0.5) / (n + 0.5))."""
         n_q = float(self.df(term))
         return math.log(1.0 + (float(self.n_docs) - n_q + 0.5) / (n_q + 0.5))
 
-    def _contribution(self, term: str, start: int, end: int) -> FloatArray:
+    def _contribution(self, term: str, term_id: int, start: int, end: int) -> FloatArray:
         """Each posting's term score idf * (f * (K1 + 1)) / (f + norm), cached per term."""
-        term_id = self._term_ids[term]
         cached = self._contributions.get(term_id)
         if cached is None:
             freqs = self._posting_freqs[start:end]
@@ -183,7 +145,8 @@ class Bm25Index:
                 continue
             # Each document appears at most once per posting, so this fancy-indexed += adds
             # exactly one term contribution per document, in query-term order.
-            scores[self._posting_docs[span[0] : span[1]]] += self._contribution(term, *span)
+            _, start, end = span
+            scores[self._posting_docs[start:end]] += self._contribution(term, *span)
         # Every contribution is > 0 (idf > 0 and f > 0), so the touched documents are
         # exactly the non-zero scores.
         docs_hit = np.flatnonzero(scores).astype(np.int64)

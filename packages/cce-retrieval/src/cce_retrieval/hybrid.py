@@ -14,7 +14,7 @@ shared by every query), `is_code_lookup`, `file_hints`, `rrf`, `rank_core`,
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 import attrs
@@ -23,9 +23,10 @@ from cce_retrieval.bm25 import Bm25Index
 from cce_retrieval.graph import ImportGraph
 from cce_retrieval.model import Index, SearchResult
 from cce_retrieval.numeric import score_key
+from cce_retrieval.ranking import FloatArray, id_order_ranks
 from cce_retrieval.text import ascii_lower, rust_split_whitespace
 from cce_retrieval.tokenizer import tokenize, unique_tokens
-from cce_retrieval.vector import FloatArray, VectorIndex
+from cce_retrieval.vector import VectorIndex
 
 RRF_K = 60.0
 CONFIDENCE_WEIGHT = 0.5
@@ -64,8 +65,9 @@ class RetrievalIndex:
     def __init__(self, index: Index) -> None:
         chunks = index.chunks
         chunk_ids = [c.chunk_id for c in chunks]
-        self.bm25 = Bm25Index.build([c.content for c in chunks], chunk_ids)
-        self.vectors = VectorIndex(index.embeddings, chunk_ids)
+        id_ranks = id_order_ranks(chunk_ids)
+        self.bm25 = Bm25Index.build([c.content for c in chunks], chunk_ids, id_ranks)
+        self.vectors = VectorIndex(index.embeddings, chunk_ids, id_ranks)
         self.graph = ImportGraph.build([c.file_path for c in chunks], index.file_imports)
         self.chunks_by_file: dict[str, list[int]] = {}
         for i, chunk in enumerate(chunks):
@@ -102,10 +104,15 @@ def retrieval_index(index: Index) -> RetrievalIndex:
     return derived
 
 
-def is_code_lookup(query: str) -> bool:
-    """Intent rule of §8.2: keyword token, code file extension, or lookup phrase."""
+def is_code_lookup(query: str, query_tokens: Iterable[str] | None = None) -> bool:
+    """Intent rule of §8.2: keyword token, code file extension, or lookup phrase.
+
+    `query_tokens` may carry the query's tokens when the caller already has them
+    (`tokenize` lowercases, so they are the tokens of the lowercased query too).
+    """
     low = ascii_lower(query)
-    if not _CODE_LOOKUP_KEYWORDS.isdisjoint(tokenize(low)):
+    tokens = tokenize(low) if query_tokens is None else query_tokens
+    if not _CODE_LOOKUP_KEYWORDS.isdisjoint(tokens):
         return True
     for ext in _CODE_EXTENSIONS:
         needle = "." + ext
@@ -143,11 +150,19 @@ def _clamp_unit(x: float) -> float:
 
 def rank_core(index: Index, qvec: Sequence[float], query: str, top_k: int) -> list[SearchResult]:
     """§8.1–§8.11: the capped, sorted hybrid list (ranks left at 0, scores raw)."""
+    return _rank_core(index, qvec, query, top_k)[0]
+
+
+def _rank_core(
+    index: Index, qvec: Sequence[float], query: str, top_k: int
+) -> tuple[list[SearchResult], FloatArray | None]:
+    """`rank_core`, plus every chunk's cosine (None when none was computed) for reuse."""
     chunks = index.chunks
-    if not tokenize(query) or not chunks:
-        return []
+    query_terms = unique_tokens(query)
+    if not query_terms or not chunks:
+        return [], None
     derived = retrieval_index(index)
-    fts_weight = FTS_BOOST_CODE_LOOKUP if is_code_lookup(query) else 1.0
+    fts_weight = FTS_BOOST_CODE_LOOKUP if is_code_lookup(query, query_terms) else 1.0
     candidate_limit = top_k * CANDIDATE_MULTIPLIER
 
     vector_ranks: dict[int, int] = {}
@@ -158,7 +173,6 @@ def rank_core(index: Index, qvec: Sequence[float], query: str, top_k: int) -> li
         for r, idx in enumerate(order.tolist()):
             vector_ranks[idx] = r
 
-    query_terms = unique_tokens(query)
     bm25_docs, _ = derived.bm25.rank(query_terms, candidate_limit)
     fts_ranks = {idx: r for r, idx in enumerate(bm25_docs.tolist())}
 
@@ -201,13 +215,20 @@ def rank_core(index: Index, qvec: Sequence[float], query: str, top_k: int) -> li
         if held < MAX_CHUNKS_PER_FILE:
             per_file[path] = held + 1
             kept.append(SearchResult.from_chunk(chunks[idx], final))
-    return kept
+    return kept, cos_by_idx
 
 
 def expand_graph(
-    index: Index, qvec: Sequence[float], results: Sequence[SearchResult]
+    index: Index,
+    qvec: Sequence[float],
+    results: Sequence[SearchResult],
+    cosines: FloatArray | None = None,
 ) -> list[SearchResult]:
-    """§8.13: `results` plus up to 2 chunks from each of up to 2 neighbour files, appended."""
+    """§8.13: `results` plus up to 2 chunks from each of up to 2 neighbour files, appended.
+
+    `cosines` may carry every chunk's cosine with `qvec` when ranking already computed
+    them (`search_with_vector` passes them on), so the corpus is not scanned twice.
+    """
     expanded = list(results)
     if not results:
         return expanded
@@ -221,7 +242,7 @@ def expand_graph(
                 neighbours.append(neighbour)
     if not neighbours:
         return expanded
-    cos_by_idx = derived.cosines(qvec)
+    cos_by_idx = derived.cosines(qvec) if cosines is None else cosines
     existing = {(r.file_path, r.start_line, r.end_line) for r in results}
     for neighbour in neighbours[:GRAPH_MAX_BONUS_FILES]:
         file_chunks = [
@@ -250,9 +271,9 @@ def search_with_vector(
     index: Index, qvec: Sequence[float], query: str, top_k: int, graph_enabled: bool
 ) -> list[SearchResult]:
     """`search` with the query vector already computed (the harness embeds once per query)."""
-    results = rank_core(index, qvec, query, top_k)
+    results, cosines = _rank_core(index, qvec, query, top_k)
     if graph_enabled:
-        results = expand_graph(index, qvec, results)
+        results = expand_graph(index, qvec, results, cosines)
     return _numbered(results)
 
 
@@ -266,9 +287,10 @@ def search(
 
 def bm25_only_search(index: Index, query: str, top_k: int) -> list[SearchResult]:
     """§6.5: BM25 alone; raw sums as scores, no penalty, cap or graph; ranks 1..n."""
-    if not tokenize(query) or not index.chunks or top_k <= 0:
+    query_terms = unique_tokens(query)
+    if not query_terms or not index.chunks or top_k <= 0:
         return []
-    docs, scores = retrieval_index(index).bm25.rank(unique_tokens(query), top_k)
+    docs, scores = retrieval_index(index).bm25.rank(query_terms, top_k)
     return [
         SearchResult.from_chunk(index.chunks[idx], score, rank=r + 1)
         for r, (idx, score) in enumerate(zip(docs.tolist(), scores.tolist(), strict=True))

@@ -17,19 +17,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import numpy.typing as npt
 
-from cce_retrieval.bm25 import id_order_ranks, score_keys, top_order
 from cce_retrieval.model import FloatMatrix
-
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
+from cce_retrieval.ranking import FloatArray, IntArray, id_order_ranks, score_keys, top_order
 
 
 class VectorIndex:
     """The embeddings of one corpus, transposed for exact per-dimension accumulation."""
 
-    def __init__(self, embeddings: FloatMatrix, chunk_ids: Sequence[str]) -> None:
+    def __init__(
+        self,
+        embeddings: FloatMatrix,
+        chunk_ids: Sequence[str],
+        id_ranks: IntArray | None = None,
+    ) -> None:
         n_chunks = len(chunk_ids)
         if embeddings.ndim != 2 or embeddings.shape[0] != n_chunks:
             # A zero-chunk index (or one built without vectors) has nothing to multiply.
@@ -37,7 +38,7 @@ class VectorIndex:
         self.n_chunks = n_chunks
         self.dim = int(embeddings.shape[1])
         self._by_dimension = np.ascontiguousarray(embeddings.T, dtype=np.float64)
-        self._id_ranks = id_order_ranks(chunk_ids)
+        self._id_ranks = id_order_ranks(chunk_ids) if id_ranks is None else id_ranks
 
     def cosines(self, qvec: Sequence[float]) -> FloatArray:
         """`cosine(qvec, chunk_embedding)` for every chunk, in store order, bit-exact.

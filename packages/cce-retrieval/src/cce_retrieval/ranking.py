@@ -1,0 +1,58 @@
+"""Vectorised ranking order shared by BM25 and cosine ranking (retrieval spec §2.3, §6.4, §7).
+
+Why it exists: both single-signal rankings sort by the 6-decimal rounded score
+(`numeric.score_key`) descending, then chunk id ascending, with store order as the last
+resort; over tens of thousands of chunks that has to be numpy, not a Python sort. This
+module owns the vectorised `score_key`, the chunk-id tie-break ranks (computed once per
+index) and the partial top-k ordering.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+
+def score_keys(values: FloatArray) -> IntArray:
+    """Vectorised `numeric.score_key` for finite values: round half away from zero of x * 1e6."""
+    scaled = values * 1_000_000.0
+    magnitude = np.abs(scaled)
+    floor = np.floor(magnitude)
+    rounded = np.where((magnitude - floor) >= 0.5, floor + 1.0, floor)
+    return np.copysign(rounded, scaled).astype(np.int64)
+
+
+def id_order_ranks(chunk_ids: Sequence[str]) -> IntArray:
+    """Position of each document in (chunk_id asc, store order) order: the tie-break key.
+
+    Sorting by this rank equals a stable sort by chunk id, so duplicate ids fall back to
+    store order (spec §8.14).
+    """
+    order = sorted(range(len(chunk_ids)), key=chunk_ids.__getitem__)
+    ranks = np.empty(len(chunk_ids), dtype=np.int64)
+    ranks[np.asarray(order, dtype=np.int64)] = np.arange(len(chunk_ids), dtype=np.int64)
+    return ranks
+
+
+def top_order(keys: IntArray, id_ranks: IntArray, limit: int | None = None) -> IntArray:
+    """Positions of `keys` ordered by key desc, then id rank asc; only the first `limit`.
+
+    With a limit, a linear-time partition first keeps every position whose key reaches
+    the limit-th best key (all boundary ties included), so the full sort runs on a few
+    hundred entries instead of the whole corpus; the result is the same prefix.
+    """
+    n = len(keys)
+    if limit is not None and limit <= 0:
+        return np.zeros(0, dtype=np.int64)
+    if limit is None or limit >= n:
+        return np.lexsort((id_ranks, -keys)).astype(np.int64)
+    negated = -keys
+    threshold = np.partition(negated, limit - 1)[limit - 1]
+    near = np.flatnonzero(negated <= threshold)
+    order = near[np.lexsort((id_ranks[near], negated[near]))]
+    return order[:limit].astype(np.int64)
