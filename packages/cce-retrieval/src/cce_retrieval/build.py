@@ -14,11 +14,10 @@ from collections.abc import Sequence
 from typing import Final
 
 import attrs
-import numpy as np
 
 from cce_metrics import estimate_tokens
 from cce_retrieval.chunker import chunk_file
-from cce_retrieval.embedder import EMBED_DIM, Embedder, EmbedError, HashEmbedder
+from cce_retrieval.embedder import Embedder, EmbedError, HashEmbedder
 from cce_retrieval.model import Chunk, FloatMatrix, Index
 from cce_retrieval.redactor import redact
 from cce_retrieval.store import embedding_matrix
@@ -66,9 +65,7 @@ def embed_contents(
 ) -> tuple[FloatMatrix, list[int] | None]:
     """Embed chunk contents in order: the (n, dim) matrix and ragged lengths if any."""
     if isinstance(embedder, HashEmbedder):
-        if not contents:
-            return np.zeros((0, EMBED_DIM), dtype=np.float64), None
-        return np.asarray(embedder.embed_matrix(list(contents)), dtype=np.float64), None
+        return embedder.embed_matrix(contents), None
     return embedding_matrix(_embed_in_batches(embedder, contents))
 
 

@@ -53,11 +53,14 @@ def chunk_id(file_path: str, start_line: int, end_line: int, content: bytes) -> 
     return digest.hexdigest()[:16]
 
 
-def _module_chunk(rel_path: str, text: str, language: str) -> Chunk:
+def _module_chunk(rel_path: str, text: str, language: str, source: bytes | None = None) -> Chunk:
+    """The whole-file fallback chunk; `source` is `text` as UTF-8 when the caller has it."""
     # Only 0x0A ends a line here: a trailing newline adds a line, CR alone never does.
     end_line = text.count("\n") + 1
     return Chunk(
-        chunk_id=chunk_id(rel_path, 1, end_line, text.encode("utf-8")),
+        chunk_id=chunk_id(
+            rel_path, 1, end_line, text.encode("utf-8") if source is None else source
+        ),
         file_path=rel_path,
         start_line=1,
         end_line=end_line,
@@ -133,17 +136,17 @@ def _in_preorder(nodes: list[Node]) -> list[Node] | None:
     an ancestor and descendant with the same span need the depth, and a zero-width node
     could sort after a sibling starting at the same byte: then the caller walks instead.
     """
-    keyed: list[tuple[int, int, int, Node]] = []
+    keyed: list[tuple[int, int, Node]] = []
     for node in nodes:
         start, end = node.start_byte, node.end_byte
         if start == end:
             return None
-        keyed.append((start, -end, 0, node))
+        keyed.append((start, -end, node))
     keyed.sort(key=lambda item: (item[0], item[1]))
     for index in range(1, len(keyed)):
         if keyed[index][:2] == keyed[index - 1][:2]:
             return sorted(nodes, key=lambda node: (node.start_byte, -node.end_byte, _depth(node)))
-    return [item[3] for item in keyed]
+    return [item[2] for item in keyed]
 
 
 def preorder_matches_by_query(
@@ -193,7 +196,9 @@ def chunk_file(rel_path: str, text: str) -> FileChunks:
     chunk_nodes, import_nodes = matches
     imports = imports_from_nodes(pack.name, import_nodes, source)
     if not chunk_nodes:
-        return FileChunks(chunks=(_module_chunk(rel_path, text, pack.name),), imports=imports)
+        return FileChunks(
+            chunks=(_module_chunk(rel_path, text, pack.name, source),), imports=imports
+        )
     chunks = tuple(
         _chunk_from_node(
             rel_path,

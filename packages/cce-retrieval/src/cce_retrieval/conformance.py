@@ -17,12 +17,12 @@ CONFORMANCE_SPEC_VERSION: Final = "2.0"
 IMPL_LANGUAGE: Final = "python"
 
 
-def conformance_document(index: Index, impl_language: str = IMPL_LANGUAGE) -> str:
+def conformance_document(index: Index) -> str:
     """Pretty JSON (2-space indent) of the sorted chunk table, plus one trailing newline."""
     ordered = sorted(index.chunks, key=lambda c: (c.file_path, c.start_line, c.chunk_id))
     document = {
         "spec_version": CONFORMANCE_SPEC_VERSION,
-        "impl_language": impl_language,
+        "impl_language": IMPL_LANGUAGE,
         "chunks": [
             {
                 "file_path": chunk.file_path,

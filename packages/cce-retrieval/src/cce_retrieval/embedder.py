@@ -19,7 +19,7 @@ from typing import Final, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from cce_retrieval.tokenizer import tokenize
+from cce_retrieval.tokenizer import tokenize_bytes
 
 EMBED_DIM: Final = 256
 """Length of every hash embedding."""
@@ -74,19 +74,7 @@ class _SignedBucketMemo(dict[bytes, int]):
         return code
 
 
-_WORD_BYTES: Final = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz")
-# One C-speed pass turns the tokenizer's rule into bytes.split(): word bytes stay (A-Z
-# lowercased), every other byte becomes a space.
-_TOKEN_BYTES_TABLE: Final = bytes(
-    (byte | 0x20 if 0x41 <= byte <= 0x5A else byte) if byte in _WORD_BYTES else 0x20
-    for byte in range(256)
-)
 _MATRIX_BATCH_BYTES: Final = 1 << 24
-
-
-def _token_bytes(data: bytes) -> list[bytes]:
-    """`tokenize` over UTF-8 bytes, returning the (ASCII) tokens as bytes."""
-    return data.translate(_TOKEN_BYTES_TABLE).split()
 
 
 class HashEmbedder:
@@ -107,8 +95,8 @@ class HashEmbedder:
         """The unit-norm (or all-zero) 256-float vector of `text`."""
         counts = [0] * (2 * EMBED_DIM)
         codes = self._codes
-        for token in tokenize(text):
-            counts[codes[token.encode("ascii")]] += 1
+        for token in tokenize_bytes(text.encode("utf-8", "surrogatepass")):
+            counts[codes[token]] += 1
         buckets = [counts[i] - counts[i + EMBED_DIM] for i in range(EMBED_DIM)]
         # The sum of squares is an exact integer, so int arithmetic equals Rust's f64 loop.
         norm = math.sqrt(float(sum(bucket * bucket for bucket in buckets)))
@@ -133,7 +121,7 @@ class HashEmbedder:
                 data = texts[end].encode("utf-8")
                 batch_bytes += len(data)
                 before = len(codes)
-                codes.extend(map(self._codes.__getitem__, _token_bytes(data)))
+                codes.extend(map(self._codes.__getitem__, tokenize_bytes(data)))
                 token_counts.append(len(codes) - before)
                 end += 1
             matrix[first:end] = self._signed_sums(codes, token_counts)

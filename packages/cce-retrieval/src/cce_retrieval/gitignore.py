@@ -30,9 +30,7 @@ import re
 
 import attrs
 
-from cce_retrieval.text import RUST_WHITESPACE
-
-_RUST_WHITESPACE_CHARS = "".join(sorted(RUST_WHITESPACE))
+from cce_retrieval.text import rust_trim_end
 
 
 class GlobError(ValueError):
@@ -320,7 +318,7 @@ def parse_gitignore_line(line: str) -> GitignorePattern | None:
     if line.startswith("#"):
         return None
     if not line.endswith("\\ "):
-        line = line.rstrip(_RUST_WHITESPACE_CHARS)
+        line = rust_trim_end(line)
     if not line:
         return None
     original = line

@@ -41,11 +41,6 @@ def score_key(x: float) -> int:
     return _saturating_i64(rhaz(x * 1_000_000.0))
 
 
-def round6(x: float) -> float:
-    """`rhaz(x * 1e6) / 1e6`; not used for ranking, only where the reference rounds values."""
-    return rhaz(x * 1e6) / 1e6
-
-
 def format6(x: float) -> str:
     """Fixed 6 decimals, half away from zero; never prints `-0.000000`."""
     scaled = _saturating_i64(rhaz(abs(x) * 1_000_000.0))

@@ -158,10 +158,8 @@ class OllamaEmbedder:
         """One text; the empty text is `[]` without any request."""
         if not text:
             return []
-        vectors = self.try_embed_batch([text])
-        if not vectors:
-            raise EmbedError("ollama returned no embedding")
-        return vectors[0]
+        # `_post` guarantees exactly one vector per input.
+        return self.try_embed_batch([text])[0]
 
     def embed(self, text: str) -> list[float]:
         """Query-time embedding that never raises: on failure warn on stderr, return `[]`."""

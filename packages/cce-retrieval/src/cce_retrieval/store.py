@@ -27,6 +27,8 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
+from cce_metrics import TOKENIZER_ID
+from cce_retrieval.embedder import EMBED_DIM
 from cce_retrieval.model import Chunk, FloatMatrix, Index
 from cce_retrieval.packs import PACK_SET
 
@@ -35,8 +37,6 @@ ENGINE_VERSION: Final = "2.9.0"
 FINGERPRINT_SCHEMA: Final = "cce.fingerprint/v1"
 BLOCK_NESTING_LIMIT: Final = 192
 MARKDOWN_SECTION_TOKENS: Final = 400
-HASH_EMBED_DIM: Final = 256
-TOKENIZER_ID: Final = "cce.tokens/v1"
 
 _temp_sequence = itertools.count()
 
@@ -598,7 +598,7 @@ def fingerprint_path(store_path: str) -> str:
 def embed_dim(index: Index) -> int:
     """256 for the hash embedder; else the length of the first non-empty embedding, or 0."""
     if index.embedder == "hash":
-        return HASH_EMBED_DIM
+        return EMBED_DIM
     for length in _embedding_lengths(index):
         if length:
             return length

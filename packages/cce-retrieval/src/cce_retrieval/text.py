@@ -34,6 +34,11 @@ def rust_trim_start(text: str) -> str:
     return text.lstrip(_RUST_WHITESPACE_CHARS)
 
 
+def rust_trim_end(text: str) -> str:
+    """Strip Rust `White_Space` characters from the end (Rust `str::trim_end`)."""
+    return text.rstrip(_RUST_WHITESPACE_CHARS)
+
+
 def rust_split_whitespace(text: str) -> list[str]:
     """Split on runs of Rust `White_Space`, dropping empty pieces (`split_whitespace`)."""
     pieces: list[str] = []

@@ -26,6 +26,11 @@ def _word_byte_table() -> bytes:
 _WORD_BYTES = _word_byte_table()
 
 
+def tokenize_bytes(data: bytes) -> list[bytes]:
+    """Tokens of UTF-8 `data` as ASCII bytes (the hash embedder hashes these directly)."""
+    return data.translate(_WORD_BYTES).split()
+
+
 def tokenize(text: str) -> list[str]:
     """Tokens of `text` left to right, ASCII-lowercased, duplicates kept."""
     return text.encode("utf-8", "surrogatepass").translate(_WORD_BYTES).decode("ascii").split()
