@@ -130,8 +130,7 @@ def bench(session: nox.Session) -> None:
     pass a directory after `--` to benchmark another corpus.
     """
     for script in ("bench/bench_index.py", "bench/bench_search.py", "bench/bench_relevance.py"):
-        if os.path.exists(script):
-            session.run("uv", "run", "--locked", "python", script, *session.posargs)
+        session.run("uv", "run", "--locked", "python", script, *session.posargs)
 
 
 @nox.session

@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from corpus import default_corpus
 
-from cce_retrieval.build import embed_contents
+from cce_retrieval.build import build_index, embed_contents
 from cce_retrieval.chunker import chunk_file
 from cce_retrieval.embedder import HashEmbedder
 from cce_retrieval.model import Chunk
@@ -47,7 +47,6 @@ def line(phase: str, files: int, chunks: int, seconds: float) -> str:
 
 
 def bench(corpus: str) -> bool:
-    from cce_retrieval.build import build_index
 
     print(f"corpus: {corpus}")
     walked, walk_s = timed(lambda: walk(corpus, True))

@@ -56,7 +56,7 @@ def main() -> int:
     reports = harness.evaluate(index, embedder, fixture_set, BACKENDS)
     comparison = harness.compare_reports(reports[0], reports[2])
     summary = render.RunSummary(corpus, index.embedder, reports, comparison)
-    human = render.render_human(summary) + render.render_compare(reports, comparison)
+    human = render.render_human(summary)
     render.render_json(summary)
     scoring = time.perf_counter() - started
 

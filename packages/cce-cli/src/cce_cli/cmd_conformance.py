@@ -12,7 +12,7 @@ import argparse
 import os
 
 from cce_cli.errors import CliError
-from cce_retrieval.build import BuildError, build_index
+from cce_cli.indexes import build_or_fail
 from cce_retrieval.conformance import conformance_document
 from cce_retrieval.embedder import HashEmbedder
 from cce_retrieval.store import describe_os_error
@@ -33,10 +33,7 @@ def run(args: argparse.Namespace) -> int:
     output: str = args.output
     if not os.path.isdir(directory):
         raise CliError(f"not a directory: {directory}")
-    try:
-        result = build_index(directory, HashEmbedder(), protect=True)
-    except BuildError as err:
-        raise CliError(str(err)) from err
+    result = build_or_fail(directory, HashEmbedder())
     document = conformance_document(result.index)
     try:
         with open(output, "wb") as handle:

@@ -17,12 +17,14 @@ import time
 
 from cce_cli.errors import CliError
 from cce_cli.events import write_index_event
-from cce_retrieval.build import BuildError, BuildResult, build_index
+from cce_cli.indexes import build_or_fail
+from cce_retrieval.build import BuildResult
 from cce_retrieval.embedder import Embedder, HashEmbedder
+from cce_retrieval.ollama import OllamaEmbedder
 from cce_retrieval.store import (
     StoreError,
-    default_store_path,
     describe_os_error,
+    resolve_store_path,
     save_index,
     write_fingerprint,
 )
@@ -52,10 +54,6 @@ def select_embedder(name: str) -> Embedder:
     """Case-insensitive `ollama` selects Ollama (health-checked); any other name is hash."""
     if ascii_lower(name) != "ollama":
         return HashEmbedder()
-    try:
-        from cce_retrieval.ollama import OllamaEmbedder
-    except ImportError as err:
-        raise CliError("ollama embedder not available") from err
     ollama = OllamaEmbedder.from_env()
     if not ollama.healthy():
         raise CliError(
@@ -99,16 +97,13 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("index requires a directory")
     if not os.path.isdir(directory):
         raise CliError(f"not a directory: {directory}")
-    store_path: str = args.store if args.store is not None else default_store_path(directory)
+    store_path = resolve_store_path(args.store, directory)
     embedder = select_embedder(args.embedder)
     protect = not args.allow_secrets
     if not protect:
         print(ALLOW_SECRETS_WARNING, file=sys.stderr)
 
-    try:
-        result = build_index(directory, embedder, protect=protect)
-    except BuildError as err:
-        raise CliError(str(err)) from err
+    result = build_or_fail(directory, embedder, protect=protect)
     try:
         index_bytes = save_index(result.index, store_path)
     except StoreError as err:

@@ -17,14 +17,13 @@ from typing import Any
 
 from cce_cli import harness, render
 from cce_cli.errors import CliError
+from cce_cli.indexes import build_or_fail, open_store
 from cce_cli.output import write_stdout
 from cce_fixtures import FixtureError, FixtureSet, decode_fixture_bytes, parse_fixtures
-from cce_retrieval.build import BuildError, build_index
 from cce_retrieval.embedder import HashEmbedder
 from cce_retrieval.hybrid import QueryEmbedder
 from cce_retrieval.model import Index
-from cce_retrieval.ollama import OllamaEmbedder
-from cce_retrieval.store import StoreError, describe_os_error, load_index
+from cce_retrieval.store import describe_os_error
 
 __all__ = ["configure", "corpus_path", "run", "rust_join", "rust_parent"]
 
@@ -135,22 +134,13 @@ def _read_fixtures(path: str) -> FixtureSet:
         raise CliError(str(error)) from None
 
 
-def _load_store(path: str) -> tuple[Index, QueryEmbedder]:
-    try:
-        index = load_index(path)
-    except StoreError as error:
-        raise CliError(str(error)) from None
-    if index.embedder != "ollama":
-        return index, HashEmbedder()
-    ollama = OllamaEmbedder.from_env()
-    if not ollama.healthy():
-        raise CliError(
-            "this index was built with the ollama embedder but Ollama is unreachable at "
-            f"{ollama.base_url} — refusing to score across mismatched embedding spaces "
-            "(query and chunk vectors would come from different models). Start Ollama, "
-            "or evaluate a corpus directory with --dir <corpus> (hash embedder)."
-        )
-    return index, ollama
+def _ollama_refusal(base_url: str) -> str:
+    return (
+        "this index was built with the ollama embedder but Ollama is unreachable at "
+        f"{base_url} — refusing to score across mismatched embedding spaces "
+        "(query and chunk vectors would come from different models). Start Ollama, "
+        "or evaluate a corpus directory with --dir <corpus> (hash embedder)."
+    )
 
 
 def _build_corpus(args: argparse.Namespace, fixture_set: FixtureSet) -> tuple[Index, str]:
@@ -162,10 +152,7 @@ def _build_corpus(args: argparse.Namespace, fixture_set: FixtureSet) -> tuple[In
         raise CliError('no corpus: pass --dir <corpus> or declare "corpus" in the fixture header')
     if not os.path.isdir(display):
         raise CliError(f"corpus {display} is not a directory")
-    try:
-        return build_index(display, HashEmbedder(), protect=True).index, display
-    except BuildError as error:
-        raise CliError(str(error)) from None
+    return build_or_fail(display, HashEmbedder()).index, display
 
 
 def _choose_backends(args: argparse.Namespace) -> tuple[str, ...]:
@@ -187,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
     fixture_set = _read_fixtures(str(args.fixtures))
     embedder: QueryEmbedder
     if args.store is not None:
-        index, embedder = _load_store(str(args.store))
+        index, embedder = open_store(str(args.store), _ollama_refusal)
         display = str(args.store)
     else:
         index, display = _build_corpus(args, fixture_set)

@@ -18,16 +18,14 @@ import re
 import time
 from collections.abc import Sequence
 
-from cce_cli.errors import CliError
 from cce_cli.events import append_event
+from cce_cli.indexes import open_store
 from cce_cli.output import write_stdout
-from cce_metrics.tokens import estimate_tokens
-from cce_retrieval.embedder import HashEmbedder
-from cce_retrieval.hybrid import QueryEmbedder, search
+from cce_metrics import estimate_tokens, seq_sum
+from cce_retrieval.hybrid import search
 from cce_retrieval.model import Index, SearchResult
 from cce_retrieval.numeric import format6
-from cce_retrieval.ollama import OllamaEmbedder
-from cce_retrieval.store import StoreError, default_store_path, load_index
+from cce_retrieval.store import resolve_store_path
 from cce_retrieval.text import rust_trim
 
 DEFAULT_TOP_K = 10
@@ -59,15 +57,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-metrics", dest="no_metrics", action="store_true")
 
 
-def resolve_store_path(store: str | None, directory: str | None) -> str:
-    """`--store` wins, then `--dir D` → `D/.cce/index.json`, else `./.cce/index.json`."""
-    if store is not None:
-        return store
-    if directory is not None:
-        return default_store_path(directory)
-    return "./.cce/index.json"
-
-
 def ollama_refusal(base_url: str) -> str:
     """The one-line refusal for an ollama-built store whose server does not answer."""
     return (
@@ -75,16 +64,6 @@ def ollama_refusal(base_url: str) -> str:
         f"{base_url} \u2014 refusing to search across mismatched embedding spaces. "
         f"Start Ollama, or re-index with the default hash embedder (`cce index <dir>`)."
     )
-
-
-def query_embedder(recorded_name: str) -> QueryEmbedder:
-    """The embedder matching the store: Ollama (health-checked) for `"ollama"`, else hash."""
-    if recorded_name == "ollama":
-        ollama = OllamaEmbedder.from_env()
-        if not ollama.healthy():
-            raise CliError(ollama_refusal(ollama.base_url))
-        return ollama
-    return HashEmbedder()
 
 
 def snippet(content: str) -> str:
@@ -137,17 +116,11 @@ def search_event(
     latency_ms: float,
 ) -> dict[str, object]:
     """The `search` metrics record of §11.4 (schema, ts and id are added by `append_event`)."""
-    baseline = 0
-    for path in dict.fromkeys(r.file_path for r in results):
-        baseline += index.file_tokens.get(path, 0)
-    served = 0
-    for r in results:
-        served += estimate_tokens(r.content)
+    baseline = sum(index.file_tokens.get(path, 0) for path in {r.file_path for r in results})
+    served = sum(estimate_tokens(r.content) for r in results)
     saved = max(baseline - served, 0)
     top_score = results[0].score if results else 0.0
-    score_total = 0.0
-    for r in results:
-        score_total += r.score
+    score_total = seq_sum(r.score for r in results)
     return {
         "baseline_tokens": baseline,
         "embedder": index.embedder,
@@ -170,11 +143,7 @@ def search_event(
 
 def run(args: argparse.Namespace) -> int:
     store_path = resolve_store_path(args.store, args.dir)
-    try:
-        index = load_index(store_path)
-    except StoreError as err:
-        raise CliError(str(err)) from err
-    embedder = query_embedder(index.embedder)
+    index, embedder = open_store(store_path, ollama_refusal)
     graph_enabled = not args.no_graph
     started = time.perf_counter()
     results = search(index, embedder, args.query, args.top_k, graph_enabled)

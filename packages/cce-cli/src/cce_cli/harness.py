@@ -210,37 +210,46 @@ def evaluate(
 
 @attrs.frozen(slots=True)
 class MetricComparison:
-    """The paired t-test of one metric's per-case deltas (B − A)."""
+    """One metric of B against A: per-case deltas (B − A), their paired t-test, and the
+    difference of the two aggregate means (what the human `mean` row prints)."""
 
     label: str
     key: str
+    deltas: tuple[float, ...]
+    aggregate_delta: float
     test: PairedTTest
 
 
 @attrs.frozen(slots=True)
 class Comparison:
-    """Backend B against backend A, one paired t-test per metric (spec §6.1)."""
+    """Backend B against backend A, case by case, one paired t-test per metric (§6.1)."""
 
     a: str
     b: str
+    case_ids: tuple[str, ...]
     metrics: tuple[MetricComparison, ...]
+
+
+def _compare_metric(
+    label: str, key: str, metric: MetricAccessor, a: BackendReport, b: BackendReport
+) -> MetricComparison:
+    deltas = tuple(
+        metric(right.score) - metric(left.score)
+        for left, right in zip(a.cases, b.cases, strict=True)
+    )
+    # The aggregate difference and the mean of the per-case deltas agree to 6 decimals
+    # in practice but are computed differently; the reference prints both.
+    aggregate = metric(b.averages) - metric(a.averages)
+    return MetricComparison(label, key, deltas, aggregate, paired_t_test(deltas))
 
 
 def compare_reports(a: BackendReport, b: BackendReport) -> Comparison:
     """Pair the two reports case by case and test each metric's deltas B − A."""
     if len(a.cases) != len(b.cases):
         raise ValueError(f"cannot pair {len(a.cases)} cases with {len(b.cases)}")
-    metrics = tuple(
-        MetricComparison(
-            label,
-            key,
-            paired_t_test(
-                [
-                    metric(right.score) - metric(left.score)
-                    for left, right in zip(a.cases, b.cases, strict=True)
-                ]
-            ),
-        )
-        for label, key, metric in COMPARED_METRICS
+    return Comparison(
+        a.backend,
+        b.backend,
+        tuple(case.id for case in a.cases),
+        tuple(_compare_metric(label, key, metric, a, b) for label, key, metric in COMPARED_METRICS),
     )
-    return Comparison(a.backend, b.backend, metrics)

@@ -10,46 +10,51 @@ exit 2 (argparse), and stdout stays empty on error.
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
-from collections.abc import Sequence
-from typing import Protocol, cast
+from collections.abc import Callable, Sequence
 
+from cce_cli import cmd_conformance, cmd_index, cmd_relevance, cmd_search
 from cce_cli.errors import CliError
 
-COMMANDS: tuple[tuple[str, str, str], ...] = (
-    ("index", "cce_cli.cmd_index", "index a directory into a persisted store"),
-    ("search", "cce_cli.cmd_search", "search a persisted store"),
-    ("conformance", "cce_cli.cmd_conformance", "write the cross-implementation chunk table"),
-    ("relevance", "cce_cli.cmd_relevance", "score retrieval against labeled fixtures"),
+Configure = Callable[[argparse.ArgumentParser], None]
+Run = Callable[[argparse.Namespace], int]
+
+COMMANDS: tuple[tuple[str, Configure, Run, str], ...] = (
+    ("index", cmd_index.configure, cmd_index.run, "index a directory into a persisted store"),
+    ("search", cmd_search.configure, cmd_search.run, "search a persisted store"),
+    (
+        "conformance",
+        cmd_conformance.configure,
+        cmd_conformance.run,
+        "write the cross-implementation chunk table",
+    ),
+    (
+        "relevance",
+        cmd_relevance.configure,
+        cmd_relevance.run,
+        "score retrieval against labeled fixtures",
+    ),
 )
 
 
-class CommandModule(Protocol):
-    def configure(self, parser: argparse.ArgumentParser) -> None: ...
-
-    def run(self, args: argparse.Namespace) -> int: ...
-
-
-def build_parser() -> tuple[argparse.ArgumentParser, dict[str, CommandModule]]:
+def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Run]]:
     parser = argparse.ArgumentParser(
         prog="cce", description="cce: measure how good code retrieval is"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    modules: dict[str, CommandModule] = {}
-    for name, module_name, help_text in COMMANDS:
-        module = cast(CommandModule, importlib.import_module(module_name))
-        module.configure(sub.add_parser(name, help=help_text, description=help_text))
-        modules[name] = module
-    return parser, modules
+    runners: dict[str, Run] = {}
+    for name, configure, run, help_text in COMMANDS:
+        configure(sub.add_parser(name, help=help_text, description=help_text))
+        runners[name] = run
+    return parser, runners
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser, modules = build_parser()
+    parser, runners = build_parser()
     args = parser.parse_args(argv)
     try:
-        return modules[args.command].run(args)
+        return runners[args.command](args)
     except CliError as err:
         sys.stdout.flush()
         print(f"error: {err.message}", file=sys.stderr)

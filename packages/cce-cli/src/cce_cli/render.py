@@ -15,14 +15,14 @@ from typing import Any, Final
 
 import attrs
 
-from cce_cli.harness import COMPARED_METRICS, BackendReport, Comparison
+from cce_cli.harness import BackendReport, Comparison
+from cce_fixtures import SCHEMA_ID as FIXTURE_SCHEMA
 from cce_metrics import QueryScore, TokenAverages, TokenScore
 from cce_retrieval.numeric import format6, format6_signed
 
 __all__ = ["REPORT_SCHEMA", "RunSummary", "render_compare", "render_human", "render_json"]
 
 REPORT_SCHEMA: Final = "cce.relevance.report/v2"
-FIXTURE_SCHEMA: Final = "cce.relevance/v1"
 
 
 @attrs.frozen(slots=True)
@@ -80,38 +80,21 @@ def render_human(summary: RunSummary) -> str:
                 )
     text = "\n".join(lines) + "\n"
     if summary.comparison is not None:
-        text += render_compare(summary.backends, summary.comparison)
+        text += render_compare(summary.comparison)
     return text
 
 
-def _report_named(backends: Sequence[BackendReport], name: str) -> BackendReport:
-    for report in backends:
-        if report.backend == name:
-            return report
-    raise ValueError(f"no report for backend {name!r}")
-
-
-def render_compare(backends: Sequence[BackendReport], comparison: Comparison) -> str:
+def render_compare(comparison: Comparison) -> str:
     """Per-case deltas and the paired t-test block (§8.2), starting with a blank line."""
-    a = _report_named(backends, comparison.a)
-    b = _report_named(backends, comparison.b)
     lines = [
         "",
         f"  per-query deltas ({comparison.a} → {comparison.b}; positive = {comparison.b} wins)",
         f"  {'query':<24}{'dP@k':>12}{'drecall':>12}{'dMRR':>12}{'dF1':>12}",
     ]
-    for left, right in zip(a.cases, b.cases, strict=True):
-        cells = "".join(
-            f"{format6_signed(metric(right.score) - metric(left.score)):>12}"
-            for _, _, metric in COMPARED_METRICS
-        )
-        lines.append(f"  {left.id:<24}{cells}")
-    # The mean row subtracts the aggregate means; the t-test block below uses the
-    # mean of the per-case deltas instead. Both are what the reference prints.
-    mean_cells = "".join(
-        f"{format6_signed(metric(b.averages) - metric(a.averages)):>12}"
-        for _, _, metric in COMPARED_METRICS
-    )
+    for row, case_id in enumerate(comparison.case_ids):
+        cells = "".join(f"{format6_signed(m.deltas[row]):>12}" for m in comparison.metrics)
+        lines.append(f"  {case_id:<24}{cells}")
+    mean_cells = "".join(f"{format6_signed(m.aggregate_delta):>12}" for m in comparison.metrics)
     lines.append(f"  {'mean':<24}{mean_cells}")
     n = comparison.metrics[0].test.n if comparison.metrics else 0
     lines += [

@@ -12,11 +12,10 @@ from typing import Protocol
 
 import attrs
 
-from cce_fixtures.rust_text import rust_debug_str, rust_trim
+from cce_fixtures.rust_text import U64_MAX, rust_debug_str, rust_trim
 
 __all__ = ["Anchor", "AnchorError", "SearchHit"]
 
-_U64_MAX = 2**64 - 1
 _ASCII_DIGITS = frozenset("0123456789")
 _RANGE_CHARS = _ASCII_DIGITS | {"-"}
 
@@ -80,7 +79,7 @@ def _parse_unsigned(digits: str) -> int | None:
     if not digits or not set(digits) <= _ASCII_DIGITS:
         return None
     value = int(digits)
-    return value if value <= _U64_MAX else None
+    return value if value <= U64_MAX else None
 
 
 def _parse_range_tail(tail: str, anchor_text: str) -> tuple[int, int] | None:

@@ -18,7 +18,7 @@ import attrs
 import cattrs
 
 from cce_fixtures.anchor import Anchor, AnchorError
-from cce_fixtures.rust_text import rust_debug_str, rust_lines, rust_trim
+from cce_fixtures.rust_text import U64_MAX, rust_debug_str, rust_lines, rust_trim
 from cce_fixtures.strict_json import JsonError, load_json_value
 
 __all__ = [
@@ -36,7 +36,6 @@ __all__ = [
 SCHEMA_ID = "cce.relevance/v1"
 # The reference's search default (`DEFAULT_TOP_K`), used when a case gives no "k".
 DEFAULT_K = 10
-_U64_MAX = 2**64 - 1
 
 
 @attrs.frozen
@@ -129,7 +128,7 @@ def _structure_expected(value: Any, _: Any) -> _Expected:
 def _structure_k(value: Any, _: type) -> _CaseK:
     # bool is an int subclass in Python but not a JSON integer; floats (even 5.0) and
     # integers past u64 (which strict_json hands over as floats) are not integers either.
-    if type(value) is not int or not 1 <= value <= _U64_MAX:
+    if type(value) is not int or not 1 <= value <= U64_MAX:
         raise _LineProblem('"k" must be a positive integer')
     return _CaseK(value)
 

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["rust_debug_str", "rust_lines", "rust_trim"]
+# Rust `u64::MAX`: the largest `k`, range bound or JSON integer serde keeps as an integer.
+U64_MAX = 2**64 - 1
+
+__all__ = ["U64_MAX", "rust_debug_str", "rust_lines", "rust_trim"]
 
 # Characters with the Unicode White_Space property: what Rust's `str::trim` removes.
 _RUST_WHITE_SPACE = (

@@ -22,10 +22,11 @@ import json
 import math
 from typing import Any
 
+from cce_fixtures.rust_text import U64_MAX
+
 __all__ = ["JsonError", "load_json_value"]
 
 _I64_MIN = -(2**63)
-_U64_MAX = 2**64 - 1
 # serde_json starts with 128 levels and fails when an array/object takes the last one.
 _MAX_NESTING = 127
 # Longer digit runs cannot be in the 64-bit range; they go straight to float().
@@ -55,7 +56,7 @@ def _integer(literal: str) -> int | float:
     digit_count = len(literal) - literal.startswith("-")
     if digit_count <= _MAX_INTEGER_DIGITS:
         value = int(literal)
-        if _I64_MIN <= value <= _U64_MAX:
+        if _I64_MIN <= value <= U64_MAX:
             return value
     return _finite_float(literal)
 

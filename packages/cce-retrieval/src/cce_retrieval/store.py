@@ -56,6 +56,13 @@ def default_store_path(directory: str) -> str:
     return os.path.join(directory, ".cce", "index.json")
 
 
+def resolve_store_path(store: str | None, directory: str | None) -> str:
+    """§9.1: `--store` verbatim, else `<directory>/.cce/index.json`, else `./.cce/index.json`."""
+    if store is not None:
+        return store
+    return default_store_path(directory if directory is not None else ".")
+
+
 # ---------------------------------------------------------------------------------------
 # Float and JSON formatting
 # ---------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ the last bits and breaks byte-identical output.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable
 
@@ -134,6 +135,9 @@ def t_two_sided_p(t: float, df: float) -> float:
     return reg_inc_beta(df / 2.0, 0.5, df / (df + t * t))
 
 
+# Pure in its two floats and a 200-step bisection: a compare run asks for the same df
+# once per metric, and sizing asks for the same quantiles repeatedly.
+@functools.lru_cache(maxsize=1024)
 def t_two_sided_critical(alpha: float, df: float) -> float:
     """Return the t >= 0 whose two-sided tail probability is `alpha` (e.g. 0.05 → t₀.₀₅).
 
