@@ -5,23 +5,33 @@ all build an index the same way, and the order of the steps is part of the contr
 (redaction happens before anything else sees the text, so ids, token counts and
 embeddings all derive from the redacted file). This module owns that order, the
 build statistics, and the embedding phase (batches of 64; a vectorised fast path for
-the hash embedder). It writes nothing: persisting is `cce_retrieval.store`'s job.
+the hash embedder). Per-file work (redact, chunk, hash-embed) may run in worker
+processes and may come from the incremental build cache (`cce_retrieval.buildcache`);
+either way files are reassembled in walk order, so the index is the same. It writes
+no store: persisting is `cce_retrieval.store`'s job.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import concurrent.futures
+import multiprocessing
+import multiprocessing.context
+import os
+import sys
+from collections.abc import Callable, Sequence
 from typing import Final
 
 import attrs
+import numpy as np
 
 from cce_metrics import estimate_tokens
+from cce_retrieval.buildcache import BuildCache, FileOutcome
 from cce_retrieval.chunker import chunk_file
-from cce_retrieval.embedder import Embedder, EmbedError, HashEmbedder
+from cce_retrieval.embedder import EMBED_DIM, Embedder, EmbedError, HashEmbedder
 from cce_retrieval.model import Chunk, FloatMatrix, Index
 from cce_retrieval.redactor import redact
 from cce_retrieval.store import embedding_matrix
-from cce_retrieval.walker import walk
+from cce_retrieval.walker import WalkedFile, walk
 
 EMBED_BATCH_SIZE: Final = 64
 
@@ -69,21 +79,192 @@ def embed_contents(
     return embedding_matrix(_embed_in_batches(embedder, contents))
 
 
-def build_index(root: str, embedder: Embedder, protect: bool = True) -> BuildResult:
-    """Walk, redact (when `protect`), chunk and embed `root`. Raises BuildError."""
+ProgressCallback = Callable[[int, int], None]
+"""Called as `progress(files_done, files_total)` while files are redacted and chunked."""
+
+_PARALLEL_MIN_BYTES: Final = 1 << 18
+"""Below this much text to chunk, starting worker processes costs more than it saves."""
+
+
+def default_jobs() -> int:
+    """Worker processes for a build: the CPUs this process may run on, at most 8."""
+    try:
+        available = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        available = os.cpu_count() or 1
+    return max(1, min(available, 8))
+
+
+_worker_embedder: HashEmbedder | None = None
+
+
+def _file_outcome(
+    rel_path: str, text: str, protect: bool, embed_hash: bool, cache: BuildCache | None
+) -> FileOutcome:
+    """Redact, chunk and (for the hash embedder) embed one file; the unit of parallel work."""
+    global _worker_embedder
+    redacted = redact(text) if protect else text
+    chunked = chunk_file(rel_path, redacted)
+    embeddings: FloatMatrix | None = None
+    lengths: tuple[int, ...] | None = None
+    if embed_hash:
+        if _worker_embedder is None:
+            _worker_embedder = HashEmbedder()
+        embeddings = _worker_embedder.embed_matrix([c.content for c in chunked.chunks])
+        lengths = (EMBED_DIM,) * len(chunked.chunks)
+    outcome = FileOutcome(
+        chunks=chunked.chunks,
+        imports=chunked.imports,
+        file_tokens=estimate_tokens(redacted),
+        embeddings=embeddings,
+        lengths=lengths,
+    )
+    if cache is not None and embeddings is not None:
+        cache.put(cache.key(rel_path, text), outcome)
+    return outcome
+
+
+def _file_outcome_task(
+    task: tuple[str, str, bool, bool, BuildCache | None],
+) -> FileOutcome:
+    return _file_outcome(*task)
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    # fork starts a worker in milliseconds and shares the loaded grammars; elsewhere the
+    # platform's default start method is used.
+    if sys.platform == "linux":
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context()
+
+
+def _outcomes(
+    files: Sequence[WalkedFile],
+    protect: bool,
+    embed_hash: bool,
+    cache: BuildCache | None,
+    jobs: int,
+    progress: ProgressCallback | None,
+) -> list[FileOutcome]:
+    """Every file's outcome in walk order: from the cache where it has it, else computed."""
+    total = len(files)
+    outcomes: list[FileOutcome | None] = [None] * total
+    missing: list[int] = []
+    for i, walked_file in enumerate(files):
+        hit = None
+        if cache is not None:
+            hit = cache.get(cache.key(walked_file.rel_path, walked_file.text))
+        if hit is None:
+            missing.append(i)
+        else:
+            outcomes[i] = hit
+    done = total - len(missing)
+    if progress is not None:
+        progress(done, total)
+    tasks = [(files[i].rel_path, files[i].text, protect, embed_hash, cache) for i in missing]
+    pending_bytes = sum(len(files[i].text) for i in missing)
+    workers = min(jobs, len(missing))
+    if workers > 1 and pending_bytes >= _PARALLEL_MIN_BYTES:
+        with concurrent.futures.ProcessPoolExecutor(workers, mp_context=_pool_context()) as pool:
+            results = pool.map(_file_outcome_task, tasks, chunksize=4)
+            for i, outcome in zip(missing, results, strict=True):
+                outcomes[i] = outcome
+                done += 1
+                if progress is not None:
+                    progress(done, total)
+    else:
+        for i, task in zip(missing, tasks, strict=True):
+            outcomes[i] = _file_outcome_task(task)
+            done += 1
+            if progress is not None:
+                progress(done, total)
+    return [outcome for outcome in outcomes if outcome is not None]
+
+
+def _stack(parts: list[FloatMatrix], rows: int) -> FloatMatrix:
+    """Concatenate per-file hash matrices, releasing each part as soon as it is copied."""
+    matrix = np.empty((rows, EMBED_DIM), dtype=np.float64)
+    first = 0
+    for i, part in enumerate(parts):
+        matrix[first : first + part.shape[0]] = part
+        first += part.shape[0]
+        parts[i] = matrix[:0]
+    return matrix
+
+
+def _embed_generic(
+    embedder: Embedder,
+    files: Sequence[WalkedFile],
+    outcomes: list[FileOutcome],
+    cache: BuildCache | None,
+) -> tuple[FloatMatrix, list[int] | None]:
+    """Embed with a non-hash embedder, in batches across files; reuse cached vectors."""
+    vectors: list[list[float]] = []
+    fresh: list[str] = []
+    fresh_at: list[int] = []
+    for outcome in outcomes:
+        if outcome.embeddings is not None and outcome.lengths is not None:
+            for row, length in zip(outcome.embeddings, outcome.lengths, strict=True):
+                vectors.append(row[:length].tolist())
+        else:
+            for chunk in outcome.chunks:
+                fresh_at.append(len(vectors))
+                fresh.append(chunk.content)
+                vectors.append([])
+    for at, vector in zip(fresh_at, _embed_in_batches(embedder, fresh), strict=True):
+        vectors[at] = vector
+    if cache is not None:
+        first = 0
+        for walked_file, outcome in zip(files, outcomes, strict=True):
+            count = len(outcome.chunks)
+            if outcome.embeddings is None:
+                part = vectors[first : first + count]
+                width = max((len(v) for v in part), default=0)
+                matrix = np.zeros((count, width), dtype=np.float64)
+                for row, vector in enumerate(part):
+                    matrix[row, : len(vector)] = vector
+                entry = attrs.evolve(
+                    outcome, embeddings=matrix, lengths=tuple(len(v) for v in part)
+                )
+                cache.put(cache.key(walked_file.rel_path, walked_file.text), entry)
+            first += count
+    return embedding_matrix(vectors)
+
+
+def build_index(
+    root: str,
+    embedder: Embedder,
+    protect: bool = True,
+    *,
+    jobs: int = 1,
+    cache: BuildCache | None = None,
+    progress: ProgressCallback | None = None,
+) -> BuildResult:
+    """Walk, redact (when `protect`), chunk and embed `root`. Raises BuildError.
+
+    `jobs` > 1 spreads redaction, chunking and hash embedding over that many processes;
+    `cache` reuses (and records) per-file outcomes. Neither changes a single output byte:
+    files are reassembled in walk order and every per-file step is deterministic.
+    """
     walked = walk(root, protect)
+    embed_hash = isinstance(embedder, HashEmbedder)
+    outcomes = _outcomes(walked.files, protect, embed_hash, cache, jobs, progress)
     chunks: list[Chunk] = []
     file_imports: dict[str, list[str]] = {}
     file_tokens: dict[str, int] = {}
-    for walked_file in walked.files:
+    for walked_file, outcome in zip(walked.files, outcomes, strict=True):
         rel_path = walked_file.rel_path
-        text = redact(walked_file.text) if protect else walked_file.text
-        file_tokens[rel_path] = estimate_tokens(text)
-        file_chunks = chunk_file(rel_path, text)
-        if file_chunks.imports:
-            file_imports[rel_path] = list(file_chunks.imports)
-        chunks.extend(file_chunks.chunks)
-    embeddings, lengths = embed_contents(embedder, [chunk.content for chunk in chunks])
+        file_tokens[rel_path] = outcome.file_tokens
+        if outcome.imports:
+            file_imports[rel_path] = list(outcome.imports)
+        chunks.extend(outcome.chunks)
+    lengths: list[int] | None = None
+    if embed_hash:
+        parts = [o.embeddings for o in outcomes if o.embeddings is not None]
+        del outcomes
+        embeddings = _stack(parts, len(chunks))
+    else:
+        embeddings, lengths = _embed_generic(embedder, walked.files, outcomes, cache)
     index = Index(
         embedder=embedder.name,
         chunks=chunks,
