@@ -15,6 +15,7 @@ import os
 import sys
 import time
 
+from cce_cli.buildopts import add_build_options
 from cce_cli.errors import CliError
 from cce_cli.events import write_index_event
 from cce_cli.indexes import build_or_fail
@@ -48,6 +49,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="disable secret protection (sensitive files indexed, secrets kept verbatim)",
     )
+    add_build_options(parser)
 
 
 def select_embedder(name: str) -> Embedder:
@@ -103,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     if not protect:
         print(ALLOW_SECRETS_WARNING, file=sys.stderr)
 
-    result = build_or_fail(directory, embedder, protect=protect)
+    result = build_or_fail(directory, embedder, protect=protect, args=args)
     try:
         index_bytes = save_index(result.index, store_path)
     except StoreError as err:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from cce_cli import harness, render
+from cce_cli.buildopts import add_build_options
 from cce_cli.errors import CliError
 from cce_cli.indexes import build_or_fail, open_store
 from cce_cli.output import write_stdout
@@ -73,6 +74,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="compare exactly two backends with per-query deltas and a paired t-test",
     )
     parser.add_argument("--json", action="store_true", help="emit the JSON report")
+    add_build_options(parser)
 
 
 def _trim_trailing(path: str) -> str:
@@ -152,7 +154,7 @@ def _build_corpus(args: argparse.Namespace, fixture_set: FixtureSet) -> tuple[In
         raise CliError('no corpus: pass --dir <corpus> or declare "corpus" in the fixture header')
     if not os.path.isdir(display):
         raise CliError(f"corpus {display} is not a directory")
-    return build_or_fail(display, HashEmbedder()).index, display
+    return build_or_fail(display, HashEmbedder(), args=args).index, display
 
 
 def _choose_backends(args: argparse.Namespace) -> tuple[str, ...]:

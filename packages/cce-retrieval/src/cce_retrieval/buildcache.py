@@ -21,7 +21,9 @@ into a miss or a skipped write: the cache can make a build faster, never fail it
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
+import importlib.metadata
 import itertools
 import json
 import os
@@ -32,6 +34,7 @@ from typing import Final
 import attrs
 import numpy as np
 
+from cce_metrics import TOKENIZER_ID
 from cce_retrieval.model import Chunk, FloatMatrix
 
 CACHE_FORMAT: Final = "cce.build-cache/v1"
@@ -61,7 +64,11 @@ class FileOutcome:
 
 @attrs.frozen(slots=True)
 class CacheSalt:
-    """Everything besides a file's path and text that changes what the build makes of it."""
+    """Everything besides a file's path and text that changes what the build makes of it.
+
+    `code` is a digest of this package's own source and the grammar versions, so an
+    upgraded (or locally edited) chunker never reuses entries made by another one.
+    """
 
     engine_version: str
     pack_set: str
@@ -69,10 +76,60 @@ class CacheSalt:
     protect: bool
     embedder: str
     model: str
+    code: str = ""
+
+    @classmethod
+    def for_build(cls, protect: bool, embedder: object) -> CacheSalt:
+        """The salt of a build with `protect` and `embedder` (its `name` and any `model`)."""
+        from cce_retrieval.packs import PACK_SET
+        from cce_retrieval.store import (
+            BLOCK_NESTING_LIMIT,
+            ENGINE_VERSION,
+            MARKDOWN_SECTION_TOKENS,
+        )
+
+        return cls(
+            engine_version=f"{ENGINE_VERSION}/{BLOCK_NESTING_LIMIT}/{MARKDOWN_SECTION_TOKENS}",
+            pack_set=PACK_SET,
+            tokenizer=TOKENIZER_ID,
+            protect=protect,
+            embedder=str(getattr(embedder, "name", "")),
+            model=str(getattr(embedder, "model", "")),
+            code=code_digest(),
+        )
 
     def digest(self) -> bytes:
         text = json.dumps([CACHE_FORMAT, *attrs.astuple(self)], separators=(",", ":"))
         return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+_GRAMMARS: Final = (
+    "tree-sitter",
+    "tree-sitter-python",
+    "tree-sitter-javascript",
+    "tree-sitter-ruby",
+    "tree-sitter-rust",
+    "tree-sitter-typescript",
+    "tree-sitter-c",
+)
+
+
+@functools.cache
+def code_digest() -> str:
+    """SHA-256 over this package's `.py` sources and the installed grammar versions."""
+    digest = hashlib.sha256()
+    package_dir = os.path.dirname(os.path.abspath(__file__))
+    for name in sorted(os.listdir(package_dir)):
+        if name.endswith(".py"):
+            with open(os.path.join(package_dir, name), "rb") as handle:
+                digest.update(name.encode() + b"\0" + handle.read() + b"\0")
+    for distribution in _GRAMMARS:
+        try:
+            version = importlib.metadata.version(distribution)
+        except importlib.metadata.PackageNotFoundError:
+            version = "?"
+        digest.update(f"{distribution}={version}\0".encode())
+    return digest.hexdigest()
 
 
 def _encode(outcome: FileOutcome) -> tuple[bytes, bytes]:
