@@ -30,7 +30,7 @@ from cce_retrieval.chunker import chunk_file
 from cce_retrieval.embedder import EMBED_DIM, Embedder, EmbedError, HashEmbedder
 from cce_retrieval.model import Chunk, FloatMatrix, Index
 from cce_retrieval.redactor import redact
-from cce_retrieval.store import embedding_matrix
+from cce_retrieval.store_load import embedding_matrix
 from cce_retrieval.walker import WalkedFile, walk
 
 EMBED_BATCH_SIZE: Final = 64
