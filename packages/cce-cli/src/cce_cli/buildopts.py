@@ -18,14 +18,13 @@ import argparse
 import contextlib
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import attrs
-import platformdirs
-from tqdm import tqdm
 
-from cce_retrieval.build import ProgressCallback, default_jobs
 from cce_retrieval.buildcache import DEFAULT_MAX_BYTES, BuildCache, CacheSalt
+
+ProgressCallback = Callable[[int, int], None]
 
 CACHE_DIR_ENV = "CCE_CACHE_DIR"
 PROGRESS_DELAY_S = 1.5
@@ -49,7 +48,7 @@ def add_build_options(parser: argparse.ArgumentParser) -> None:
         type=_positive,
         default=None,
         metavar="N",
-        help=f"worker processes for chunking and embedding (default: {default_jobs()}, the CPUs)",
+        help="worker processes for chunking and embedding (default: the CPUs, at most 8)",
     )
     parser.add_argument(
         "--no-cache",
@@ -68,6 +67,8 @@ def add_build_options(parser: argparse.ArgumentParser) -> None:
 
 def cache_directory() -> str:
     """`$CCE_CACHE_DIR`, else the platform's user cache directory for cce, + `/build`."""
+    import platformdirs
+
     root = os.environ.get(CACHE_DIR_ENV) or platformdirs.user_cache_dir("cce", appauthor=False)
     return os.path.join(root, "build")
 
@@ -83,6 +84,8 @@ class BuildSettings:
 
 def build_settings(args: argparse.Namespace, protect: bool, embedder: object) -> BuildSettings:
     """The settings the parsed options ask for (the defaults when a command lacks them)."""
+    from cce_retrieval.build import default_jobs
+
     jobs = getattr(args, "jobs", None) or default_jobs()
     cache = None
     if not getattr(args, "no_cache", False):
@@ -99,6 +102,8 @@ def progress_bar(enabled: bool, description: str) -> Iterator[ProgressCallback |
     if not enabled:
         yield None
         return
+    from tqdm import tqdm
+
     bar = tqdm(
         desc=description,
         unit="file",

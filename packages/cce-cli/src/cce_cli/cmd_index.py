@@ -11,25 +11,32 @@ untouched; fingerprint and metrics failures are only warnings).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from cce_cli.buildopts import add_build_options
 from cce_cli.errors import CliError
 from cce_cli.events import write_index_event
 from cce_cli.indexes import build_or_fail
-from cce_retrieval.build import BuildResult
 from cce_retrieval.embedder import Embedder, HashEmbedder
 from cce_retrieval.ollama import OllamaEmbedder
+from cce_retrieval.sidecar import write_sidecar
 from cce_retrieval.store import (
     StoreError,
     describe_os_error,
+    fingerprint_document,
+    fingerprint_path,
     resolve_store_path,
-    save_index,
-    write_fingerprint,
+    write_atomic,
+    write_store,
 )
 from cce_retrieval.text import ascii_lower
+
+if TYPE_CHECKING:  # the build module (and its grammars) load only when a build runs
+    from cce_retrieval.build import BuildResult
 
 ALLOW_SECRETS_WARNING = (
     "warning: --allow-secrets set — secret protection is DISABLED; "
@@ -107,17 +114,22 @@ def run(args: argparse.Namespace) -> int:
 
     result = build_or_fail(directory, embedder, protect=protect, args=args)
     try:
-        index_bytes = save_index(result.index, store_path)
+        saved = write_store(result.index, store_path)
     except StoreError as err:
         raise CliError(f"{err} (any previous store there is unchanged)") from err
+    index_bytes = saved.size
 
     try:
-        write_fingerprint(result.index, store_path, redaction=protect)
+        document = fingerprint_document(result.index, saved.sha256, redaction=protect)
+        write_atomic(fingerprint_path(store_path), document)
     except OSError as err:
         print(
             f"warning: could not write the store fingerprint: {describe_os_error(err)}",
             file=sys.stderr,
         )
+    # The sidecar only speeds up later reads; without it they parse index.json.
+    with contextlib.suppress(OSError, ValueError):
+        write_sidecar(result.index, store_path, saved.sha256, saved.size)
     if not args.no_metrics:
         write_index_event(
             store_path,

@@ -11,15 +11,19 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from cce_cli.buildopts import BuildSettings, build_settings, progress_bar
 from cce_cli.errors import CliError
-from cce_retrieval.build import BuildError, BuildResult, build_index
 from cce_retrieval.embedder import Embedder, HashEmbedder
 from cce_retrieval.hybrid import QueryEmbedder
 from cce_retrieval.model import Index
 from cce_retrieval.ollama import OllamaEmbedder
-from cce_retrieval.store import StoreError, load_index
+from cce_retrieval.sidecar import load_store
+from cce_retrieval.store import StoreError
+
+if TYPE_CHECKING:  # the build module (and its grammars) load only when a build runs
+    from cce_retrieval.build import BuildResult
 
 
 def build_or_fail(
@@ -33,6 +37,8 @@ def build_or_fail(
     `args` carries the shared build options (`--jobs`, `--no-cache`, `--progress`);
     without it the build is serial and uncached.
     """
+    from cce_retrieval.build import BuildError, build_index
+
     if args is None:
         settings = BuildSettings(jobs=1, cache=None, progress=False)
     else:
@@ -61,7 +67,7 @@ def open_store(path: str, refusal: Callable[[str], str]) -> tuple[Index, QueryEm
     answer, `refusal(base_url)` is the error message. Any other name means hash.
     """
     try:
-        index = load_index(path)
+        index = load_store(path)
     except StoreError as err:
         raise CliError(str(err)) from None
     if index.embedder != "ollama":

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -25,6 +26,17 @@ from cce_retrieval.tokenizer import tokenize
 
 BM25_K1 = 1.2
 BM25_B = 0.75
+
+
+class Bm25Arrays(NamedTuple):
+    """A `Bm25Index`'s query-independent statistics, in its constructor's order."""
+
+    term_ids: dict[str, int]
+    offsets: IntArray
+    posting_docs: IntArray
+    posting_freqs: FloatArray
+    doc_lengths: FloatArray
+    avgdl: float
 
 
 class Bm25Index:
@@ -103,6 +115,17 @@ class Bm25Index:
             lengths.astype(np.float64),
             avgdl,
             id_order_ranks(chunk_ids) if id_ranks is None else id_ranks,
+        )
+
+    def arrays(self) -> Bm25Arrays:
+        """The statistics `__init__` takes (what the store's sidecar persists)."""
+        return Bm25Arrays(
+            self._term_ids,
+            self._offsets,
+            self._posting_docs,
+            self._posting_freqs,
+            self._doc_lengths,
+            self.avgdl,
         )
 
     def _span(self, term: str) -> tuple[int, int, int] | None:

@@ -23,7 +23,7 @@ from cce_retrieval.bm25 import Bm25Index
 from cce_retrieval.graph import ImportGraph
 from cce_retrieval.model import Index, SearchResult
 from cce_retrieval.numeric import score_key
-from cce_retrieval.ranking import FloatArray, id_order_ranks
+from cce_retrieval.ranking import FloatArray, IntArray, id_order_ranks
 from cce_retrieval.text import ascii_lower, rust_split_whitespace
 from cce_retrieval.tokenizer import tokenize, unique_tokens
 from cce_retrieval.vector import VectorIndex
@@ -62,13 +62,27 @@ class RetrievalIndex:
     keep a second copy of every content).
     """
 
-    def __init__(self, index: Index) -> None:
+    def __init__(
+        self,
+        index: Index,
+        bm25: Bm25Index | None = None,
+        id_ranks: IntArray | None = None,
+        graph: ImportGraph | None = None,
+    ) -> None:
+        """Derive everything from `index`; `bm25`, `id_ranks` and `graph` may come
+        ready-made (from the store's sidecar, see docs/index-store.md#sidecar)."""
         chunks = index.chunks
         chunk_ids = [c.chunk_id for c in chunks]
-        id_ranks = id_order_ranks(chunk_ids)
-        self.bm25 = Bm25Index.build([c.content for c in chunks], chunk_ids, id_ranks)
+        if id_ranks is None:
+            id_ranks = id_order_ranks(chunk_ids)
+        if bm25 is None:
+            bm25 = Bm25Index.build([c.content for c in chunks], chunk_ids, id_ranks)
+        self.bm25 = bm25
+        self.id_ranks = id_ranks
         self.vectors = VectorIndex(index.embeddings, chunk_ids, id_ranks)
-        self.graph = ImportGraph.build([c.file_path for c in chunks], index.file_imports)
+        if graph is None:
+            graph = ImportGraph.build([c.file_path for c in chunks], index.file_imports)
+        self.graph = graph
         self.chunks_by_file: dict[str, list[int]] = {}
         for i, chunk in enumerate(chunks):
             self.chunks_by_file.setdefault(chunk.file_path, []).append(i)
@@ -102,6 +116,11 @@ def retrieval_index(index: Index) -> RetrievalIndex:
     if derived is None:
         derived = _CACHE[index] = RetrievalIndex(index)
     return derived
+
+
+def prime_retrieval_index(index: Index, derived: RetrievalIndex) -> None:
+    """Use `derived` (made from `index`'s own data) instead of building it on first use."""
+    _CACHE[index] = derived
 
 
 def is_code_lookup(query: str, query_tokens: Iterable[str] | None = None) -> bool:
@@ -315,6 +334,7 @@ __all__ = [
     "expand_graph",
     "file_hints",
     "is_code_lookup",
+    "prime_retrieval_index",
     "rank_core",
     "retrieval_index",
     "rrf",
