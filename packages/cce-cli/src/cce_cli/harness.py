@@ -15,15 +15,17 @@ embedded once and reused by the vector and hybrid backends.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Final
 
 import attrs
 
 from cce_fixtures import Anchor, Case, FixtureSet
 from cce_metrics import (
+    METRICS,
     LineWeights,
     MacroAverages,
+    Metric,
     QueryScore,
     Span,
     TokenAverages,
@@ -36,7 +38,7 @@ from cce_retrieval import hybrid
 from cce_retrieval.hybrid import QueryEmbedder
 from cce_retrieval.model import Index, SearchResult
 from cce_retrieval.text import rust_trim
-from cce_stats import PairedTTest, paired_t_test
+from cce_stats import PairedTest, PairedTestResult, paired_test
 
 __all__ = [
     "BACKEND_NAMES",
@@ -58,15 +60,8 @@ __all__ = [
 
 BACKEND_NAMES: Final = ("bm25", "vector", "hybrid")
 
-MetricAccessor = Callable[[MacroAverages | QueryScore], float]
-
-# (human label, JSON key, accessor) in the fixed order of harness spec §6.1.
-COMPARED_METRICS: Final[tuple[tuple[str, str, MetricAccessor], ...]] = (
-    ("P@k", "precision_at_k", lambda score: score.precision_at_k),
-    ("recall", "recall", lambda score: score.recall),
-    ("MRR", "mrr", lambda score: score.mrr),
-    ("F1", "f1", lambda score: score.f1),
-)
+COMPARED_METRICS: Final[tuple[Metric, ...]] = METRICS.defaults()
+"""The metrics `--compare` tests, in the fixed report order (harness spec §6.1)."""
 
 
 class BackendError(ValueError):
@@ -210,46 +205,66 @@ def evaluate(
 
 @attrs.frozen(slots=True)
 class MetricComparison:
-    """One metric of B against A: per-case deltas (B − A), their paired t-test, and the
-    difference of the two aggregate means (what the human `mean` row prints)."""
+    """One metric of B against A: per-case deltas (B − A), the paired test's result on
+    them, and the difference of the two aggregate means (what the human `mean` row
+    prints)."""
 
-    label: str
-    key: str
+    metric: Metric
     deltas: tuple[float, ...]
     aggregate_delta: float
-    test: PairedTTest
+    result: PairedTestResult
+
+    @property
+    def label(self) -> str:
+        return self.metric.label
+
+    @property
+    def key(self) -> str:
+        return self.metric.key
 
 
 @attrs.frozen(slots=True)
 class Comparison:
-    """Backend B against backend A, case by case, one paired t-test per metric (§6.1)."""
+    """Backend B against backend A, case by case, one paired test per metric (§6.1)."""
 
     a: str
     b: str
     case_ids: tuple[str, ...]
     metrics: tuple[MetricComparison, ...]
+    test: str = "t"
 
 
 def _compare_metric(
-    label: str, key: str, metric: MetricAccessor, a: BackendReport, b: BackendReport
+    metric: Metric, a: BackendReport, b: BackendReport, test: PairedTest
 ) -> MetricComparison:
     deltas = tuple(
-        metric(right.score) - metric(left.score)
+        right.score.values[metric.key] - left.score.values[metric.key]
         for left, right in zip(a.cases, b.cases, strict=True)
     )
     # The aggregate difference and the mean of the per-case deltas agree to 6 decimals
     # in practice but are computed differently; the reference prints both.
-    aggregate = metric(b.averages) - metric(a.averages)
-    return MetricComparison(label, key, deltas, aggregate, paired_t_test(deltas))
+    aggregate = b.averages.value(metric.key) - a.averages.value(metric.key)
+    return MetricComparison(metric, deltas, aggregate, test.run(deltas))
 
 
-def compare_reports(a: BackendReport, b: BackendReport) -> Comparison:
-    """Pair the two reports case by case and test each metric's deltas B − A."""
+def compare_reports(
+    a: BackendReport,
+    b: BackendReport,
+    metrics: Sequence[Metric] = COMPARED_METRICS,
+    test: str = "t",
+) -> Comparison:
+    """Pair the two reports case by case and test each metric's deltas B − A.
+
+    `test` names a paired test of `cce_stats.PAIRED_TESTS` (the reference's t-test by
+    default); ValueError for an unknown name or mismatched case lists.
+    """
     if len(a.cases) != len(b.cases):
         raise ValueError(f"cannot pair {len(a.cases)} cases with {len(b.cases)}")
+    paired = paired_test(test)
     return Comparison(
         a.backend,
         b.backend,
         tuple(case.id for case in a.cases),
-        tuple(_compare_metric(label, key, metric, a, b) for label, key, metric in COMPARED_METRICS),
+        tuple(_compare_metric(metric, a, b, paired) for metric in metrics),
+        paired.name,
     )
