@@ -23,6 +23,7 @@ import attrs
 
 from cce_retrieval import hybrid
 from cce_retrieval.bm25 import BM25_B, BM25_K1
+from cce_retrieval.embedders import EmbeddingSpaceError, check_query_vector
 from cce_retrieval.hybrid import REFERENCE_PARAMS, QueryEmbedder, SearchParams
 from cce_retrieval.model import Index, SearchResult
 from cce_retrieval.text import rust_trim
@@ -49,10 +50,6 @@ ParamValue = bool | int | float | str
 
 class BackendConfigError(ValueError):
     """A backend name or parameter that cannot be used; `str()` names the key and choices."""
-
-
-class EmbeddingSpaceError(ValueError):
-    """A backend asked to query an index built by another embedder, model or dimension."""
 
 
 @attrs.frozen(slots=True)
@@ -217,8 +214,8 @@ def check_embedding_space(index: Index, embedder: str, model: str) -> None:
             f"the index was built with the {recorded!r} embedder but the backend asks for "
             f"{embedder!r}; re-index with {embedder!r} or drop the backend's `embedder`"
         )
-    recorded_model = getattr(index, "embedder_model", None) or ""
-    if model and recorded_model and model != recorded_model:
+    recorded_model = index.embedder_model or ""
+    if model and model != recorded_model:
         raise EmbeddingSpaceError(
             f"the index was built with model {recorded_model!r} but the backend asks for "
             f"{model!r}; re-index with that model or drop the backend's `model`"
@@ -251,7 +248,9 @@ class VectorBackend:
         if _blank(index, query):
             return []
         check_embedding_space(index, self.embedder, self.model)
-        return hybrid.vector_search(index, query.vector(), k)
+        vector = query.vector()
+        check_query_vector(index, vector)
+        return hybrid.vector_search(index, vector, k)
 
 
 @attrs.frozen(slots=True)
