@@ -20,10 +20,7 @@ from cce_cli.errors import CliError
 from cce_cli.indexes import build_or_fail, open_store
 from cce_cli.output import write_stdout
 from cce_fixtures import FixtureError, FixtureSet, decode_fixture_bytes, parse_fixtures
-from cce_retrieval.embedder import HashEmbedder
-from cce_retrieval.hybrid import QueryEmbedder
-from cce_retrieval.model import Index
-from cce_retrieval.store import describe_os_error
+from cce_retrieval import HashEmbedder, Index, QueryEmbedder, describe_os_error
 
 __all__ = ["configure", "corpus_path", "run", "rust_join", "rust_parent"]
 

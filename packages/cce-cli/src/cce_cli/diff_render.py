@@ -19,7 +19,7 @@ from typing import Any, Final
 import attrs
 
 from cce_cli.diff import DIFF_SCHEMA, DiffGroup, DiffReport, DiffSide, MetricDiff
-from cce_retrieval.numeric import format6, format6_signed
+from cce_retrieval import format6, format6_signed
 from cce_stats import paired_test
 
 __all__ = [

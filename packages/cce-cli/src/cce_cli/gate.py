@@ -23,7 +23,7 @@ import attrs
 
 from cce_cli.diff import DiffGroup
 from cce_metrics import Metric, metric
-from cce_retrieval.numeric import format6, format6_signed
+from cce_retrieval import format6, format6_signed
 from cce_stats import CORRECTIONS
 
 __all__ = [

@@ -34,10 +34,17 @@ from cce_metrics import (
     score_tokens,
     token_average,
 )
-from cce_retrieval import hybrid
-from cce_retrieval.hybrid import QueryEmbedder
-from cce_retrieval.model import Index, SearchResult
-from cce_retrieval.text import rust_trim
+from cce_retrieval import (
+    Backend,
+    BackendConfigError,
+    Index,
+    Query,
+    QueryEmbedder,
+    SearchResult,
+    backend_names,
+    create_backend,
+    rust_trim,
+)
 from cce_stats import PairedTest, PairedTestResult, paired_test
 
 __all__ = [
@@ -59,6 +66,8 @@ __all__ = [
 ]
 
 BACKEND_NAMES: Final = ("bm25", "vector", "hybrid")
+"""The reference's backends: what runs when no backend is chosen (harness spec §2.5).
+Every name `cce_retrieval.backend_names()` lists can be chosen."""
 
 COMPARED_METRICS: Final[tuple[Metric, ...]] = METRICS.defaults()
 """The metrics `--compare` tests, in the fixed report order (harness spec §6.1)."""
@@ -71,53 +80,38 @@ class BackendError(ValueError):
 def parse_backends(text: str) -> tuple[str, ...]:
     """Backend names from a comma list: trimmed, blanks skipped, first occurrence kept.
 
-    Raises BackendError for an unknown name or when no name is left (spec §2.5).
+    Raises BackendError for an unknown name or when no name is left (spec §2.5); the
+    valid names come from the backend registry.
     """
+    known = backend_names()
     chosen: list[str] = []
     for part in text.split(","):
         name = rust_trim(part)
         if not name:
             continue
-        if name not in BACKEND_NAMES:
-            raise BackendError(f"unknown backend {name!r}; expected one of bm25, vector, hybrid")
+        if name not in known:
+            raise BackendError(f"unknown backend {name!r}; expected one of {', '.join(known)}")
         if name not in chosen:
             chosen.append(name)
     if not chosen:
-        raise BackendError("--backend needs at least one of bm25, vector, hybrid")
+        raise BackendError(f"--backend needs at least one of {', '.join(known)}")
     return tuple(chosen)
 
 
-@attrs.frozen(slots=True)
-class Query:
-    """One search to run: the text plus its query vector, embedded at most once."""
-
-    text: str
-    _embedder: QueryEmbedder
-    _vector: list[Sequence[float]] = attrs.field(factory=list, init=False, eq=False)
-
-    def vector(self) -> Sequence[float]:
-        """The query embedding; computed on first use, then shared by every backend."""
-        if not self._vector:
-            self._vector.append(self._embedder.embed(self.text))
-        return self._vector[0]
+def _backend(name: str) -> Backend:
+    try:
+        return create_backend(name)
+    except BackendConfigError as error:
+        raise BackendError(str(error)) from None
 
 
 def run_backend(index: Index, backend: str, query: Query, k: int) -> list[SearchResult]:
-    """Results of one backend for one query, at most `k` of them (harness spec §3).
+    """Results of one registered backend for one query, at most `k` of them (spec §3).
 
-    A blank query or an empty index returns no results on every backend. Hybrid is the
-    exact `cce search` pipeline with graph expansion on; expansion may append chunks
-    after the top k, so its list is cut back to `k`.
+    A blank query or an empty index returns no results on every backend; hybrid is the
+    exact `cce search` pipeline with graph expansion on, cut back to `k`.
     """
-    if not rust_trim(query.text) or not index.chunks:
-        return []
-    if backend == "bm25":
-        return hybrid.bm25_only_search(index, query.text, k)
-    if backend == "vector":
-        return hybrid.vector_search(index, query.vector(), k)
-    if backend == "hybrid":
-        return hybrid.search_with_vector(index, query.vector(), query.text, k, True)[:k]
-    raise BackendError(f"unknown backend {backend!r}; expected one of bm25, vector, hybrid")
+    return _backend(backend).search(index, query, k)[:k]
 
 
 def judge(results: Sequence[SearchResult], anchors: Sequence[Anchor]) -> list[list[bool]]:
@@ -159,6 +153,8 @@ class CaseReport:
     id: str
     k: int
     score: QueryScore
+    results: tuple[SearchResult, ...] = attrs.field(default=(), eq=False, repr=False)
+    """The ranked results the score was computed from (for `--results`)."""
 
 
 @attrs.frozen(slots=True)
@@ -179,14 +175,13 @@ def evaluate_backend(
     weights: LineWeights,
 ) -> BackendReport:
     """Run every case (fixture order) on one backend and aggregate (spec §4.2)."""
-    reports = tuple(
-        CaseReport(
-            case.id, case.k, score_case(case, run_backend(index, backend, query, case.k), weights)
-        )
-        for case, query in zip(cases, queries, strict=True)
-    )
+    runner = _backend(backend)
+    reports: list[CaseReport] = []
+    for case, query in zip(cases, queries, strict=True):
+        results = tuple(runner.search(index, query, case.k)[: case.k])
+        reports.append(CaseReport(case.id, case.k, score_case(case, results, weights), results))
     scores = [report.score for report in reports]
-    return BackendReport(backend, reports, macro_average(scores), token_average(scores))
+    return BackendReport(backend, tuple(reports), macro_average(scores), token_average(scores))
 
 
 def evaluate(

@@ -24,7 +24,7 @@ from cce_cli.harness import BackendReport, Comparison
 from cce_cli.report import RunSummary, TagGroup
 from cce_fixtures import SCHEMA_ID as FIXTURE_SCHEMA
 from cce_metrics import Metric, TokenAverages
-from cce_retrieval.numeric import format6, format6_signed
+from cce_retrieval import format6, format6_signed
 from cce_stats import paired_test
 
 __all__ = [
