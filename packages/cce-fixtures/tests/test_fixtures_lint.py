@@ -37,7 +37,10 @@ def test_duplicate_ids_are_errors_on_the_later_line() -> None:
     )
     assert lint_fixtures(text) == [
         Finding(
-            3, "error", 'duplicate case id "a" (first used on line 1); give every case its own id'
+            3,
+            "error",
+            'duplicate case id "a" (first used on line 1); give every case its own id',
+            "duplicate-id",
         )
     ]
 
@@ -69,6 +72,7 @@ def test_a_near_miss_case_key_warns_naming_the_field(key: str, field: str) -> No
             1,
             "warning",
             f'key "{key}" is ignored; did you mean "{field}"? (keys are case-sensitive)',
+            "near-miss-key",
         )
     ]
 

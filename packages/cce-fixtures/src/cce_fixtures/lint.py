@@ -32,6 +32,7 @@ __all__ = [
     "CASE_FIELDS",
     "HEADER_FIELDS",
     "Finding",
+    "Rule",
     "Severity",
     "is_absolute_anchor_path",
     "lint_fixtures",
@@ -52,13 +53,21 @@ _TYPO_CUTOFF = 0.8
 _WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
 
 
+Rule = Literal["contract", "duplicate-id", "corpus-value", "near-miss-key", "anchor-path"]
+
+
 @attrs.frozen
 class Finding:
-    """One finding: its 1-based line (None for the whole file), severity and message."""
+    """One finding: its 1-based line (None for the whole file), severity and message.
+
+    `rule` names the check, so a tool with more context (`cce check` knows the index)
+    can leave out the findings it reports more precisely itself.
+    """
 
     line: int | None
     severity: Severity
     message: str
+    rule: Rule = "contract"
 
 
 def _resembled_field(key: str, fields: tuple[str, ...]) -> str | None:
@@ -85,6 +94,7 @@ def _key_findings(
             "warning",
             f"key {rust_debug_str(key)} is ignored; did you mean {rust_debug_str(field)}? "
             "(keys are case-sensitive)",
+            "near-miss-key",
         )
 
 
@@ -114,11 +124,15 @@ def _path_finding(anchor_text: str, anchor: Anchor, number: int) -> Finding | No
             "warning",
             f"anchor {quoted}: an absolute path never matches; write it relative to the "
             "corpus directory, with '/' separators",
+            "anchor-path",
         )
     normal = normalised_anchor_path(path)
     if (normal or path) == ".." or (normal or path).startswith("../"):
         return Finding(
-            number, "warning", f"anchor {quoted}: a path outside the corpus never matches"
+            number,
+            "warning",
+            f"anchor {quoted}: a path outside the corpus never matches",
+            "anchor-path",
         )
     if normal is None:
         return None
@@ -132,6 +146,7 @@ def _path_finding(anchor_text: str, anchor: Anchor, number: int) -> Finding | No
         number,
         "warning",
         f"anchor {quoted}: the index records {rule}; write {rust_debug_str(suggestion)}",
+        "anchor-path",
     )
 
 
@@ -167,6 +182,7 @@ def _corpus_finding(fields: Mapping[str, Any], number: int) -> Finding | None:
         "error",
         f'the header\'s "corpus" is {shown}, so it names no corpus; give the directory '
         'to index as a string relative to this file, e.g. "corpus":"../src"',
+        "corpus-value",
     )
 
 
@@ -222,6 +238,7 @@ def lint_fixtures(text: str) -> list[Finding]:
                     "error",
                     f"duplicate case id {rust_debug_str(case_id)} (first used on line "
                     f"{first}); give every case its own id",
+                    "duplicate-id",
                 )
             )
         findings.extend(_key_findings(value, CASE_FIELDS, number))
