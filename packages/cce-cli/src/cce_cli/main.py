@@ -13,7 +13,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from cce_cli import cmd_conformance, cmd_index, cmd_relevance, cmd_search
+from cce_cli import cmd_check, cmd_conformance, cmd_index, cmd_relevance, cmd_search
 from cce_cli.errors import CliError
 
 Configure = Callable[[argparse.ArgumentParser], None]
@@ -34,6 +34,7 @@ COMMANDS: tuple[tuple[str, Configure, Run, str], ...] = (
         cmd_relevance.run,
         "score retrieval against labeled fixtures",
     ),
+    ("check", cmd_check.configure, cmd_check.run, "find fixture anchors that match nothing"),
 )
 
 
