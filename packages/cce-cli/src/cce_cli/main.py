@@ -13,7 +13,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from cce_cli import cmd_conformance, cmd_diff, cmd_index, cmd_relevance, cmd_search
+from cce_cli import cmd_check, cmd_conformance, cmd_diff, cmd_index, cmd_relevance, cmd_search
 from cce_cli.errors import CliError
 
 Configure = Callable[[argparse.ArgumentParser], None]
@@ -40,6 +40,7 @@ COMMANDS: tuple[tuple[str, Configure, Run, str], ...] = (
         cmd_diff.run,
         "compare two saved relevance reports query by query, with a pass/fail gate",
     ),
+    ("check", cmd_check.configure, cmd_check.run, "find fixture anchors that match nothing"),
 )
 
 
