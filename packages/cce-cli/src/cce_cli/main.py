@@ -13,7 +13,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from cce_cli import cmd_conformance, cmd_index, cmd_relevance, cmd_search
+from cce_cli import cmd_conformance, cmd_index, cmd_pool, cmd_queries, cmd_relevance, cmd_search
 from cce_cli.errors import CliError
 
 Configure = Callable[[argparse.ArgumentParser], None]
@@ -33,6 +33,18 @@ COMMANDS: tuple[tuple[str, Configure, Run, str], ...] = (
         cmd_relevance.configure,
         cmd_relevance.run,
         "score retrieval against labeled fixtures",
+    ),
+    (
+        "queries",
+        cmd_queries.configure,
+        cmd_queries.run,
+        "list the distinct queries of metrics.jsonl event logs",
+    ),
+    (
+        "pool",
+        cmd_pool.configure,
+        cmd_pool.run,
+        "pool several backends' results for judging, or apply judgments",
     ),
 )
 
