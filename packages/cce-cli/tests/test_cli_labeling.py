@@ -75,7 +75,10 @@ def test_queries_counts_most_frequent_first_and_drops_credentials(
 def test_queries_filters(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
     log = str(corpus / ".cce" / "metrics.jsonl")
     out = _cce(["queries", log, "--min-count", "2"], capsys)[1]
-    assert [line.split(maxsplit=2)[2] for line in out.splitlines()] == ["load config", "parse arguments"]
+    assert [line.split(maxsplit=2)[2] for line in out.splitlines()] == [
+        "load config",
+        "parse arguments",
+    ]
     assert len(_cce(["queries", log, "--limit", "1"], capsys)[1].splitlines()) == 1
     assert _cce(["queries", log, "--since", "2999-01-01"], capsys)[1] == ""
     assert _cce(["queries", log, "--since", "yesterday"], capsys)[0] == 2
@@ -188,7 +191,7 @@ def _judge(judging: Path, out: Path) -> dict[str, list[Candidate]]:
     for line in judging.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
         for position, candidate in enumerate(row["candidates"]):
-            verdict = ["relevant", "secondary"][position] if position < 2 else "not"
+            verdict: str | None = ["relevant", "secondary"][position] if position < 2 else "not"
             if position == len(row["candidates"]) - 1 and position >= 2:
                 verdict = None
             candidate["judgment"] = verdict
@@ -219,7 +222,7 @@ def test_apply_turns_judgments_into_matching_anchors(
         for hit in relevant[case.id]:
             assert any(anchor.matches(hit) for anchor in case.expected)
         assert case.secondary and not set(case.secondary) & set(case.expected)
-    code, out, err = _cce(["relevance", str(labeled), "--backend", "hybrid"], capsys)
+    code, _, err = _cce(["relevance", str(labeled), "--backend", "hybrid"], capsys)
     assert code == 0, err
 
 
