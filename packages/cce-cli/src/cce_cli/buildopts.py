@@ -18,13 +18,17 @@ import argparse
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import attrs
 
-from cce_retrieval.buildcache import DEFAULT_MAX_BYTES, BuildCache, CacheSalt
-
-ProgressCallback = Callable[[int, int], None]
+from cce_retrieval import (
+    DEFAULT_CACHE_MAX_BYTES,
+    BuildCache,
+    CacheSalt,
+    ProgressCallback,
+    default_jobs,
+)
 
 CACHE_DIR_ENV = "CCE_CACHE_DIR"
 PROGRESS_DELAY_S = 1.5
@@ -84,13 +88,11 @@ class BuildSettings:
 
 def build_settings(args: argparse.Namespace, protect: bool, embedder: object) -> BuildSettings:
     """The settings the parsed options ask for (the defaults when a command lacks them)."""
-    from cce_retrieval.build import default_jobs
-
     jobs = getattr(args, "jobs", None) or default_jobs()
     cache = None
     if not getattr(args, "no_cache", False):
         salt = CacheSalt.for_build(protect, embedder)
-        cache = BuildCache(cache_directory(), salt, DEFAULT_MAX_BYTES)
+        cache = BuildCache(cache_directory(), salt, DEFAULT_CACHE_MAX_BYTES)
     forced = getattr(args, "progress", None)
     progress = sys.stderr.isatty() if forced is None else bool(forced)
     return BuildSettings(jobs, cache, progress)

@@ -19,7 +19,7 @@ import multiprocessing.context
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Final
+from typing import Final, Protocol, runtime_checkable
 
 import attrs
 import numpy as np
@@ -28,12 +28,20 @@ from cce_metrics import estimate_tokens
 from cce_retrieval.buildcache import BuildCache, FileOutcome
 from cce_retrieval.chunker import chunk_file
 from cce_retrieval.embedder import EMBED_DIM, Embedder, EmbedError, HashEmbedder
+from cce_retrieval.embedders import embedder_model
 from cce_retrieval.model import Chunk, FloatMatrix, Index
 from cce_retrieval.redactor import redact
 from cce_retrieval.store_load import embedding_matrix
 from cce_retrieval.walker import WalkedFile, walk
 
 EMBED_BATCH_SIZE: Final = 64
+
+
+@runtime_checkable
+class MatrixEmbedder(Protocol):
+    """An embedder that can embed a whole corpus as one matrix (the hash fast path)."""
+
+    def embed_matrix(self, texts: Sequence[str]) -> FloatMatrix: ...
 
 
 class BuildError(Exception):
@@ -74,7 +82,7 @@ def embed_contents(
     embedder: Embedder, contents: Sequence[str]
 ) -> tuple[FloatMatrix, list[int] | None]:
     """Embed chunk contents in order: the (n, dim) matrix and ragged lengths if any."""
-    if isinstance(embedder, HashEmbedder):
+    if isinstance(embedder, MatrixEmbedder):
         return embedder.embed_matrix(contents), None
     return embedding_matrix(_embed_in_batches(embedder, contents))
 
@@ -211,8 +219,10 @@ def _embed_generic(
                 fresh_at.append(len(vectors))
                 fresh.append(chunk.content)
                 vectors.append([])
-    for at, vector in zip(fresh_at, _embed_in_batches(embedder, fresh), strict=True):
-        vectors[at] = vector
+    fresh_matrix, fresh_lengths = embed_contents(embedder, fresh)
+    widths = fresh_lengths or [fresh_matrix.shape[1] if fresh_matrix.ndim == 2 else 0] * len(fresh)
+    for at, row, width in zip(fresh_at, fresh_matrix, widths, strict=True):
+        vectors[at] = row[:width].tolist()
     if cache is not None:
         first = 0
         for walked_file, outcome in zip(files, outcomes, strict=True):
@@ -265,6 +275,8 @@ def build_index(
         embeddings = _stack(parts, len(chunks))
     else:
         embeddings, lengths = _embed_generic(embedder, walked.files, outcomes, cache)
+    model = embedder_model(embedder)
+    dim = int(embeddings.shape[1]) if model is not None and embeddings.ndim == 2 else None
     index = Index(
         embedder=embedder.name,
         chunks=chunks,
@@ -272,6 +284,8 @@ def build_index(
         file_imports=file_imports,
         file_tokens=file_tokens,
         embedding_lengths=lengths,
+        embedder_model=model,
+        embedding_dim=dim,
     )
     return BuildResult(
         index=index,

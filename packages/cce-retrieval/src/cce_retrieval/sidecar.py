@@ -33,9 +33,9 @@ import numpy as np
 import numpy.typing as npt
 
 from cce_retrieval.bm25 import Bm25Index
+from cce_retrieval.derived import RetrievalIndex, prime, retrieval_index
 from cce_retrieval.fileio import describe_os_error, write_atomic, write_atomic_parts
 from cce_retrieval.graph import ImportGraph
-from cce_retrieval.hybrid import RetrievalIndex, prime_retrieval_index, retrieval_index
 from cce_retrieval.model import Chunk, Index
 from cce_retrieval.store_load import load_index
 from cce_retrieval.store_paths import StoreError
@@ -159,6 +159,8 @@ def write_sidecar(index: Index, store_path: str, store_sha256: str, store_size: 
         "embedder": index.embedder,
         "spec_version": index.spec_version,
         "embedding_lengths": index.embedding_lengths,
+        "embedder_model": index.embedder_model,
+        "embedding_dim": index.embedding_dim,
         "file_imports": index.file_imports,
         "file_tokens": index.file_tokens,
         "paths": paths,
@@ -275,6 +277,7 @@ def _sidecar_index(directory: str, manifest: dict[str, object]) -> Index:
     if by_dim.shape != (width, rows) or by_dim.dtype != np.float64:
         raise _Untrusted
     lengths = manifest["embedding_lengths"]
+    model, dim = manifest["embedder_model"], manifest["embedding_dim"]
     index = Index(
         embedder=str(manifest["embedder"]),
         chunks=chunks,
@@ -283,6 +286,8 @@ def _sidecar_index(directory: str, manifest: dict[str, object]) -> Index:
         file_tokens={str(k): int(v) for k, v in manifest["file_tokens"].items()},  # type: ignore[attr-defined]
         spec_version=str(manifest["spec_version"]),
         embedding_lengths=None if lengths is None else [int(x) for x in lengths],  # type: ignore[attr-defined]
+        embedder_model=None if model is None else str(model),
+        embedding_dim=None if dim is None else int(str(dim)),
     )
     terms_text = bytes(blob("terms")).decode("ascii")
     terms = terms_text.split("\n") if terms_text else []
@@ -303,7 +308,7 @@ def _sidecar_index(directory: str, manifest: dict[str, object]) -> Index:
         raise _Untrusted
     edges = [(str(a), str(b)) for a, b in manifest["graph_edges"]]  # type: ignore[attr-defined]
     derived = RetrievalIndex(index, bm25, id_ranks, ImportGraph(edges))  # type: ignore[arg-type]
-    prime_retrieval_index(index, derived)
+    prime(index, derived)
     return index
 
 
