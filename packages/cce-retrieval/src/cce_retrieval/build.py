@@ -18,6 +18,8 @@ import multiprocessing
 import multiprocessing.context
 import os
 import sys
+import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Final, Protocol, runtime_checkable
 
@@ -138,6 +140,17 @@ def _file_outcome_task(
     return _file_outcome(*task)
 
 
+def _exit_with_parent(parent: int) -> None:
+    """Worker initializer: leave as soon as the building process is gone (even SIGKILLed)."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.25)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="cce-parent-watch", daemon=True).start()
+
+
 def _pool_context() -> multiprocessing.context.BaseContext:
     # fork starts a worker in milliseconds and shares the loaded grammars; elsewhere the
     # platform's default start method is used.
@@ -173,7 +186,12 @@ def _outcomes(
     pending_bytes = sum(len(files[i].text) for i in missing)
     workers = min(jobs, len(missing))
     if workers > 1 and pending_bytes >= _PARALLEL_MIN_BYTES:
-        with concurrent.futures.ProcessPoolExecutor(workers, mp_context=_pool_context()) as pool:
+        with concurrent.futures.ProcessPoolExecutor(
+            workers,
+            mp_context=_pool_context(),
+            initializer=_exit_with_parent,
+            initargs=(os.getpid(),),
+        ) as pool:
             results = pool.map(_file_outcome_task, tasks, chunksize=4)
             for i, outcome in zip(missing, results, strict=True):
                 outcomes[i] = outcome
