@@ -20,6 +20,7 @@ import os
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Final, Protocol, runtime_checkable
 
@@ -27,13 +28,17 @@ import attrs
 import numpy as np
 
 from cce_metrics import estimate_tokens
-from cce_retrieval.buildcache import BuildCache, FileOutcome
+from cce_retrieval.bm25 import Bm25Index
+from cce_retrieval.buildcache import BuildCache, FileOutcome, TermCounts
 from cce_retrieval.chunker import chunk_file
+from cce_retrieval.derived import offer_bm25
 from cce_retrieval.embedder import EMBED_DIM, Embedder, EmbedError, HashEmbedder
 from cce_retrieval.embedders import embedder_model
 from cce_retrieval.model import Chunk, FloatMatrix, Index
+from cce_retrieval.ranking import IntArray, id_order_ranks
 from cce_retrieval.redactor import redact
 from cce_retrieval.store_load import embedding_matrix
+from cce_retrieval.tokenizer import tokenize
 from cce_retrieval.walker import WalkedFile, walk
 
 EMBED_BATCH_SIZE: Final = 64
@@ -108,19 +113,52 @@ def default_jobs() -> int:
 _worker_embedder: HashEmbedder | None = None
 
 
+def _count_terms(chunks: Sequence[Chunk]) -> TermCounts:
+    """Tokenize each chunk once: its distinct tokens and counts, and its length."""
+    vocabulary: dict[str, int] = {}
+    setdefault = vocabulary.setdefault
+    entry_terms: list[int] = []
+    entry_counts: list[int] = []
+    distinct = np.zeros(len(chunks), dtype=np.int64)
+    lengths = np.zeros(len(chunks), dtype=np.int64)
+    for i, chunk in enumerate(chunks):
+        tokens = tokenize(chunk.content)
+        counts = Counter(tokens)
+        lengths[i] = len(tokens)
+        distinct[i] = len(counts)
+        entry_terms.extend([setdefault(term, len(vocabulary)) for term in counts])
+        entry_counts.extend(counts.values())
+    return TermCounts(
+        tuple(vocabulary),
+        np.asarray(entry_terms, dtype=np.int64),
+        np.asarray(entry_counts, dtype=np.int64),
+        distinct,
+        lengths,
+    )
+
+
 def _file_outcome(
     rel_path: str, text: str, protect: bool, embed_hash: bool, cache: BuildCache | None
 ) -> FileOutcome:
-    """Redact, chunk and (for the hash embedder) embed one file; the unit of parallel work."""
+    """Redact, chunk, count tokens and (for the hash embedder) embed one file.
+
+    The unit of parallel work. Tokens are counted once, for BM25, and the hash
+    embedding is made from those counts (`HashEmbedder.matrix_from_term_counts`).
+    """
     global _worker_embedder
     redacted = redact(text) if protect else text
     chunked = chunk_file(rel_path, redacted)
+    terms = _count_terms(chunked.chunks)
     embeddings: FloatMatrix | None = None
     lengths: tuple[int, ...] | None = None
     if embed_hash:
         if _worker_embedder is None:
             _worker_embedder = HashEmbedder()
-        embeddings = _worker_embedder.embed_matrix([c.content for c in chunked.chunks])
+        codes = _worker_embedder.term_codes(terms.vocabulary)
+        owners = np.repeat(np.arange(len(chunked.chunks), dtype=np.int64), terms.distinct)
+        embeddings = HashEmbedder.matrix_from_term_counts(
+            len(chunked.chunks), owners, codes[terms.entry_terms], terms.entry_counts
+        )
         lengths = (EMBED_DIM,) * len(chunked.chunks)
     outcome = FileOutcome(
         chunks=chunked.chunks,
@@ -128,10 +166,42 @@ def _file_outcome(
         file_tokens=estimate_tokens(redacted),
         embeddings=embeddings,
         lengths=lengths,
+        terms=terms,
     )
     if cache is not None and embeddings is not None:
         cache.put(cache.key(rel_path, text), outcome)
     return outcome
+
+
+def _bm25_from_counts(
+    parts: Sequence[TermCounts | None], chunk_ids: Sequence[str]
+) -> tuple[Bm25Index, IntArray]:
+    """One corpus-wide BM25 from per-file counts (term ids in first-occurrence order)."""
+    vocabulary: dict[str, int] = {}
+    setdefault = vocabulary.setdefault
+    ids: list[IntArray] = []
+    for part in parts:
+        assert part is not None
+        local = np.fromiter(
+            (setdefault(term, len(vocabulary)) for term in part.vocabulary),
+            dtype=np.int64,
+            count=len(part.vocabulary),
+        )
+        ids.append(local[part.entry_terms])
+
+    def joined(arrays: Sequence[IntArray]) -> IntArray:
+        return np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
+
+    id_ranks = id_order_ranks(chunk_ids)
+    bm25 = Bm25Index.from_term_counts(
+        vocabulary,
+        joined(ids),
+        joined([p.entry_counts for p in parts if p is not None]),
+        joined([p.distinct for p in parts if p is not None]),
+        joined([p.lengths for p in parts if p is not None]),
+        id_ranks,
+    )
+    return bm25, id_ranks
 
 
 def _file_outcome_task(
@@ -286,6 +356,7 @@ def build_index(
         if outcome.imports:
             file_imports[rel_path] = list(outcome.imports)
         chunks.extend(outcome.chunks)
+    term_parts = [o.terms for o in outcomes]
     lengths: list[int] | None = None
     if embed_hash:
         parts = [o.embeddings for o in outcomes if o.embeddings is not None]
@@ -305,6 +376,9 @@ def build_index(
         embedder_model=model,
         embedding_dim=dim,
     )
+    # BM25 from the counts the workers made, laid out only if a search asks for it.
+    chunk_ids = [c.chunk_id for c in chunks]
+    offer_bm25(index, lambda: _bm25_from_counts(term_parts, chunk_ids))
     return BuildResult(
         index=index,
         files_indexed=len(walked.files),

@@ -36,12 +36,13 @@ import numpy as np
 
 from cce_metrics import TOKENIZER_ID
 from cce_retrieval.model import Chunk, FloatMatrix
+from cce_retrieval.ranking import IntArray
 
-CACHE_FORMAT: Final = "cce.build-cache/v1"
+CACHE_FORMAT: Final = "cce.build-cache/v2"
 DEFAULT_MAX_BYTES: Final = 1 << 30
 """Default bound on the cache's total size (1 GiB)."""
 
-_MAGIC: Final = b"CCEBC001"
+_MAGIC: Final = b"CCEBC002"
 _HEADER: Final = struct.Struct("<8s32s32sQ")  # magic, key, payload sha256, json length
 _temp_sequence = itertools.count()
 
@@ -60,6 +61,22 @@ class FileOutcome:
     file_tokens: int
     embeddings: FloatMatrix | None = None
     lengths: tuple[int, ...] | None = None
+    terms: TermCounts | None = None
+
+
+@attrs.frozen(slots=True, eq=False)
+class TermCounts:
+    """Each chunk's distinct tokens and counts (BM25's input), against a file-local vocabulary.
+
+    Chunk c owns `distinct[c]` consecutive entries; entry e is token `vocabulary[entry_terms[e]]`
+    occurring `entry_counts[e]` times; `lengths[c]` is chunk c's token count.
+    """
+
+    vocabulary: tuple[str, ...]
+    entry_terms: IntArray
+    entry_counts: IntArray
+    distinct: IntArray
+    lengths: IntArray
 
 
 @attrs.frozen(slots=True)
@@ -135,6 +152,8 @@ def code_digest() -> str:
 def _encode(outcome: FileOutcome) -> tuple[bytes, bytes]:
     """(json part, array part) of an outcome with embeddings."""
     assert outcome.embeddings is not None and outcome.lengths is not None
+    assert outcome.terms is not None
+    terms = outcome.terms
     matrix = np.ascontiguousarray(outcome.embeddings, dtype=np.float64)
     rows, width = matrix.shape if matrix.ndim == 2 else (0, 0)
     flat_bits = matrix.reshape(-1).view(np.uint64)
@@ -161,19 +180,46 @@ def _encode(outcome: FileOutcome) -> tuple[bytes, bytes]:
         "width": width,
         "lengths": list(outcome.lengths),
         "nonzero": int(where.size),
+        "vocabulary": list(terms.vocabulary),
+        "entries": len(terms.entry_terms),
     }
     text = json.dumps(meta, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    arrays = where.tobytes() + flat_bits[where].tobytes()
+    arrays = b"".join(
+        (
+            where.tobytes(),
+            flat_bits[where].tobytes(),
+            *(
+                np.asarray(a, dtype=np.uint32).tobytes()
+                for a in (terms.entry_terms, terms.entry_counts, terms.distinct, terms.lengths)
+            ),
+        )
+    )
     return text, arrays
 
 
 def _decode(meta_bytes: bytes, arrays: bytes) -> FileOutcome:
     meta = json.loads(meta_bytes)
     rows, width, count = int(meta["rows"]), int(meta["width"]), int(meta["nonzero"])
-    if len(arrays) != count * 12:
+    entries = int(meta["entries"])
+    if len(arrays) != count * 12 + entries * 8 + rows * 8:
         raise ValueError("array part has the wrong size")
     where = np.frombuffer(arrays, dtype=np.uint32, count=count)
     values = np.frombuffer(arrays, dtype=np.uint64, count=count, offset=count * 4)
+    at = count * 12
+
+    def take(n: int) -> IntArray:
+        nonlocal at
+        part = np.frombuffer(arrays, dtype=np.uint32, count=n, offset=at).astype(np.int64)
+        at += n * 4
+        return part
+
+    terms = TermCounts(
+        tuple(meta["vocabulary"]), take(entries), take(entries), take(rows), take(rows)
+    )
+    if int(terms.distinct.sum()) != entries or (
+        entries and int(terms.entry_terms.max()) >= len(terms.vocabulary)
+    ):
+        raise ValueError("term counts disagree")
     bits = np.zeros(rows * width, dtype=np.uint64)
     bits[where] = values
     chunks = tuple(Chunk(*row) for row in meta["chunks"])
@@ -186,6 +232,7 @@ def _decode(meta_bytes: bytes, arrays: bytes) -> FileOutcome:
         file_tokens=int(meta["file_tokens"]),
         embeddings=bits.view(np.float64).reshape(rows, width),
         lengths=lengths,
+        terms=terms,
     )
 
 

@@ -16,7 +16,7 @@ Owns: `RetrievalIndex` (plus its per-(k1, b) BM25 views), `retrieval_index`, `in
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import attrs
 
@@ -27,7 +27,7 @@ from cce_retrieval.ranking import FloatArray, IntArray, id_order_ranks
 from cce_retrieval.text import ascii_lower
 from cce_retrieval.vector import VectorIndex
 
-__all__ = ["RetrievalIndex", "invalidate", "prime", "retrieval_index"]
+__all__ = ["RetrievalIndex", "invalidate", "offer_bm25", "prime", "retrieval_index"]
 
 
 class RetrievalIndex:
@@ -50,6 +50,9 @@ class RetrievalIndex:
         ready-made from the store's sidecar (docs/index-store.md#sidecar)."""
         self.chunks: tuple[Chunk, ...] = tuple(index.chunks)
         chunk_ids = [c.chunk_id for c in self.chunks]
+        offered = _OFFERED.pop(index, None)
+        if bm25 is None and offered is not None and offered[0] == _Stamp.of(index):
+            bm25, id_ranks = offered[1]()
         if id_ranks is None:
             id_ranks = id_order_ranks(chunk_ids)
         if bm25 is None:
@@ -137,6 +140,19 @@ def retrieval_index(index: Index) -> RetrievalIndex:
     if entry is None or entry[0] != stamp:
         entry = _CACHE[index] = (stamp, RetrievalIndex(index))
     return entry[1]
+
+
+Bm25Factory = Callable[[], tuple[Bm25Index, IntArray]]
+_OFFERED: weakref.WeakKeyDictionary[Index, tuple[_Stamp, Bm25Factory]] = weakref.WeakKeyDictionary()
+
+
+def offer_bm25(index: Index, factory: Bm25Factory) -> None:
+    """Let the first `RetrievalIndex` of `index` take its BM25 (and chunk-id ranks) from
+    `factory`, e.g. from token counts made while building, instead of re-tokenizing.
+
+    Taken only while `index`'s fields are the ones it was offered with.
+    """
+    _OFFERED[index] = (_Stamp.of(index), factory)
 
 
 def prime(index: Index, derived: RetrievalIndex) -> None:
