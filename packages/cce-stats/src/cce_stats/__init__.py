@@ -1,11 +1,12 @@
 """cce-stats: the statistics behind `cce relevance --compare`, bit-identical to CCE.
 
-Why it exists: the evaluation harness reports paired t-tests between retrieval
-backends, and its output must match the Rust reference byte for byte, so the
-special functions and the test are re-implemented here in exactly the reference's
-operation order (harness.md §6) — with no dependencies, so any eval tool can use
-them. The package also owns the sample-size planning math the reference only
-documents (`minimum_detectable_effect`, `required_sample_size`).
+Why it exists: the evaluation harness compares retrieval backends with paired tests
+on per-query deltas, and its default output must match the Rust reference byte for
+byte, so the t-test and its special functions are re-implemented here in exactly the
+reference's operation order — with no dependencies, so any eval tool can use them.
+The package also owns the other paired tests behind the same protocol
+(randomization, signed-rank, bootstrap), multiple-testing corrections, effect sizes
+and the sample-size planning math (docs/statistics.md).
 """
 
 from __future__ import annotations
