@@ -21,7 +21,7 @@ import zipfile
 import nox
 
 nox.options.default_venv_backend = "none"
-nox.options.sessions = ["tests", "pythons", "lint", "types", "deps", "wheels"]
+nox.options.sessions = ["tests", "pythons", "hooks", "lint", "types", "deps", "wheels"]
 nox.options.error_on_external_run = False
 
 ROOT = pathlib.Path(__file__).parent
@@ -130,6 +130,16 @@ def pythons(session: nox.Session) -> None:
 
 
 @nox.session
+def hooks(session: nox.Session) -> None:
+    """The workspace-level tests (tests/): the root wheel, and pre-commit by URL.
+
+    They run in the workspace environment, which holds pre-commit and every package whose
+    wheel the hook environment needs (see tests/test_precommit_by_url.py).
+    """
+    session.run("uv", "run", "--locked", "python", "-m", "pytest", "tests", *session.posargs)
+
+
+@nox.session
 def deps(session: nox.Session) -> None:
     """deptry: each package's sources import exactly the third-party packages it declares.
 
@@ -159,6 +169,7 @@ def types(session: nox.Session) -> None:
     # Each package's tests have their own conftest.py, so they are checked one package at a time.
     for package in PACKAGES:
         session.run("uv", "run", "--locked", "mypy", "--strict", f"packages/{package}/tests")
+    session.run("uv", "run", "--locked", "mypy", "--strict", "tests")
     session.run("uv", "run", "--locked", "mypy", "--strict", "bench", env={"MYPYPATH": "bench"})
 
 
