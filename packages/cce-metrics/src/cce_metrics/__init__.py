@@ -16,18 +16,6 @@ from __future__ import annotations
 from cce_metrics.averages import MacroAverages, TokenAverages, macro_average, token_average
 from cce_metrics.evaluation import Evaluation, Measure, evaluate, parse_measure, rank_documents
 from cce_metrics.queries import QueryScore, score_query
-from cce_metrics.registry import (
-    CHUNK,
-    METRICS,
-    TOKEN,
-    TOKEN_METRICS,
-    Judgment,
-    Metric,
-    MetricRegistry,
-    judgment,
-    mean,
-    metric,
-)
 from cce_metrics.ranked import (
     EXPECTED_GAIN,
     GRADED_EXPECTED_GAIN,
@@ -39,6 +27,18 @@ from cce_metrics.ranked import (
     hit_at_k,
     ndcg_at_k,
     r_precision_at_k,
+)
+from cce_metrics.registry import (
+    CHUNK,
+    METRICS,
+    TOKEN,
+    TOKEN_METRICS,
+    Judgment,
+    Metric,
+    MetricRegistry,
+    judgment,
+    mean,
+    metric,
 )
 from cce_metrics.spans import LineWeights, Span, TokenScore, score_tokens
 from cce_metrics.summation import seq_sum
@@ -57,24 +57,21 @@ from cce_metrics.trec import (
 
 __all__ = [
     "CHUNK",
+    "EXPECTED_GAIN",
+    "GRADED_EXPECTED_GAIN",
     "METRICS",
+    "SECONDARY_GAIN",
     "TOKEN",
     "TOKENIZER_ID",
     "TOKEN_METRICS",
+    "Evaluation",
+    "GainProfile",
     "Judgment",
     "LineWeights",
     "MacroAverages",
+    "Measure",
     "Metric",
     "MetricRegistry",
-    "EXPECTED_GAIN",
-    "GRADED_EXPECTED_GAIN",
-    "SECONDARY_GAIN",
-    "TOKENIZER_ID",
-    "Evaluation",
-    "GainProfile",
-    "LineWeights",
-    "MacroAverages",
-    "Measure",
     "QueryScore",
     "Span",
     "TokenAverages",
@@ -84,15 +81,14 @@ __all__ = [
     "anchor_profile",
     "average_precision_at_k",
     "estimate_tokens",
-    "judgment",
-    "macro_average",
-    "mean",
-    "metric",
     "evaluate",
     "format_qrels",
     "format_run",
     "hit_at_k",
+    "judgment",
     "macro_average",
+    "mean",
+    "metric",
     "ndcg_at_k",
     "parse_measure",
     "parse_qrels",
