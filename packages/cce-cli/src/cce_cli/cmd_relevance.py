@@ -21,12 +21,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from cce_cli import harness, render
-<<<<<<< HEAD
 from cce_cli.buildopts import add_build_options
-=======
 from cce_cli.cmd_diff import report_gate
 from cce_cli.diff import diff_backend_reports, head_aggregate
->>>>>>> main
 from cce_cli.errors import CliError
 from cce_cli.gate import GateSpec, add_gate_arguments, evaluate_gate, gate_spec
 from cce_cli.harness import BackendReport
@@ -100,9 +97,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
         const="json",
         help="emit the JSON report (same as --format json)",
     )
-<<<<<<< HEAD
-    add_build_options(parser)
-=======
     parser.add_argument(
         "--results",
         metavar="FILE",
@@ -119,7 +113,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="paired test of --compare on the per-query deltas (default: t)",
     )
     add_gate_arguments(parser)
->>>>>>> main
+    add_build_options(parser)
 
 
 def _trim_trailing(path: str) -> str:
