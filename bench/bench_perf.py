@@ -72,7 +72,10 @@ class Run:
 
 
 def materialise_baseline(commit: str) -> str:
-    """`.bench/baseline-<commit>/packages/...` from `git archive` (reused across runs)."""
+    """`.bench/baseline-<commit>/packages/...` from `git archive` (reused across runs).
+
+    Both sides are run from such trees (the current side from HEAD), with this
+    interpreter's third-party packages."""
     dest = os.path.join(ROOT, ".bench", f"baseline-{commit[:12]}")
     marker = dest + ".complete"
     if not os.path.exists(marker):
@@ -183,7 +186,7 @@ def side_by_side(corpus: str, baseline: Cli, current: Cli, repeat: int, scratch:
     print(f"  {'':<34} peak RSS {mb(best(warm).rss)} (bar 500 MB)")
 
     fixtures = os.path.join(scratch, "bench.jsonl")
-    write_fixtures(cur_store, corpus, fixtures, "")
+    write_fixtures(cur_store, corpus, fixtures, "", current.env)
     copy = os.path.join(scratch, "corpus-copy")
     shutil.copytree(corpus, copy)
     cache = {"CCE_CACHE_DIR": os.path.join(scratch, "cache-relevance")}
@@ -208,7 +211,9 @@ def side_by_side(corpus: str, baseline: Cli, current: Cli, repeat: int, scratch:
     print(f"   load average at end: {os.getloadavg()[0]:.2f}")
 
 
-def write_fixtures(store: str, corpus: str, out: str, prefix: str) -> dict[str, int]:
+def write_fixtures(
+    store: str, corpus: str, out: str, prefix: str, env: Mapping[str, str]
+) -> dict[str, int]:
     """Fixture file from `store`'s chunks (paths prefixed), made in a child process.
 
     A child inherits its parent's peak RSS on Linux, so the benchmark process never
@@ -218,6 +223,7 @@ def write_fixtures(store: str, corpus: str, out: str, prefix: str) -> dict[str, 
         [sys.executable, os.path.abspath(__file__), "--fixture-child", store, corpus, out, prefix],
         check=True,
         capture_output=True,
+        env=env,
     )
     counts: dict[str, int] = json.loads(child.stdout.decode())
     return counts
@@ -370,7 +376,7 @@ def scale_run(target: int, stdlib: str, current: Cli, scratch: str) -> None:
     env = {"CCE_CACHE_DIR": os.path.join(scratch, "cache-scale")}
     current.run(["index", stdlib, "--store", probe, "--no-metrics"], env=env)
     fixtures = os.path.join(scratch, "scale.jsonl")
-    per_file = Counter(write_fixtures(probe, stdlib, fixtures, "copy000/"))
+    per_file = Counter(write_fixtures(probe, stdlib, fixtures, "copy000/", current.env))
     corpus = scale_corpus(stdlib, target, per_file)
     store = os.path.join(scratch, "scale", ".cce", "index.json")
     print(f"   corpus {corpus}; load average {os.getloadavg()[0]:.2f}", flush=True)
@@ -414,7 +420,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.fixture_child:
         return fixture_child(*args.fixture_child)
     corpus = os.path.abspath(args.corpus) if args.corpus else default_corpus()
-    current = Cli("current", None)
+    head = subprocess.run(
+        ["git", "-C", ROOT, "rev-parse", "HEAD"], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    # The committed HEAD, not the working tree: editing while a long run goes on is safe.
+    current = Cli(f"current {head[:8]}", materialise_baseline(head))
     with tempfile.TemporaryDirectory(prefix="cce-bench-") as scratch:
         if not args.skip_side_by_side:
             baseline = Cli(f"baseline {args.baseline[:8]}", materialise_baseline(args.baseline))
