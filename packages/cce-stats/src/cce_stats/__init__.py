@@ -21,7 +21,7 @@ from cce_stats.distributions import (
     t_two_sided_critical,
     t_two_sided_p,
 )
-from cce_stats.effects import effect_size_dz, wins_ties_losses
+from cce_stats.effects import effect_size_dz, sample_sd, wins_ties_losses
 from cce_stats.paired import (
     PAIRED_TESTS,
     BootstrapTest,
@@ -58,6 +58,7 @@ __all__ = [
     "paired_test_names",
     "reg_inc_beta",
     "required_sample_size",
+    "sample_sd",
     "seq_sum",
     "t_two_sided_critical",
     "t_two_sided_p",
