@@ -224,7 +224,7 @@ def test_compare_reports_pairs_cases_in_order(base_index: Index) -> None:
     )
     comparison = harness.compare_reports(reports[0], reports[1])
     assert (comparison.a, comparison.b) == ("bm25", "vector")
-    mrr = comparison.metrics[2].test
+    mrr = comparison.metrics[2].result
     assert mrr.n == 2
     deltas = [
         v.score.mrr - b.score.mrr for b, v in zip(reports[0].cases, reports[1].cases, strict=True)

@@ -480,3 +480,20 @@ def test_own_docs_set_is_deterministic(repo_root: Path, capsys: pytest.CaptureFi
     assert body["queries"] == 5
     assert "tokens" not in body["backends"][0]
     assert "token-level" not in _invoke(["eval/relevance/docs.jsonl"], capsys)[1]
+
+
+def test_format_json_is_the_json_alias_and_text_is_the_default(
+    repo_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    golden = GOLDEN.read_text(encoding="utf-8")
+    assert _invoke(["eval/relevance/code.jsonl", "--format", "json"], capsys)[1] == golden
+    text = _invoke(["eval/relevance/code.jsonl"], capsys)[1]
+    assert _invoke(["eval/relevance/code.jsonl", "--format", "text"], capsys)[1] == text
+    _assert_user_error(
+        _invoke(["eval/relevance/code.jsonl", "--format", "yaml"], capsys), 2, "invalid choice"
+    )
+    _assert_user_error(
+        _invoke(["eval/relevance/code.jsonl", "--format", "text", "--json"], capsys),
+        2,
+        "not allowed with",
+    )

@@ -1,7 +1,7 @@
 """The `cce` command: argument parsing and dispatch to one module per subcommand.
 
 Why it exists: each subcommand lives in its own module (`cmd_index`, `cmd_search`,
-`cmd_conformance`, `cmd_relevance`) exposing `configure(parser)` and `run(args) -> int`;
+`cmd_conformance`, `cmd_relevance`, `cmd_diff`) exposing `configure(parser)` and `run(args) -> int`;
 this module wires them into one argparse tree and owns the error contract: a
 `CliError` becomes `error: <message>` on stderr with its exit status, usage errors
 exit 2 (argparse), and stdout stays empty on error.
@@ -13,7 +13,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from cce_cli import cmd_conformance, cmd_index, cmd_relevance, cmd_search
+from cce_cli import cmd_conformance, cmd_diff, cmd_index, cmd_relevance, cmd_search
 from cce_cli.errors import CliError
 
 Configure = Callable[[argparse.ArgumentParser], None]
@@ -33,6 +33,12 @@ COMMANDS: tuple[tuple[str, Configure, Run, str], ...] = (
         cmd_relevance.configure,
         cmd_relevance.run,
         "score retrieval against labeled fixtures",
+    ),
+    (
+        "diff",
+        cmd_diff.configure,
+        cmd_diff.run,
+        "compare two saved relevance reports query by query, with a pass/fail gate",
     ),
 )
 

@@ -7,7 +7,8 @@ back) and returns the chunk-level metrics (precision@k, recall, MRR, F1), token-
 span metrics, and their averages, exactly as the CCE reference engine computes them;
 rank-sensitive metrics over graded anchors (nDCG, average precision, hit, R-precision);
 and `evaluate(qrels, run, metrics)` with TREC run/qrels files for tools that hold plain
-judgments. It depends on attrs only, so any eval tool can use it for its own results.
+judgments. Every metric is declared once in `cce_metrics.registry`. It depends on attrs
+only, so any eval tool can use it for its own results.
 """
 
 from __future__ import annotations
@@ -27,6 +28,18 @@ from cce_metrics.ranked import (
     ndcg_at_k,
     r_precision_at_k,
 )
+from cce_metrics.registry import (
+    CHUNK,
+    METRICS,
+    TOKEN,
+    TOKEN_METRICS,
+    Judgment,
+    Metric,
+    MetricRegistry,
+    judgment,
+    mean,
+    metric,
+)
 from cce_metrics.spans import LineWeights, Span, TokenScore, score_tokens
 from cce_metrics.summation import seq_sum
 from cce_metrics.tokens import TOKENIZER_ID, estimate_tokens, rust_lines
@@ -43,15 +56,22 @@ from cce_metrics.trec import (
 )
 
 __all__ = [
+    "CHUNK",
     "EXPECTED_GAIN",
     "GRADED_EXPECTED_GAIN",
+    "METRICS",
     "SECONDARY_GAIN",
+    "TOKEN",
     "TOKENIZER_ID",
+    "TOKEN_METRICS",
     "Evaluation",
     "GainProfile",
+    "Judgment",
     "LineWeights",
     "MacroAverages",
     "Measure",
+    "Metric",
+    "MetricRegistry",
     "QueryScore",
     "Span",
     "TokenAverages",
@@ -65,7 +85,10 @@ __all__ = [
     "format_qrels",
     "format_run",
     "hit_at_k",
+    "judgment",
     "macro_average",
+    "mean",
+    "metric",
     "ndcg_at_k",
     "parse_measure",
     "parse_qrels",
