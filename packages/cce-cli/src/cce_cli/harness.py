@@ -155,6 +155,8 @@ class CaseReport:
     score: QueryScore
     results: tuple[SearchResult, ...] = attrs.field(default=(), eq=False, repr=False)
     """The ranked results the score was computed from (for `--results`)."""
+    tags: tuple[str, ...] = attrs.field(default=(), eq=False)
+    """The case's tags (for `--by-tag`)."""
 
 
 @attrs.frozen(slots=True)
@@ -179,7 +181,8 @@ def evaluate_backend(
     reports: list[CaseReport] = []
     for case, query in zip(cases, queries, strict=True):
         results = tuple(runner.search(index, query, case.k)[: case.k])
-        reports.append(CaseReport(case.id, case.k, score_case(case, results, weights), results))
+        score = score_case(case, results, weights)
+        reports.append(CaseReport(case.id, case.k, score, results, case.tags))
     scores = [report.score for report in reports]
     return BackendReport(backend, tuple(reports), macro_average(scores), token_average(scores))
 
