@@ -237,3 +237,12 @@ def test_registry_averages_the_ranked_metrics_in_case_order() -> None:
     assert averages.value("hit_at_k") == 1.0
     assert averages.value("ap_at_k") == 0.75
     assert averages.value("r_precision") == 0.5
+
+
+def test_a_secondary_match_alone_is_a_hit_but_not_a_reciprocal_rank() -> None:
+    # docs/metrics.md#graded-relevance: one expected anchor (missed), one secondary (found).
+    score = QueryScore.from_judgment(judgment([[False, True]], 1, 3, secondary=1))
+    assert score.values["hit_at_k"] == 1.0
+    assert score.values["mrr"] == 0.0
+    assert score.values["recall"] == 0.0
+    assert score.values["r_precision"] == 0.5
