@@ -462,3 +462,22 @@ def test_bm25_against_hybrid_on_the_starter_set(
     )
     assert status == 3 and err.startswith("gate failed: query ")
     assert _diff([a, a, "--fail-on-query-regression"], capsys)[0] == 0
+
+
+@pytest.mark.parametrize(("test", "statistic"), [("signed-rank", "W+"), ("bootstrap", "mean")])
+def test_diff_other_tests_name_the_test_and_carry_its_statistic(
+    test: str, statistic: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [str(BASE), str(HEAD), "--format", "json", "--test", test]
+    out = _diff(argv, capsys)[1]
+    body = json.loads(out)
+    assert (body["test"], body["statistic"]) == (test, statistic)
+    mrr = body["metrics"]["mrr"]
+    assert mrr["t"] is None and mrr["statistic"] is not None
+    assert mrr["mean_delta"] == "+0.156250"
+    p = [float(body["metrics"][key]["p"]) for key in KEYS]
+    _, holm, _, _ = multipletests(p, method="holm")
+    assert abs(float(mrr["p_adjusted"]) - holm[2]) < 2e-6
+    assert _diff(argv, capsys)[1] == out
+    text = _diff([str(BASE), str(HEAD), "--test", test], capsys)[1]
+    assert f"{statistic:>12}" in next(line for line in text.splitlines() if "mean-delta" in line)

@@ -241,3 +241,19 @@ def test_compare_reports_rejects_unpaired_reports(base_index: Index) -> None:
     )[0]
     with pytest.raises(ValueError, match="cannot pair"):
         harness.compare_reports(one, two)
+
+
+def test_secondary_anchors_are_judged_but_leave_the_reference_metrics_alone() -> None:
+    results = [_hit("other.py", "m", 1, 5), _hit("auth.py", "m", 1, 5)]
+    plain = Case("c", "q", (Anchor.parse("auth.py"),), 5, 1)
+    with_secondary = Case(
+        "c", "q", (Anchor.parse("auth.py"),), 5, 1, secondary=(Anchor.parse("other.py"),)
+    )
+    weights = LineWeights.uniform()
+    secondary_score = harness.score_case(with_secondary, results, weights)
+    plain_score = harness.score_case(plain, results, weights)
+    for metric in harness.COMPARED_METRICS:
+        assert secondary_score.values[metric.key] == plain_score.values[metric.key]
+    assert secondary_score.first_relevant_rank == 2
+    # The opt-in ranked metrics do see the secondary anchor, found at rank 1.
+    assert plain_score.values["ndcg_at_k"] < secondary_score.values["ndcg_at_k"] == 1.0

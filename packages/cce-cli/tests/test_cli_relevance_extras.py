@@ -159,3 +159,34 @@ def test_test_t_is_the_default(capsys: pytest.CaptureFixture[str]) -> None:
     explicit = _invoke([CODE, "--compare", "bm25,hybrid", "--json", "--test", "t"], capsys)[1]
     assert explicit == default
     assert "test" not in json.loads(default)["compare"]
+
+
+@pytest.mark.parametrize(
+    ("test", "label", "statistic"),
+    [
+        ("randomization", "paired randomization test", "mean"),
+        ("signed-rank", "Wilcoxon signed-rank test", "W+"),
+        ("bootstrap", "paired bootstrap", "mean"),
+    ],
+)
+def test_other_paired_tests_name_themselves(
+    test: str, label: str, statistic: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [CODE, "--compare", "bm25,hybrid", "--test", test]
+    status, text, err = _invoke(argv, capsys)
+    assert status == 0, err
+    assert f"  {label} on the per-query deltas (two-sided, n=11)\n" in text
+    header = next(line for line in text.splitlines() if line.startswith("  metric  "))
+    assert header.split()[:3] == ["metric", "mean-delta", statistic]
+    assert _invoke(argv, capsys)[1] == text  # fixed generators: the same bytes again
+    compare = json.loads(_invoke([*argv, "--json"], capsys)[1])["compare"]
+    assert (compare["test"], compare["statistic"]) == (test, statistic)
+    mrr = compare["metrics"]["mrr"]
+    assert "t" not in mrr and mrr["statistic"] is not None and mrr["n"] == 11
+    assert mrr["mean_delta"] == "-0.037879"
+
+
+def test_unknown_paired_test_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = _invoke([CODE, "--compare", "bm25,hybrid", "--test", "z"], capsys)
+    assert (status, out) == (2, "")
+    assert "invalid choice: 'z'" in err

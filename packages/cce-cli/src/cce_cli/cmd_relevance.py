@@ -6,6 +6,11 @@ checked - which decides which error a user sees first (§2.2) - the corpus path 
 its displayed form with Rust `Path` semantics (§2.3), store mode and the refusal to
 score an Ollama-built store without Ollama (§2.4), and writing the whole rendering to
 stdout in one go (§2.6). Evaluation is `cce_cli.harness`, rendering `cce_cli.render`.
+
+The flags beyond the reference's leave the default output alone: `--format` picks a
+renderer, `--results` also writes the `cce.run/v1` file, `--by-tag` adds per-tag
+aggregates, `--test` picks the paired test of `--compare`, and the gate flags on
+`--compare` only add stderr lines and exit status 3 (docs/gating.md).
 """
 
 from __future__ import annotations
