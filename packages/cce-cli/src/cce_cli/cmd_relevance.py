@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from cce_cli import harness, render
+from cce_cli.buildopts import add_build_options
 from cce_cli.cmd_diff import report_gate
 from cce_cli.diff import diff_backend_reports, head_aggregate
 from cce_cli.errors import CliError
@@ -126,6 +127,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="paired test of --compare on the per-query deltas (default: t)",
     )
     add_gate_arguments(parser)
+    add_build_options(parser)
 
 
 def _trim_trailing(path: str) -> str:
@@ -205,7 +207,7 @@ def _build_corpus(args: argparse.Namespace, fixture_set: FixtureSet) -> tuple[In
         raise CliError('no corpus: pass --dir <corpus> or declare "corpus" in the fixture header')
     if not os.path.isdir(display):
         raise CliError(f"corpus {display} is not a directory")
-    return build_or_fail(display, HashEmbedder()).index, display
+    return build_or_fail(display, HashEmbedder(), args=args).index, display
 
 
 def _choose_backends(args: argparse.Namespace) -> tuple[str, ...]:
