@@ -285,3 +285,16 @@ def test_cce_diff_carries_the_ranked_metrics_of_saved_reports(
     assert ndcg["label"] == "nDCG@k" and ndcg["mean_delta"] == "-0.030108"
     assert main(["diff", base, head, "--min", "ndcg=0.9"]) == 3
     assert "nDCG@k of hybrid" in capsys.readouterr().err
+
+
+def test_a_graded_report_says_so(multi: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [str(multi), "--dir", str(SAMPLE), "--backend", "bm25", "--metrics", "ndcg"]
+    plain_json = json.loads(_run([*argv, "--json"], capsys)[1])
+    graded_json = json.loads(_run([*argv, "--json", "--graded"], capsys)[1])
+    assert "gains" not in plain_json
+    assert graded_json["gains"] == "graded"
+    plain_text = _run(argv, capsys)[1]
+    graded_text = _run([*argv, "--graded"], capsys)[1]
+    line = "  gains   : graded (expected anchors 2, secondary anchors 1)"
+    assert line not in plain_text.splitlines()
+    assert graded_text.splitlines()[4] == line

@@ -292,7 +292,7 @@ def run(args: argparse.Namespace) -> int:
     )
     tags = tag_groups(reports, [case.tags for case in fixture_set.cases]) if args.by_tag else None
     summary = render.RunSummary(
-        display, index.embedder, reports, comparison, metrics=metrics, tags=tags
+        display, index.embedder, reports, comparison, metrics=metrics, tags=tags, graded=args.graded
     )
     renderer = render.RENDERERS[args.format or next(iter(render.RENDERERS))]
     text = renderer.render(summary)
