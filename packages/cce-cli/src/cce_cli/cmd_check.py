@@ -25,9 +25,9 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from cce_cli.anchor_check import CorpusFacts, Problem, fixture_problems
+from cce_cli.buildopts import add_build_options
 from cce_cli.cmd_relevance import corpus_path
 from cce_cli.errors import CliError
-from cce_cli.buildopts import add_build_options
 from cce_cli.indexes import build_or_fail
 from cce_cli.output import write_stdout
 from cce_fixtures import (
