@@ -417,7 +417,7 @@ def test_min_floors(capsys: pytest.CaptureFixture[str]) -> None:
     ("argv", "fragment"),
     [
         (["--min", "mrr"], "expected METRIC=VALUE"),
-        (["--min", "ndcg=0.5"], "unknown metric 'ndcg'"),
+        (["--min", "bpref=0.5"], "unknown metric 'bpref'"),
         (["--min", "mrr=high"], "must be a number"),
         (["--alpha", "1.5"], "alpha must be between 0 and 1"),
         (["--correction", "sidak"], "invalid choice"),
