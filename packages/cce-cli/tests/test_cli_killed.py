@@ -59,7 +59,7 @@ def kill_rounds(tmp_path: Path, rounds: int, max_delay: float, packages: tuple[s
     store = tmp_path / "out" / "index.json"
     cache_dir = tmp_path / "cache"
     env = {**os.environ, CACHE_DIR_ENV: str(cache_dir)}
-    command = [sys.executable, "-m", "cce_cli.main", "index", str(root), "--store", str(store)]
+    command = [sys.executable, "-m", "cce_cli", "index", str(root), "--store", str(store)]
     command += ["--no-metrics", "--jobs", "2", "--no-progress"]
     rng = random.Random(20261201)
     edited = root / "cache.py"

@@ -27,7 +27,14 @@ from cce_retrieval.ranking import FloatArray, IntArray, id_order_ranks
 from cce_retrieval.text import ascii_lower
 from cce_retrieval.vector import VectorIndex
 
-__all__ = ["RetrievalIndex", "invalidate", "offer_bm25", "prime", "retrieval_index"]
+__all__ = [
+    "RetrievalIndex",
+    "bm25_and_ranks",
+    "invalidate",
+    "offer_bm25",
+    "prime",
+    "retrieval_index",
+]
 
 
 class RetrievalIndex:
@@ -153,6 +160,27 @@ def offer_bm25(index: Index, factory: Bm25Factory) -> None:
     Taken only while `index`'s fields are the ones it was offered with.
     """
     _OFFERED[index] = (_Stamp.of(index), factory)
+
+
+def bm25_and_ranks(index: Index) -> tuple[Bm25Index, IntArray]:
+    """`index`'s BM25 and chunk-id ranks without building the other derived structures.
+
+    From the cached `RetrievalIndex` when there is one, else from what the build offered
+    (kept for the first `RetrievalIndex`), else built from the chunks.
+    """
+    entry = _CACHE.get(index)
+    stamp = _Stamp.of(index)
+    if entry is not None and entry[0] == stamp:
+        return entry[1].bm25, entry[1].id_ranks
+    offered = _OFFERED.get(index)
+    if offered is not None and offered[0] == stamp:
+        made = offered[1]()
+        _OFFERED[index] = (stamp, lambda: made)
+        return made
+    chunk_ids = [c.chunk_id for c in index.chunks]
+    id_ranks = id_order_ranks(chunk_ids)
+    bm25 = Bm25Index.build([c.content for c in index.chunks], chunk_ids, id_ranks)
+    return bm25, id_ranks
 
 
 def prime(index: Index, derived: RetrievalIndex) -> None:

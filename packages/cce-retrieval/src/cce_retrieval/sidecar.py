@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cce_retrieval.bm25 import Bm25Index
-from cce_retrieval.derived import RetrievalIndex, prime, retrieval_index
+from cce_retrieval.derived import RetrievalIndex, bm25_and_ranks, prime
 from cce_retrieval.fileio import describe_os_error, write_atomic, write_atomic_parts
 from cce_retrieval.graph import ImportGraph
 from cce_retrieval.model import Chunk, Index
@@ -92,6 +92,33 @@ def _npy_bytes(array: npt.NDArray[np.generic]) -> Iterator[bytes]:
     yield contiguous.reshape(-1).view(np.uint8).tobytes()
 
 
+class _TransposedNpy:
+    """The `.npy` bytes of `matrix.T` (float64, C order), produced a few dimensions at a
+    time, so a million-row matrix is never transposed in memory at once."""
+
+    _DIMS_PER_PIECE = 8
+
+    def __init__(self, matrix: npt.NDArray[np.float64]) -> None:
+        self._matrix = matrix
+        rows, width = matrix.shape if matrix.ndim == 2 else (0, 0)
+        self._width = width
+        header = {
+            "descr": np.lib.format.dtype_to_descr(np.dtype(np.float64)),
+            "fortran_order": False,
+            "shape": (width, rows),
+        }
+        buffer = _HeaderBuffer()
+        np.lib.format.write_array_header_2_0(buffer, header)
+        self._header = buffer.data
+        self.size = len(self._header) + rows * width * 8
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield self._header
+        for first in range(0, self._width, self._DIMS_PER_PIECE):
+            block = self._matrix[:, first : first + self._DIMS_PER_PIECE]
+            yield np.ascontiguousarray(block.T, dtype=np.float64).tobytes()
+
+
 class _HeaderBuffer:
     def __init__(self) -> None:
         self.data = b""
@@ -108,9 +135,10 @@ def write_sidecar(index: Index, store_path: str, store_sha256: str, store_size: 
     """
     directory = sidecar_dir(store_path)
     os.makedirs(directory, exist_ok=True)
-    derived = retrieval_index(index)
+    bm25_index, id_ranks = bm25_and_ranks(index)
+    graph = ImportGraph.build([c.file_path for c in index.chunks], index.file_imports)
     chunks = index.chunks
-    bm25 = derived.bm25.arrays()
+    bm25 = bm25_index.arrays()
     rows, width = index.embeddings.shape if index.embeddings.ndim == 2 else (0, 0)
     paths, path_codes = _table([c.file_path for c in chunks])
     kinds, kind_codes = _table([f"{c.chunk_type}\0{c.kind}\0{c.language}" for c in chunks])
@@ -125,7 +153,6 @@ def write_sidecar(index: Index, store_path: str, store_sha256: str, store_size: 
         [[c.start_line, c.end_line, c.token_count] for c in chunks], dtype=np.int64
     ).reshape(len(chunks), 3)
     arrays: dict[str, npt.NDArray[np.generic]] = {
-        "embeddings_by_dim": np.ascontiguousarray(index.embeddings[:rows].T),
         "numbers": numbers,
         "path_codes": path_codes,
         "kind_codes": kind_codes,
@@ -135,11 +162,15 @@ def write_sidecar(index: Index, store_path: str, store_sha256: str, store_size: 
         "bm25_docs": bm25.posting_docs,
         "bm25_freqs": bm25.posting_freqs,
         "bm25_doc_lengths": bm25.doc_lengths,
-        "id_ranks": derived.id_ranks,
+        "id_ranks": id_ranks,
     }
     blobs = {"ids": ids_blob, "content": content_blob, "terms": terms_blob}
     prefix = store_sha256
     parts: dict[str, dict[str, object]] = {}
+    target = os.path.join(directory, f"{prefix}-embeddings_by_dim.npy")
+    transposed = _TransposedNpy(index.embeddings[:rows])
+    write_atomic_parts(target, transposed)
+    parts["embeddings_by_dim"] = {"file": os.path.basename(target), "bytes": transposed.size}
     for name, array in arrays.items():
         target = os.path.join(directory, f"{prefix}-{name}.npy")
         pieces = list(_npy_bytes(array))
@@ -167,7 +198,7 @@ def write_sidecar(index: Index, store_path: str, store_sha256: str, store_size: 
         "kinds": kinds,
         "bm25_avgdl": bm25.avgdl,
         "terms": len(terms),
-        "graph_edges": sorted(derived.graph.edges),
+        "graph_edges": sorted(graph.edges),
         "parts": parts,
     }
     manifest_path = os.path.join(directory, f"{prefix}.json")
