@@ -6,21 +6,38 @@ checked - which decides which error a user sees first (§2.2) - the corpus path 
 its displayed form with Rust `Path` semantics (§2.3), store mode and the refusal to
 score an Ollama-built store without Ollama (§2.4), and writing the whole rendering to
 stdout in one go (§2.6). Evaluation is `cce_cli.harness`, rendering `cce_cli.render`.
+
+Beyond the reference surface it wires in named backend configurations (`--config`,
+else a discovered `cce.toml`), external runs (`--run NAME=FILE`), the results and
+qrels writers (`--results`, `--results-format`, `--export-qrels`); see docs/backends.md.
+Without those flags every output is the reference's.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
-from collections.abc import Sequence
+import sys
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from cce_cli import harness, render
+from cce_cli import backend_config, harness, render, runs
 from cce_cli.errors import CliError
 from cce_cli.indexes import build_or_fail, open_store
 from cce_cli.output import write_stdout
 from cce_fixtures import FixtureError, FixtureSet, decode_fixture_bytes, parse_fixtures
-from cce_retrieval import HashEmbedder, Index, QueryEmbedder, describe_os_error
+from cce_retrieval import (
+    Backend,
+    BackendConfigError,
+    EmbedderConfigError,
+    EmbeddingSpaceError,
+    HashEmbedder,
+    Index,
+    QueryEmbedder,
+    create_embedder,
+    describe_os_error,
+)
 
 __all__ = ["configure", "corpus_path", "run", "rust_join", "rust_parent"]
 
@@ -70,6 +87,39 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="compare exactly two backends with per-query deltas and a paired t-test",
     )
     parser.add_argument("--json", action="store_true", help="emit the JSON report")
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        action=_SetOnce,
+        help="named backend configurations (default: cce.toml or pyproject.toml [tool.cce] "
+        "beside the fixtures or in a parent directory)",
+    )
+    parser.add_argument(
+        "--run",
+        metavar="NAME=FILE",
+        action="append",
+        default=[],
+        help="add backend NAME whose results come from FILE (cce.run/v1, FILE#backend, "
+        "or a TREC run); repeatable",
+    )
+    parser.add_argument(
+        "--results",
+        metavar="FILE",
+        action=_SetOnce,
+        help="also write every backend's results to FILE",
+    )
+    parser.add_argument(
+        "--results-format",
+        choices=("run", "trec"),
+        default="run",
+        help="format of --results: cce.run/v1 JSON Lines (default) or a TREC run",
+    )
+    parser.add_argument(
+        "--export-qrels",
+        metavar="FILE",
+        action=_SetOnce,
+        help="also write the fixture set's file-level anchors as TREC qrels",
+    )
 
 
 def _trim_trailing(path: str) -> str:
@@ -152,23 +202,108 @@ def _build_corpus(args: argparse.Namespace, fixture_set: FixtureSet) -> tuple[In
     return build_or_fail(display, HashEmbedder()).index, display
 
 
-def _choose_backends(args: argparse.Namespace) -> tuple[str, ...]:
-    try:
-        if args.compare is not None:
-            chosen = harness.parse_backends(args.compare)
-            if len(chosen) != 2:
-                raise CliError("--compare requires exactly two distinct backends, e.g. bm25,hybrid")
-            return chosen
-        if args.backend is not None:
-            return harness.parse_backends(args.backend)
-    except harness.BackendError as error:
-        raise CliError(str(error)) from None
+def _choose_backends(
+    args: argparse.Namespace, config: backend_config.BackendConfig, extra: Mapping[str, Backend]
+) -> tuple[str, ...]:
+    if args.compare is not None:
+        chosen = backend_config.choose(args.compare, config, extra)
+        if len(chosen) != 2:
+            raise CliError("--compare requires exactly two distinct backends, e.g. bm25,hybrid")
+        return chosen
+    if args.backend is not None:
+        return backend_config.choose(args.backend, config, extra)
     return harness.BACKEND_NAMES
+
+
+def _external_runs(args: argparse.Namespace, fixture_set: FixtureSet) -> dict[str, Backend]:
+    """The `--run` backends by name; warns about cases a run has no results for."""
+    loaded: dict[str, Backend] = {}
+    registered = set(backend_config.all_names(backend_config.BackendConfig()))
+    for option in args.run:
+        name, path, selected = runs.parse_run_option(str(option))
+        if name in loaded or name in registered:
+            raise CliError(f"--run {option!r}: backend name {name!r} is already taken")
+        run = runs.load_run(name, path, selected)
+        missing = run.missing(fixture_set.cases)
+        if missing:
+            print(
+                f"warning: run {name} ({path}) has no results for {len(missing)} case(s): "
+                f"{', '.join(missing)}; they score as empty result lists",
+                file=sys.stderr,
+            )
+        loaded[name] = run
+    return loaded
+
+
+def _embedding_space(backend: Backend) -> tuple[str, str]:
+    """The (embedder, model) a configured backend asks for; ("", "") = as the index says."""
+    inner = getattr(backend, "inner", backend)
+    return str(getattr(inner, "embedder", "") or ""), str(getattr(inner, "model", "") or "")
+
+
+def _evaluate(
+    args: argparse.Namespace,
+    fixture_set: FixtureSet,
+    index: Index,
+    embedder: QueryEmbedder,
+    chosen: Sequence[str | Backend],
+) -> tuple[harness.BackendReport, ...]:
+    """Evaluate in the chosen order; an in-memory corpus is re-embedded for a backend
+    that asks for another embedder (its own index, its own query vectors)."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for position, backend in enumerate(chosen):
+        space = ("", "") if isinstance(backend, str) else _embedding_space(backend)
+        if args.store is not None or space[0] in ("", index.embedder):
+            space = ("", "")
+        groups.setdefault(space, []).append(position)
+    reports: dict[int, harness.BackendReport] = {}
+    for (name, model), positions in groups.items():
+        group_index, group_embedder = index, embedder
+        if name:
+            try:
+                built = create_embedder(name, model or None)
+            except EmbedderConfigError as error:
+                raise CliError(str(error)) from None
+            group_index = build_or_fail(_corpus_display(args, fixture_set), built).index
+            group_embedder = built
+        try:
+            evaluated = harness.evaluate(
+                group_index, group_embedder, fixture_set, [chosen[i] for i in positions]
+            )
+        except (EmbeddingSpaceError, BackendConfigError) as error:
+            raise CliError(str(error)) from None
+        reports.update(zip(positions, evaluated, strict=True))
+    return tuple(reports[i] for i in range(len(chosen)))
+
+
+def _corpus_display(args: argparse.Namespace, fixture_set: FixtureSet) -> str:
+    if args.dir is not None:
+        return str(args.dir)
+    return corpus_path(str(args.fixtures), fixture_set.corpus or "")
+
+
+def _with_configs(text: str, configs: Mapping[str, Mapping[str, object]]) -> str:
+    """The JSON report with `config` added to each configured backend's object.
+
+    The report holds only strings, integers and nulls, so re-encoding it with the same
+    options reproduces its bytes; it is only done when some backend is configured.
+    """
+    document = json.loads(text)
+    for entry in document["backends"]:
+        config = configs.get(entry["backend"])
+        if config is not None:
+            entry["config"] = dict(config)
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def run(args: argparse.Namespace) -> int:
     """Evaluate, render and print; every user-facing failure raises CliError."""
     fixture_set = _read_fixtures(str(args.fixtures))
+    config = backend_config.config_for(args.config, str(args.fixtures))
+    if args.export_qrels is not None:
+        runs.write_text(str(args.export_qrels), runs.qrels_text(fixture_set), "qrels")
+    extra = _external_runs(args, fixture_set)
+    names = _choose_backends(args, config, extra)
     embedder: QueryEmbedder
     if args.store is not None:
         index, embedder = open_store(str(args.store), _ollama_refusal)
@@ -176,9 +311,35 @@ def run(args: argparse.Namespace) -> int:
     else:
         index, display = _build_corpus(args, fixture_set)
         embedder = HashEmbedder()
-    backends = _choose_backends(args)
-    reports = harness.evaluate(index, embedder, fixture_set, backends)
+    recording = args.results is not None
+    chosen: list[str | Backend] = []
+    for name in names:
+        if (
+            name in extra
+            or name in config.backends
+            or recording
+            or name not in (harness.BACKEND_NAMES)
+        ):
+            backend = backend_config.instantiate(name, config, extra)
+            chosen.append(runs.Recorder(backend) if recording else backend)
+        else:
+            chosen.append(name)
+    reports = _evaluate(args, fixture_set, index, embedder, chosen)
     comparison = harness.compare_reports(reports[0], reports[1]) if args.compare else None
     summary = render.RunSummary(display, index.embedder, reports, comparison)
-    write_stdout(render.render_json(summary) if args.json else render.render_human(summary))
+    if recording:
+        recorders = [b for b in chosen if isinstance(b, runs.Recorder)]
+        if args.results_format == "trec":
+            text = runs.trec_run_text(fixture_set, recorders)
+        else:
+            text = runs.run_jsonl_text(display, index.embedder, fixture_set, recorders)
+        runs.write_text(str(args.results), text, "results")
+    if args.json:
+        output = render.render_json(summary)
+        configs = backend_config.recorded_configs(names, config)
+        if configs:
+            output = _with_configs(output, configs)
+    else:
+        output = render.render_human(summary)
+    write_stdout(output)
     return 0

@@ -32,10 +32,7 @@ from cce_metrics import (
     score_tokens,
     token_average,
 )
-from cce_retrieval import hybrid
-from cce_retrieval.hybrid import QueryEmbedder
-from cce_retrieval.model import Index, SearchResult
-from cce_retrieval.text import rust_trim
+from cce_retrieval import Backend, Index, Query, QueryEmbedder, SearchResult, hybrid, rust_trim
 from cce_stats import PairedTTest, paired_t_test
 
 __all__ = [
@@ -92,28 +89,16 @@ def parse_backends(text: str) -> tuple[str, ...]:
     return tuple(chosen)
 
 
-@attrs.frozen(slots=True)
-class Query:
-    """One search to run: the text plus its query vector, embedded at most once."""
-
-    text: str
-    _embedder: QueryEmbedder
-    _vector: list[Sequence[float]] = attrs.field(factory=list, init=False, eq=False)
-
-    def vector(self) -> Sequence[float]:
-        """The query embedding; computed on first use, then shared by every backend."""
-        if not self._vector:
-            self._vector.append(self._embedder.embed(self.text))
-        return self._vector[0]
-
-
-def run_backend(index: Index, backend: str, query: Query, k: int) -> list[SearchResult]:
+def run_backend(index: Index, backend: str | Backend, query: Query, k: int) -> list[SearchResult]:
     """Results of one backend for one query, at most `k` of them (harness spec §3).
 
     A blank query or an empty index returns no results on every backend. Hybrid is the
     exact `cce search` pipeline with graph expansion on; expansion may append chunks
-    after the top k, so its list is cut back to `k`.
+    after the top k, so its list is cut back to `k`. A `Backend` object (a named
+    configuration, an external run, a plugin) answers for itself.
     """
+    if not isinstance(backend, str):
+        return backend.search(index, query, k)[:k]
     if not rust_trim(query.text) or not index.chunks:
         return []
     if backend == "bm25":
@@ -178,7 +163,7 @@ class BackendReport:
 
 def evaluate_backend(
     index: Index,
-    backend: str,
+    backend: str | Backend,
     cases: Sequence[Case],
     queries: Sequence[Query],
     weights: LineWeights,
@@ -191,17 +176,21 @@ def evaluate_backend(
         for case, query in zip(cases, queries, strict=True)
     )
     scores = [report.score for report in reports]
-    return BackendReport(backend, reports, macro_average(scores), token_average(scores))
+    name = backend if isinstance(backend, str) else backend.name
+    return BackendReport(name, reports, macro_average(scores), token_average(scores))
 
 
 def evaluate(
-    index: Index, embedder: QueryEmbedder, fixture_set: FixtureSet, backends: Sequence[str]
+    index: Index,
+    embedder: QueryEmbedder,
+    fixture_set: FixtureSet,
+    backends: Sequence[str | Backend],
 ) -> tuple[BackendReport, ...]:
     """Evaluate each backend, in the given order, over all cases of the fixture set."""
     # Only ranged cases read line weights; skip the pass over every chunk without them.
     ranged = any(_expected_spans(case.expected) for case in fixture_set.cases)
     weights = line_weights(index) if ranged else LineWeights.uniform()
-    queries = [Query(case.query, embedder) for case in fixture_set.cases]
+    queries = [Query(case.query, embedder, case_id=case.id) for case in fixture_set.cases]
     return tuple(
         evaluate_backend(index, backend, fixture_set.cases, queries, weights)
         for backend in backends

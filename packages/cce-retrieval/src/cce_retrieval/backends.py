@@ -37,6 +37,7 @@ __all__ = [
     "EmbeddingSpaceError",
     "Param",
     "Query",
+    "Renamed",
     "backend_names",
     "backend_spec",
     "create_backend",
@@ -54,10 +55,15 @@ class BackendConfigError(ValueError):
 
 @attrs.frozen(slots=True)
 class Query:
-    """One search to run: the text plus its query vector, embedded at most once."""
+    """One search to run: the text plus its query vector, embedded at most once.
+
+    `case_id` names the labelled case the query comes from, when there is one: backends
+    that replay recorded results (external runs) look their results up by it.
+    """
 
     text: str
     _embedder: QueryEmbedder
+    case_id: str | None = attrs.field(default=None, kw_only=True)
     _vector: list[Sequence[float]] = attrs.field(factory=list, init=False, eq=False)
 
     def vector(self) -> Sequence[float]:
@@ -196,6 +202,17 @@ class BackendSpec:
             for key in sorted(resolved)
             if key not in defaults or resolved[key] != defaults[key]
         }
+
+
+@attrs.frozen(slots=True)
+class Renamed:
+    """A backend reported under another name (a named configuration of a registered one)."""
+
+    name: str
+    inner: Backend
+
+    def search(self, index: Index, query: Query, k: int) -> list[SearchResult]:
+        return self.inner.search(index, query, k)
 
 
 def _blank(index: Index, query: Query) -> bool:
@@ -519,7 +536,15 @@ def backend_spec(name: str) -> BackendSpec:
     return spec
 
 
-def create_backend(name: str, params: Mapping[str, object] | None = None) -> Backend:
-    """A ready backend: `name`'s factory given its defaults overlaid with `params`."""
+def create_backend(
+    name: str, params: Mapping[str, object] | None = None, *, as_name: str | None = None
+) -> Backend:
+    """A ready backend: `name`'s factory given its defaults overlaid with `params`.
+
+    `as_name` reports it under another name (a named configuration).
+    """
     spec = backend_spec(name)
-    return spec.factory(spec.resolve(params))
+    backend = spec.factory(spec.resolve(params))
+    if as_name is not None and as_name != backend.name:
+        return Renamed(as_name, backend)
+    return backend
