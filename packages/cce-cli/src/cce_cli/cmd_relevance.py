@@ -302,8 +302,6 @@ def run(args: argparse.Namespace) -> int:
     config = backend_config.config_for(args.config, str(args.fixtures))
     if args.export_qrels is not None:
         runs.write_text(str(args.export_qrels), runs.qrels_text(fixture_set), "qrels")
-    extra = _external_runs(args, fixture_set)
-    names = _choose_backends(args, config, extra)
     embedder: QueryEmbedder
     if args.store is not None:
         index, embedder = open_store(str(args.store), _ollama_refusal)
@@ -311,6 +309,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         index, display = _build_corpus(args, fixture_set)
         embedder = HashEmbedder()
+    # The reference reports a missing corpus or store before a bad backend list.
+    extra = _external_runs(args, fixture_set)
+    names = _choose_backends(args, config, extra)
     recording = args.results is not None
     chosen: list[str | Backend] = []
     for name in names:
