@@ -13,7 +13,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from cce_cli import cmd_conformance, cmd_index, cmd_relevance, cmd_search
+from cce_cli import cmd_backends, cmd_conformance, cmd_index, cmd_relevance, cmd_search
 from cce_cli.errors import CliError
 
 Configure = Callable[[argparse.ArgumentParser], None]
@@ -33,6 +33,12 @@ COMMANDS: tuple[tuple[str, Configure, Run, str], ...] = (
         cmd_relevance.configure,
         cmd_relevance.run,
         "score retrieval against labeled fixtures",
+    ),
+    (
+        "backends",
+        cmd_backends.configure,
+        cmd_backends.run,
+        "list the backends --backend accepts, with their parameters",
     ),
 )
 

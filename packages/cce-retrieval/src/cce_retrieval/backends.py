@@ -14,6 +14,7 @@ adaptation of a plugin's results into `SearchResult`s.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib import metadata
@@ -42,6 +43,7 @@ __all__ = [
     "backend_spec",
     "create_backend",
     "register_backend",
+    "toml_value",
 ]
 
 ENTRY_POINT_GROUP = "cce.backends"
@@ -87,6 +89,15 @@ class Backend(Protocol):
         ...
 
 
+def toml_value(value: object) -> str:
+    """`value` spelled as in a `cce.toml` (`true`, `0.4`, `"text"`)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    return repr(value)
+
+
 def _kind_name(kind: type) -> str:
     return {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}.get(
         kind, kind.__name__
@@ -109,12 +120,12 @@ class Param:
         """`name (kind, default D, range)` for listings and error messages."""
         bounds = ""
         if self.choices is not None:
-            bounds = ", one of " + ", ".join(repr(c) for c in self.choices)
+            bounds = ", one of " + ", ".join(toml_value(c) for c in self.choices)
         elif self.minimum is not None or self.maximum is not None:
             low = "-inf" if self.minimum is None else f"{self.minimum:g}"
             high = "inf" if self.maximum is None else f"{self.maximum:g}"
             bounds = f", in [{low}, {high}]"
-        return f"{self.name} ({self.kind.__name__}, default {self.default!r}{bounds})"
+        return f"{self.name} ({self.kind.__name__}, default {toml_value(self.default)}{bounds})"
 
     def coerce(self, value: object) -> ParamValue:
         """`value` as this parameter's kind; BackendConfigError when it cannot be one."""
@@ -153,7 +164,9 @@ class Param:
         return result
 
 
-BackendFactory = Callable[[Mapping[str, ParamValue]], Backend]
+BackendFactory = Callable[[Mapping[str, ParamValue]], object]
+"""Receives every parameter and returns a `Backend` (or, for a plugin, any object whose
+`search(index, query, k)` returns objects or mappings with the result fields)."""
 
 
 @attrs.frozen(slots=True)
@@ -170,6 +183,8 @@ class BackendSpec:
     params: tuple[Param, ...]
     factory: BackendFactory
     open_params: bool = False
+    adapt: bool = False
+    """Wrap what the factory returns so its results become `SearchResult`s (plugins)."""
 
     def param(self, key: str) -> Param | None:
         return next((p for p in self.params if p.name == key), None)
@@ -469,7 +484,8 @@ def _as_result(backend: str, item: object, rank: int) -> SearchResult:
 
 
 def _plugin_spec(entry: metadata.EntryPoint) -> BackendSpec:
-    """A `BackendSpec` for one entry point: a spec as is, or a bare factory wrapped."""
+    """A `BackendSpec` for one entry point: its own spec (typed parameters), or a bare
+    factory wrapped with open parameters. Loading errors surface when it is used."""
     name = entry.name
 
     def load() -> object:
@@ -480,17 +496,23 @@ def _plugin_spec(entry: metadata.EntryPoint) -> BackendSpec:
                 f"backend plugin {name!r} ({entry.value}) failed to load: {err}"
             ) from err
 
-    def factory(values: Mapping[str, ParamValue]) -> Backend:
+    def factory(values: Mapping[str, ParamValue]) -> object:
         target = load()
         if isinstance(target, BackendSpec):
-            inner: object = target.factory(values)
-        elif callable(target):
-            inner = target(dict(values))
-        else:
-            raise BackendConfigError(f"backend plugin {name!r} is neither a factory nor a spec")
-        return _PluginBackend(name, inner)
+            return target.factory(values)
+        if callable(target):
+            return target(dict(values))
+        raise BackendConfigError(f"backend plugin {name!r} is neither a factory nor a spec")
 
-    return BackendSpec(name, f"plugin {entry.value}", (), factory, open_params=True)
+    try:
+        target = entry.load()
+    except Exception:
+        return BackendSpec(name, f"plugin {entry.value} (fails to load)", (), factory, True, True)
+    if isinstance(target, BackendSpec):
+        return attrs.evolve(target, name=name, factory=factory, adapt=True)
+    lines = (getattr(target, "__doc__", None) or "").strip().splitlines()
+    help_text = lines[0] if lines else f"plugin {entry.value}"
+    return BackendSpec(name, help_text, (), factory, open_params=True, adapt=True)
 
 
 def _entry_points() -> Iterator[metadata.EntryPoint]:
@@ -504,21 +526,8 @@ def load_plugins(force: bool = False) -> None:
         return
     _plugins_loaded = True
     for entry in _entry_points():
-        if entry.name in BACKENDS:
-            continue
-        spec = _plugin_spec(entry)
-        try:
-            target = entry.load()
-        except Exception:  # reported when the backend is used, not at listing time
-            BACKENDS[entry.name] = spec
-            continue
-        if isinstance(target, BackendSpec):
-            BACKENDS[entry.name] = attrs.evolve(
-                target, name=entry.name, factory=spec.factory, open_params=False
-            )
-        else:
-            help_text = (getattr(target, "__doc__", None) or "").strip().splitlines()
-            BACKENDS[entry.name] = attrs.evolve(spec, help=help_text[0] if help_text else spec.help)
+        if entry.name not in BACKENDS:
+            BACKENDS[entry.name] = _plugin_spec(entry)
 
 
 def backend_names() -> tuple[str, ...]:
@@ -544,7 +553,13 @@ def create_backend(
     `as_name` reports it under another name (a named configuration).
     """
     spec = backend_spec(name)
-    backend = spec.factory(spec.resolve(params))
+    made = spec.factory(spec.resolve(params))
+    if spec.adapt:
+        backend: Backend = _PluginBackend(spec.name, made)
+    elif isinstance(made, Backend):
+        backend = made
+    else:
+        raise BackendConfigError(f"backend {name!r}: its factory returned no backend")
     if as_name is not None and as_name != backend.name:
         return Renamed(as_name, backend)
     return backend
