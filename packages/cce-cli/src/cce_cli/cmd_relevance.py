@@ -313,18 +313,12 @@ def run(args: argparse.Namespace) -> int:
     extra = _external_runs(args, fixture_set)
     names = _choose_backends(args, config, extra)
     recording = args.results is not None
+    # Every name becomes a Backend (the built-ins rank exactly like the harness's own
+    # path, and also refuse a query vector of another dimension than the store's).
     chosen: list[str | Backend] = []
     for name in names:
-        if (
-            name in extra
-            or name in config.backends
-            or recording
-            or name not in (harness.BACKEND_NAMES)
-        ):
-            backend = backend_config.instantiate(name, config, extra)
-            chosen.append(runs.Recorder(backend) if recording else backend)
-        else:
-            chosen.append(name)
+        backend = backend_config.instantiate(name, config, extra)
+        chosen.append(runs.Recorder(backend) if recording else backend)
     reports = _evaluate(args, fixture_set, index, embedder, chosen)
     comparison = harness.compare_reports(reports[0], reports[1]) if args.compare else None
     summary = render.RunSummary(display, index.embedder, reports, comparison)

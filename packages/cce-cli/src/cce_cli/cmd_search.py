@@ -33,10 +33,11 @@ from cce_retrieval import (
     QueryEmbedder,
     SearchResult,
     backend_spec,
+    check_query_vector,
     format6,
     resolve_store_path,
     rust_trim,
-    search,
+    search_with_vector,
 )
 
 DEFAULT_TOP_K = 10
@@ -190,7 +191,14 @@ def run(args: argparse.Namespace) -> int:
     graph_enabled = not args.no_graph
     started = time.perf_counter()
     if args.backend is None:
-        results = search(index, embedder, args.query, args.top_k, graph_enabled)
+        # `search` embeds and ranks; embedding first lets a vector of another dimension
+        # than the store's be refused (the ranking is the same call sequence).
+        qvec = embedder.embed(args.query)
+        try:
+            check_query_vector(index, qvec)
+        except EmbeddingSpaceError as error:
+            raise CliError(str(error)) from None
+        results = search_with_vector(index, qvec, args.query, args.top_k, graph_enabled)
     else:
         results = _search_backend(args, index, embedder, graph_enabled)
     latency_ms = (time.perf_counter() - started) * 1000.0
