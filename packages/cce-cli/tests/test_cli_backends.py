@@ -372,3 +372,46 @@ class _Junk:
 
     def search(self, index: object, query: object, k: int) -> Sequence[dict[str, object]]:
         return [{"score": 1.0}]
+
+
+# --- a configured embedder ----------------------------------------------------------------
+
+
+class _LengthEmbedder:
+    """Two-dimensional vectors from the text length: a space unlike the hash embedder's."""
+
+    name = "lengths"
+    model = "len-2"
+
+    def embed(self, text: str) -> list[float]:
+        return [float(len(text)), 1.0]
+
+    def try_embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+        return [self.embed(text) for text in texts]
+
+
+def test_a_backend_with_its_own_embedder_gets_its_own_index(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cce_retrieval import EMBEDDERS, EmbedderSpec, register_embedder
+
+    register_embedder(EmbedderSpec("lengths", "test only", lambda model, env: _LengthEmbedder()))
+    try:
+        (workspace / "cce.toml").write_text(
+            '[backends.vec-len]\nuse = "vector"\nembedder = "lengths"\n'
+            '[backends.vec-bad]\nuse = "vector"\nembedder = "nope"\n',
+            encoding="utf-8",
+        )
+        fixtures = str(workspace / "code.jsonl")
+        code, out, err = cce(capsys, "relevance", fixtures, "--config", str(workspace / "cce.toml"))
+        assert code == 1 and "key `embedder` must name a registered embedder" in err
+        (workspace / "cce.toml").write_text(
+            '[backends.vec-len]\nuse = "vector"\nembedder = "lengths"\n', encoding="utf-8"
+        )
+        code, out, err = cce(capsys, "relevance", fixtures, "--backend", "vector,vec-len", "--json")
+        assert code == 0, err
+        backends = report(out)
+        assert backends["vec-len"]["config"] == {"embedder": "lengths", "use": "vector"}
+        assert per_query(backends["vec-len"]) != per_query(backends["vector"])
+    finally:
+        EMBEDDERS.pop("lengths", None)

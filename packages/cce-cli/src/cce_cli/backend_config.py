@@ -27,6 +27,7 @@ from cce_retrieval import (
     backend_spec,
     create_backend,
     describe_os_error,
+    embedder_names,
     rust_trim,
 )
 
@@ -133,6 +134,12 @@ def load_config(path: str) -> BackendConfig:
                 f"valid choices: {', '.join(registered)}"
             )
         params = {key: value for key, value in table.items() if key != "use"}
+        embedder = params.get("embedder")
+        if isinstance(embedder, str) and embedder and embedder not in embedder_names():
+            raise CliError(
+                f"{where}: key `embedder` must name a registered embedder; "
+                f"valid choices: {', '.join(embedder_names())}"
+            )
         try:
             backend_spec(use).resolve(params)
         except BackendConfigError as err:

@@ -215,10 +215,12 @@ def _choose_backends(
     return harness.BACKEND_NAMES
 
 
-def _external_runs(args: argparse.Namespace, fixture_set: FixtureSet) -> dict[str, Backend]:
+def _external_runs(
+    args: argparse.Namespace, fixture_set: FixtureSet, config: backend_config.BackendConfig
+) -> dict[str, Backend]:
     """The `--run` backends by name; warns about cases a run has no results for."""
     loaded: dict[str, Backend] = {}
-    registered = set(backend_config.all_names(backend_config.BackendConfig()))
+    registered = set(backend_config.all_names(config))
     for option in args.run:
         name, path, selected = runs.parse_run_option(str(option))
         if name in loaded or name in registered:
@@ -310,7 +312,7 @@ def run(args: argparse.Namespace) -> int:
         index, display = _build_corpus(args, fixture_set)
         embedder = HashEmbedder()
     # The reference reports a missing corpus or store before a bad backend list.
-    extra = _external_runs(args, fixture_set)
+    extra = _external_runs(args, fixture_set, config)
     names = _choose_backends(args, config, extra)
     recording = args.results is not None
     # Every name becomes a Backend (the built-ins rank exactly like the harness's own
