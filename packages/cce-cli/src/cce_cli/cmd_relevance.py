@@ -7,10 +7,12 @@ its displayed form with Rust `Path` semantics (§2.3), store mode and the refusa
 score an Ollama-built store without Ollama (§2.4), and writing the whole rendering to
 stdout in one go (§2.6). Evaluation is `cce_cli.harness`, rendering `cce_cli.render`.
 
-Beyond the reference surface it wires in named backend configurations (`--config`,
-else a discovered `cce.toml`), external runs (`--run NAME=FILE`), the results and
-qrels writers (`--results`, `--results-format`, `--export-qrels`); see docs/backends.md.
-Without those flags every output is the reference's.
+The flags beyond the reference's leave the default output alone: `--format` picks a
+renderer, `--results` also writes the `cce.run/v1` file, `--by-tag` adds per-tag
+aggregates, `--test` picks the paired test of `--compare`, and the gate flags on
+`--compare` only add stderr lines and exit status 3 (docs/gating.md). Named backend
+configurations (`--config`, else a discovered `cce.toml`), external runs (`--run
+NAME=FILE`), `--results-format trec` and `--export-qrels` are docs/backends.md.
 """
 
 from __future__ import annotations
@@ -23,9 +25,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cce_cli import backend_config, harness, render, runs
+from cce_cli.cmd_diff import report_gate
+from cce_cli.diff import diff_backend_reports, head_aggregate
 from cce_cli.errors import CliError
+from cce_cli.gate import GateSpec, add_gate_arguments, evaluate_gate, gate_spec
+from cce_cli.harness import BackendReport
 from cce_cli.indexes import build_or_fail, open_store
 from cce_cli.output import write_stdout
+from cce_cli.report import tag_groups
+from cce_cli.runfile import render_run, write_run
 from cce_fixtures import FixtureError, FixtureSet, decode_fixture_bytes, parse_fixtures
 from cce_retrieval import (
     Backend,
@@ -38,6 +46,7 @@ from cce_retrieval import (
     create_embedder,
     describe_os_error,
 )
+from cce_stats import paired_test_names
 
 __all__ = ["configure", "corpus_path", "run", "rust_join", "rust_parent"]
 
@@ -86,7 +95,39 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action=_SetOnce,
         help="compare exactly two backends with per-query deltas and a paired t-test",
     )
-    parser.add_argument("--json", action="store_true", help="emit the JSON report")
+    formats = parser.add_mutually_exclusive_group()
+    formats.add_argument(
+        "--format",
+        choices=tuple(render.RENDERERS),
+        default=None,
+        help="output format: "
+        + "; ".join(f"{item.name}: {item.help}" for item in render.RENDERERS.values()),
+    )
+    formats.add_argument(
+        "--json",
+        dest="format",
+        action="store_const",
+        const="json",
+        help="emit the JSON report (same as --format json)",
+    )
+    parser.add_argument(
+        "--results",
+        metavar="FILE",
+        action=_SetOnce,
+        help="also write what each query retrieved, one cce.run/v1 JSON line per case",
+    )
+    parser.add_argument(
+        "--results-format",
+        choices=("run", "trec"),
+        default="run",
+        help="format of --results: cce.run/v1 JSON Lines (default) or a TREC run",
+    )
+    parser.add_argument(
+        "--export-qrels",
+        metavar="FILE",
+        action=_SetOnce,
+        help="also write the fixture set's file-level anchors as TREC qrels",
+    )
     parser.add_argument(
         "--config",
         metavar="FILE",
@@ -103,23 +144,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "or a TREC run); repeatable",
     )
     parser.add_argument(
-        "--results",
-        metavar="FILE",
-        action=_SetOnce,
-        help="also write every backend's results to FILE",
+        "--by-tag", action="store_true", help="add the aggregates per case tag to every output"
     )
     parser.add_argument(
-        "--results-format",
-        choices=("run", "trec"),
-        default="run",
-        help="format of --results: cce.run/v1 JSON Lines (default) or a TREC run",
+        "--test",
+        choices=paired_test_names(),
+        default="t",
+        help="paired test of --compare on the per-query deltas (default: t)",
     )
-    parser.add_argument(
-        "--export-qrels",
-        metavar="FILE",
-        action=_SetOnce,
-        help="also write the fixture set's file-level anchors as TREC qrels",
-    )
+    add_gate_arguments(parser)
 
 
 def _trim_trailing(path: str) -> str:
@@ -298,8 +331,38 @@ def _with_configs(text: str, configs: Mapping[str, Mapping[str, object]]) -> str
     return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
+def _check_gate_usage(args: argparse.Namespace, spec: GateSpec) -> None:
+    if spec.active and args.compare is None:
+        raise CliError(
+            "--fail-on-significant, --fail-on-query-regression and --min need --compare A,B "
+            "(B is the head); or gate two saved reports with `cce diff`",
+            exit_code=2,
+        )
+
+
+def _gate(args: argparse.Namespace, spec: GateSpec, reports: Sequence[BackendReport]) -> int:
+    """Exit status of the gate on `--compare A,B` (B is the head), reasons on stderr."""
+    if not spec.active:
+        return 0
+    base, head = reports
+    group = diff_backend_reports(
+        base, head, harness.COMPARED_METRICS, test=args.test, correction=args.correction
+    )
+    reasons = evaluate_gate(
+        spec,
+        group,
+        lambda item: head_aggregate(head, item),
+        head=head.backend,
+        correction=args.correction,
+        alpha=args.alpha,
+    )
+    return report_gate(reasons)
+
+
 def run(args: argparse.Namespace) -> int:
     """Evaluate, render and print; every user-facing failure raises CliError."""
+    spec = gate_spec(args)
+    _check_gate_usage(args, spec)
     fixture_set = _read_fixtures(str(args.fixtures))
     config = backend_config.config_for(args.config, str(args.fixtures))
     if args.export_qrels is not None:
@@ -314,29 +377,27 @@ def run(args: argparse.Namespace) -> int:
     # The reference reports a missing corpus or store before a bad backend list.
     extra = _external_runs(args, fixture_set, config)
     names = _choose_backends(args, config, extra)
-    recording = args.results is not None
-    # Every name becomes a Backend (the built-ins rank exactly like the harness's own
-    # path, and also refuse a query vector of another dimension than the store's).
-    chosen: list[str | Backend] = []
-    for name in names:
-        backend = backend_config.instantiate(name, config, extra)
-        chosen.append(runs.Recorder(backend) if recording else backend)
+    # Every name becomes a Backend: the built-ins rank exactly like the harness's own
+    # path, and also refuse a query vector of another dimension than the store's.
+    chosen: list[str | Backend] = [
+        backend_config.instantiate(name, config, extra) for name in names
+    ]
     reports = _evaluate(args, fixture_set, index, embedder, chosen)
-    comparison = harness.compare_reports(reports[0], reports[1]) if args.compare else None
-    summary = render.RunSummary(display, index.embedder, reports, comparison)
-    if recording:
-        recorders = [b for b in chosen if isinstance(b, runs.Recorder)]
+    comparison = (
+        harness.compare_reports(reports[0], reports[1], test=args.test) if args.compare else None
+    )
+    tags = tag_groups(reports, [case.tags for case in fixture_set.cases]) if args.by_tag else None
+    summary = render.RunSummary(display, index.embedder, reports, comparison, tags=tags)
+    renderer = render.RENDERERS[args.format or next(iter(render.RENDERERS))]
+    text = renderer.render(summary)
+    configs = backend_config.recorded_configs(names, config)
+    if configs and renderer.name == "json":
+        text = _with_configs(text, configs)
+    if args.results is not None:
         if args.results_format == "trec":
-            text = runs.trec_run_text(fixture_set, recorders)
+            results = runs.trec_run_text(fixture_set, reports)
         else:
-            text = runs.run_jsonl_text(display, index.embedder, fixture_set, recorders)
-        runs.write_text(str(args.results), text, "results")
-    if args.json:
-        output = render.render_json(summary)
-        configs = backend_config.recorded_configs(names, config)
-        if configs:
-            output = _with_configs(output, configs)
-    else:
-        output = render.render_human(summary)
-    write_stdout(output)
-    return 0
+            results = render_run(display, index.embedder, fixture_set.cases, reports)
+        write_run(str(args.results), results)
+    write_stdout(text)
+    return _gate(args, spec, reports) if comparison is not None else 0

@@ -4,9 +4,9 @@ Why it exists: a team with its own retriever scores it by handing `cce relevance
 results it produced (`--run NAME=FILE`), and every backend's results can be written out
 (`--results`) in cce's own `cce.run/v1` format or as a TREC run, with the fixture set as
 TREC qrels (`--export-qrels`), so the same data feeds trec_eval, ranx and ir_measures.
-This module owns those formats on the CLI side: parsing (errors name the file, line,
-cause and fix), the `ExternalRun` backend that replays a file's results per case, the
-`Recorder` that captures what a backend returned, and the writers (atomic).
+This module owns reading both formats (errors name the file, line, cause and fix) into
+the `ExternalRun` backend that replays a file's results per case, and the TREC run and
+qrels writers (the `cce.run/v1` writer is `cce_cli.runfile`).
 See docs/backends.md#external-runs.
 
 Formats (docs/backends.md#external-runs):
@@ -29,9 +29,9 @@ from collections.abc import Iterable, Mapping, Sequence
 import attrs
 
 from cce_cli.errors import CliError
+from cce_cli.harness import BackendReport
 from cce_fixtures import Case, FixtureSet
 from cce_retrieval import (
-    Backend,
     Chunk,
     Index,
     Query,
@@ -44,12 +44,11 @@ from cce_retrieval import (
 __all__ = [
     "RUN_SCHEMA",
     "ExternalRun",
-    "Recorder",
     "load_run",
     "parse_run_option",
     "qrels_text",
-    "run_jsonl_text",
     "trec_run_text",
+    "write_text",
 ]
 
 RUN_SCHEMA = "cce.run/v1"
@@ -266,72 +265,19 @@ def _parse_trec(name: str, path: str, text: str) -> ExternalRun:
     return ExternalRun(name, path, results)
 
 
-@attrs.define(slots=True)
-class Recorder:
-    """Wraps a backend and keeps what it returned per case id (for `--results`)."""
-
-    inner: Backend
-    seen: dict[str, tuple[Query, int, list[SearchResult]]] = attrs.field(factory=dict)
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    def search(self, index: Index, query: Query, k: int) -> list[SearchResult]:
-        results = self.inner.search(index, query, k)[:k]
-        self.seen[query.case_id or query.text] = (query, k, results)
-        return results
-
-
-def _result_row(hit: SearchResult, case: Case) -> dict[str, object]:
-    return {
-        "chunk_id": hit.chunk_id,
-        "end_line": hit.end_line,
-        "file_path": hit.file_path,
-        "kind": hit.kind,
-        "matches": [j for j, anchor in enumerate(case.expected) if anchor.matches(hit)],
-        "rank": hit.rank,
-        "score": format6(hit.score),
-        "start_line": hit.start_line,
-    }
-
-
-def run_jsonl_text(
-    corpus: str, embedder: str, fixture_set: FixtureSet, recorders: Iterable[Recorder]
-) -> str:
-    """The `cce.run/v1` document of every recorded backend, backends in run order."""
-    lines = [_dump({"corpus": corpus, "embedder": embedder, "schema": RUN_SCHEMA})]
-    for recorder in recorders:
-        for case in fixture_set.cases:
-            _, k, results = recorder.seen.get(case.id, (None, case.k, []))
-            lines.append(
-                _dump(
-                    {
-                        "backend": recorder.name,
-                        "id": case.id,
-                        "k": k,
-                        "query": case.query,
-                        "results": [_result_row(hit, case) for hit in results],
-                    }
-                )
-            )
-    return "".join(line + "\n" for line in lines)
-
-
-def trec_run_text(fixture_set: FixtureSet, recorders: Iterable[Recorder]) -> str:
-    """A TREC run of every recorded backend: `qid Q0 path:start-end rank score tag`."""
+def trec_run_text(fixture_set: FixtureSet, reports: Iterable[BackendReport]) -> str:
+    """A TREC run of every report's results: `qid Q0 path:start-end rank score tag`."""
     lines: list[str] = []
-    for recorder in recorders:
-        for case in fixture_set.cases:
-            _, _, results = recorder.seen.get(case.id, (None, case.k, []))
+    for report in reports:
+        for case, case_report in zip(fixture_set.cases, report.cases, strict=True):
             seen_docs: set[str] = set()
-            for hit in results:
+            for hit in case_report.results:
                 docno = f"{hit.file_path}:{hit.start_line}-{hit.end_line}"
                 if docno in seen_docs:  # a run holds each document once per query
                     continue
                 seen_docs.add(docno)
                 lines.append(
-                    f"{case.id} Q0 {docno} {hit.rank} {format6(hit.score)} {recorder.name}"
+                    f"{case.id} Q0 {docno} {hit.rank} {format6(hit.score)} {report.backend}"
                 )
     return "".join(line + "\n" for line in lines)
 

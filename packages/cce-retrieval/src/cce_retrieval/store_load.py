@@ -62,12 +62,12 @@ class _FastPathMiss(Exception):
     """The pre-extracted embeddings do not line up with the chunks; parse the slow way."""
 
 
-def _parse_chunk(raw: object, i: int, placeholders: bool) -> tuple[Chunk, list[float]]:
+def _parse_chunk(raw: object, i: int, pre_extracted: bool) -> tuple[Chunk, list[float]]:
     where = f"chunk {i}: "
     if not isinstance(raw, dict):
         raise _ShapeError(f"{where}must be an object, found {_json_type(raw)}")
     embedding = raw.get("embedding", [])
-    if placeholders:
+    if pre_extracted:
         if type(embedding) is not int or embedding != i:
             raise _FastPathMiss
         embedding = []
