@@ -32,6 +32,7 @@ from cce_retrieval.embedders import (
     EmbedderConfigError,
     EmbedderSpec,
     EmbeddingSpaceError,
+    check_query_vector,
     create_embedder,
     embedder_names,
     embedder_spec,
@@ -53,6 +54,7 @@ from cce_retrieval.jsonfloat import format_json_float
 from cce_retrieval.model import Chunk, Index, SearchResult
 from cce_retrieval.numeric import format6, format6_signed, score_key
 from cce_retrieval.ollama import OllamaEmbedder
+from cce_retrieval.openai import OpenAIEmbedder
 from cce_retrieval.sidecar import load_store, write_sidecar
 from cce_retrieval.store_load import load_index, parse_index
 from cce_retrieval.store_paths import StoreError, default_store_path, resolve_store_path
@@ -82,6 +84,7 @@ __all__ = [
     "HashEmbedder",
     "Index",
     "OllamaEmbedder",
+    "OpenAIEmbedder",
     "Param",
     "ProgressCallback",
     "Query",
@@ -96,6 +99,7 @@ __all__ = [
     "backend_spec",
     "bm25_only_search",
     "build_index",
+    "check_query_vector",
     "conformance_document",
     "create_backend",
     "create_embedder",
