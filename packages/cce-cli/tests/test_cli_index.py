@@ -77,7 +77,11 @@ def test_base_fixture_summary_store_and_fingerprint(
     data = Path(store).read_bytes()
     assert len(data) == 10_068
     assert hashlib.sha256(data).hexdigest() == BASE_STORE_SHA
-    assert sorted(os.listdir(os.path.dirname(store))) == ["fingerprint.json", "index.json"]
+    assert sorted(os.listdir(os.path.dirname(store))) == [
+        "fingerprint.json",
+        "index.json",
+        "sources.json",
+    ]
     fingerprint = json.loads(Path(root, ".cce", "fingerprint.json").read_bytes())
     assert fingerprint["store_sha256"] == BASE_STORE_SHA
     assert fingerprint["redaction"] is True and fingerprint["embedder"] == "hash"
@@ -92,6 +96,7 @@ def test_samples_store_digest_via_cli(tmp_path: Path, capsys: pytest.CaptureFixt
     data = Path(store).read_bytes()
     assert (len(data), hashlib.sha256(data).hexdigest()) == (28_924, SAMPLES_STORE_SHA)
     assert os.path.exists(str(tmp_path / "custom" / "samples.json.fingerprint.json"))
+    assert os.path.exists(str(tmp_path / "custom" / "samples.json.sources.json"))
 
 
 def test_dir_is_displayed_as_typed(
@@ -200,7 +205,7 @@ def test_failed_save_keeps_previous_store(
     assert "Read-only file system (os error 30)" in err
     assert "previous store there is unchanged" in err
     assert store.read_bytes() == before
-    assert sorted(os.listdir(store.parent)) == ["fingerprint.json", "index.json"]
+    assert sorted(os.listdir(store.parent)) == ["fingerprint.json", "index.json", "sources.json"]
     assert not Path(root, ".cce", "metrics.jsonl").exists()
 
 
@@ -357,7 +362,12 @@ def test_bare_store_name_puts_metrics_in_cwd(
     work.mkdir()
     monkeypatch.chdir(work)
     assert run_cce(["index", root, "--store", "index.json"], capsys)[0] == 0
-    assert sorted(os.listdir(work)) == ["fingerprint.json", "index.json", "metrics.jsonl"]
+    assert sorted(os.listdir(work)) == [
+        "fingerprint.json",
+        "index.json",
+        "metrics.jsonl",
+        "sources.json",
+    ]
 
 
 def test_git_sha_is_recorded_inside_a_repository(

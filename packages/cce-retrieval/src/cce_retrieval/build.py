@@ -20,6 +20,7 @@ from cce_retrieval.chunker import chunk_file
 from cce_retrieval.embedder import Embedder, EmbedError, HashEmbedder
 from cce_retrieval.model import Chunk, FloatMatrix, Index
 from cce_retrieval.redactor import redact
+from cce_retrieval.sources import SourceFile, source_files
 from cce_retrieval.store_load import embedding_matrix
 from cce_retrieval.walker import walk
 
@@ -40,6 +41,8 @@ class BuildResult:
     sensitive_skipped: int
     walk_errors: int
     total_chunks: int
+    # What was indexed (path, size, hash of each file), for the record beside a store.
+    sources: tuple[SourceFile, ...] = ()
 
 
 def _embed_in_batches(embedder: Embedder, contents: Sequence[str]) -> list[list[float]]:
@@ -98,5 +101,6 @@ def build_index(root: str, embedder: Embedder, protect: bool = True) -> BuildRes
         files_skipped=walked.skipped,
         sensitive_skipped=walked.sensitive_skipped,
         walk_errors=walked.walk_errors,
+        sources=source_files(walked.files),
         total_chunks=len(chunks),
     )
