@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cce_cli.anchor_check import LARGE_CHUNK_FACTOR
-from cce_cli.cmd_check import store_root
+from cce_cli.corpus_checks import store_corpus_root
 from cce_cli.main import main
 from cce_retrieval.build import build_index
 from cce_retrieval.embedder import HashEmbedder
@@ -270,7 +270,7 @@ def test_store_mode_explains_from_the_store_directory(
     store = corpus / ".cce" / "index.json"
     store.parent.mkdir()
     save_index(build_index(str(corpus), HashEmbedder()).index, str(store))
-    assert store_root(str(store)) == str(corpus)
+    assert store_corpus_root(str(store)) == str(corpus)
     (corpus / "src" / "new.py").write_text("def new():\n    pass\n", encoding="utf-8")
     cases = [_case("a", "venv/lib.py"), _case("b", "src/new.py"), _case("c", "src/app.py")]
     fixture = _fixture(corpus.parent, cases)

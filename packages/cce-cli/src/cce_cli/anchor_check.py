@@ -107,15 +107,14 @@ class CorpusFacts:
     chunks_by_path: dict[str, list[Chunk]]
     kinds: frozenset[str]
     root: str | None
-    from_store: bool
 
     @classmethod
-    def of(cls, index: Index, root: str | None, from_store: bool = False) -> CorpusFacts:
+    def of(cls, index: Index, root: str | None) -> CorpusFacts:
         by_path: dict[str, list[Chunk]] = defaultdict(list)
         for chunk in index.chunks:
             by_path[chunk.file_path].append(chunk)
         kinds = frozenset(chunk.kind for chunk in index.chunks)
-        return cls(dict(by_path), kinds, root, from_store)
+        return cls(dict(by_path), kinds, root)
 
     @property
     def paths(self) -> list[str]:
@@ -145,6 +144,19 @@ def _folded(path: str) -> str:
     return unicodedata.normalize("NFC", path).casefold()
 
 
+def _closest(text: str, candidates: Sequence[str]) -> list[str]:
+    """The difflib-closest candidates: the best, and any as close as it (within 0.05)."""
+    close = difflib.get_close_matches(text, candidates, n=3, cutoff=0.6)
+    if not close:
+        return []
+
+    def ratio(candidate: str) -> float:
+        return difflib.SequenceMatcher(None, candidate, text).ratio()
+
+    best = ratio(close[0])
+    return [candidate for candidate in close if ratio(candidate) >= best - 0.05]
+
+
 def _path_suggestions(path: str, facts: CorpusFacts) -> list[str]:
     """Indexed paths the author may have meant, most likely first."""
     paths = facts.paths
@@ -164,7 +176,7 @@ def _path_suggestions(path: str, facts: CorpusFacts) -> list[str]:
     # The corpus is a subdirectory of the anchors' root, or the other way round.
     add(candidate for candidate in paths if path.endswith("/" + candidate))
     add(candidate for candidate in paths if candidate.endswith("/" + path))
-    add(difflib.get_close_matches(path, paths, n=3, cutoff=0.6))
+    add(_closest(path, paths))
     base = path.rsplit("/", 1)[-1]
     add(candidate for candidate in paths if candidate.rsplit("/", 1)[-1] == base)
     return found[:3]

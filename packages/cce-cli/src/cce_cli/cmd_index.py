@@ -21,6 +21,7 @@ from cce_cli.indexes import build_or_fail
 from cce_retrieval.build import BuildResult
 from cce_retrieval.embedder import Embedder, HashEmbedder
 from cce_retrieval.ollama import OllamaEmbedder
+from cce_retrieval.sources import write_sources
 from cce_retrieval.store import (
     StoreError,
     describe_os_error,
@@ -28,7 +29,6 @@ from cce_retrieval.store import (
     save_index,
     write_fingerprint,
 )
-from cce_retrieval.sources import write_sources
 from cce_retrieval.text import ascii_lower
 
 ALLOW_SECRETS_WARNING = (

@@ -15,7 +15,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from cce_cli import harness, render
+from cce_cli import corpus_checks, harness, render
 from cce_cli.errors import CliError
 from cce_cli.indexes import build_or_fail, open_store
 from cce_cli.output import write_stdout
@@ -73,6 +73,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="compare exactly two backends with per-query deltas and a paired t-test",
     )
     parser.add_argument("--json", action="store_true", help="emit the JSON report")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse to score (exit 1) when an anchor can never match or the store is stale",
+    )
 
 
 def _trim_trailing(path: str) -> str:
@@ -176,10 +181,14 @@ def run(args: argparse.Namespace) -> int:
     if args.store is not None:
         index, embedder = open_store(str(args.store), _ollama_refusal)
         display = str(args.store)
+        corpus_checks.check_store(display, args.strict)
+        root = corpus_checks.store_corpus_root(display)
     else:
         index, display = _build_corpus(args, fixture_set)
         embedder = HashEmbedder()
+        root = display
     backends = _choose_backends(args)
+    corpus_checks.check_anchors(str(args.fixtures), fixture_set, index, root, args.strict)
     reports = harness.evaluate(index, embedder, fixture_set, backends)
     comparison = harness.compare_reports(reports[0], reports[1]) if args.compare else None
     summary = render.RunSummary(display, index.embedder, reports, comparison)
