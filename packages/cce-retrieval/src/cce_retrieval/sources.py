@@ -7,7 +7,7 @@ its own beside them: the corpus directory (relative to the store's directory, so
 two can move together), whether secret protection was on, and the `/`-separated
 relative path, size and SHA-256 of every indexed file's bytes. `compare_sources` walks
 the corpus again with the same walker and says which files changed, appeared or went.
-See docs/index-store.md#what-a-store-was-built-from.
+See docs/relevance.md#stale-stores.
 """
 
 from __future__ import annotations
