@@ -13,9 +13,7 @@ import os
 
 from cce_cli.errors import CliError
 from cce_cli.indexes import build_or_fail
-from cce_retrieval.conformance import conformance_document
-from cce_retrieval.embedder import HashEmbedder
-from cce_retrieval.store import describe_os_error
+from cce_retrieval import HashEmbedder, conformance_document, describe_os_error
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

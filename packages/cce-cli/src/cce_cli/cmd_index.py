@@ -18,18 +18,19 @@ import time
 from cce_cli.errors import CliError
 from cce_cli.events import write_index_event
 from cce_cli.indexes import build_or_fail
-from cce_retrieval.build import BuildResult
-from cce_retrieval.embedder import Embedder, HashEmbedder
-from cce_retrieval.ollama import OllamaEmbedder
-from cce_retrieval.sources import write_sources
-from cce_retrieval.store import (
+from cce_retrieval import (
+    BuildResult,
+    Embedder,
     StoreError,
+    ascii_lower,
     describe_os_error,
+    embedder_names,
+    embedder_spec,
     resolve_store_path,
     save_index,
     write_fingerprint,
+    write_sources,
 )
-from cce_retrieval.text import ascii_lower
 
 ALLOW_SECRETS_WARNING = (
     "warning: --allow-secrets set — secret protection is DISABLED; "
@@ -41,7 +42,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dir", nargs="?", help="directory to index")
     parser.add_argument("--store", help="store path (default: DIR/.cce/index.json)")
     parser.add_argument(
-        "--embedder", default="hash", help="hash (default) or ollama; anything else means hash"
+        "--embedder",
+        default="hash",
+        help=f"one of {', '.join(embedder_names())} (default hash); any other name means hash",
     )
     parser.add_argument("--no-metrics", action="store_true", help="do not append to metrics.jsonl")
     parser.add_argument(
@@ -52,17 +55,25 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def select_embedder(name: str) -> Embedder:
-    """Case-insensitive `ollama` selects Ollama (health-checked); any other name is hash."""
-    if ascii_lower(name) != "ollama":
-        return HashEmbedder()
-    ollama = OllamaEmbedder.from_env()
-    if not ollama.healthy():
+    """A registered embedder by case-insensitive name (any other name is hash).
+
+    An embedder that talks to a server is health-checked first and announced on stderr.
+    """
+    spec = embedder_spec(ascii_lower(name), fallback=True)
+    embedder = spec.factory(None, None)
+    if not spec.remote:
+        return embedder
+    base_url = str(getattr(embedder, "base_url", ""))
+    healthy = getattr(embedder, "healthy", None)
+    if callable(healthy) and not healthy():
+        server = "Ollama" if spec.name == "ollama" else f"the {spec.name} server"
         raise CliError(
-            f"ollama embedder selected but Ollama is unreachable at {ollama.base_url}; "
-            "start Ollama or index with the default hash embedder"
+            f"{spec.name} embedder selected but {server} is unreachable at {base_url}; "
+            f"start {server} or index with the default hash embedder"
         )
-    print(f"using ollama embedder ({ollama.model} @ {ollama.base_url})", file=sys.stderr)
-    return ollama
+    model = getattr(embedder, "model", "")
+    print(f"using {spec.name} embedder ({model} @ {base_url})", file=sys.stderr)
+    return embedder
 
 
 def summary_lines(directory: str, store_path: str, result: BuildResult, elapsed: float) -> str:

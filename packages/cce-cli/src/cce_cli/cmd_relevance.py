@@ -20,10 +20,7 @@ from cce_cli.errors import CliError
 from cce_cli.indexes import build_or_fail, open_store
 from cce_cli.output import write_stdout
 from cce_fixtures import FixtureError, FixtureSet, decode_fixture_bytes, parse_fixtures
-from cce_retrieval.embedder import HashEmbedder
-from cce_retrieval.hybrid import QueryEmbedder
-from cce_retrieval.model import Index
-from cce_retrieval.store import describe_os_error
+from cce_retrieval import HashEmbedder, Index, QueryEmbedder, describe_os_error
 
 __all__ = ["configure", "corpus_path", "run", "rust_join", "rust_parent"]
 
@@ -72,7 +69,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action=_SetOnce,
         help="compare exactly two backends with per-query deltas and a paired t-test",
     )
-    parser.add_argument("--json", action="store_true", help="emit the JSON report")
+    formats = parser.add_mutually_exclusive_group()
+    formats.add_argument(
+        "--format",
+        choices=tuple(render.RENDERERS),
+        default=None,
+        help="output format: "
+        + "; ".join(f"{item.name}: {item.help}" for item in render.RENDERERS.values()),
+    )
+    formats.add_argument(
+        "--json",
+        dest="format",
+        action="store_const",
+        const="json",
+        help="emit the JSON report (same as --format json)",
+    )
     parser.add_argument(
         "--strict",
         action="store_true",
@@ -192,5 +203,6 @@ def run(args: argparse.Namespace) -> int:
     reports = harness.evaluate(index, embedder, fixture_set, backends)
     comparison = harness.compare_reports(reports[0], reports[1]) if args.compare else None
     summary = render.RunSummary(display, index.embedder, reports, comparison)
-    write_stdout(render.render_json(summary) if args.json else render.render_human(summary))
+    renderer = render.RENDERERS[args.format or next(iter(render.RENDERERS))]
+    write_stdout(renderer.render(summary))
     return 0

@@ -17,8 +17,7 @@ from typing import Final
 from cce_cli.anchor_check import CorpusFacts, fixture_problems
 from cce_cli.errors import CliError
 from cce_fixtures import FixtureSet
-from cce_retrieval.model import Index
-from cce_retrieval.sources import SourcesError, compare_sources, read_sources, sources_root
+from cce_retrieval import Index, SourcesError, compare_sources, read_sources, sources_root
 
 __all__ = [
     "MAX_DEAD_ANCHOR_LINES",

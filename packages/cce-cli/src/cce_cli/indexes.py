@@ -12,12 +12,19 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cce_cli.errors import CliError
-from cce_retrieval.build import BuildError, BuildResult, build_index
-from cce_retrieval.embedder import Embedder, HashEmbedder
-from cce_retrieval.hybrid import QueryEmbedder
-from cce_retrieval.model import Index
-from cce_retrieval.ollama import OllamaEmbedder
-from cce_retrieval.store import StoreError, load_index
+from cce_retrieval import (
+    BuildError,
+    BuildResult,
+    Embedder,
+    EmbeddingSpaceError,
+    Index,
+    QueryEmbedder,
+    StoreError,
+    build_index,
+    embedder_spec,
+    load_index,
+    query_embedder,
+)
 
 
 def build_or_fail(directory: str, embedder: Embedder, protect: bool = True) -> BuildResult:
@@ -31,16 +38,21 @@ def build_or_fail(directory: str, embedder: Embedder, protect: bool = True) -> B
 def open_store(path: str, refusal: Callable[[str], str]) -> tuple[Index, QueryEmbedder]:
     """Load the store at `path` and the query embedder its recorded name calls for.
 
-    Only the exact name `ollama` selects Ollama, health-checked first; when it does not
-    answer, `refusal(base_url)` is the error message. Any other name means hash.
+    The exact recorded name selects a registered embedder (an unknown name means hash);
+    one that talks to a server is health-checked first, and when it does not answer,
+    `refusal(base_url)` is the error message. A store that records a model is queried
+    with that model; another one is refused (never mixing embedding spaces).
     """
     try:
         index = load_index(path)
     except StoreError as err:
         raise CliError(str(err)) from None
-    if index.embedder != "ollama":
-        return index, HashEmbedder()
-    ollama = OllamaEmbedder.from_env()
-    if not ollama.healthy():
-        raise CliError(refusal(ollama.base_url))
-    return index, ollama
+    try:
+        embedder = query_embedder(index)
+    except EmbeddingSpaceError as err:
+        raise CliError(str(err)) from None
+    if embedder_spec(index.embedder, fallback=True).remote:
+        healthy = getattr(embedder, "healthy", None)
+        if callable(healthy) and not healthy():
+            raise CliError(refusal(str(getattr(embedder, "base_url", ""))))
+    return index, embedder
