@@ -40,6 +40,7 @@ def corpus(tmp_path: Path) -> Path:
     root = tmp_path / "corpus"
     files: dict[str, bytes] = {
         "src/app.py": _APP.encode(),
+        "src/cafe\u0301.py": b"x = 1\n",
         "venv/lib.py": b"x = 1\n",
         ".hidden/h.py": b"x = 1\n",
         "gen/g.py": b"x = 1\n",
@@ -71,7 +72,16 @@ def _case(case_id: str, *anchors: str) -> str:
 DEAD = [
     ("src/ap.py", 'path src/ap.py is not in the index; did you mean "src/app.py"?'),
     ("./src/app.py", 'path ./src/app.py is not in the index; did you mean "src/app.py"?'),
-    ("SRC/App.py", 'path SRC/App.py is not in the index; did you mean "src/app.py"?'),
+    (
+        "SRC/App.py",
+        'path SRC/App.py is not in the index; did you mean "src/app.py"? (the names differ '
+        "only in letter case)",
+    ),
+    (
+        "src/caf\u00e9.py",
+        'path src/caf\u00e9.py is not in the index; did you mean "src/cafe\u0301.py"? (the '
+        "names differ only in Unicode normalisation (NFC/NFD))",
+    ),
     (
         "venv/lib.py",
         "path venv/lib.py is not indexed: venv/ is a pruned directory (never indexed: .cce, "

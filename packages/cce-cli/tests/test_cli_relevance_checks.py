@@ -91,7 +91,7 @@ def test_strict_on_a_clean_set_scores_as_usual(
 def test_many_dead_anchors_are_capped_with_a_count(
     corpus: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    dead = [f"gone{i}.py" for i in range(MAX_DEAD_ANCHOR_LINES + 3)]
+    dead = ["src/auth.py"] + [f"gone{i}.py" for i in range(MAX_DEAD_ANCHOR_LINES + 3)]
     fixture = _fixture(corpus.parent, dead)
     code, _, err = _invoke(["relevance", str(fixture), "--backend", "bm25"], capsys)
     assert code == 0
@@ -178,3 +178,20 @@ def test_the_starter_sets_score_without_warnings(
     for name in ("code.jsonl", "docs.jsonl"):
         code, _, err = _invoke(["relevance", f"eval/relevance/{name}", "--strict"], capsys)
         assert (code, err) == (0, "")
+
+
+def test_a_corpus_one_directory_too_deep_is_named(
+    corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fixture = _fixture(corpus.parent, ["src/auth.py", "src/cache.py"])
+    code, _, err = _invoke(["relevance", str(fixture), "--dir", str(corpus / "src")], capsys)
+    assert code == 0
+    assert err.splitlines() == [
+        f'warning: {fixture}:2: case c0: anchor "src/auth.py": path src/auth.py is not in the '
+        'index; did you mean "auth.py"?',
+        f'warning: {fixture}:3: case c1: anchor "src/cache.py": path src/cache.py is not in '
+        'the index; did you mean "cache.py"?',
+        f"warning: {fixture}: none of the 2 anchor paths is in the index; anchors are relative "
+        "to the corpus directory, so check that it is the right one (--dir, --store or the "
+        'header\'s "corpus")',
+    ]

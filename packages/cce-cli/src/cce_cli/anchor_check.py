@@ -17,6 +17,7 @@ end of the file, or a range only satisfied by chunks many times larger than it).
 from __future__ import annotations
 
 import difflib
+import json
 import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -60,11 +61,14 @@ class Problem:
     anchor: str | None = None
     hint: str | None = None
 
-    def text(self) -> str:
-        """`FILE:LINE: [warning: ]case ID: anchor "...": message; hint`."""
+    def text(self, label: bool = True) -> str:
+        """`FILE:LINE: [warning: ]case ID: anchor "...": message; hint`.
+
+        Without `label` there is no `warning: ` (for callers that prefix every line).
+        """
         where = self.file if self.line is None else f"{self.file}:{self.line}"
         parts = [where]
-        body = "warning: " if self.severity == "warning" else ""
+        body = "warning: " if label and self.severity == "warning" else ""
         if self.case_id is not None:
             body += f"case {self.case_id}: "
         if self.anchor is not None:
@@ -77,7 +81,8 @@ class Problem:
 
 
 def _quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    # JSON quoting: the anchor as it would be written in the fixture line.
+    return json.dumps(text, ensure_ascii=False)
 
 
 def _quoted_list(items: Iterable[str]) -> str:
@@ -106,6 +111,7 @@ class CorpusFacts:
     chunks_by_path: dict[str, list[Chunk]]
     kinds: frozenset[str]
     root: str | None
+    _line_counts: dict[str, tuple[int, bool]] = attrs.field(factory=dict, eq=False)
 
     @classmethod
     def of(cls, index: Index, root: str | None) -> CorpusFacts:
@@ -121,6 +127,11 @@ class CorpusFacts:
 
     def line_count(self, path: str) -> tuple[int, bool]:
         """The file's line count and whether it was read from disk (else: last chunk line)."""
+        if path not in self._line_counts:
+            self._line_counts[path] = self._count_lines(path)
+        return self._line_counts[path]
+
+    def _count_lines(self, path: str) -> tuple[int, bool]:
         if self.root is not None:
             try:
                 with open(f"{self.root}/{path}", "rb") as handle:
@@ -211,7 +222,19 @@ def _missing_path(anchor: Anchor, path: str, facts: CorpusFacts) -> tuple[str, s
         )
     if reason is not None and reason.rule is not Exclusion.MISSING:
         return f"path {path} is not indexed: {reason.message}", _REASON_HINTS.get(reason.rule)
-    return f"path {path} is not in the index", _did_you_mean(anchor, _path_suggestions(path, facts))
+    suggestions = _path_suggestions(path, facts)
+    hint = _did_you_mean(anchor, suggestions)
+    if suggestions and _folded(suggestions[0]) == _folded(path):
+        # The two may look identical on screen; say what differs.
+        best = suggestions[0]
+        if unicodedata.normalize("NFC", best) == unicodedata.normalize("NFC", path):
+            differs = "Unicode normalisation (NFC/NFD)"
+        elif best.casefold() == path.casefold():
+            differs = "letter case"
+        else:
+            differs = "letter case and Unicode normalisation"
+        hint = f"{hint} (the names differ only in {differs})"
+    return f"path {path} is not in the index", hint
 
 
 def _kind_hint(anchor: Anchor, kind: str, kinds: Sequence[str]) -> str | None:

@@ -101,15 +101,16 @@ def check_anchors(
     """Warn about every anchor that matches no chunk (at most a screenful, then a count);
     with `strict`, refuse to score."""
     facts = CorpusFacts.of(index, root)
+    # Dead anchors, and the file-level hint that the corpus itself may be the wrong one.
     dead = [
         problem
         for problem in fixture_problems(fixtures, fixture_set, facts)
-        if problem.severity == "error" and problem.anchor is not None
+        if (problem.severity == "error" and problem.anchor is not None) or problem.line is None
     ]
     if not dead:
         return
     for problem in dead[:MAX_DEAD_ANCHOR_LINES]:
-        _warn(problem.text())
+        _warn(problem.text(label=False))
     hidden = len(dead) - MAX_DEAD_ANCHOR_LINES
     if hidden > 0:
         _warn(f"... and {_count(hidden, 'more dead anchor')}; cce check {fixtures} lists them all")
