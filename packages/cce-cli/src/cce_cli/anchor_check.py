@@ -119,11 +119,13 @@ class CorpusFacts:
         for chunk in index.chunks:
             by_path[chunk.file_path].append(chunk)
         kinds = frozenset(chunk.kind for chunk in index.chunks)
-        return cls(dict(by_path), kinds, root)
+        # Sorted once, so suggestions list paths in a stable order without re-sorting.
+        return cls({path: by_path[path] for path in sorted(by_path)}, kinds, root)
 
     @property
     def paths(self) -> list[str]:
-        return sorted(self.chunks_by_path)
+        """Every indexed path, sorted."""
+        return list(self.chunks_by_path)
 
     def line_count(self, path: str) -> tuple[int, bool]:
         """The file's line count and whether it was read from disk (else: last chunk line)."""
