@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from cce_cli.anchor_check import LARGE_CHUNK_FACTOR
+from cce_cli.anchor_check import LARGE_CHUNK_FACTOR, UNDIAGNOSED, CorpusFacts, fixture_problems
 from cce_cli.corpus_checks import store_corpus_root
 from cce_cli.main import main
+from cce_fixtures import parse_fixtures
 from cce_retrieval.build import build_index
 from cce_retrieval.embedder import HashEmbedder
 from cce_retrieval.store import save_index
@@ -346,3 +347,14 @@ def test_the_starter_sets_are_clean(
     monkeypatch.chdir(REPO)
     sets = sorted(os.path.join("eval", "relevance", name) for name in ("code.jsonl", "docs.jsonl"))
     assert _invoke(sets, capsys) == (0, "", "")
+
+
+def test_diagnosis_can_stop_after_a_limit(corpus: Path) -> None:
+    fixture_set = parse_fixtures(
+        '{"query":"a","expected":["src/ap.py"]}\n{"query":"b","expected":["src/apx.py"]}\n'
+    )
+    facts = CorpusFacts.of(build_index(str(corpus), HashEmbedder()).index, str(corpus))
+    first, second = fixture_problems("f", fixture_set, facts, diagnose_limit=1)[:2]
+    assert first.hint == 'did you mean "src/app.py"?'
+    assert (second.message, second.hint) == (UNDIAGNOSED, None)
+    assert fixture_problems("f", fixture_set, facts)[1].hint == 'did you mean "src/app.py"?'

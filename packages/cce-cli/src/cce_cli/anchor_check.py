@@ -30,6 +30,7 @@ from cce_retrieval import Chunk, Exclusion, Index, why_not_indexed
 
 __all__ = [
     "LARGE_CHUNK_FACTOR",
+    "UNDIAGNOSED",
     "CorpusFacts",
     "Problem",
     "diagnose",
@@ -43,6 +44,7 @@ LARGE_CHUNK_FACTOR: Final = 5
 the range is flagged: the chunk-level hit hides the miss that tok-IoU shows."""
 _LARGE_CHUNK_MIN_LINES: Final = 20  # below this, a chunk is small whatever the range
 _MAX_LISTED: Final = 8  # kinds or spans listed in one message
+_MAX_NAMES: Final = 5  # file names close to a missing one whose paths are compared in full
 
 
 @attrs.frozen(slots=True)
@@ -92,6 +94,10 @@ def _quoted_list(items: Iterable[str]) -> str:
     return shown + (f" and {more} more" if more > 0 else "")
 
 
+def _file_name(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
+
+
 def _file_line_count(text: str) -> int:
     """Lines as the chunker numbers them: a final newline does not open a new line."""
     if not text:
@@ -112,6 +118,7 @@ class CorpusFacts:
     kinds: frozenset[str]
     root: str | None
     _line_counts: dict[str, tuple[int, bool]] = attrs.field(factory=dict, eq=False)
+    _by_name: dict[str, list[str]] = attrs.field(factory=dict, eq=False)
 
     @classmethod
     def of(cls, index: Index, root: str | None) -> CorpusFacts:
@@ -142,6 +149,17 @@ class CorpusFacts:
             except (OSError, UnicodeDecodeError):
                 pass
         return max(chunk.end_line for chunk in self.chunks_by_path[path]), False
+
+    def similar_named(self, path: str) -> list[str]:
+        """Indexed paths whose file name is close to `path`'s (difflib over the distinct
+        names, which are far fewer and shorter than the paths), in path order."""
+        if not self._by_name:
+            for indexed in self.chunks_by_path:
+                self._by_name.setdefault(_file_name(indexed), []).append(indexed)
+        names = difflib.get_close_matches(
+            _file_name(path), list(self._by_name), n=_MAX_NAMES, cutoff=0.6
+        )
+        return sorted(indexed for name in names for indexed in self._by_name[name])
 
     def matching(self, anchor: Anchor) -> list[Chunk]:
         """Every chunk of the index the anchor matches."""
@@ -188,9 +206,9 @@ def _path_suggestions(path: str, facts: CorpusFacts) -> list[str]:
     # The corpus is a subdirectory of the anchors' root, or the other way round.
     add(candidate for candidate in paths if path.endswith("/" + candidate))
     add(candidate for candidate in paths if candidate.endswith("/" + path))
-    add(_closest(path, paths))
-    base = path.rsplit("/", 1)[-1]
-    add(candidate for candidate in paths if candidate.rsplit("/", 1)[-1] == base)
+    add(_closest(path, facts.similar_named(path)))
+    base = _file_name(path)
+    add(candidate for candidate in paths if _file_name(candidate) == base)
     return found[:3]
 
 
@@ -317,21 +335,33 @@ def _anchor_texts(case: Case) -> list[tuple[str, Anchor, bool]]:
     ]
 
 
-def fixture_problems(file: str, fixture_set: FixtureSet, facts: CorpusFacts) -> list[Problem]:
+UNDIAGNOSED: Final = "matches no chunk of the index"
+"""The message of a dead anchor past `fixture_problems`' diagnosis limit."""
+
+
+def fixture_problems(
+    file: str, fixture_set: FixtureSet, facts: CorpusFacts, diagnose_limit: int | None = None
+) -> list[Problem]:
     """Every anchor problem of a parsed fixture set against one index, in line order.
 
     Per anchor (expected, then secondary): an error when it is dead, with the reason;
     a warning when it matches only in a way its author is unlikely to mean. Per case:
-    an error when every expected anchor is dead.
+    an error when every expected anchor is dead. Finding the closest paths costs a
+    fuzzy search over the index, so a caller that shows only the first few dead
+    anchors can stop diagnosing after `diagnose_limit`; later ones say `UNDIAGNOSED`.
     """
     problems: list[Problem] = []
+    diagnosed = 0
     for case in fixture_set.cases:
         dead_expected = 0
         for text, anchor, is_expected in _anchor_texts(case):
             matched = facts.matching(anchor)
             if not matched:
                 dead_expected += is_expected
-                message, hint = diagnose(anchor, facts)
+                message, hint = UNDIAGNOSED, None
+                if diagnose_limit is None or diagnosed < diagnose_limit:
+                    message, hint = diagnose(anchor, facts)
+                    diagnosed += 1
                 problems.append(Problem(file, case.line, "error", message, case.id, text, hint))
             elif anchor.line_range is not None:
                 warning = _live_range_warnings(anchor, matched, facts)

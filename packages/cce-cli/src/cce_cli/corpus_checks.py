@@ -104,7 +104,9 @@ def check_anchors(
     # Dead anchors, and the file-level hint that the corpus itself may be the wrong one.
     dead = [
         problem
-        for problem in fixture_problems(fixtures, fixture_set, facts)
+        for problem in fixture_problems(
+            fixtures, fixture_set, facts, diagnose_limit=MAX_DEAD_ANCHOR_LINES
+        )
         if (problem.severity == "error" and problem.anchor is not None) or problem.line is None
     ]
     if not dead:
