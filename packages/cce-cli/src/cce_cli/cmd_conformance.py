@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from cce_cli.buildopts import add_build_options
 from cce_cli.errors import CliError
 from cce_cli.indexes import build_or_fail
 from cce_retrieval import HashEmbedder, conformance_document, describe_os_error
@@ -24,6 +25,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default="conformance.json",
         help="output file (default: ./conformance.json)",
     )
+    add_build_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -31,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     output: str = args.output
     if not os.path.isdir(directory):
         raise CliError(f"not a directory: {directory}")
-    result = build_or_fail(directory, HashEmbedder())
+    result = build_or_fail(directory, HashEmbedder(), args=args)
     document = conformance_document(result.index)
     try:
         with open(output, "wb") as handle:

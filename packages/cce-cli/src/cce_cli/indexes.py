@@ -9,8 +9,10 @@ its own wording of that refusal.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable
 
+from cce_cli.buildopts import BuildSettings, build_settings, progress_bar
 from cce_cli.errors import CliError
 from cce_retrieval import (
     BuildError,
@@ -22,17 +24,41 @@ from cce_retrieval import (
     StoreError,
     build_index,
     embedder_spec,
-    load_index,
+    load_store,
     query_embedder,
 )
 
 
-def build_or_fail(directory: str, embedder: Embedder, protect: bool = True) -> BuildResult:
-    """`build_index`, with a build failure (e.g. an embedder error) as a `CliError`."""
+def build_or_fail(
+    directory: str,
+    embedder: Embedder,
+    protect: bool = True,
+    args: argparse.Namespace | None = None,
+) -> BuildResult:
+    """`build_index`, with a build failure (e.g. an embedder error) as a `CliError`.
+
+    `args` carries the shared build options (`--jobs`, `--no-cache`, `--progress`);
+    without it the build is serial and uncached.
+    """
+    if args is None:
+        settings = BuildSettings(jobs=1, cache=None, progress=False)
+    else:
+        settings = build_settings(args, protect, embedder)
     try:
-        return build_index(directory, embedder, protect=protect)
+        with progress_bar(settings.progress, "indexing") as progress:
+            result = build_index(
+                directory,
+                embedder,
+                protect=protect,
+                jobs=settings.jobs,
+                cache=settings.cache,
+                progress=progress,
+            )
     except BuildError as err:
         raise CliError(str(err)) from None
+    if settings.cache is not None and settings.cache.misses:
+        settings.cache.prune()
+    return result
 
 
 def open_store(path: str, refusal: Callable[[str], str]) -> tuple[Index, QueryEmbedder]:
@@ -44,7 +70,7 @@ def open_store(path: str, refusal: Callable[[str], str]) -> tuple[Index, QueryEm
     with that model; another one is refused (never mixing embedding spaces).
     """
     try:
-        index = load_index(path)
+        index = load_store(path)
     except StoreError as err:
         raise CliError(str(err)) from None
     try:

@@ -21,7 +21,9 @@ from cce_retrieval.backends import (
     create_backend,
     register_backend,
 )
-from cce_retrieval.build import BuildError, BuildResult, build_index
+from cce_retrieval.build import BuildError, BuildResult, ProgressCallback, build_index, default_jobs
+from cce_retrieval.buildcache import DEFAULT_MAX_BYTES as DEFAULT_CACHE_MAX_BYTES
+from cce_retrieval.buildcache import BuildCache, CacheSalt
 from cce_retrieval.conformance import conformance_document
 from cce_retrieval.derived import RetrievalIndex, retrieval_index
 from cce_retrieval.embedder import EMBED_DIM, Embedder, EmbedError, HashEmbedder
@@ -38,7 +40,7 @@ from cce_retrieval.embedders import (
 )
 from cce_retrieval.exclusion import Exclusion, ExclusionReason, why_not_indexed
 from cce_retrieval.fileio import describe_os_error, write_atomic
-from cce_retrieval.fingerprint import fingerprint_path, write_fingerprint
+from cce_retrieval.fingerprint import fingerprint_document, fingerprint_path, write_fingerprint
 from cce_retrieval.hybrid import (
     REFERENCE_PARAMS,
     QueryEmbedder,
@@ -52,6 +54,7 @@ from cce_retrieval.jsonfloat import format_json_float
 from cce_retrieval.model import Chunk, Index, SearchResult
 from cce_retrieval.numeric import format6, format6_signed, score_key
 from cce_retrieval.ollama import OllamaEmbedder
+from cce_retrieval.sidecar import load_store, write_sidecar
 from cce_retrieval.sources import (
     SourceFile,
     Sources,
@@ -65,11 +68,12 @@ from cce_retrieval.sources import (
 )
 from cce_retrieval.store_load import load_index, parse_index
 from cce_retrieval.store_paths import StoreError, default_store_path, resolve_store_path
-from cce_retrieval.store_write import save_index, serialize_index
+from cce_retrieval.store_write import SavedStore, save_index, serialize_index, write_store
 from cce_retrieval.text import ascii_lower, rust_trim
 
 __all__ = [
     "BACKENDS",
+    "DEFAULT_CACHE_MAX_BYTES",
     "EMBEDDERS",
     "EMBED_DIM",
     "ENTRY_POINT_GROUP",
@@ -77,8 +81,10 @@ __all__ = [
     "Backend",
     "BackendConfigError",
     "BackendSpec",
+    "BuildCache",
     "BuildError",
     "BuildResult",
+    "CacheSalt",
     "Chunk",
     "EmbedError",
     "Embedder",
@@ -91,9 +97,11 @@ __all__ = [
     "Index",
     "OllamaEmbedder",
     "Param",
+    "ProgressCallback",
     "Query",
     "QueryEmbedder",
     "RetrievalIndex",
+    "SavedStore",
     "SearchParams",
     "SearchResult",
     "SourceFile",
@@ -110,15 +118,18 @@ __all__ = [
     "conformance_document",
     "create_backend",
     "create_embedder",
+    "default_jobs",
     "default_store_path",
     "describe_os_error",
     "embedder_names",
     "embedder_spec",
+    "fingerprint_document",
     "fingerprint_path",
     "format6",
     "format6_signed",
     "format_json_float",
     "load_index",
+    "load_store",
     "parse_index",
     "query_embedder",
     "read_sources",
@@ -138,5 +149,7 @@ __all__ = [
     "why_not_indexed",
     "write_atomic",
     "write_fingerprint",
+    "write_sidecar",
     "write_sources",
+    "write_store",
 ]
