@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from cce_cli.anchor_check import LARGE_CHUNK_FACTOR
-from cce_cli.cmd_check import store_root
+from cce_cli.anchor_check import LARGE_CHUNK_FACTOR, UNDIAGNOSED, CorpusFacts, fixture_problems
+from cce_cli.corpus_checks import store_corpus_root
 from cce_cli.main import main
+from cce_fixtures import parse_fixtures
 from cce_retrieval.build import build_index
 from cce_retrieval.embedder import HashEmbedder
 from cce_retrieval.store import save_index
@@ -40,6 +41,7 @@ def corpus(tmp_path: Path) -> Path:
     root = tmp_path / "corpus"
     files: dict[str, bytes] = {
         "src/app.py": _APP.encode(),
+        "src/cafe\u0301.py": b"x = 1\n",
         "venv/lib.py": b"x = 1\n",
         ".hidden/h.py": b"x = 1\n",
         "gen/g.py": b"x = 1\n",
@@ -71,7 +73,16 @@ def _case(case_id: str, *anchors: str) -> str:
 DEAD = [
     ("src/ap.py", 'path src/ap.py is not in the index; did you mean "src/app.py"?'),
     ("./src/app.py", 'path ./src/app.py is not in the index; did you mean "src/app.py"?'),
-    ("SRC/App.py", 'path SRC/App.py is not in the index; did you mean "src/app.py"?'),
+    (
+        "SRC/App.py",
+        'path SRC/App.py is not in the index; did you mean "src/app.py"? (the names differ '
+        "only in letter case)",
+    ),
+    (
+        "src/caf\u00e9.py",
+        'path src/caf\u00e9.py is not in the index; did you mean "src/cafe\u0301.py"? (the '
+        "names differ only in Unicode normalisation (NFC/NFD))",
+    ),
     (
         "venv/lib.py",
         "path venv/lib.py is not indexed: venv/ is a pruned directory (never indexed: .cce, "
@@ -270,7 +281,7 @@ def test_store_mode_explains_from_the_store_directory(
     store = corpus / ".cce" / "index.json"
     store.parent.mkdir()
     save_index(build_index(str(corpus), HashEmbedder()).index, str(store))
-    assert store_root(str(store)) == str(corpus)
+    assert store_corpus_root(str(store)) == str(corpus)
     (corpus / "src" / "new.py").write_text("def new():\n    pass\n", encoding="utf-8")
     cases = [_case("a", "venv/lib.py"), _case("b", "src/new.py"), _case("c", "src/app.py")]
     fixture = _fixture(corpus.parent, cases)
@@ -336,3 +347,14 @@ def test_the_starter_sets_are_clean(
     monkeypatch.chdir(REPO)
     sets = sorted(os.path.join("eval", "relevance", name) for name in ("code.jsonl", "docs.jsonl"))
     assert _invoke(sets, capsys) == (0, "", "")
+
+
+def test_diagnosis_can_stop_after_a_limit(corpus: Path) -> None:
+    fixture_set = parse_fixtures(
+        '{"query":"a","expected":["src/ap.py"]}\n{"query":"b","expected":["src/apx.py"]}\n'
+    )
+    facts = CorpusFacts.of(build_index(str(corpus), HashEmbedder()).index, str(corpus))
+    first, second = fixture_problems("f", fixture_set, facts, diagnose_limit=1)[:2]
+    assert first.hint == 'did you mean "src/app.py"?'
+    assert (second.message, second.hint) == (UNDIAGNOSED, None)
+    assert fixture_problems("f", fixture_set, facts)[1].hint == 'did you mean "src/app.py"?'

@@ -80,7 +80,7 @@ def test_base_fixture_summary_store_and_fingerprint(
     assert len(data) == 10_068
     assert hashlib.sha256(data).hexdigest() == BASE_STORE_SHA
     listing = sorted(os.listdir(os.path.dirname(store)))
-    assert listing == ["fingerprint.json", "index.json", "index.json.sidecar"]
+    assert listing == ["fingerprint.json", "index.json", "index.json.sidecar", "sources.json"]
     fingerprint = json.loads(Path(root, ".cce", "fingerprint.json").read_bytes())
     assert fingerprint["store_sha256"] == BASE_STORE_SHA
     assert fingerprint["redaction"] is True and fingerprint["embedder"] == "hash"
@@ -97,6 +97,7 @@ def test_samples_store_digest_via_cli(
     data = Path(store).read_bytes()
     assert (len(data), hashlib.sha256(data).hexdigest()) == (28_924, SAMPLES_STORE_SHA)
     assert os.path.exists(str(tmp_path / "custom" / "samples.json.fingerprint.json"))
+    assert os.path.exists(str(tmp_path / "custom" / "samples.json.sources.json"))
 
 
 def test_dir_is_displayed_as_typed(
@@ -206,7 +207,7 @@ def test_failed_save_keeps_previous_store(
     assert "previous store there is unchanged" in err
     assert store.read_bytes() == before
     listing = sorted(os.listdir(store.parent))
-    assert listing == ["fingerprint.json", "index.json", "index.json.sidecar"]
+    assert listing == ["fingerprint.json", "index.json", "index.json.sidecar", "sources.json"]
     assert not Path(root, ".cce", "metrics.jsonl").exists()
 
 
@@ -364,7 +365,13 @@ def test_bare_store_name_puts_metrics_in_cwd(
     monkeypatch.chdir(work)
     assert run_cce(["index", root, "--store", "index.json"], capsys)[0] == 0
     listing = sorted(os.listdir(work))
-    assert listing == ["fingerprint.json", "index.json", "index.json.sidecar", "metrics.jsonl"]
+    assert listing == [
+        "fingerprint.json",
+        "index.json",
+        "index.json.sidecar",
+        "metrics.jsonl",
+        "sources.json",
+    ]
 
 
 def test_git_sha_is_recorded_inside_a_repository(

@@ -199,3 +199,21 @@ def test_warnings_alone_pass_unless_strict(
         f'{path}:1: warning: key "K" is ignored; did you mean "k"? (keys are case-sensitive)\n'
     )
     assert main(["validate", "--strict", str(path)]) == 1
+
+
+def test_an_absolute_path_inside_the_header_corpus_gets_its_relative_form(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inside = tmp_path / "src" / "pkg" / "a.py"
+    path = tmp_path / "set.jsonl"
+    path.write_text(
+        '{"schema":"cce.relevance/v1","corpus":"src"}\n'
+        f'{{"query":"x","expected":["{inside}#function_definition","/elsewhere/b.py"]}}\n'
+    )
+    assert main(["validate", str(path)]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f'{path}:2: warning: anchor "{inside}#function_definition": an absolute path never '
+        'matches; write "pkg/a.py#function_definition"',
+        f'{path}:2: warning: anchor "/elsewhere/b.py": an absolute path never matches; write '
+        "it relative to the corpus directory, with '/' separators",
+    ]

@@ -15,12 +15,20 @@ from cce_fixtures import (
     FixtureSet,
     decode_fixture_bytes,
     find_problems,
+    lint_fixtures,
     parse_fixtures,
 )
 
 
 def _check_contract(text: str) -> None:
-    """parse_fixtures and find_problems agree, and only FixtureError ever escapes."""
+    """parse_fixtures and find_problems agree, and only FixtureError ever escapes.
+
+    The lint pass never raises either, and only reports lines that exist.
+    """
+    line_count = len(text.split("\n"))
+    for finding in lint_fixtures(text):
+        assert finding.severity in ("error", "warning")
+        assert finding.line is None or 1 <= finding.line <= line_count
     problems = find_problems(text)
     assert all(isinstance(problem, FixtureError) for problem in problems)
     try:
@@ -67,6 +75,10 @@ _fixture_objects = st.fixed_dictionaries(
         "expected": st.lists(_anchor_texts | _json_values, max_size=3) | _json_values,
         "id": st.text(max_size=4) | _json_values,
         "k": st.integers(min_value=-2, max_value=2**65) | _json_values,
+        "tags": st.lists(st.text(max_size=3) | _json_values, max_size=2) | _json_values,
+        "secondary": st.lists(_anchor_texts | _json_values, max_size=2) | _json_values,
+        "K": _json_values,
+        "Query": _json_values,
     },
 )
 _fixture_lines = st.one_of(
@@ -102,8 +114,8 @@ def test_any_fixture_like_lines_give_fixtures_or_the_contract_error(
 @given(_fixture_objects)
 def test_well_typed_case_objects_parse_to_their_own_values(fields: dict[str, Any]) -> None:
     fields = {**fields, "query": "q", "expected": ["a.py", "#k", "b.py@2-3"]}
-    fields.pop("schema", None)
-    fields.pop("k", None)
+    for key in ("schema", "k", "tags", "secondary"):
+        fields.pop(key, None)
     fixtures = parse_fixtures(json.dumps(fields))
     case = fixtures.cases[0]
     assert case.query == "q"

@@ -17,6 +17,7 @@ end of the file, or a range only satisfied by chunks many times larger than it).
 from __future__ import annotations
 
 import difflib
+import json
 import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -25,11 +26,11 @@ from typing import Final, Literal
 import attrs
 
 from cce_fixtures import Anchor, Case, FixtureSet, normalised_anchor_path
-from cce_retrieval import Chunk, Index
-from cce_retrieval.exclusion import Exclusion, why_not_indexed
+from cce_retrieval import Chunk, Exclusion, Index, why_not_indexed
 
 __all__ = [
     "LARGE_CHUNK_FACTOR",
+    "UNDIAGNOSED",
     "CorpusFacts",
     "Problem",
     "diagnose",
@@ -43,6 +44,7 @@ LARGE_CHUNK_FACTOR: Final = 5
 the range is flagged: the chunk-level hit hides the miss that tok-IoU shows."""
 _LARGE_CHUNK_MIN_LINES: Final = 20  # below this, a chunk is small whatever the range
 _MAX_LISTED: Final = 8  # kinds or spans listed in one message
+_MAX_NAMES: Final = 5  # file names close to a missing one whose paths are compared in full
 
 
 @attrs.frozen(slots=True)
@@ -61,11 +63,14 @@ class Problem:
     anchor: str | None = None
     hint: str | None = None
 
-    def text(self) -> str:
-        """`FILE:LINE: [warning: ]case ID: anchor "...": message; hint`."""
+    def text(self, label: bool = True) -> str:
+        """`FILE:LINE: [warning: ]case ID: anchor "...": message; hint`.
+
+        Without `label` there is no `warning: ` (for callers that prefix every line).
+        """
         where = self.file if self.line is None else f"{self.file}:{self.line}"
         parts = [where]
-        body = "warning: " if self.severity == "warning" else ""
+        body = "warning: " if label and self.severity == "warning" else ""
         if self.case_id is not None:
             body += f"case {self.case_id}: "
         if self.anchor is not None:
@@ -78,7 +83,8 @@ class Problem:
 
 
 def _quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    # JSON quoting: the anchor as it would be written in the fixture line.
+    return json.dumps(text, ensure_ascii=False)
 
 
 def _quoted_list(items: Iterable[str]) -> str:
@@ -86,6 +92,10 @@ def _quoted_list(items: Iterable[str]) -> str:
     shown = ", ".join(listed[:_MAX_LISTED])
     more = len(listed) - _MAX_LISTED
     return shown + (f" and {more} more" if more > 0 else "")
+
+
+def _file_name(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
 
 
 def _file_line_count(text: str) -> int:
@@ -107,22 +117,30 @@ class CorpusFacts:
     chunks_by_path: dict[str, list[Chunk]]
     kinds: frozenset[str]
     root: str | None
-    from_store: bool
+    _line_counts: dict[str, tuple[int, bool]] = attrs.field(factory=dict, eq=False)
+    _by_name: dict[str, list[str]] = attrs.field(factory=dict, eq=False)
 
     @classmethod
-    def of(cls, index: Index, root: str | None, from_store: bool = False) -> CorpusFacts:
+    def of(cls, index: Index, root: str | None) -> CorpusFacts:
         by_path: dict[str, list[Chunk]] = defaultdict(list)
         for chunk in index.chunks:
             by_path[chunk.file_path].append(chunk)
         kinds = frozenset(chunk.kind for chunk in index.chunks)
-        return cls(dict(by_path), kinds, root, from_store)
+        # Sorted once, so suggestions list paths in a stable order without re-sorting.
+        return cls({path: by_path[path] for path in sorted(by_path)}, kinds, root)
 
     @property
     def paths(self) -> list[str]:
-        return sorted(self.chunks_by_path)
+        """Every indexed path, sorted."""
+        return list(self.chunks_by_path)
 
     def line_count(self, path: str) -> tuple[int, bool]:
         """The file's line count and whether it was read from disk (else: last chunk line)."""
+        if path not in self._line_counts:
+            self._line_counts[path] = self._count_lines(path)
+        return self._line_counts[path]
+
+    def _count_lines(self, path: str) -> tuple[int, bool]:
         if self.root is not None:
             try:
                 with open(f"{self.root}/{path}", "rb") as handle:
@@ -131,6 +149,17 @@ class CorpusFacts:
             except (OSError, UnicodeDecodeError):
                 pass
         return max(chunk.end_line for chunk in self.chunks_by_path[path]), False
+
+    def similar_named(self, path: str) -> list[str]:
+        """Indexed paths whose file name is close to `path`'s (difflib over the distinct
+        names, which are far fewer and shorter than the paths), in path order."""
+        if not self._by_name:
+            for indexed in self.chunks_by_path:
+                self._by_name.setdefault(_file_name(indexed), []).append(indexed)
+        names = difflib.get_close_matches(
+            _file_name(path), list(self._by_name), n=_MAX_NAMES, cutoff=0.6
+        )
+        return sorted(indexed for name in names for indexed in self._by_name[name])
 
     def matching(self, anchor: Anchor) -> list[Chunk]:
         """Every chunk of the index the anchor matches."""
@@ -143,6 +172,19 @@ class CorpusFacts:
 
 def _folded(path: str) -> str:
     return unicodedata.normalize("NFC", path).casefold()
+
+
+def _closest(text: str, candidates: Sequence[str]) -> list[str]:
+    """The difflib-closest candidates: the best, and any as close as it (within 0.05)."""
+    close = difflib.get_close_matches(text, candidates, n=3, cutoff=0.6)
+    if not close:
+        return []
+
+    def ratio(candidate: str) -> float:
+        return difflib.SequenceMatcher(None, candidate, text).ratio()
+
+    best = ratio(close[0])
+    return [candidate for candidate in close if ratio(candidate) >= best - 0.05]
 
 
 def _path_suggestions(path: str, facts: CorpusFacts) -> list[str]:
@@ -164,9 +206,9 @@ def _path_suggestions(path: str, facts: CorpusFacts) -> list[str]:
     # The corpus is a subdirectory of the anchors' root, or the other way round.
     add(candidate for candidate in paths if path.endswith("/" + candidate))
     add(candidate for candidate in paths if candidate.endswith("/" + path))
-    add(difflib.get_close_matches(path, paths, n=3, cutoff=0.6))
-    base = path.rsplit("/", 1)[-1]
-    add(candidate for candidate in paths if candidate.rsplit("/", 1)[-1] == base)
+    add(_closest(path, facts.similar_named(path)))
+    base = _file_name(path)
+    add(candidate for candidate in paths if _file_name(candidate) == base)
     return found[:3]
 
 
@@ -200,7 +242,19 @@ def _missing_path(anchor: Anchor, path: str, facts: CorpusFacts) -> tuple[str, s
         )
     if reason is not None and reason.rule is not Exclusion.MISSING:
         return f"path {path} is not indexed: {reason.message}", _REASON_HINTS.get(reason.rule)
-    return f"path {path} is not in the index", _did_you_mean(anchor, _path_suggestions(path, facts))
+    suggestions = _path_suggestions(path, facts)
+    hint = _did_you_mean(anchor, suggestions)
+    if suggestions and _folded(suggestions[0]) == _folded(path):
+        # The two may look identical on screen; say what differs.
+        best = suggestions[0]
+        if unicodedata.normalize("NFC", best) == unicodedata.normalize("NFC", path):
+            differs = "Unicode normalisation (NFC/NFD)"
+        elif best.casefold() == path.casefold():
+            differs = "letter case"
+        else:
+            differs = "letter case and Unicode normalisation"
+        hint = f"{hint} (the names differ only in {differs})"
+    return f"path {path} is not in the index", hint
 
 
 def _kind_hint(anchor: Anchor, kind: str, kinds: Sequence[str]) -> str | None:
@@ -281,21 +335,33 @@ def _anchor_texts(case: Case) -> list[tuple[str, Anchor, bool]]:
     ]
 
 
-def fixture_problems(file: str, fixture_set: FixtureSet, facts: CorpusFacts) -> list[Problem]:
+UNDIAGNOSED: Final = "matches no chunk of the index"
+"""The message of a dead anchor past `fixture_problems`' diagnosis limit."""
+
+
+def fixture_problems(
+    file: str, fixture_set: FixtureSet, facts: CorpusFacts, diagnose_limit: int | None = None
+) -> list[Problem]:
     """Every anchor problem of a parsed fixture set against one index, in line order.
 
     Per anchor (expected, then secondary): an error when it is dead, with the reason;
     a warning when it matches only in a way its author is unlikely to mean. Per case:
-    an error when every expected anchor is dead.
+    an error when every expected anchor is dead. Finding the closest paths costs a
+    fuzzy search over the index, so a caller that shows only the first few dead
+    anchors can stop diagnosing after `diagnose_limit`; later ones say `UNDIAGNOSED`.
     """
     problems: list[Problem] = []
+    diagnosed = 0
     for case in fixture_set.cases:
         dead_expected = 0
         for text, anchor, is_expected in _anchor_texts(case):
             matched = facts.matching(anchor)
             if not matched:
                 dead_expected += is_expected
-                message, hint = diagnose(anchor, facts)
+                message, hint = UNDIAGNOSED, None
+                if diagnose_limit is None or diagnosed < diagnose_limit:
+                    message, hint = diagnose(anchor, facts)
+                    diagnosed += 1
                 problems.append(Problem(file, case.line, "error", message, case.id, text, hint))
             elif anchor.line_range is not None:
                 warning = _live_range_warnings(anchor, matched, facts)

@@ -27,6 +27,7 @@ import attrs
 from cce_cli.anchor_check import CorpusFacts, Problem, fixture_problems
 from cce_cli.buildopts import add_build_options
 from cce_cli.cmd_relevance import corpus_path
+from cce_cli.corpus_checks import stale_store_message, store_corpus_root
 from cce_cli.errors import CliError
 from cce_cli.indexes import build_or_fail
 from cce_cli.output import write_stdout
@@ -39,7 +40,7 @@ from cce_fixtures import (
 )
 from cce_retrieval import HashEmbedder, StoreError, describe_os_error, load_store
 
-__all__ = ["CHECK_SCHEMA", "configure", "run", "store_root"]
+__all__ = ["CHECK_SCHEMA", "configure", "run"]
 
 CHECK_SCHEMA = "cce.check/v1"
 
@@ -65,21 +66,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_build_options(parser)
 
 
-def store_root(store: str) -> str | None:
-    """The corpus directory of a store at `<root>/.cce/<name>`, when it exists."""
-    parent = os.path.dirname(os.path.abspath(store))
-    if os.path.basename(parent) != ".cce":
-        return None
-    root = os.path.dirname(parent)
-    return root if os.path.isdir(root) else None
-
-
 @attrs.define
 class _Corpora:
     """Every index the run needs, built or loaded at most once."""
 
     args: argparse.Namespace
     built: dict[str, CorpusFacts | Problem] = attrs.Factory(dict)
+    # Problems of a corpus rather than of a fixture file (a stale store), said once.
+    notes: list[Problem] = attrs.Factory(list)
 
     def facts_for(self, file: str, fixture_set: FixtureSet) -> CorpusFacts | Problem:
         if self.args.store is not None:
@@ -124,7 +118,10 @@ class _Corpora:
             index = load_store(store)
         except StoreError as error:
             raise CliError(str(error)) from None
-        return CorpusFacts.of(index, store_root(store), from_store=True)
+        stale = stale_store_message(store)
+        if stale is not None:
+            self.notes.append(Problem(store, None, "warning", stale))
+        return CorpusFacts.of(index, store_corpus_root(store))
 
 
 def _read(file: str) -> str | Problem:
@@ -189,6 +186,7 @@ def run(args: argparse.Namespace) -> int:
     problems: list[Problem] = []
     for file in args.fixtures:
         problems.extend(check_file(str(file), corpora))
+    problems.extend(corpora.notes)
     if args.format == "json":
         write_stdout(_render_json(problems))
     elif problems:

@@ -3,9 +3,9 @@
 Why it exists: this is the command that turns a source tree into the store every read
 command uses. It owns the user-facing contract: embedder selection, the
 `--allow-secrets` warning, the order of work (build → save store → fingerprint →
-metrics event → summary), the byte-exact summary, and the error cases (a missing
-directory, an aborted build or an unwritable store exit 1 and leave any previous store
-untouched; fingerprint and metrics failures are only warnings).
+source list → metrics event → summary), the byte-exact summary, and the error cases (a
+missing directory, an aborted build or an unwritable store exit 1 and leave any previous
+store untouched; fingerprint, source list and metrics failures are only warnings).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from cce_retrieval import (
     resolve_store_path,
     write_atomic,
     write_sidecar,
+    write_sources,
     write_store,
 )
 
@@ -135,6 +136,13 @@ def run(args: argparse.Namespace) -> int:
     except OSError as err:
         print(
             f"warning: could not write the store fingerprint: {describe_os_error(err)}",
+            file=sys.stderr,
+        )
+    try:
+        write_sources(store_path, directory, protect, result.sources)
+    except OSError as err:
+        print(
+            f"warning: could not write the store's source list: {describe_os_error(err)}",
             file=sys.stderr,
         )
     # The sidecar only speeds up later reads; without it they parse index.json.

@@ -24,7 +24,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from cce_cli import backend_config, harness, render, runs
+from cce_cli import backend_config, corpus_checks, harness, render, runs
 from cce_cli.buildopts import add_build_options
 from cce_cli.cmd_diff import report_gate
 from cce_cli.diff import diff_backend_reports, head_aggregate
@@ -111,6 +111,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_const",
         const="json",
         help="emit the JSON report (same as --format json)",
+    )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse to score (exit 1) when an anchor can never match or the store is stale",
     )
     parser.add_argument(
         "--results",
@@ -410,12 +415,16 @@ def run(args: argparse.Namespace) -> int:
     if args.store is not None:
         index, embedder = open_store(str(args.store), _ollama_refusal)
         display = str(args.store)
+        corpus_checks.check_store(display, args.strict)
+        root = corpus_checks.store_corpus_root(display)
     else:
         index, display = _build_corpus(args, fixture_set)
         embedder = HashEmbedder()
+        root = display
     # The reference reports a missing corpus or store before a bad backend list.
     extra = _external_runs(args, fixture_set, config)
     names = _choose_backends(args, config, extra)
+    corpus_checks.check_anchors(str(args.fixtures), fixture_set, index, root, args.strict)
     # Every name becomes a Backend: the built-ins rank exactly like the harness's own
     # path, and also refuse a query vector of another dimension than the store's.
     chosen: list[str | Backend] = [

@@ -22,6 +22,7 @@ pass, unless `--strict`), 1 otherwise, 2 on usage errors (argparse).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -64,7 +65,7 @@ def file_findings(path: str) -> list[Finding]:
         message = f"could not read fixtures: invalid UTF-8 at byte offset {error.start}"
         return [Finding(None, "error", message)]
     findings = [_as_finding(problem) for problem in find_problems(text)]
-    findings.extend(lint_fixtures(text))
+    findings.extend(lint_fixtures(text, os.path.dirname(path)))
     last = float("inf")
     return sorted(findings, key=lambda finding: last if finding.line is None else finding.line)
 

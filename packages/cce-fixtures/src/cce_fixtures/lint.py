@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import posixpath
 import re
 from collections.abc import Iterator, Mapping
@@ -113,17 +114,35 @@ def is_absolute_anchor_path(path: str) -> bool:
     return path.startswith(("/", "\\")) or bool(_WINDOWS_DRIVE.match(path))
 
 
-def _path_finding(anchor_text: str, anchor: Anchor, number: int) -> Finding | None:
+def _under_corpus(path: str, corpus: str | None) -> str | None:
+    """`path` relative to the corpus directory when it lies inside it, else None."""
+    if corpus is None or not path.startswith("/"):
+        return None
+    root = os.path.abspath(corpus)
+    target = os.path.normpath(path)
+    if not target.startswith(root.rstrip("/") + "/"):
+        return None
+    return os.path.relpath(target, root).replace(os.sep, "/")
+
+
+def _path_finding(
+    anchor_text: str, anchor: Anchor, number: int, corpus: str | None
+) -> Finding | None:
     path = anchor.file_path
     if path is None:
         return None
     quoted = rust_debug_str(anchor_text)
     if is_absolute_anchor_path(path):
+        relative = _under_corpus(path, corpus)
+        advice = (
+            "write it relative to the corpus directory, with '/' separators"
+            if relative is None
+            else f"write {rust_debug_str(str(attrs.evolve(anchor, file_path=relative)))}"
+        )
         return Finding(
             number,
             "warning",
-            f"anchor {quoted}: an absolute path never matches; write it relative to the "
-            "corpus directory, with '/' separators",
+            f"anchor {quoted}: an absolute path never matches; {advice}",
             "anchor-path",
         )
     normal = normalised_anchor_path(path)
@@ -150,7 +169,9 @@ def _path_finding(anchor_text: str, anchor: Anchor, number: int) -> Finding | No
     )
 
 
-def _anchor_findings(fields: Mapping[str, Any], number: int) -> Iterator[Finding]:
+def _anchor_findings(
+    fields: Mapping[str, Any], number: int, corpus: str | None
+) -> Iterator[Finding]:
     for field in ("expected", "secondary"):
         anchors = fields.get(field)
         if not isinstance(anchors, list):
@@ -162,7 +183,7 @@ def _anchor_findings(fields: Mapping[str, Any], number: int) -> Iterator[Finding
                 anchor = Anchor.parse(text)
             except AnchorError:
                 continue
-            finding = _path_finding(text, anchor, number)
+            finding = _path_finding(text, anchor, number, corpus)
             if finding is not None:
                 yield finding
 
@@ -203,12 +224,15 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def lint_fixtures(text: str) -> list[Finding]:
+def lint_fixtures(text: str, base_dir: str | None = None) -> list[Finding]:
     """Every finding of a fixture file's text, in line order (errors before warnings).
 
     Lines that are not JSON objects are skipped here; `find_problems` reports them.
-    A leading byte-order mark is ignored, for the same reason.
+    A leading byte-order mark is ignored, for the same reason. `base_dir` is the
+    fixture file's directory: with it, an absolute anchor path inside the header's
+    corpus gets the relative form to write.
     """
+    corpus: str | None = None
     findings: list[Finding] = []
     first_line_of_id: dict[str, int] = {}
     for number, line in enumerate(rust_lines(text), start=1):
@@ -222,9 +246,11 @@ def lint_fixtures(text: str) -> list[Finding]:
         if not isinstance(value, dict):
             continue
         if "schema" in value and "query" not in value:
-            corpus = _corpus_finding(value, number)
-            if corpus is not None:
-                findings.append(corpus)
+            corpus_problem = _corpus_finding(value, number)
+            if corpus_problem is not None:
+                findings.append(corpus_problem)
+            elif base_dir is not None and "corpus" in value and corpus is None:
+                corpus = os.path.join(base_dir, value["corpus"])
             findings.extend(_key_findings(value, HEADER_FIELDS, number))
             continue
         case_id = value.get("id")
@@ -242,5 +268,5 @@ def lint_fixtures(text: str) -> list[Finding]:
                 )
             )
         findings.extend(_key_findings(value, CASE_FIELDS, number))
-        findings.extend(_anchor_findings(value, number))
+        findings.extend(_anchor_findings(value, number, corpus))
     return findings

@@ -39,6 +39,7 @@ from cce_retrieval.embedders import (
     query_embedder,
     register_embedder,
 )
+from cce_retrieval.exclusion import Exclusion, ExclusionReason, why_not_indexed
 from cce_retrieval.fileio import describe_os_error, write_atomic
 from cce_retrieval.fingerprint import fingerprint_document, fingerprint_path, write_fingerprint
 from cce_retrieval.hybrid import (
@@ -56,6 +57,17 @@ from cce_retrieval.numeric import format6, format6_signed, score_key
 from cce_retrieval.ollama import OllamaEmbedder
 from cce_retrieval.openai import OpenAIEmbedder
 from cce_retrieval.sidecar import load_store, write_sidecar
+from cce_retrieval.sources import (
+    SourceFile,
+    Sources,
+    SourcesError,
+    Staleness,
+    compare_sources,
+    read_sources,
+    sources_path,
+    sources_root,
+    write_sources,
+)
 from cce_retrieval.store_load import load_index, parse_index
 from cce_retrieval.store_paths import StoreError, default_store_path, resolve_store_path
 from cce_retrieval.store_write import SavedStore, save_index, serialize_index, write_store
@@ -81,6 +93,8 @@ __all__ = [
     "EmbedderConfigError",
     "EmbedderSpec",
     "EmbeddingSpaceError",
+    "Exclusion",
+    "ExclusionReason",
     "HashEmbedder",
     "Index",
     "OllamaEmbedder",
@@ -93,6 +107,10 @@ __all__ = [
     "SavedStore",
     "SearchParams",
     "SearchResult",
+    "SourceFile",
+    "Sources",
+    "SourcesError",
+    "Staleness",
     "StoreError",
     "ascii_lower",
     "backend_names",
@@ -100,6 +118,7 @@ __all__ = [
     "bm25_only_search",
     "build_index",
     "check_query_vector",
+    "compare_sources",
     "conformance_document",
     "create_backend",
     "create_embedder",
@@ -117,6 +136,7 @@ __all__ = [
     "load_store",
     "parse_index",
     "query_embedder",
+    "read_sources",
     "register_backend",
     "register_embedder",
     "resolve_store_path",
@@ -127,9 +147,13 @@ __all__ = [
     "search",
     "search_with_vector",
     "serialize_index",
+    "sources_path",
+    "sources_root",
     "vector_search",
+    "why_not_indexed",
     "write_atomic",
     "write_fingerprint",
     "write_sidecar",
+    "write_sources",
     "write_store",
 ]

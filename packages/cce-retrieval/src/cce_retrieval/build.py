@@ -37,6 +37,7 @@ from cce_retrieval.embedders import embedder_model
 from cce_retrieval.model import Chunk, FloatMatrix, Index
 from cce_retrieval.ranking import IntArray, id_order_ranks
 from cce_retrieval.redactor import redact
+from cce_retrieval.sources import SourceFile, source_files
 from cce_retrieval.store_load import embedding_matrix
 from cce_retrieval.tokenizer import tokenize
 from cce_retrieval.walker import WalkedFile, walk
@@ -65,6 +66,8 @@ class BuildResult:
     sensitive_skipped: int
     walk_errors: int
     total_chunks: int
+    # What was indexed (path, size, hash of each file), for the record beside a store.
+    sources: tuple[SourceFile, ...] = ()
 
 
 def _embed_in_batches(embedder: Embedder, contents: Sequence[str]) -> list[list[float]]:
@@ -385,5 +388,6 @@ def build_index(
         files_skipped=walked.skipped,
         sensitive_skipped=walked.sensitive_skipped,
         walk_errors=walked.walk_errors,
+        sources=source_files(walked.files),
         total_chunks=len(chunks),
     )

@@ -1,0 +1,197 @@
+"""`cce relevance` before it scores: dead anchors warned (or refused with --strict), and a
+store whose corpus changed since `cce index` reported as stale. Stdout never changes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from cce_cli.corpus_checks import MAX_DEAD_ANCHOR_LINES
+from cce_cli.main import main
+
+REPO = Path(__file__).parents[3]
+Outcome = tuple[int, str, str]
+
+
+def _invoke(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> Outcome:
+    try:
+        code = main(argv)
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else 1
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    root = tmp_path / "corpus"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "auth.py").write_text("def login(user):\n    return check(user)\n")
+    (root / "src" / "cache.py").write_text("def evict(key):\n    del CACHE[key]\n")
+    return root
+
+
+def _fixture(directory: Path, anchors: Sequence[str]) -> Path:
+    lines = [json.dumps({"schema": "cce.relevance/v1", "corpus": "corpus"})]
+    lines += [
+        json.dumps({"id": f"c{i}", "query": "login user", "expected": [anchor]})
+        for i, anchor in enumerate(anchors)
+    ]
+    path = directory / "set.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_typo_is_warned_with_the_case_and_the_suggestion_and_stdout_is_unchanged(
+    corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    clean = _fixture(corpus.parent, ["src/auth.py", "src/cache.py"])
+    code, clean_out, clean_err = _invoke(["relevance", str(clean), "--backend", "bm25"], capsys)
+    assert (code, clean_err) == (0, "")
+    typo = _fixture(corpus.parent, ["src/auth.py", "src/cahce.py"])
+    code, out, err = _invoke(["relevance", str(typo), "--backend", "bm25"], capsys)
+    assert code == 0
+    assert err == (
+        f'warning: {typo}:3: case c1: anchor "src/cahce.py": path src/cahce.py is not in the '
+        'index; did you mean "src/cache.py"?\n'
+    )
+    # The warning is never part of the report: same layout, only the scores differ.
+    assert "warning" not in out and "cahce" not in out
+    assert len(out.splitlines()) == len(clean_out.splitlines())
+    report = _invoke(["relevance", str(typo), "--backend", "bm25", "--json"], capsys)[1]
+    assert [case["id"] for case in json.loads(report)["backends"][0]["per_query"]] == ["c0", "c1"]
+
+
+def test_strict_refuses_to_score_a_dead_anchor(
+    corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    typo = _fixture(corpus.parent, ["src/auth.py", "src/cahce.py"])
+    code, out, err = _invoke(["relevance", str(typo), "--strict"], capsys)
+    assert (code, out) == (1, "")
+    lines = err.splitlines()
+    assert lines[0].startswith(f'warning: {typo}:3: case c1: anchor "src/cahce.py"')
+    assert lines[1] == (
+        f"error: 1 anchor in {typo} can never match; refusing to score with --strict "
+        "(see the warnings above, or run cce check)"
+    )
+
+
+def test_strict_on_a_clean_set_scores_as_usual(
+    corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    clean = _fixture(corpus.parent, ["src/auth.py"])
+    plain = _invoke(["relevance", str(clean), "--json"], capsys)
+    assert _invoke(["relevance", str(clean), "--json", "--strict"], capsys) == plain
+    assert plain[0] == 0 and plain[2] == ""
+
+
+def test_many_dead_anchors_are_capped_with_a_count(
+    corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dead = ["src/auth.py"] + [f"gone{i}.py" for i in range(MAX_DEAD_ANCHOR_LINES + 3)]
+    fixture = _fixture(corpus.parent, dead)
+    code, _, err = _invoke(["relevance", str(fixture), "--backend", "bm25"], capsys)
+    assert code == 0
+    lines = err.splitlines()
+    assert len(lines) == MAX_DEAD_ANCHOR_LINES + 1
+    assert lines[-1] == (
+        f"warning: ... and 3 more dead anchors; cce check {fixture} lists them all"
+    )
+
+
+def _index(corpus: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    assert _invoke(["index", str(corpus), "--no-metrics"], capsys)[0] == 0
+    return str(corpus / ".cce" / "index.json")
+
+
+def test_editing_an_indexed_file_makes_the_store_stale(
+    corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = _index(corpus, capsys)
+    fixture = _fixture(corpus.parent, ["src/auth.py"])
+    fresh = _invoke(["relevance", str(fixture), "--store", store, "--backend", "bm25"], capsys)
+    assert fresh[0] == 0 and fresh[2] == ""
+
+    (corpus / "src" / "auth.py").write_text("def login(user, password):\n    return True\n")
+    (corpus / "src" / "new.py").write_text("x = 1\n")
+    code, out, err = _invoke(
+        ["relevance", str(fixture), "--store", store, "--backend", "bm25"], capsys
+    )
+    assert code == 0
+    assert out == fresh[1]
+    assert err == (
+        f"warning: store {store} is stale: 1 file changed, 1 added, 0 removed in {corpus} "
+        f"since it was built (e.g. src/auth.py, src/new.py); run cce index {corpus} again\n"
+    )
+    strict = _invoke(["relevance", str(fixture), "--store", store, "--strict"], capsys)
+    assert strict[:2] == (1, "")
+    assert strict[2].startswith(f"error: store {store} is stale: ")
+    assert strict[2].endswith("(refusing the store with --strict)\n")
+
+    _index(corpus, capsys)
+    assert _invoke(["relevance", str(fixture), "--store", store], capsys)[2] == ""
+
+
+def test_a_removed_file_is_stale_and_its_anchor_explained(
+    corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = _index(corpus, capsys)
+    (corpus / "src" / "cache.py").unlink()
+    fixture = _fixture(corpus.parent, ["src/auth.py"])
+    _, _, err = _invoke(["relevance", str(fixture), "--store", store], capsys)
+    assert "1 removed" in err and "e.g. src/cache.py" in err
+
+
+def test_a_store_without_a_source_record_is_not_judged(
+    corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = _index(corpus, capsys)
+    (corpus / ".cce" / "sources.json").unlink()
+    (corpus / "src" / "auth.py").write_text("changed = True\n")
+    fixture = _fixture(corpus.parent, ["src/auth.py"])
+    code, _, err = _invoke(["relevance", str(fixture), "--store", store, "--strict"], capsys)
+    assert (code, err) == (0, "")
+
+
+def test_cce_check_reports_a_stale_store_once(
+    corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = _index(corpus, capsys)
+    (corpus / "src" / "auth.py").write_text("changed = True\n")
+    fixture = _fixture(corpus.parent, ["src/auth.py"])
+    code, out, _ = _invoke(["check", str(fixture), str(fixture), "--store", store], capsys)
+    assert code == 0
+    assert out == (
+        f"{store}: warning: store {store} is stale: 1 file changed, 0 added, 0 removed in "
+        f"{corpus} since it was built (e.g. src/auth.py); run cce index {corpus} again\n"
+    )
+    assert _invoke(["check", str(fixture), "--store", store, "--strict"], capsys)[0] == 1
+
+
+def test_the_starter_sets_score_without_warnings(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(REPO)
+    for name in ("code.jsonl", "docs.jsonl"):
+        code, _, err = _invoke(["relevance", f"eval/relevance/{name}", "--strict"], capsys)
+        assert (code, err) == (0, "")
+
+
+def test_a_corpus_one_directory_too_deep_is_named(
+    corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fixture = _fixture(corpus.parent, ["src/auth.py", "src/cache.py"])
+    code, _, err = _invoke(["relevance", str(fixture), "--dir", str(corpus / "src")], capsys)
+    assert code == 0
+    assert err.splitlines() == [
+        f'warning: {fixture}:2: case c0: anchor "src/auth.py": path src/auth.py is not in the '
+        'index; did you mean "auth.py"?',
+        f'warning: {fixture}:3: case c1: anchor "src/cache.py": path src/cache.py is not in '
+        'the index; did you mean "cache.py"?',
+        f"warning: {fixture}: none of the 2 anchor paths is in the index; anchors are relative "
+        "to the corpus directory, so check that it is the right one (--dir, --store or the "
+        'header\'s "corpus")',
+    ]
