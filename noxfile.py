@@ -129,7 +129,13 @@ def bench(session: nox.Session) -> None:
     Prints throughputs and ratios on the interpreter's stdlib (see bench/corpus.py);
     pass a directory after `--` to benchmark another corpus.
     """
-    for script in ("bench/bench_index.py", "bench/bench_search.py", "bench/bench_relevance.py"):
+    scripts = (
+        "bench/bench_index.py",
+        "bench/bench_search.py",
+        "bench/bench_relevance.py",
+        "bench/bench_gitignore.py",
+    )
+    for script in scripts:
         session.run("uv", "run", "--locked", "python", script, *session.posargs)
 
 
