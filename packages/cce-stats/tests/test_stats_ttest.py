@@ -195,3 +195,11 @@ class TestUnderflowingVariance:
         assert result.t is not None and math.isnan(result.t)
         assert result.p is not None and math.isnan(result.p)
         assert result.ci95 == (0.0, 0.0)
+
+
+@pytest.mark.parametrize(
+    "deltas", [[0.5, -0.3, math.inf], [0.0, 0.0, math.nan], [-math.inf, 0.1], [math.nan]]
+)
+def test_non_finite_deltas_are_refused_not_significant(deltas: list[float]) -> None:
+    with pytest.raises(ValueError, match="must be a finite number"):
+        paired_t_test(deltas)

@@ -43,6 +43,9 @@ class Case:
     """One labelled query: search `query`, judge the top `k` against `expected`.
 
     `line` is the case's 1-based line in its file; an absent id defaults to `q<line>`.
+    `tags` label the case for per-tag aggregates; `secondary` anchors are relevant but
+    not expected (graded metrics give them a lower gain). Both are optional fields
+    beyond the reference contract and default to empty.
     """
 
     id: str
@@ -50,6 +53,8 @@ class Case:
     expected: tuple[Anchor, ...]
     k: int
     line: int
+    tags: tuple[str, ...] = ()
+    secondary: tuple[Anchor, ...] = ()
 
 
 @attrs.frozen
@@ -97,6 +102,8 @@ class _CaseLine:
 
 # Marker types so the converter can route "expected" and "k" to their own hooks.
 _Expected = tuple[Anchor, ...]
+# "secondary" anchors go through their own hook so its messages name that field.
+_SECONDARY_ELEMENT = '"secondary" must be an array of anchor strings'
 
 
 class _CaseK(int):
@@ -125,6 +132,26 @@ def _structure_expected(value: Any, _: Any) -> _Expected:
     return tuple(fixture_converter.structure(element, Anchor) for element in value)
 
 
+def _structure_secondary(value: Any) -> tuple[Anchor, ...]:
+    if not isinstance(value, list):
+        raise _LineProblem(_SECONDARY_ELEMENT)
+    anchors = []
+    for element in value:
+        if not isinstance(element, str):
+            raise _LineProblem(_SECONDARY_ELEMENT)
+        try:
+            anchors.append(Anchor.parse(element))
+        except AnchorError as error:
+            raise _LineProblem(f'"secondary": {error.message}') from None
+    return tuple(anchors)
+
+
+def _structure_tags(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(tag, str) for tag in value):
+        raise _LineProblem('"tags" must be an array of strings')
+    return tuple(value)
+
+
 def _structure_k(value: Any, _: type) -> _CaseK:
     # bool is an int subclass in Python but not a JSON integer; floats (even 5.0) and
     # integers past u64 (which strict_json hands over as floats) are not integers either.
@@ -134,7 +161,11 @@ def _structure_k(value: Any, _: type) -> _CaseK:
 
 
 def _structure_case(source: _CaseLine, _: type) -> Case:
-    """Build a Case, checking query, expected (array, then each anchor), id, k in order."""
+    """Build a Case, checking query, expected (array, then each anchor), id, k in order.
+
+    The optional fields come last (tags, then secondary), so a line the reference
+    rejects gets the reference's message first.
+    """
     fields = source.fields
     query = _structure_query(fields.get("query"))
     expected = fixture_converter.structure(fields.get("expected"), _Expected)
@@ -142,17 +173,35 @@ def _structure_case(source: _CaseLine, _: type) -> Case:
     if not isinstance(case_id, str):
         case_id = f"q{source.number}"
     k = fixture_converter.structure(fields["k"], _CaseK) if "k" in fields else DEFAULT_K
-    return Case(id=case_id, query=query, expected=expected, k=int(k), line=source.number)
+    tags = _structure_tags(fields["tags"]) if "tags" in fields else ()
+    secondary = _structure_secondary(fields["secondary"]) if "secondary" in fields else ()
+    return Case(
+        id=case_id,
+        query=query,
+        expected=expected,
+        k=int(k),
+        line=source.number,
+        tags=tags,
+        secondary=secondary,
+    )
 
 
 def _unstructure_case(case: Case) -> dict[str, Any]:
-    """A case as the contract's JSON object (its line number is not part of the line)."""
-    return {
+    """A case as the contract's JSON object (its line number is not part of the line).
+
+    The optional fields appear only when set, so a plain case keeps its four keys.
+    """
+    fields: dict[str, Any] = {
         "id": case.id,
         "query": case.query,
         "expected": [str(anchor) for anchor in case.expected],
         "k": case.k,
     }
+    if case.tags:
+        fields["tags"] = list(case.tags)
+    if case.secondary:
+        fields["secondary"] = [str(anchor) for anchor in case.secondary]
+    return fields
 
 
 fixture_converter = cattrs.Converter()

@@ -20,7 +20,7 @@ from cce_retrieval.chunker import chunk_file
 from cce_retrieval.embedder import Embedder, EmbedError, HashEmbedder
 from cce_retrieval.model import Chunk, FloatMatrix, Index
 from cce_retrieval.redactor import redact
-from cce_retrieval.store import embedding_matrix
+from cce_retrieval.store_load import embedding_matrix
 from cce_retrieval.walker import walk
 
 EMBED_BATCH_SIZE: Final = 64

@@ -10,6 +10,7 @@ documents (`minimum_detectable_effect`, `required_sample_size`).
 
 from __future__ import annotations
 
+from cce_stats.corrections import CORRECTIONS, adjust_p_values
 from cce_stats.distributions import (
     ln_gamma,
     reg_inc_beta,
@@ -17,18 +18,37 @@ from cce_stats.distributions import (
     t_two_sided_critical,
     t_two_sided_p,
 )
+from cce_stats.effects import effect_size_dz, wins_ties_losses
+from cce_stats.paired import (
+    PAIRED_TESTS,
+    PairedTest,
+    PairedTestResult,
+    TTest,
+    paired_test,
+    paired_test_names,
+)
 from cce_stats.sizing import MAX_SAMPLE_SIZE, minimum_detectable_effect, required_sample_size
 from cce_stats.ttest import PairedTTest, paired_t_test
 
 __all__ = [
+    "CORRECTIONS",
     "MAX_SAMPLE_SIZE",
+    "PAIRED_TESTS",
     "PairedTTest",
+    "PairedTest",
+    "PairedTestResult",
+    "TTest",
+    "adjust_p_values",
+    "effect_size_dz",
     "ln_gamma",
     "minimum_detectable_effect",
     "paired_t_test",
+    "paired_test",
+    "paired_test_names",
     "reg_inc_beta",
     "required_sample_size",
     "seq_sum",
     "t_two_sided_critical",
     "t_two_sided_p",
+    "wins_ties_losses",
 ]

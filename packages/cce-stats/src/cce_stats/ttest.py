@@ -14,6 +14,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from cce_stats._checks import require_finite_values
 from cce_stats.distributions import seq_sum, t_two_sided_critical, t_two_sided_p
 
 __all__ = ["PairedTTest", "paired_t_test"]
@@ -62,7 +63,11 @@ def paired_t_test(deltas: Sequence[float]) -> PairedTTest:
     count as constant: the variance would be rounding noise and t would explode to
     ~1e16, so instead t is undefined, p is 1.0 when the mean is exactly 0.0 and
     0.0 otherwise, and the interval collapses onto the first delta.
+
+    Raises ValueError when any delta is NaN or infinite: IEEE arithmetic would turn
+    it into p = 0.0, "significant" (docs/statistics.md#non-finite-input).
     """
+    require_finite_values("deltas", deltas)
     n = len(deltas)
     mean = 0.0 if n == 0 else seq_sum(deltas) / n
     if n < 2:

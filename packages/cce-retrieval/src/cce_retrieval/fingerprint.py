@@ -1,0 +1,92 @@
+"""The fingerprint written beside a store: what built it, and a hash of its bytes.
+
+Why it exists: a consumer must be able to tell, without loading the store, which engine,
+tokenizer, pack set and embedder produced it and whether the bytes are intact
+(docs/index-store.md). The document is compact JSON whose `sha256` is the hash of
+itself with `sha256=""`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from typing import Final
+
+from cce_metrics import TOKENIZER_ID
+from cce_retrieval.embedder import EMBED_DIM
+from cce_retrieval.fileio import write_atomic
+from cce_retrieval.model import Index
+from cce_retrieval.packs import PACK_SET
+from cce_retrieval.store_write import embedding_lengths
+
+STORE_SPEC_VERSION: Final = "1.0"
+ENGINE_VERSION: Final = "2.9.0"
+FINGERPRINT_SCHEMA: Final = "cce.fingerprint/v1"
+BLOCK_NESTING_LIMIT: Final = 192
+MARKDOWN_SECTION_TOKENS: Final = 400
+
+
+def store_sha256(path: str) -> str:
+    """SHA-256 hex of the file's bytes as they are on disk now. Raises OSError."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def fingerprint_path(store_path: str) -> str:
+    """`fingerprint.json` beside an `index.json`, else `<store name>.fingerprint.json`."""
+    directory, name = os.path.split(store_path)
+    file_name = "fingerprint.json" if name == "index.json" else f"{name}.fingerprint.json"
+    return os.path.join(directory, file_name)
+
+
+def embed_dim(index: Index) -> int:
+    """256 for the hash embedder; else the length of the first non-empty embedding, or 0."""
+    if index.embedder == "hash":
+        return EMBED_DIM
+    for length in embedding_lengths(index):
+        if length:
+            return length
+    return 0
+
+
+def fingerprint_document(
+    index: Index, store_digest: str, redaction: bool, pack_set: str = PACK_SET
+) -> bytes:
+    """The fingerprint's compact JSON, `sha256` being the hash of itself with `sha256=""`."""
+    record: dict[str, object] = {
+        "block_nesting_limit": BLOCK_NESTING_LIMIT,
+        "embed_dim": embed_dim(index),
+        "embedder": index.embedder,
+        "engine_version": ENGINE_VERSION,
+        "markdown_section_tokens": MARKDOWN_SECTION_TOKENS,
+        "pack_set": pack_set,
+        "redaction": redaction,
+        "schema": FINGERPRINT_SCHEMA,
+        "sha256": "",
+        "spec_version": STORE_SPEC_VERSION,
+        "store_sha256": store_digest,
+        "tokenizer": TOKENIZER_ID,
+    }
+
+    def render() -> bytes:
+        return json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+    record["sha256"] = hashlib.sha256(render()).hexdigest()
+    return render()
+
+
+def write_fingerprint(
+    index: Index, store_path: str, redaction: bool, pack_set: str = PACK_SET
+) -> str:
+    """Hash the saved store as read back from disk and write its fingerprint atomically.
+
+    Returns the fingerprint path. Raises OSError (callers treat it as a warning).
+    """
+    document = fingerprint_document(index, store_sha256(store_path), redaction, pack_set)
+    target = fingerprint_path(store_path)
+    write_atomic(target, document)
+    return target

@@ -1,0 +1,58 @@
+"""Effect size and wins/ties/losses for paired per-query deltas.
+
+Why it exists: a p-value says whether a difference is distinguishable from noise,
+not whether it matters; the standardized mean difference d_z and the count of
+queries that got better, stayed equal or got worse say how large and how broad
+it is. This module owns `effect_size_dz` and `wins_ties_losses`
+(docs/statistics.md#effect-size).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from cce_stats._checks import require_finite_values
+from cce_stats.distributions import seq_sum
+
+__all__ = ["effect_size_dz", "wins_ties_losses"]
+
+# The t-test's rule for "constant" deltas (16 machine epsilons of the largest magnitude):
+# below it the sample sd is rounding noise and d_z would explode, so it is undefined.
+_MACHINE_EPSILON = 2.220446049250313e-16
+_CONSTANT_TOLERANCE_ULPS = 16.0
+
+
+def effect_size_dz(deltas: Sequence[float]) -> float | None:
+    """Return d_z = mean(deltas) / sd(deltas), the sample sd with n - 1.
+
+    None when it is undefined: fewer than two deltas, or deltas that are constant
+    (sd 0, or a spread within 16 machine epsilons of the largest magnitude — the
+    paired t-test's rule, under which t is undefined too). d_z equals t / sqrt(n).
+    Raises ValueError when any delta is not finite.
+    """
+    require_finite_values("deltas", deltas)
+    n = len(deltas)
+    if n < 2:
+        return None
+    lo = min(deltas)
+    hi = max(deltas)
+    if hi - lo <= _CONSTANT_TOLERANCE_ULPS * _MACHINE_EPSILON * max(abs(lo), abs(hi)):
+        return None
+    mean = seq_sum(deltas) / n
+    variance = seq_sum((delta - mean) * (delta - mean) for delta in deltas) / (n - 1)
+    sd = math.sqrt(variance)
+    if sd == 0.0:
+        return None
+    return mean / sd
+
+
+def wins_ties_losses(deltas: Sequence[float]) -> tuple[int, int, int]:
+    """Return how many deltas are > 0 (B won), exactly 0 (tie) and < 0 (B lost).
+
+    Raises ValueError when any delta is not finite.
+    """
+    require_finite_values("deltas", deltas)
+    wins = sum(1 for delta in deltas if delta > 0.0)
+    losses = sum(1 for delta in deltas if delta < 0.0)
+    return wins, len(deltas) - wins - losses, losses
