@@ -17,10 +17,10 @@ import time
 
 from cce_cli.errors import CliError
 from cce_cli.events import write_index_event
-from cce_cli.indexes import build_or_fail
+from cce_cli.indexes import build_or_fail, is_unreachable, ollama_failure, ollama_from_env
 from cce_retrieval.build import BuildResult
 from cce_retrieval.embedder import Embedder, HashEmbedder
-from cce_retrieval.ollama import OllamaEmbedder
+from cce_retrieval.ollama import redact_url
 from cce_retrieval.store import (
     StoreError,
     describe_os_error,
@@ -54,13 +54,20 @@ def select_embedder(name: str) -> Embedder:
     """Case-insensitive `ollama` selects Ollama (health-checked); any other name is hash."""
     if ascii_lower(name) != "ollama":
         return HashEmbedder()
-    ollama = OllamaEmbedder.from_env()
-    if not ollama.healthy():
+    ollama = ollama_from_env()
+    url = redact_url(ollama.base_url)
+    failure = ollama_failure(ollama)
+    if failure is not None and is_unreachable(failure):
         raise CliError(
-            f"ollama embedder selected but Ollama is unreachable at {ollama.base_url}; "
+            f"ollama embedder selected but Ollama is unreachable at {url}; "
             "start Ollama or index with the default hash embedder"
         )
-    print(f"using ollama embedder ({ollama.model} @ {ollama.base_url})", file=sys.stderr)
+    if failure is not None:
+        raise CliError(
+            f"ollama embedder selected but the Ollama health check at {url} failed "
+            f"({failure}); fix the server or index with the default hash embedder"
+        )
+    print(f"using ollama embedder ({ollama.model} @ {url})", file=sys.stderr)
     return ollama
 
 

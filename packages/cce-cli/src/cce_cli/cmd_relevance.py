@@ -17,10 +17,10 @@ from typing import Any
 
 from cce_cli import harness, render
 from cce_cli.errors import CliError
-from cce_cli.indexes import build_or_fail, open_store
+from cce_cli.indexes import build_or_fail, is_unreachable, open_store
 from cce_cli.output import write_stdout
 from cce_fixtures import FixtureError, FixtureSet, decode_fixture_bytes, parse_fixtures
-from cce_retrieval.embedder import HashEmbedder
+from cce_retrieval.embedder import EmbedError, HashEmbedder
 from cce_retrieval.hybrid import QueryEmbedder
 from cce_retrieval.model import Index
 from cce_retrieval.store import describe_os_error
@@ -134,10 +134,14 @@ def _read_fixtures(path: str) -> FixtureSet:
         raise CliError(str(error)) from None
 
 
-def _ollama_refusal(base_url: str) -> str:
+def _ollama_refusal(base_url: str, failure: EmbedError | None) -> str:
+    if is_unreachable(failure):
+        problem = f"Ollama is unreachable at {base_url}"
+    else:
+        problem = f"the Ollama health check at {base_url} failed ({failure})"
     return (
-        "this index was built with the ollama embedder but Ollama is unreachable at "
-        f"{base_url} — refusing to score across mismatched embedding spaces "
+        f"this index was built with the ollama embedder but {problem} "
+        "— refusing to score across mismatched embedding spaces "
         "(query and chunk vectors would come from different models). Start Ollama, "
         "or evaluate a corpus directory with --dir <corpus> (hash embedder)."
     )

@@ -19,9 +19,10 @@ import time
 from collections.abc import Sequence
 
 from cce_cli.events import append_event
-from cce_cli.indexes import open_store
+from cce_cli.indexes import is_unreachable, open_store
 from cce_cli.output import write_stdout
 from cce_metrics import estimate_tokens, seq_sum
+from cce_retrieval.embedder import EmbedError
 from cce_retrieval.hybrid import search
 from cce_retrieval.model import Index, SearchResult
 from cce_retrieval.numeric import format6
@@ -57,11 +58,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-metrics", dest="no_metrics", action="store_true")
 
 
-def ollama_refusal(base_url: str) -> str:
-    """The one-line refusal for an ollama-built store whose server does not answer."""
+def ollama_refusal(base_url: str, failure: EmbedError | None = None) -> str:
+    """The one-line refusal for an ollama-built store whose server does not answer.
+
+    The reference's wording when nothing answered; the real cause otherwise.
+    """
+    if is_unreachable(failure):
+        problem = f"Ollama is unreachable at {base_url}"
+    else:
+        problem = f"the Ollama health check at {base_url} failed ({failure})"
     return (
-        f"this index was built with the ollama embedder but Ollama is unreachable at "
-        f"{base_url} \u2014 refusing to search across mismatched embedding spaces. "
+        f"this index was built with the ollama embedder but {problem} "
+        f"\u2014 refusing to search across mismatched embedding spaces. "
         f"Start Ollama, or re-index with the default hash embedder (`cce index <dir>`)."
     )
 

@@ -4,7 +4,10 @@ Why it exists: `cce index`, `cce conformance`, `cce search` and `cce relevance` 
 turn a build or load failure into the same `CliError`, and the two read commands pick
 the query embedder from the name the store records, refusing an Ollama-built store
 when Ollama does not answer (never mixing embedding spaces). Each command keeps only
-its own wording of that refusal.
+its own wording of that refusal. `ollama_from_env` and `ollama_failure` are shared with
+`cce index`: a malformed `CCE_OLLAMA_URL` is an error of its own, and a health check that
+fails says why (refused connection, HTTP status, garbage body, deadline), with the URL's
+credentials redacted.
 """
 
 from __future__ import annotations
@@ -13,10 +16,10 @@ from collections.abc import Callable
 
 from cce_cli.errors import CliError
 from cce_retrieval.build import BuildError, BuildResult, build_index
-from cce_retrieval.embedder import Embedder, HashEmbedder
+from cce_retrieval.embedder import Embedder, EmbedError, HashEmbedder
 from cce_retrieval.hybrid import QueryEmbedder
 from cce_retrieval.model import Index
-from cce_retrieval.ollama import OllamaEmbedder
+from cce_retrieval.ollama import OllamaConfigError, OllamaEmbedder, OllamaUnreachable, redact_url
 from cce_retrieval.store import StoreError, load_index
 
 
@@ -28,11 +31,41 @@ def build_or_fail(directory: str, embedder: Embedder, protect: bool = True) -> B
         raise CliError(str(err)) from None
 
 
-def open_store(path: str, refusal: Callable[[str], str]) -> tuple[Index, QueryEmbedder]:
+Refusal = Callable[[str, EmbedError | None], str]
+"""(redacted base URL, why the health check failed — None or `OllamaUnreachable` when
+nothing answered) → the command's error message."""
+
+
+def ollama_from_env() -> OllamaEmbedder:
+    """The Ollama embedder `CCE_OLLAMA_URL`/`CCE_OLLAMA_MODEL` describe; a bad URL is a CliError."""
+    ollama = OllamaEmbedder.from_env()
+    try:
+        ollama.check_url()
+    except OllamaConfigError as err:
+        raise CliError(str(err)) from None
+    return ollama
+
+
+def ollama_failure(ollama: OllamaEmbedder) -> EmbedError | None:
+    """Why the health check failed, or None when Ollama answered it correctly."""
+    try:
+        ollama.check_health()
+    except EmbedError as err:
+        return err
+    return None
+
+
+def is_unreachable(failure: EmbedError | None) -> bool:
+    """True when no HTTP exchange happened (the reference's "unreachable" case)."""
+    return failure is None or isinstance(failure, OllamaUnreachable)
+
+
+def open_store(path: str, refusal: Refusal) -> tuple[Index, QueryEmbedder]:
     """Load the store at `path` and the query embedder its recorded name calls for.
 
     Only the exact name `ollama` selects Ollama, health-checked first; when it does not
-    answer, `refusal(base_url)` is the error message. Any other name means hash.
+    answer, `refusal(redacted base URL, failure)` is the error message. Any other name
+    means hash.
     """
     try:
         index = load_index(path)
@@ -40,7 +73,8 @@ def open_store(path: str, refusal: Callable[[str], str]) -> tuple[Index, QueryEm
         raise CliError(str(err)) from None
     if index.embedder != "ollama":
         return index, HashEmbedder()
-    ollama = OllamaEmbedder.from_env()
-    if not ollama.healthy():
-        raise CliError(refusal(ollama.base_url))
+    ollama = ollama_from_env()
+    failure = ollama_failure(ollama)
+    if failure is not None:
+        raise CliError(refusal(redact_url(ollama.base_url), failure))
     return index, ollama

@@ -17,7 +17,7 @@ import attrs
 
 from cce_metrics import estimate_tokens
 from cce_retrieval.chunker import chunk_file
-from cce_retrieval.embedder import Embedder, EmbedError, HashEmbedder
+from cce_retrieval.embedder import Embedder, EmbedError, HashEmbedder, check_vectors
 from cce_retrieval.model import Chunk, FloatMatrix, Index
 from cce_retrieval.redactor import redact
 from cce_retrieval.store_load import embedding_matrix
@@ -57,6 +57,11 @@ def _embed_in_batches(embedder: Embedder, contents: Sequence[str]) -> list[list[
                 "Aborting the index; nothing was written."
             )
         vectors.extend(got)
+    # Across batches too: one NaN or one odd dimension must not reach a store.
+    try:
+        check_vectors(vectors, contents, f"embedder '{embedder.name}'")
+    except EmbedError as err:
+        raise BuildError(f"{err}. Aborting the index; nothing was written.") from err
     return vectors
 
 
