@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from cce_retrieval.gitignore import (
     MAX_GITIGNORE_BYTES,
+    MAX_GLOB_CHARS,
     GitignoreReadError,
     GlobError,
     compile_regex,
@@ -47,9 +48,18 @@ def test_star_runs_collapse_to_one() -> None:
     assert glob_to_regex("a" + "*" * 5000 + "b") == glob_to_regex("a*b")
 
 
-def test_program_too_big_for_re2_is_a_glob_error() -> None:
-    with pytest.raises(GlobError):
-        compile_regex("^" + "(?:a|b)" * 2_000_000 + "\\Z")
+def test_overlong_glob_is_a_glob_error(capfd: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(GlobError, match="longer than"):
+        glob_to_regex("{a,b}" * (MAX_GLOB_CHARS // 5 + 1))
+    gitignore = parse_gitignore(("{a,b}" * 20_000 + "\nkept.txt\n").encode())
+    assert [p.original for p in gitignore.patterns] == ["kept.txt"]
+    assert capfd.readouterr().err == ""
+
+
+def test_long_but_allowed_globs_compile_quietly(capfd: pytest.CaptureFixture[str]) -> None:
+    for glob in ("a" * 60_000, "{a,b}" * 12_000, "[ab]" * 15_000, "*a" * 30_000):
+        compile_regex(glob_to_regex(glob))
+    assert capfd.readouterr().err == ""
 
 
 _GLOB_CHARS = st.sampled_from(list("ab/*?[]{},!-\\.é^"))

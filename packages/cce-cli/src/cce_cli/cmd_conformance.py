@@ -12,9 +12,10 @@ import argparse
 import os
 
 from cce_cli.errors import CliError
-from cce_cli.indexes import build_or_fail
+from cce_cli.indexes import add_protection_argument, build_or_fail, print_protection_notice
 from cce_retrieval.conformance import conformance_document
 from cce_retrieval.embedder import HashEmbedder
+from cce_retrieval.protection import REFERENCE
 from cce_retrieval.store import describe_os_error
 
 
@@ -26,6 +27,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default="conformance.json",
         help="output file (default: ./conformance.json)",
     )
+    add_protection_argument(parser, REFERENCE)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -33,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     output: str = args.output
     if not os.path.isdir(directory):
         raise CliError(f"not a directory: {directory}")
-    result = build_or_fail(directory, HashEmbedder())
+    result = build_or_fail(directory, HashEmbedder(), protection=args.protection)
     document = conformance_document(result.index)
     try:
         with open(output, "wb") as handle:
@@ -41,4 +43,5 @@ def run(args: argparse.Namespace) -> int:
     except OSError as err:
         raise CliError(f"could not write {output}: {describe_os_error(err)}") from err
     print(f"wrote {output}")
+    print_protection_notice(result)
     return 0

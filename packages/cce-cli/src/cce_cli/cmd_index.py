@@ -17,10 +17,18 @@ import time
 
 from cce_cli.errors import CliError
 from cce_cli.events import write_index_event
-from cce_cli.indexes import build_or_fail, is_unreachable, ollama_failure, ollama_from_env
+from cce_cli.indexes import (
+    add_protection_argument,
+    build_or_fail,
+    is_unreachable,
+    ollama_failure,
+    ollama_from_env,
+    print_protection_notice,
+)
 from cce_retrieval.build import BuildResult
 from cce_retrieval.embedder import Embedder, HashEmbedder
 from cce_retrieval.ollama import redact_url
+from cce_retrieval.protection import REFERENCE
 from cce_retrieval.store import (
     StoreError,
     describe_os_error,
@@ -48,6 +56,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="disable secret protection (sensitive files indexed, secrets kept verbatim)",
     )
+    add_protection_argument(parser, REFERENCE)
 
 
 def select_embedder(name: str) -> Embedder:
@@ -104,20 +113,23 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("index requires a directory")
     if not os.path.isdir(directory):
         raise CliError(f"not a directory: {directory}")
+    protection: str = args.protection
+    if args.allow_secrets and protection != REFERENCE:
+        raise CliError("--allow-secrets and --protection strict contradict each other", 2)
     store_path = resolve_store_path(args.store, directory)
     embedder = select_embedder(args.embedder)
     protect = not args.allow_secrets
     if not protect:
         print(ALLOW_SECRETS_WARNING, file=sys.stderr)
 
-    result = build_or_fail(directory, embedder, protect=protect)
+    result = build_or_fail(directory, embedder, protect=protect, protection=protection)
     try:
         index_bytes = save_index(result.index, store_path)
     except StoreError as err:
         raise CliError(f"{err} (any previous store there is unchanged)") from err
 
     try:
-        write_fingerprint(result.index, store_path, redaction=protect)
+        write_fingerprint(result.index, store_path, redaction=protect, protection=protection)
     except OSError as err:
         print(
             f"warning: could not write the store fingerprint: {describe_os_error(err)}",
@@ -139,4 +151,5 @@ def run(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     if result.walk_errors > 0:
         print(walk_error_warning(result.walk_errors), file=sys.stderr)
+    print_protection_notice(result)
     return 0

@@ -17,12 +17,19 @@ from typing import Any
 
 from cce_cli import harness, render
 from cce_cli.errors import CliError
-from cce_cli.indexes import build_or_fail, is_unreachable, open_store
+from cce_cli.indexes import (
+    add_protection_argument,
+    build_or_fail,
+    is_unreachable,
+    open_store,
+    print_protection_notice,
+)
 from cce_cli.output import write_stdout
 from cce_fixtures import FixtureError, FixtureSet, decode_fixture_bytes, parse_fixtures
 from cce_retrieval.embedder import EmbedError, HashEmbedder
 from cce_retrieval.hybrid import QueryEmbedder
 from cce_retrieval.model import Index
+from cce_retrieval.protection import REFERENCE
 from cce_retrieval.store import describe_os_error
 
 __all__ = ["configure", "corpus_path", "run", "rust_join", "rust_parent"]
@@ -73,6 +80,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="compare exactly two backends with per-query deltas and a paired t-test",
     )
     parser.add_argument("--json", action="store_true", help="emit the JSON report")
+    add_protection_argument(parser, None)
 
 
 def _trim_trailing(path: str) -> str:
@@ -156,7 +164,9 @@ def _build_corpus(args: argparse.Namespace, fixture_set: FixtureSet) -> tuple[In
         raise CliError('no corpus: pass --dir <corpus> or declare "corpus" in the fixture header')
     if not os.path.isdir(display):
         raise CliError(f"corpus {display} is not a directory")
-    return build_or_fail(display, HashEmbedder()).index, display
+    result = build_or_fail(display, HashEmbedder(), protection=args.protection or REFERENCE)
+    print_protection_notice(result)
+    return result.index, display
 
 
 def _choose_backends(args: argparse.Namespace) -> tuple[str, ...]:
@@ -178,6 +188,12 @@ def run(args: argparse.Namespace) -> int:
     fixture_set = _read_fixtures(str(args.fixtures))
     embedder: QueryEmbedder
     if args.store is not None:
+        if args.protection is not None:
+            raise CliError(
+                "--protection applies when relevance builds the corpus (--dir or the "
+                "fixtures' corpus); a --store was protected when it was indexed",
+                2,
+            )
         index, embedder = open_store(str(args.store), _ollama_refusal)
         display = str(args.store)
     else:

@@ -12,6 +12,8 @@ credentials redacted.
 
 from __future__ import annotations
 
+import argparse
+import sys
 from collections.abc import Callable
 
 from cce_cli.errors import CliError
@@ -20,15 +22,47 @@ from cce_retrieval.embedder import Embedder, EmbedError, HashEmbedder
 from cce_retrieval.hybrid import QueryEmbedder
 from cce_retrieval.model import Index
 from cce_retrieval.ollama import OllamaConfigError, OllamaEmbedder, OllamaUnreachable, redact_url
+from cce_retrieval.protection import PROTECTIONS, REFERENCE
 from cce_retrieval.store import StoreError, load_index
 
 
-def build_or_fail(directory: str, embedder: Embedder, protect: bool = True) -> BuildResult:
+def add_protection_argument(parser: argparse.ArgumentParser, default: str | None) -> None:
+    """`--protection reference|strict` for every command that builds an index."""
+    parser.add_argument(
+        "--protection",
+        choices=PROTECTIONS,
+        default=default,
+        help="secret protection: reference (default; byte-identical to the reference "
+        "engine) or strict (also skips more credential files and redacts more secret "
+        "shapes; docs/hostile-input.md#secrets)",
+    )
+
+
+def build_or_fail(
+    directory: str, embedder: Embedder, protect: bool = True, protection: str = REFERENCE
+) -> BuildResult:
     """`build_index`, with a build failure (e.g. an embedder error) as a `CliError`."""
     try:
-        return build_index(directory, embedder, protect=protect)
+        return build_index(directory, embedder, protect=protect, protection=protection)
     except BuildError as err:
         raise CliError(str(err)) from None
+
+
+def protection_notice(result: BuildResult) -> str | None:
+    """Under reference protection, the one line saying what strict protection would add."""
+    if result.protection != REFERENCE or not (result.strict_redactions or result.strict_skips):
+        return None
+    return (
+        f"warning: --protection strict would also redact {result.strict_redactions} "
+        f"secret(s) and skip {result.strict_skips} credential file(s) that the default "
+        "protection kept; re-run with --protection strict to leave them out"
+    )
+
+
+def print_protection_notice(result: BuildResult) -> None:
+    notice = protection_notice(result)
+    if notice is not None:
+        print(notice, file=sys.stderr)
 
 
 Refusal = Callable[[str, EmbedError | None], str]

@@ -19,6 +19,7 @@ from cce_metrics import estimate_tokens
 from cce_retrieval.chunker import chunk_file
 from cce_retrieval.embedder import Embedder, EmbedError, HashEmbedder, check_vectors
 from cce_retrieval.model import Chunk, FloatMatrix, Index
+from cce_retrieval.protection import REFERENCE, STRICT, strict_redact
 from cce_retrieval.redactor import redact
 from cce_retrieval.store_load import embedding_matrix
 from cce_retrieval.walker import walk
@@ -40,6 +41,11 @@ class BuildResult:
     sensitive_skipped: int
     walk_errors: int
     total_chunks: int
+    protection: str = REFERENCE
+    strict_redactions: int = 0
+    """Redactions strict protection adds: made (strict) or that it would make (reference)."""
+    strict_skips: int = 0
+    """Files only strict protection skips: skipped (strict) or that it would skip (reference)."""
 
 
 def _embed_in_batches(embedder: Embedder, contents: Sequence[str]) -> list[list[float]]:
@@ -74,15 +80,28 @@ def embed_contents(
     return embedding_matrix(_embed_in_batches(embedder, contents))
 
 
-def build_index(root: str, embedder: Embedder, protect: bool = True) -> BuildResult:
-    """Walk, redact (when `protect`), chunk and embed `root`. Raises BuildError."""
-    walked = walk(root, protect)
+def build_index(
+    root: str, embedder: Embedder, protect: bool = True, protection: str = REFERENCE
+) -> BuildResult:
+    """Walk, redact (when `protect`), chunk and embed `root`. Raises BuildError.
+
+    `protection="strict"` adds `cce_retrieval.protection`'s names and shapes on top of the
+    reference protection; under the default, what strict would add is only counted, so the
+    index is byte-identical to the reference's and a caller can say what strict would do.
+    """
+    walked = walk(root, protect, protection)
     chunks: list[Chunk] = []
     file_imports: dict[str, list[str]] = {}
     file_tokens: dict[str, int] = {}
+    strict_redactions = 0
     for walked_file in walked.files:
         rel_path = walked_file.rel_path
         text = redact(walked_file.text) if protect else walked_file.text
+        if protect:
+            stricter, added = strict_redact(text, rel_path)
+            strict_redactions += added
+            if protection == STRICT:
+                text = stricter
         file_tokens[rel_path] = estimate_tokens(text)
         file_chunks = chunk_file(rel_path, text)
         if file_chunks.imports:
@@ -104,4 +123,7 @@ def build_index(root: str, embedder: Embedder, protect: bool = True) -> BuildRes
         sensitive_skipped=walked.sensitive_skipped,
         walk_errors=walked.walk_errors,
         total_chunks=len(chunks),
+        protection=protection,
+        strict_redactions=strict_redactions,
+        strict_skips=walked.strict_only_skipped,
     )

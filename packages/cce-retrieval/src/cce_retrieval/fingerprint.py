@@ -54,9 +54,17 @@ def embed_dim(index: Index) -> int:
 
 
 def fingerprint_document(
-    index: Index, store_digest: str, redaction: bool, pack_set: str = PACK_SET
+    index: Index,
+    store_digest: str,
+    redaction: bool,
+    pack_set: str = PACK_SET,
+    protection: str | None = None,
 ) -> bytes:
-    """The fingerprint's compact JSON, `sha256` being the hash of itself with `sha256=""`."""
+    """The fingerprint's compact JSON, `sha256` being the hash of itself with `sha256=""`.
+
+    `protection` is recorded only when it is not the default (`"strict"`), so a
+    default-protection fingerprint keeps the reference's bytes.
+    """
     record: dict[str, object] = {
         "block_nesting_limit": BLOCK_NESTING_LIMIT,
         "embed_dim": embed_dim(index),
@@ -75,18 +83,27 @@ def fingerprint_document(
     def render() -> bytes:
         return json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
+    if protection is not None and protection != "reference":
+        record["protection"] = protection
+        record = dict(sorted(record.items()))
     record["sha256"] = hashlib.sha256(render()).hexdigest()
     return render()
 
 
 def write_fingerprint(
-    index: Index, store_path: str, redaction: bool, pack_set: str = PACK_SET
+    index: Index,
+    store_path: str,
+    redaction: bool,
+    pack_set: str = PACK_SET,
+    protection: str | None = None,
 ) -> str:
     """Hash the saved store as read back from disk and write its fingerprint atomically.
 
     Returns the fingerprint path. Raises OSError (callers treat it as a warning).
     """
-    document = fingerprint_document(index, store_sha256(store_path), redaction, pack_set)
+    document = fingerprint_document(
+        index, store_sha256(store_path), redaction, pack_set, protection
+    )
     target = fingerprint_path(store_path)
     write_atomic(target, document)
     return target

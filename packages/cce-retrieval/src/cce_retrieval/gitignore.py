@@ -52,6 +52,11 @@ MAX_GITIGNORE_BYTES = 8 * 1024 * 1024
 """Largest `.gitignore` read; a bigger one is a walk error (real ones are a few KiB)."""
 
 
+MAX_GLOB_CHARS = 65536
+"""Longest glob compiled; a longer `.gitignore` line is dropped like an invalid one (RE2
+would spend its memory budget on it and log about it on stderr)."""
+
+
 class GlobError(ValueError):
     """A glob that globset refuses to compile; the `.gitignore` line is dropped."""
 
@@ -74,6 +79,7 @@ def _re2_options() -> object:
     # Latin-1: the pattern's `\xNN` escapes and `[^/]` each stand for one byte, exactly
     # like a `re` bytes pattern and globset's `(?-u)` regex.
     options.encoding = re2.Options.Encoding.LATIN1
+    options.log_errors = False  # a refused program is reported as a GlobError, not on stderr
     return cast(object, options)
 
 
@@ -323,6 +329,8 @@ def glob_to_regex(glob: str) -> str:
     matching against path bytes; `\\Z` stands for Rust's `$` because Python's `$` also
     matches before a final newline. Raises `GlobError` where globset fails to build the glob.
     """
+    if len(glob) > MAX_GLOB_CHARS:
+        raise GlobError(f"glob longer than {MAX_GLOB_CHARS} characters")
     tokens = _GlobParser(glob).parse()
     if tokens == (_RECURSIVE_PREFIX,):
         return "^.*\\Z"

@@ -35,6 +35,7 @@ from cce_retrieval.gitignore import (
     read_gitignore,
     read_regular_file,
 )
+from cce_retrieval.protection import REFERENCE, STRICT, is_strict_sensitive
 from cce_retrieval.sensitive import is_sensitive
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
@@ -62,6 +63,9 @@ class WalkResult:
     skipped: int
     sensitive_skipped: int
     walk_errors: int
+    strict_only_skipped: int = 0
+    """Files only strict protection skips: kept under reference protection (so a notice can
+    say what strict would have left out), and part of `sensitive_skipped` under strict."""
 
 
 # A `.gitignore` in scope, with the byte offset at which paths relative to its directory
@@ -90,10 +94,10 @@ class _Rejection(enum.Enum):
     SKIPPED = "skipped"
 
 
-def _read_candidate(entry: os.DirEntry[bytes], protect: bool) -> str | _Rejection:
+def _read_candidate(entry: os.DirEntry[bytes], sensitive: bool) -> str | _Rejection:
     """Apply the per-file checks of §2.5 in their exact order; the text if all pass."""
     name = entry.name
-    if protect and is_sensitive(name.decode("utf-8", "replace")):
+    if sensitive:
         return _Rejection.SENSITIVE
     if _has_jsonl_extension(name):
         return _Rejection.SKIPPED
@@ -147,15 +151,18 @@ def display_names(names: list[bytes]) -> dict[bytes, str | None]:
     }
 
 
-def walk(root: str, protect: bool = True) -> WalkResult:
+def walk(root: str, protect: bool = True, protection: str = REFERENCE) -> WalkResult:
     """Walk `root` and return the indexable files with the skip/error counters.
 
-    With `protect` on, sensitive basenames (§4.1) are counted and never opened.
+    With `protect` on, sensitive basenames (§4.1) are counted and never opened; with
+    `protection="strict"` also the names `cce_retrieval.protection` adds.
     """
+    strict = protection == STRICT
     files: list[WalkedFile] = []
     skipped = 0
     sensitive_skipped = 0
     walk_errors = 0
+    strict_only = 0
     pending: list[tuple[bytes, bytes, str, tuple[_Scope, ...]]] = [(os.fsencode(root), b"", "", ())]
     while pending:
         dir_path, dir_rel, dir_shown, scopes = pending.pop()
@@ -202,12 +209,17 @@ def walk(root: str, protect: bool = True) -> WalkResult:
             if shown is None:
                 walk_errors += 1
                 continue
-            outcome = _read_candidate(entry, protect)
+            shown_rel = f"{dir_shown}/{shown}" if dir_rel else shown
+            sensitive = protect and is_sensitive(name.decode("utf-8", "replace"))
+            if protect and not sensitive and is_strict_sensitive(shown_rel):
+                strict_only += 1
+                sensitive = strict
+            outcome = _read_candidate(entry, sensitive)
             if outcome is _Rejection.SENSITIVE:
                 sensitive_skipped += 1
             elif outcome is _Rejection.SKIPPED:
                 skipped += 1
             else:
-                files.append(WalkedFile(f"{dir_shown}/{shown}" if dir_rel else shown, outcome))
+                files.append(WalkedFile(shown_rel, outcome))
     files.sort(key=lambda walked: walked.rel_path)
-    return WalkResult(tuple(files), skipped, sensitive_skipped, walk_errors)
+    return WalkResult(tuple(files), skipped, sensitive_skipped, walk_errors, strict_only)
