@@ -23,8 +23,15 @@ ROOT = pathlib.Path(__file__).parent
 PACKAGES = ["cce-stats", "cce-fixtures", "cce-metrics", "cce-retrieval", "cce-cli"]
 
 
+# Where the reference data lives and whether its tests must run (see conftest.py); passed
+# through by name so the per-package runs see exactly what the caller set.
+REFERENCE_ENV = ("CCE_REFERENCE_DIR", "CCE_REQUIRE_REFERENCE")
+
+
 def _isolated_env(package: str) -> dict[str, str]:
-    return {"UV_PROJECT_ENVIRONMENT": str(ROOT / ".nox" / f"env-{package}")}
+    env = {"UV_PROJECT_ENVIRONMENT": str(ROOT / ".nox" / f"env-{package}")}
+    env.update({name: os.environ[name] for name in REFERENCE_ENV if name in os.environ})
+    return env
 
 
 @nox.session
@@ -60,7 +67,7 @@ def lint(session: nox.Session) -> None:
 def types(session: nox.Session) -> None:
     """mypy --strict over every package's sources, each package's tests, bench and this file."""
     sources = [f"packages/{p}/src" for p in PACKAGES]
-    session.run("uv", "run", "--locked", "mypy", "--strict", *sources, "noxfile.py")
+    session.run("uv", "run", "--locked", "mypy", "--strict", *sources, "noxfile.py", "conftest.py")
     # Each package's tests have their own conftest.py, so they are checked one package at a time.
     for package in PACKAGES:
         session.run("uv", "run", "--locked", "mypy", "--strict", f"packages/{package}/tests")

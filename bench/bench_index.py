@@ -1,6 +1,6 @@
 """Indexing throughput: walk + redact + chunk + embed, then store save and load.
 
-Why it exists: the issue's speed bar for indexing (at least 5,000 chunks/s for the
+Why it exists: the speed target for indexing (at least 5,000 chunks/s for the
 build) is measured here, on real code, never by timed assertions in the test suite.
 Each phase is timed separately so a regression points at its stage.
 

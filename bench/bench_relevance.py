@@ -1,6 +1,6 @@
 """Wall time of `cce relevance` (all three backends, 100 queries), indexing vs scoring.
 
-Why it exists: the issue's bar is scoring (everything after the index is built: the
+Why it exists: the speed target is scoring (everything after the index is built: the
 retrieval structures, every backend over every case, the metrics and the rendering)
 under 5 s for 100 queries over a corpus of at least 50,000 chunks. This runs the same
 code path as the command, in process, timing the two halves separately, and then the

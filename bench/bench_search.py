@@ -1,6 +1,6 @@
 """Query latency of the bm25, vector and hybrid backends, and BM25 against rank-bm25.
 
-Why it exists: the issue's speed bars (hybrid p50 under 20 ms, BM25 at least 100x
+Why it exists: the project's speed targets (hybrid p50 under 20 ms, BM25 at least 100x
 faster than rank-bm25's BM25Okapi) are measured here, on real code, never by timed
 assertions in the test suite. Usage: `uv run python bench/bench_search.py [DIR]`
 (default: a mirror of the interpreter's stdlib).

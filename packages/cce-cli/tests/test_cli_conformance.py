@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -22,7 +22,6 @@ import pytest
 from cce_cli.main import main
 
 REPO = Path(__file__).parents[3]
-REFERENCE = REPO / ".." / "shared" / "reference"
 SAMPLE_CORPUS = REPO / "eval" / "corpus" / "sample"
 GOLDEN = Path(__file__).parent / "golden" / "sample.conformance.json"
 
@@ -67,12 +66,13 @@ def test_golden_covers_every_language_and_nesting() -> None:
 
 
 def test_reference_samples_are_byte_identical_but_language(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    reference_path: Callable[..., Path],
 ) -> None:
-    samples = REFERENCE / "test" / "fixture" / "samples"
-    golden = REFERENCE / "conformance.json"
-    if not samples.is_dir() or not golden.is_file():
-        pytest.skip("reference samples not available")
+    samples = reference_path("test", "fixture", "samples")
+    golden = reference_path("conformance.json")
     monkeypatch.chdir(tmp_path)
     code, stdout, _ = run_cce(["conformance", str(samples)], capsys)
     assert (code, stdout) == (0, "wrote conformance.json\n")

@@ -1,13 +1,14 @@
 """The relevance harness (harness spec §2.5, §3, §4, §6, §10): backends, judgments, pairing.
 
 Pipeline tests index the reference's `test/fixture/base` corpus with the hash embedder
-(skipped when the reference data is not next to the repository); the rest build small
+(skipped unless `CCE_REFERENCE_DIR` names the reference data); the rest build small
 indexes in a temporary directory.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,14 +22,10 @@ from cce_retrieval.build import build_index
 from cce_retrieval.embedder import HashEmbedder
 from cce_retrieval.model import Index, SearchResult
 
-REFERENCE = Path(__file__).parents[3] / ".." / "shared" / "reference"
-
 
 @pytest.fixture(scope="module")
-def base_index() -> Index:
-    base = REFERENCE / "test" / "fixture" / "base"
-    if not base.is_dir():
-        pytest.skip("reference data (test/fixture/base) is not available")
+def base_index(reference_path: Callable[..., Path]) -> Index:
+    base = reference_path("test", "fixture", "base")
     return build_index(str(base), HashEmbedder()).index
 
 
@@ -224,7 +221,7 @@ def test_compare_reports_pairs_cases_in_order(base_index: Index) -> None:
     )
     comparison = harness.compare_reports(reports[0], reports[1])
     assert (comparison.a, comparison.b) == ("bm25", "vector")
-    mrr = comparison.metrics[2].test
+    mrr = comparison.metrics[2].result
     assert mrr.n == 2
     deltas = [
         v.score.mrr - b.score.mrr for b, v in zip(reports[0].cases, reports[1].cases, strict=True)

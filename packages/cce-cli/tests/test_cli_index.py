@@ -9,7 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -21,18 +21,20 @@ from cce_retrieval.model import Index
 from cce_retrieval.ollama import OllamaUnreachable
 from cce_retrieval.store import load_index
 
-REFERENCE = Path(__file__).parents[3] / ".." / "shared" / "reference"
 BASE_STORE_SHA = "79b974d7821318cdc5bab689902a6047fd96428048c16d4fe7ee2494ce8d0660"
 SAMPLES_STORE_SHA = "edba69d10907dedb74f9a4f29ba154d13ab59200ffb4b22c07243c4358a7ddcb"
 
 
-def reference_copy(tmp_path: Path, name: str) -> str:
-    source = REFERENCE / "test" / "fixture" / name
-    if not source.is_dir():
-        pytest.skip(f"reference fixture {name} not available")
-    target = tmp_path / name
-    shutil.copytree(source, target)
-    return str(target)
+@pytest.fixture
+def reference_copy(tmp_path: Path, reference_path: Callable[..., Path]) -> Callable[[str], str]:
+    """Copy the reference corpus `test/fixture/<name>` into tmp_path; return the copy's path."""
+
+    def copy(name: str) -> str:
+        target = tmp_path / name
+        shutil.copytree(reference_path("test", "fixture", name), target)
+        return str(target)
+
+    return copy
 
 
 def small_repo(root: Path) -> str:
@@ -58,9 +60,9 @@ def without_elapsed(stdout: str) -> str:
 
 
 def test_base_fixture_summary_store_and_fingerprint(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    capsys: pytest.CaptureFixture[str], reference_copy: Callable[[str], str]
 ) -> None:
-    root = reference_copy(tmp_path, "base")
+    root = reference_copy("base")
     code, out, err = run_cce(["index", root, "--no-metrics"], capsys)
     assert code == 0, err
     store = os.path.join(root, ".cce", "index.json")
@@ -84,8 +86,10 @@ def test_base_fixture_summary_store_and_fingerprint(
     assert fingerprint["redaction"] is True and fingerprint["embedder"] == "hash"
 
 
-def test_samples_store_digest_via_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    root = reference_copy(tmp_path, "samples")
+def test_samples_store_digest_via_cli(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], reference_copy: Callable[[str], str]
+) -> None:
+    root = reference_copy("samples")
     store = str(tmp_path / "custom" / "samples.json")
     code, out, _ = run_cce(["index", root, "--store", store, "--no-metrics"], capsys)
     assert code == 0

@@ -4,7 +4,8 @@ Covers harness spec §2 (the command) and the process-level cases of §11. Most 
 `cce_cli.main.main` in-process (fast); a few run the real `python -m cce_cli` in a
 subprocess to prove that a user error never surfaces as a traceback.
 
-Reference-parity tests run from `<repo>/../shared/reference` and skip when it is absent.
+Reference-parity tests run from the reference data directory named by `CCE_REFERENCE_DIR`
+and skip when it is unset.
 
 The project's own golden `tests/golden/code.report.json` pins the `--json` report of
 `eval/relevance/code.jsonl`. After an intended change, regenerate it from the repo root
@@ -20,7 +21,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -32,7 +33,6 @@ from cce_retrieval.embedder import HashEmbedder
 from cce_retrieval.store import save_index
 
 REPO = Path(__file__).parents[3]
-REFERENCE = REPO / ".." / "shared" / "reference"
 GOLDEN = Path(__file__).parent / "golden" / "code.report.json"
 
 Outcome = tuple[int, str, str]
@@ -74,11 +74,11 @@ def _assert_user_error(outcome: Outcome, code: int, fragment: str) -> None:
 
 
 @pytest.fixture
-def reference(monkeypatch: pytest.MonkeyPatch) -> Path:
-    if not (REFERENCE / "eval" / "relevance" / "code.jsonl").is_file():
-        pytest.skip("reference data is not available")
-    monkeypatch.chdir(REFERENCE)
-    return REFERENCE
+def reference(monkeypatch: pytest.MonkeyPatch, reference_path: Callable[..., Path]) -> Path:
+    reference_path("eval", "relevance", "code.jsonl")
+    root = reference_path()
+    monkeypatch.chdir(root)
+    return root
 
 
 @pytest.fixture
@@ -480,3 +480,20 @@ def test_own_docs_set_is_deterministic(repo_root: Path, capsys: pytest.CaptureFi
     assert body["queries"] == 5
     assert "tokens" not in body["backends"][0]
     assert "token-level" not in _invoke(["eval/relevance/docs.jsonl"], capsys)[1]
+
+
+def test_format_json_is_the_json_alias_and_text_is_the_default(
+    repo_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    golden = GOLDEN.read_text(encoding="utf-8")
+    assert _invoke(["eval/relevance/code.jsonl", "--format", "json"], capsys)[1] == golden
+    text = _invoke(["eval/relevance/code.jsonl"], capsys)[1]
+    assert _invoke(["eval/relevance/code.jsonl", "--format", "text"], capsys)[1] == text
+    _assert_user_error(
+        _invoke(["eval/relevance/code.jsonl", "--format", "yaml"], capsys), 2, "invalid choice"
+    )
+    _assert_user_error(
+        _invoke(["eval/relevance/code.jsonl", "--format", "text", "--json"], capsys),
+        2,
+        "not allowed with",
+    )

@@ -12,8 +12,17 @@ from collections.abc import Sequence
 import pytest
 
 from cce_cli.harness import BackendReport, CaseReport, compare_reports
-from cce_cli.render import RunSummary, render_human, render_json
-from cce_metrics import QueryScore, TokenScore, macro_average, score_query, token_average
+from cce_cli.render import RENDERERS, RunSummary, render_human, render_json
+from cce_metrics import (
+    METRICS,
+    MacroAverages,
+    Metric,
+    QueryScore,
+    TokenScore,
+    macro_average,
+    score_query,
+    token_average,
+)
 from cce_retrieval.numeric import format6_signed
 
 
@@ -70,16 +79,17 @@ def test_compare_stats_hand_case_values() -> None:
         "mrr",
         "f1",
     ]
-    mrr = comparison.metrics[2].test
+    mrr = comparison.metrics[2].result
     assert mrr.n == 6
-    assert mrr.t is not None and abs(mrr.t - 3**0.5) < 1e-9
-    assert mrr.t == 1.732050807568877
+    assert mrr.statistic is not None and abs(mrr.statistic - 3**0.5) < 1e-9
+    assert mrr.statistic == 1.732050807568877
+    assert mrr.test == "t" and comparison.test == "t"
     assert mrr.p == 0.14381080871159768
     assert mrr.ci95 == (-0.04841261147785682, 0.24841261147785682)
-    precision = comparison.metrics[0].test
-    assert precision.t is None
+    precision = comparison.metrics[0].result
+    assert precision.statistic is None
     assert precision.p == 1.0
-    assert comparison.metrics[1].test.n == 6 and comparison.metrics[3].test.n == 6
+    assert comparison.metrics[1].result.n == 6 and comparison.metrics[3].result.n == 6
 
 
 def test_compare_stats_hand_case_human_block() -> None:
@@ -287,3 +297,40 @@ def test_single_case_compare_has_no_statistics() -> None:
         "p": None,
         "t": None,
     }
+
+
+def test_renderer_registry_names_text_first_then_json() -> None:
+    assert list(RENDERERS) == ["text", "json"]
+    a, b = _hand_reports()
+    summary = RunSummary("corpus", "hash", (a, b), compare_reports(a, b))
+    assert RENDERERS["text"].render(summary) == render_human(summary)
+    assert RENDERERS["json"].render(summary) == render_json(summary)
+
+
+def test_a_fifth_metric_gets_its_own_aligned_column_everywhere() -> None:
+    hits = Metric("hits", "hits_at_k", "hits", lambda j: float(j.relevant_retrieved))
+    metrics = (*METRICS.defaults(), hits)
+
+    def report(backend: str, hit_counts: Sequence[float]) -> BackendReport:
+        scores = [
+            QueryScore(0.5, 1.0, 0.5, 0.6, 1, 1, extra={"hits_at_k": count}) for count in hit_counts
+        ]
+        means = {**macro_average(scores).values, "hits_at_k": sum(hit_counts) / len(hit_counts)}
+        cases = tuple(CaseReport(f"q{i}", 5, s) for i, s in enumerate(scores, start=1))
+        return BackendReport(backend, cases, MacroAverages.from_values(means), None)
+
+    a, b = report("bm25", [1.0, 2.0, 1.0]), report("hybrid", [2.0, 2.0, 3.0])
+    comparison = compare_reports(a, b, metrics)
+    summary = RunSummary("c", "hash", (a, b), comparison, metrics=metrics)
+    lines = render_human(summary).splitlines()
+    header = next(line for line in lines if line.startswith("  backend"))
+    assert header.endswith("        hits")
+    assert "  bm25          0.500000    1.000000    0.500000    0.600000    1.333333" in lines
+    delta_header = next(line for line in lines if line.startswith("  query"))
+    assert len(delta_header) == len(next(line for line in lines if line.startswith("  q1")))
+    assert delta_header.endswith("       dhits")
+    assert any(line.startswith("  hits      ") for line in lines)
+    body = json.loads(render_json(summary))
+    assert body["backends"][1]["hits_at_k"] == "2.333333"
+    assert body["backends"][0]["per_query"][1]["hits_at_k"] == "2.000000"
+    assert body["compare"]["metrics"]["hits_at_k"]["mean_delta"] == "+1.000000"

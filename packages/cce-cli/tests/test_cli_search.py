@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -21,16 +21,10 @@ from cce_retrieval.embedder import HashEmbedder
 from cce_retrieval.model import Chunk, Index, SearchResult
 from cce_retrieval.store import save_index
 
-FIXTURE_BASE = (
-    Path(__file__).parents[3] / ".." / "shared" / "reference" / "test" / "fixture" / "base"
-)
-
 
 @pytest.fixture(scope="module")
-def base_index() -> Index:
-    if not FIXTURE_BASE.is_dir():
-        pytest.skip("reference fixture test/fixture/base is not available")
-    return build_index(str(FIXTURE_BASE), HashEmbedder()).index
+def base_index(reference_path: Callable[..., Path]) -> Index:
+    return build_index(str(reference_path("test", "fixture", "base")), HashEmbedder()).index
 
 
 @pytest.fixture

@@ -29,12 +29,9 @@ def make_hit() -> HitFactory:
 
 
 @pytest.fixture
-def reference_relevance_dir() -> Path:
-    """<repo>/../shared/reference/eval/relevance, or skip when this checkout lacks it."""
-    path = Path(__file__).parents[3] / ".." / "shared" / "reference" / "eval" / "relevance"
-    if not path.is_dir():
-        pytest.skip("shared reference data not available")
-    return path
+def reference_relevance_dir(reference_path: Callable[..., Path]) -> Path:
+    """`eval/relevance` of the reference data (`CCE_REFERENCE_DIR`; skipped without it)."""
+    return reference_path("eval", "relevance")
 
 
 @pytest.fixture

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 
 @pytest.fixture
-def reference_dir() -> Path:
-    """<repo>/../shared/reference, or skip when this checkout has no reference data."""
-    path = Path(__file__).parents[3] / ".." / "shared" / "reference"
-    if not path.is_dir():
-        pytest.skip("reference data (../shared/reference) is not available")
-    return path
+def reference_dir(reference_path: Callable[..., Path]) -> Path:
+    """The reference data directory (`CCE_REFERENCE_DIR`; the root conftest skips without it)."""
+    return reference_path()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -18,23 +18,19 @@ from cce_retrieval.numeric import format6, rhaz, score_key
 from cce_retrieval.ranking import id_order_ranks, score_keys, top_order
 from cce_retrieval.tokenizer import tokenize, unique_tokens
 
-FIXTURE_BASE = (
-    Path(__file__).parents[3] / ".." / "shared" / "reference" / "test" / "fixture" / "base"
-)
-
 
 def _index(contents: Sequence[str], ids: Sequence[str] | None = None) -> Bm25Index:
     chunk_ids = list(ids) if ids is not None else [f"{i:016x}" for i in range(len(contents))]
     return Bm25Index.build(list(contents), chunk_ids)
 
 
-def _fixture_contents() -> list[str]:
+@pytest.fixture(scope="module")
+def fixture_contents(reference_path: Callable[..., Path]) -> list[str]:
     """The 7 chunk contents of test/fixture/base (retrieval spec §13.6 table), store order."""
-    if not FIXTURE_BASE.is_dir():
-        pytest.skip("reference fixture test/fixture/base is not available")
-    auth = (FIXTURE_BASE / "auth.py").read_text(encoding="utf-8").split("\n")
-    payments = (FIXTURE_BASE / "payments.py").read_text(encoding="utf-8").split("\n")
-    readme = (FIXTURE_BASE / "README.md").read_text(encoding="utf-8")
+    base = reference_path("test", "fixture", "base")
+    auth = (base / "auth.py").read_text(encoding="utf-8").split("\n")
+    payments = (base / "payments.py").read_text(encoding="utf-8").split("\n")
+    readme = (base / "README.md").read_text(encoding="utf-8")
 
     def span(lines: list[str], start: int, end: int) -> str:
         return "\n".join(lines[start - 1 : end])
@@ -115,8 +111,8 @@ def test_empty_corpus_and_empty_query() -> None:
     assert _index(["a b"]).score([]) == []
 
 
-def test_fixture_statistics() -> None:
-    bm25 = _index(_fixture_contents())
+def test_fixture_statistics(fixture_contents: list[str]) -> None:
+    bm25 = _index(fixture_contents)
     assert bm25.n_docs == 7
     assert bm25.avgdl == 8.142857142857142
     assert bm25.df("password") == 2
@@ -124,7 +120,7 @@ def test_fixture_statistics() -> None:
     assert bm25.df("hash") == 0
 
 
-def test_fixture_hash_password_scores() -> None:
+def test_fixture_hash_password_scores(fixture_contents: list[str]) -> None:
     ids = [
         "6ab3d42cf9cebf0a",
         "e3539a6cc87df405",
@@ -134,7 +130,7 @@ def test_fixture_hash_password_scores() -> None:
         "eb1b9a4f766376e6",
         "0246f0f6eead83ee",
     ]
-    bm25 = _index(_fixture_contents(), ids)
+    bm25 = _index(fixture_contents, ids)
     assert bm25.score(["hash", "password"]) == [(2, 1.6072629371860319), (1, 1.5533451709226027)]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -14,8 +14,6 @@ import pytest
 from cce_retrieval.build import EMBED_BATCH_SIZE, BuildError, build_index
 from cce_retrieval.embedder import EmbedError, HashEmbedder
 from cce_retrieval.store import save_index, serialize_index
-
-REFERENCE = Path(__file__).parents[3] / ".." / "shared" / "reference"
 
 BASE_TABLE = [
     ("README.md", 1, 3, "module", "module", "6ab3d42cf9cebf0a", 11),
@@ -28,13 +26,16 @@ BASE_TABLE = [
 ]
 
 
-def reference_copy(tmp_path: Path, name: str) -> str:
-    source = REFERENCE / "test" / "fixture" / name
-    if not source.is_dir():
-        pytest.skip(f"reference fixture {name} not available")
-    target = tmp_path / name
-    shutil.copytree(source, target)
-    return str(target)
+@pytest.fixture
+def reference_copy(tmp_path: Path, reference_path: Callable[..., Path]) -> Callable[[str], str]:
+    """Copy the reference corpus `test/fixture/<name>` into tmp_path; return the copy's path."""
+
+    def copy(name: str) -> str:
+        target = tmp_path / name
+        shutil.copytree(reference_path("test", "fixture", name), target)
+        return str(target)
+
+    return copy
 
 
 class ListEmbedder:
@@ -68,8 +69,10 @@ def write(root: Path, rel: str, text: str) -> None:
     path.write_bytes(text.encode("utf-8"))
 
 
-def test_base_fixture_counts_table_and_store_digest(tmp_path: Path) -> None:
-    root = reference_copy(tmp_path, "base")
+def test_base_fixture_counts_table_and_store_digest(
+    reference_copy: Callable[[str], str],
+) -> None:
+    root = reference_copy("base")
     result = build_index(root, HashEmbedder())
     assert (result.files_indexed, result.files_skipped, result.sensitive_skipped) == (3, 1, 0)
     assert (result.walk_errors, result.total_chunks) == (0, 7)
@@ -88,8 +91,8 @@ def test_base_fixture_counts_table_and_store_digest(tmp_path: Path) -> None:
     assert hashlib.sha256(data).hexdigest() == digest
 
 
-def test_samples_store_digest(tmp_path: Path) -> None:
-    root = reference_copy(tmp_path, "samples")
+def test_samples_store_digest(reference_copy: Callable[[str], str]) -> None:
+    root = reference_copy("samples")
     data = serialize_index(build_index(root, HashEmbedder()).index)
     assert data.startswith(
         b'{"spec_version":"1.0","embedder":"hash","chunks":[{"chunk_id":"ebd4df588b8ce225",'

@@ -12,6 +12,7 @@ import hashlib
 import os
 import re
 import sysconfig
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -35,16 +36,21 @@ from cce_retrieval.packs import (
     parser_for,
 )
 
-REFERENCE = Path(__file__).parents[3] / ".." / "shared" / "reference"
 Row = tuple[str, int, int, str, str, str, int]
 
 
-def read_reference(*parts: str) -> str:
-    path = REFERENCE.joinpath(*parts)
-    if not path.is_file():
-        pytest.skip(f"reference data not available: {path}")
-    # Bytes, not text mode: universal newlines would turn CRLF into LF and move lines.
-    return path.read_bytes().decode("utf-8")
+ReadReference = Callable[..., str]
+
+
+@pytest.fixture(scope="session")
+def read_reference(reference_path: Callable[..., Path]) -> ReadReference:
+    """`read_reference(*parts)`: the text of a reference data file (skips when absent)."""
+
+    def read(*parts: str) -> str:
+        # Bytes, not text mode: universal newlines would turn CRLF into LF and move lines.
+        return reference_path(*parts).read_bytes().decode("utf-8")
+
+    return read
 
 
 def row(chunk: Chunk) -> Row:
@@ -471,15 +477,15 @@ SAMPLE_FILES = [
 ]
 
 
-def chunk_samples() -> dict[str, FileChunks]:
+def chunk_samples(read_reference: ReadReference) -> dict[str, FileChunks]:
     return {
         name: chunk_file(name, read_reference("test", "fixture", "samples", name))
         for name in SAMPLE_FILES
     }
 
 
-def test_sample_corpus_conformance_table() -> None:
-    by_file = chunk_samples()
+def test_sample_corpus_conformance_table(read_reference: ReadReference) -> None:
+    by_file = chunk_samples(read_reference)
     store_order = [row(chunk) for name in SAMPLE_FILES for chunk in by_file[name].chunks]
     assert conformance_order(store_order) == SAMPLE_TABLE
     # Store order is pre-order: inside c.c the function at line 7 precedes the struct
@@ -513,7 +519,7 @@ def test_sample_corpus_conformance_table() -> None:
     }
 
 
-def test_base_fixture_chunk_table() -> None:
+def test_base_fixture_chunk_table(read_reference: ReadReference) -> None:
     names = ["README.md", "auth.py", "payments.py"]
     results = {
         name: chunk_file(name, read_reference("test", "fixture", "base", name)) for name in names
@@ -540,7 +546,7 @@ def test_base_fixture_chunk_table() -> None:
     ],
 )
 def test_docs_corpus_markdown_is_never_heading_chunked(
-    name: str, end_line: int, expected_id: str, tokens: int
+    name: str, end_line: int, expected_id: str, tokens: int, read_reference: ReadReference
 ) -> None:
     text = read_reference("eval", "relevance", "docs-corpus", name)
     (chunk,) = chunk_file(name, text).chunks
@@ -708,7 +714,7 @@ def test_query_fast_path_finds_exactly_the_walked_nodes(
         ]
 
 
-def test_query_fast_path_on_the_reference_samples() -> None:
+def test_query_fast_path_on_the_reference_samples(read_reference: ReadReference) -> None:
     for name in SAMPLE_FILES:
         pack = pack_for_path(name)
         if pack is None:

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-
-import pytest
 
 from cce_retrieval.build import build_index
 from cce_retrieval.conformance import conformance_document
 from cce_retrieval.embedder import HashEmbedder
 from cce_retrieval.model import Chunk, Index
-
-REFERENCE = Path(__file__).parents[3] / ".." / "shared" / "reference"
 
 
 def chunk(path: str, start: int, chunk_id: str, end: int = 9) -> Chunk:
@@ -73,11 +70,11 @@ def test_empty_index_document() -> None:
     )
 
 
-def test_samples_match_the_reference_document_except_language() -> None:
-    samples = REFERENCE / "test" / "fixture" / "samples"
-    golden = REFERENCE / "conformance.json"
-    if not samples.is_dir() or not golden.is_file():
-        pytest.skip("reference samples not available")
+def test_samples_match_the_reference_document_except_language(
+    reference_path: Callable[..., Path],
+) -> None:
+    samples = reference_path("test", "fixture", "samples")
+    golden = reference_path("conformance.json")
     document = conformance_document(build_index(str(samples), HashEmbedder()).index)
     want = golden.read_text(encoding="utf-8").replace(
         '"impl_language": "rust"', '"impl_language": "python"', 1

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -29,10 +29,6 @@ from cce_retrieval.numeric import format6, score_key
 from cce_retrieval.text import ascii_lower, rust_split_whitespace
 from cce_retrieval.tokenizer import tokenize, unique_tokens
 
-FIXTURE_BASE = (
-    Path(__file__).parents[3] / ".." / "shared" / "reference" / "test" / "fixture" / "base"
-)
-
 PENALTY_CORPUS = {
     "src/auth.py": (
         "def login(user, password):\n    return check(user, password)\n\n"
@@ -52,10 +48,8 @@ def embedder() -> HashEmbedder:
 
 
 @pytest.fixture(scope="module")
-def base(embedder: HashEmbedder) -> Index:
-    if not FIXTURE_BASE.is_dir():
-        pytest.skip("reference fixture test/fixture/base is not available")
-    return build_index(str(FIXTURE_BASE), embedder).index
+def base(embedder: HashEmbedder, reference_path: Callable[..., Path]) -> Index:
+    return build_index(str(reference_path("test", "fixture", "base")), embedder).index
 
 
 @pytest.fixture(scope="module")

@@ -108,7 +108,7 @@ def test_anthropic_key_wins_over_openai_pattern() -> None:
 
 
 def test_specific_label_inside_an_assignment_is_then_generic() -> None:
-    # Step A runs first; the remaining value is not a lone placeholder, so Step B redacts it.
+    # Step A runs first; the remaining value is not a lone stand-in value, so Step B redacts it.
     text = 'api_key = "sk-' + "a" * 32 + '-tail"'
     assert redact(text) == 'api_key = "[REDACTED:SECRET]"'
     assert redact("api_key = sk-" + "a" * 32) == "api_key = [REDACTED:OPENAI_KEY]"
@@ -247,7 +247,7 @@ def test_empty_quoted_value_is_kept() -> None:
     assert redact('password = ""') == 'password = ""'
 
 
-# --- placeholders -------------------------------------------------------------------------------
+# --- stand-in values ----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -272,17 +272,17 @@ def test_empty_quoted_value_is_kept() -> None:
         "éééééééé",
     ],
 )
-def test_placeholders_are_kept(value: str) -> None:
+def test_stand_in_values_are_kept(value: str) -> None:
     text = f'password = "{value}"'
     assert redact(text) == text
 
 
 @pytest.mark.parametrize("value", ["[REDACTED:A]B]", "[REDACTED:A]tail", "aaaaaaab", "<abcdefgh"])
-def test_non_placeholders_are_redacted(value: str) -> None:
+def test_values_that_are_no_stand_in_are_redacted(value: str) -> None:
     assert redact(f"password = {value}") == "password = [REDACTED:SECRET]"
 
 
-def test_placeholder_containing_another_assignment_is_redacted() -> None:
+def test_stand_in_containing_another_assignment_is_redacted() -> None:
     assert redact("password=token=x") == "password=[REDACTED:SECRET]"
 
 

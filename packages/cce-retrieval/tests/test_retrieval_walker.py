@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -308,27 +309,22 @@ def test_read_error_counts_as_skipped(tmp_path: Path, monkeypatch: pytest.Monkey
 
 # --- reference fixtures ---------------------------------------------------------------------
 
-_REFERENCE = Path(__file__).parents[3] / ".." / "shared" / "reference"
 
-
-def _reference_dir(rel: str) -> Path:
-    directory = _REFERENCE / rel
-    if not directory.is_dir():
-        pytest.skip(f"reference data not available: {directory}")
-    return directory
-
-
-def test_reference_samples_walk_to_the_conformance_file_set() -> None:
-    samples = _reference_dir("test/fixture/samples")
-    conformance = json.loads((_REFERENCE / "conformance.json").read_text(encoding="utf-8"))
+def test_reference_samples_walk_to_the_conformance_file_set(
+    reference_path: Callable[..., Path],
+) -> None:
+    samples = reference_path("test", "fixture", "samples")
+    conformance = json.loads(reference_path("conformance.json").read_text(encoding="utf-8"))
     expected = sorted({chunk["file_path"] for chunk in conformance["chunks"]})
     result = walk(str(samples))
     assert _paths(result) == expected
     assert (result.skipped, result.sensitive_skipped, result.walk_errors) == (0, 0, 0)
 
 
-def test_reference_base_fixture_skips_its_jsonl_log() -> None:
-    base = _reference_dir("test/fixture/base")
+def test_reference_base_fixture_skips_its_jsonl_log(
+    reference_path: Callable[..., Path],
+) -> None:
+    base = reference_path("test", "fixture", "base")
     result = walk(str(base))
     assert _paths(result) == ["README.md", "auth.py", "payments.py"]
     assert result.skipped == 1

@@ -13,10 +13,12 @@ import os
 
 from cce_cli.errors import CliError
 from cce_cli.indexes import add_protection_argument, build_or_fail, print_protection_notice
-from cce_retrieval.conformance import conformance_document
-from cce_retrieval.embedder import HashEmbedder
-from cce_retrieval.protection import REFERENCE
-from cce_retrieval.store import describe_os_error
+from cce_retrieval import (
+    DEFAULT_PROTECTION,
+    HashEmbedder,
+    conformance_document,
+    describe_os_error,
+)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -27,7 +29,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default="conformance.json",
         help="output file (default: ./conformance.json)",
     )
-    add_protection_argument(parser, REFERENCE)
+    add_protection_argument(parser, DEFAULT_PROTECTION)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -20,23 +20,24 @@ from cce_cli.events import write_index_event
 from cce_cli.indexes import (
     add_protection_argument,
     build_or_fail,
+    check_remote,
     is_unreachable,
-    ollama_failure,
-    ollama_from_env,
     print_protection_notice,
 )
-from cce_retrieval.build import BuildResult
-from cce_retrieval.embedder import Embedder, HashEmbedder
-from cce_retrieval.ollama import redact_url
-from cce_retrieval.protection import REFERENCE
-from cce_retrieval.store import (
+from cce_retrieval import (
+    DEFAULT_PROTECTION,
+    BuildResult,
+    Embedder,
     StoreError,
+    ascii_lower,
     describe_os_error,
+    embedder_names,
+    embedder_spec,
+    redact_url,
     resolve_store_path,
     save_index,
     write_fingerprint,
 )
-from cce_retrieval.text import ascii_lower
 
 ALLOW_SECRETS_WARNING = (
     "warning: --allow-secrets set — secret protection is DISABLED; "
@@ -48,7 +49,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dir", nargs="?", help="directory to index")
     parser.add_argument("--store", help="store path (default: DIR/.cce/index.json)")
     parser.add_argument(
-        "--embedder", default="hash", help="hash (default) or ollama; anything else means hash"
+        "--embedder",
+        default="hash",
+        help=f"one of {', '.join(embedder_names())} (default hash); any other name means hash",
     )
     parser.add_argument("--no-metrics", action="store_true", help="do not append to metrics.jsonl")
     parser.add_argument(
@@ -56,28 +59,36 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="disable secret protection (sensitive files indexed, secrets kept verbatim)",
     )
-    add_protection_argument(parser, REFERENCE)
+    add_protection_argument(parser, DEFAULT_PROTECTION)
 
 
 def select_embedder(name: str) -> Embedder:
-    """Case-insensitive `ollama` selects Ollama (health-checked); any other name is hash."""
-    if ascii_lower(name) != "ollama":
-        return HashEmbedder()
-    ollama = ollama_from_env()
-    url = redact_url(ollama.base_url)
-    failure = ollama_failure(ollama)
+    """A registered embedder by case-insensitive name (any other name is hash).
+
+    An embedder that talks to a server is checked first (its URL, then a health request)
+    and announced on stderr, its URL's credentials redacted. A server that does not
+    answer is "unreachable", as in the reference; any other failure keeps its cause.
+    """
+    spec = embedder_spec(ascii_lower(name), fallback=True)
+    embedder = spec.factory(None, None)
+    if not spec.remote:
+        return embedder
+    url = redact_url(str(getattr(embedder, "base_url", "")))
+    failure = check_remote(embedder)
+    server = "Ollama" if spec.name == "ollama" else f"the {spec.name} server"
     if failure is not None and is_unreachable(failure):
         raise CliError(
-            f"ollama embedder selected but Ollama is unreachable at {url}; "
-            "start Ollama or index with the default hash embedder"
+            f"{spec.name} embedder selected but {server} is unreachable at {url}; "
+            f"start {server} or index with the default hash embedder"
         )
     if failure is not None:
         raise CliError(
-            f"ollama embedder selected but the Ollama health check at {url} failed "
+            f"{spec.name} embedder selected but the {server} health check at {url} failed "
             f"({failure}); fix the server or index with the default hash embedder"
         )
-    print(f"using ollama embedder ({ollama.model} @ {url})", file=sys.stderr)
-    return ollama
+    model = getattr(embedder, "model", "")
+    print(f"using {spec.name} embedder ({model} @ {url})", file=sys.stderr)
+    return embedder
 
 
 def summary_lines(directory: str, store_path: str, result: BuildResult, elapsed: float) -> str:
@@ -114,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     if not os.path.isdir(directory):
         raise CliError(f"not a directory: {directory}")
     protection: str = args.protection
-    if args.allow_secrets and protection != REFERENCE:
+    if args.allow_secrets and protection != DEFAULT_PROTECTION:
         raise CliError("--allow-secrets and --protection strict contradict each other", 2)
     store_path = resolve_store_path(args.store, directory)
     embedder = select_embedder(args.embedder)

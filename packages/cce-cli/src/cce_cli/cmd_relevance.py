@@ -26,11 +26,14 @@ from cce_cli.indexes import (
 )
 from cce_cli.output import write_stdout
 from cce_fixtures import FixtureError, FixtureSet, decode_fixture_bytes, parse_fixtures
-from cce_retrieval.embedder import EmbedError, HashEmbedder
-from cce_retrieval.hybrid import QueryEmbedder
-from cce_retrieval.model import Index
-from cce_retrieval.protection import REFERENCE
-from cce_retrieval.store import describe_os_error
+from cce_retrieval import (
+    DEFAULT_PROTECTION,
+    EmbedError,
+    HashEmbedder,
+    Index,
+    QueryEmbedder,
+    describe_os_error,
+)
 
 __all__ = ["configure", "corpus_path", "run", "rust_join", "rust_parent"]
 
@@ -79,7 +82,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action=_SetOnce,
         help="compare exactly two backends with per-query deltas and a paired t-test",
     )
-    parser.add_argument("--json", action="store_true", help="emit the JSON report")
+    formats = parser.add_mutually_exclusive_group()
+    formats.add_argument(
+        "--format",
+        choices=tuple(render.RENDERERS),
+        default=None,
+        help="output format: "
+        + "; ".join(f"{item.name}: {item.help}" for item in render.RENDERERS.values()),
+    )
+    formats.add_argument(
+        "--json",
+        dest="format",
+        action="store_const",
+        const="json",
+        help="emit the JSON report (same as --format json)",
+    )
     add_protection_argument(parser, None)
 
 
@@ -164,7 +181,9 @@ def _build_corpus(args: argparse.Namespace, fixture_set: FixtureSet) -> tuple[In
         raise CliError('no corpus: pass --dir <corpus> or declare "corpus" in the fixture header')
     if not os.path.isdir(display):
         raise CliError(f"corpus {display} is not a directory")
-    result = build_or_fail(display, HashEmbedder(), protection=args.protection or REFERENCE)
+    result = build_or_fail(
+        display, HashEmbedder(), protection=args.protection or DEFAULT_PROTECTION
+    )
     print_protection_notice(result)
     return result.index, display
 
@@ -203,5 +222,6 @@ def run(args: argparse.Namespace) -> int:
     reports = harness.evaluate(index, embedder, fixture_set, backends)
     comparison = harness.compare_reports(reports[0], reports[1]) if args.compare else None
     summary = render.RunSummary(display, index.embedder, reports, comparison)
-    write_stdout(render.render_json(summary) if args.json else render.render_human(summary))
+    renderer = render.RENDERERS[args.format or next(iter(render.RENDERERS))]
+    write_stdout(renderer.render(summary))
     return 0

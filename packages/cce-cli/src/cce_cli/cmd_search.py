@@ -22,12 +22,15 @@ from cce_cli.events import append_event
 from cce_cli.indexes import is_unreachable, open_store
 from cce_cli.output import write_stdout
 from cce_metrics import estimate_tokens, seq_sum
-from cce_retrieval.embedder import EmbedError
-from cce_retrieval.hybrid import search
-from cce_retrieval.model import Index, SearchResult
-from cce_retrieval.numeric import format6
-from cce_retrieval.store import resolve_store_path
-from cce_retrieval.text import rust_trim
+from cce_retrieval import (
+    EmbedError,
+    Index,
+    SearchResult,
+    format6,
+    resolve_store_path,
+    rust_trim,
+    search,
+)
 
 DEFAULT_TOP_K = 10
 LOW_CONFIDENCE_THRESHOLD = 0.30

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from json.encoder import encode_basestring
 from typing import Final
 
-from cce_retrieval.store import describe_os_error, format_json_float
+from cce_retrieval import describe_os_error, format_json_float
 
 METRICS_SCHEMA: Final = "cce.metrics/v1"
 METRICS_FILE_NAME: Final = "metrics.jsonl"

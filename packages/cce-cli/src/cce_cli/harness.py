@@ -15,15 +15,17 @@ embedded once and reused by the vector and hybrid backends.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Final
 
 import attrs
 
 from cce_fixtures import Anchor, Case, FixtureSet
 from cce_metrics import (
+    METRICS,
     LineWeights,
     MacroAverages,
+    Metric,
     QueryScore,
     Span,
     TokenAverages,
@@ -32,11 +34,18 @@ from cce_metrics import (
     score_tokens,
     token_average,
 )
-from cce_retrieval import hybrid
-from cce_retrieval.hybrid import QueryEmbedder
-from cce_retrieval.model import Index, SearchResult
-from cce_retrieval.text import rust_trim
-from cce_stats import PairedTTest, paired_t_test
+from cce_retrieval import (
+    Backend,
+    BackendConfigError,
+    Index,
+    Query,
+    QueryEmbedder,
+    SearchResult,
+    backend_names,
+    create_backend,
+    rust_trim,
+)
+from cce_stats import PairedTest, PairedTestResult, paired_test
 
 __all__ = [
     "BACKEND_NAMES",
@@ -57,16 +66,11 @@ __all__ = [
 ]
 
 BACKEND_NAMES: Final = ("bm25", "vector", "hybrid")
+"""The reference's backends: what runs when no backend is chosen (harness spec §2.5).
+Every name `cce_retrieval.backend_names()` lists can be chosen."""
 
-MetricAccessor = Callable[[MacroAverages | QueryScore], float]
-
-# (human label, JSON key, accessor) in the fixed order of harness spec §6.1.
-COMPARED_METRICS: Final[tuple[tuple[str, str, MetricAccessor], ...]] = (
-    ("P@k", "precision_at_k", lambda score: score.precision_at_k),
-    ("recall", "recall", lambda score: score.recall),
-    ("MRR", "mrr", lambda score: score.mrr),
-    ("F1", "f1", lambda score: score.f1),
-)
+COMPARED_METRICS: Final[tuple[Metric, ...]] = METRICS.defaults()
+"""The metrics `--compare` tests, in the fixed report order (harness spec §6.1)."""
 
 
 class BackendError(ValueError):
@@ -76,53 +80,38 @@ class BackendError(ValueError):
 def parse_backends(text: str) -> tuple[str, ...]:
     """Backend names from a comma list: trimmed, blanks skipped, first occurrence kept.
 
-    Raises BackendError for an unknown name or when no name is left (spec §2.5).
+    Raises BackendError for an unknown name or when no name is left (spec §2.5); the
+    valid names come from the backend registry.
     """
+    known = backend_names()
     chosen: list[str] = []
     for part in text.split(","):
         name = rust_trim(part)
         if not name:
             continue
-        if name not in BACKEND_NAMES:
-            raise BackendError(f"unknown backend {name!r}; expected one of bm25, vector, hybrid")
+        if name not in known:
+            raise BackendError(f"unknown backend {name!r}; expected one of {', '.join(known)}")
         if name not in chosen:
             chosen.append(name)
     if not chosen:
-        raise BackendError("--backend needs at least one of bm25, vector, hybrid")
+        raise BackendError(f"--backend needs at least one of {', '.join(known)}")
     return tuple(chosen)
 
 
-@attrs.frozen(slots=True)
-class Query:
-    """One search to run: the text plus its query vector, embedded at most once."""
-
-    text: str
-    _embedder: QueryEmbedder
-    _vector: list[Sequence[float]] = attrs.field(factory=list, init=False, eq=False)
-
-    def vector(self) -> Sequence[float]:
-        """The query embedding; computed on first use, then shared by every backend."""
-        if not self._vector:
-            self._vector.append(self._embedder.embed(self.text))
-        return self._vector[0]
+def _backend(name: str) -> Backend:
+    try:
+        return create_backend(name)
+    except BackendConfigError as error:
+        raise BackendError(str(error)) from None
 
 
 def run_backend(index: Index, backend: str, query: Query, k: int) -> list[SearchResult]:
-    """Results of one backend for one query, at most `k` of them (harness spec §3).
+    """Results of one registered backend for one query, at most `k` of them (spec §3).
 
-    A blank query or an empty index returns no results on every backend. Hybrid is the
-    exact `cce search` pipeline with graph expansion on; expansion may append chunks
-    after the top k, so its list is cut back to `k`.
+    A blank query or an empty index returns no results on every backend; hybrid is the
+    exact `cce search` pipeline with graph expansion on, cut back to `k`.
     """
-    if not rust_trim(query.text) or not index.chunks:
-        return []
-    if backend == "bm25":
-        return hybrid.bm25_only_search(index, query.text, k)
-    if backend == "vector":
-        return hybrid.vector_search(index, query.vector(), k)
-    if backend == "hybrid":
-        return hybrid.search_with_vector(index, query.vector(), query.text, k, True)[:k]
-    raise BackendError(f"unknown backend {backend!r}; expected one of bm25, vector, hybrid")
+    return _backend(backend).search(index, query, k)[:k]
 
 
 def judge(results: Sequence[SearchResult], anchors: Sequence[Anchor]) -> list[list[bool]]:
@@ -164,6 +153,8 @@ class CaseReport:
     id: str
     k: int
     score: QueryScore
+    results: tuple[SearchResult, ...] = attrs.field(default=(), eq=False, repr=False)
+    """The ranked results the score was computed from (for `--results`)."""
 
 
 @attrs.frozen(slots=True)
@@ -184,14 +175,13 @@ def evaluate_backend(
     weights: LineWeights,
 ) -> BackendReport:
     """Run every case (fixture order) on one backend and aggregate (spec §4.2)."""
-    reports = tuple(
-        CaseReport(
-            case.id, case.k, score_case(case, run_backend(index, backend, query, case.k), weights)
-        )
-        for case, query in zip(cases, queries, strict=True)
-    )
+    runner = _backend(backend)
+    reports: list[CaseReport] = []
+    for case, query in zip(cases, queries, strict=True):
+        results = tuple(runner.search(index, query, case.k)[: case.k])
+        reports.append(CaseReport(case.id, case.k, score_case(case, results, weights), results))
     scores = [report.score for report in reports]
-    return BackendReport(backend, reports, macro_average(scores), token_average(scores))
+    return BackendReport(backend, tuple(reports), macro_average(scores), token_average(scores))
 
 
 def evaluate(
@@ -210,46 +200,66 @@ def evaluate(
 
 @attrs.frozen(slots=True)
 class MetricComparison:
-    """One metric of B against A: per-case deltas (B − A), their paired t-test, and the
-    difference of the two aggregate means (what the human `mean` row prints)."""
+    """One metric of B against A: per-case deltas (B − A), the paired test's result on
+    them, and the difference of the two aggregate means (what the human `mean` row
+    prints)."""
 
-    label: str
-    key: str
+    metric: Metric
     deltas: tuple[float, ...]
     aggregate_delta: float
-    test: PairedTTest
+    result: PairedTestResult
+
+    @property
+    def label(self) -> str:
+        return self.metric.label
+
+    @property
+    def key(self) -> str:
+        return self.metric.key
 
 
 @attrs.frozen(slots=True)
 class Comparison:
-    """Backend B against backend A, case by case, one paired t-test per metric (§6.1)."""
+    """Backend B against backend A, case by case, one paired test per metric (§6.1)."""
 
     a: str
     b: str
     case_ids: tuple[str, ...]
     metrics: tuple[MetricComparison, ...]
+    test: str = "t"
 
 
 def _compare_metric(
-    label: str, key: str, metric: MetricAccessor, a: BackendReport, b: BackendReport
+    metric: Metric, a: BackendReport, b: BackendReport, test: PairedTest
 ) -> MetricComparison:
     deltas = tuple(
-        metric(right.score) - metric(left.score)
+        right.score.values[metric.key] - left.score.values[metric.key]
         for left, right in zip(a.cases, b.cases, strict=True)
     )
     # The aggregate difference and the mean of the per-case deltas agree to 6 decimals
     # in practice but are computed differently; the reference prints both.
-    aggregate = metric(b.averages) - metric(a.averages)
-    return MetricComparison(label, key, deltas, aggregate, paired_t_test(deltas))
+    aggregate = b.averages.value(metric.key) - a.averages.value(metric.key)
+    return MetricComparison(metric, deltas, aggregate, test.run(deltas))
 
 
-def compare_reports(a: BackendReport, b: BackendReport) -> Comparison:
-    """Pair the two reports case by case and test each metric's deltas B − A."""
+def compare_reports(
+    a: BackendReport,
+    b: BackendReport,
+    metrics: Sequence[Metric] = COMPARED_METRICS,
+    test: str = "t",
+) -> Comparison:
+    """Pair the two reports case by case and test each metric's deltas B − A.
+
+    `test` names a paired test of `cce_stats.PAIRED_TESTS` (the reference's t-test by
+    default); ValueError for an unknown name or mismatched case lists.
+    """
     if len(a.cases) != len(b.cases):
         raise ValueError(f"cannot pair {len(a.cases)} cases with {len(b.cases)}")
+    paired = paired_test(test)
     return Comparison(
         a.backend,
         b.backend,
         tuple(case.id for case in a.cases),
-        tuple(_compare_metric(label, key, metric, a, b) for label, key, metric in COMPARED_METRICS),
+        tuple(_compare_metric(metric, a, b, paired) for metric in metrics),
+        paired.name,
     )

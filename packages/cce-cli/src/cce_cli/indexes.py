@@ -17,13 +17,25 @@ import sys
 from collections.abc import Callable
 
 from cce_cli.errors import CliError
-from cce_retrieval.build import BuildError, BuildResult, build_index
-from cce_retrieval.embedder import Embedder, EmbedError, HashEmbedder
-from cce_retrieval.hybrid import QueryEmbedder
-from cce_retrieval.model import Index
-from cce_retrieval.ollama import OllamaConfigError, OllamaEmbedder, OllamaUnreachable, redact_url
-from cce_retrieval.protection import PROTECTIONS, REFERENCE
-from cce_retrieval.store import StoreError, load_index
+from cce_retrieval import (
+    DEFAULT_PROTECTION,
+    PROTECTIONS,
+    BuildError,
+    BuildResult,
+    Embedder,
+    EmbeddingSpaceError,
+    EmbedError,
+    Index,
+    OllamaConfigError,
+    OllamaUnreachable,
+    QueryEmbedder,
+    StoreError,
+    build_index,
+    embedder_spec,
+    load_index,
+    query_embedder,
+    redact_url,
+)
 
 
 def add_protection_argument(parser: argparse.ArgumentParser, default: str | None) -> None:
@@ -39,7 +51,7 @@ def add_protection_argument(parser: argparse.ArgumentParser, default: str | None
 
 
 def build_or_fail(
-    directory: str, embedder: Embedder, protect: bool = True, protection: str = REFERENCE
+    directory: str, embedder: Embedder, protect: bool = True, protection: str = DEFAULT_PROTECTION
 ) -> BuildResult:
     """`build_index`, with a build failure (e.g. an embedder error) as a `CliError`."""
     try:
@@ -50,7 +62,9 @@ def build_or_fail(
 
 def protection_notice(result: BuildResult) -> str | None:
     """Under reference protection, the one line saying what strict protection would add."""
-    if result.protection != REFERENCE or not (result.strict_redactions or result.strict_skips):
+    if result.protection != DEFAULT_PROTECTION or not (
+        result.strict_redactions or result.strict_skips
+    ):
         return None
     return (
         f"warning: --protection strict would also redact {result.strict_redactions} "
@@ -70,22 +84,28 @@ Refusal = Callable[[str, EmbedError | None], str]
 nothing answered) → the command's error message."""
 
 
-def ollama_from_env() -> OllamaEmbedder:
-    """The Ollama embedder `CCE_OLLAMA_URL`/`CCE_OLLAMA_MODEL` describe; a bad URL is a CliError."""
-    ollama = OllamaEmbedder.from_env()
-    try:
-        ollama.check_url()
-    except OllamaConfigError as err:
-        raise CliError(str(err)) from None
-    return ollama
+def check_remote(embedder: object) -> EmbedError | None:
+    """Why a server-backed embedder cannot be used, or None when it answered correctly.
 
-
-def ollama_failure(ollama: OllamaEmbedder) -> EmbedError | None:
-    """Why the health check failed, or None when Ollama answered it correctly."""
-    try:
-        ollama.check_health()
-    except EmbedError as err:
-        return err
+    A malformed base URL (`check_url`) is a CliError of its own; then the health check:
+    `check_health` when the embedder has one (it raises with the cause), else `healthy`.
+    """
+    check_url = getattr(embedder, "check_url", None)
+    if callable(check_url):
+        try:
+            check_url()
+        except OllamaConfigError as err:
+            raise CliError(str(err)) from None
+    check_health = getattr(embedder, "check_health", None)
+    if callable(check_health):
+        try:
+            check_health()
+        except EmbedError as err:
+            return err
+        return None
+    healthy = getattr(embedder, "healthy", None)
+    if callable(healthy) and not healthy():
+        return OllamaUnreachable("no answer to the health check")
     return None
 
 
@@ -94,21 +114,32 @@ def is_unreachable(failure: EmbedError | None) -> bool:
     return failure is None or isinstance(failure, OllamaUnreachable)
 
 
+def remote_problem(base_url: str, failure: EmbedError | None) -> str:
+    """ "Ollama is unreachable at URL", or the failed health check with its cause."""
+    if is_unreachable(failure):
+        return f"Ollama is unreachable at {base_url}"
+    return f"the Ollama health check at {base_url} failed ({failure})"
+
+
 def open_store(path: str, refusal: Refusal) -> tuple[Index, QueryEmbedder]:
     """Load the store at `path` and the query embedder its recorded name calls for.
 
-    Only the exact name `ollama` selects Ollama, health-checked first; when it does not
-    answer, `refusal(redacted base URL, failure)` is the error message. Any other name
-    means hash.
+    The exact recorded name selects a registered embedder (an unknown name means hash);
+    one that talks to a server is checked first (`check_remote`), and when that fails,
+    `refusal(redacted base URL, failure)` is the error message. A store that records a
+    model is queried with that model; another one is refused (never mixing embedding
+    spaces).
     """
     try:
         index = load_index(path)
     except StoreError as err:
         raise CliError(str(err)) from None
-    if index.embedder != "ollama":
-        return index, HashEmbedder()
-    ollama = ollama_from_env()
-    failure = ollama_failure(ollama)
-    if failure is not None:
-        raise CliError(refusal(redact_url(ollama.base_url), failure))
-    return index, ollama
+    try:
+        embedder = query_embedder(index)
+    except EmbeddingSpaceError as err:
+        raise CliError(str(err)) from None
+    if embedder_spec(index.embedder, fallback=True).remote:
+        failure = check_remote(embedder)
+        if failure is not None:
+            raise CliError(refusal(redact_url(str(getattr(embedder, "base_url", ""))), failure))
+    return index, embedder

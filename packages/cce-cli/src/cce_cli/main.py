@@ -1,7 +1,7 @@
 """The `cce` command: argument parsing and dispatch to one module per subcommand.
 
 Why it exists: each subcommand lives in its own module (`cmd_index`, `cmd_search`,
-`cmd_conformance`, `cmd_relevance`) exposing `configure(parser)` and `run(args) -> int`;
+`cmd_conformance`, `cmd_relevance`, `cmd_diff`) exposing `configure(parser)` and `run(args) -> int`;
 this module wires them into one argparse tree and owns the error contract: a
 `CliError` becomes `error: <message>` on stderr with its exit status, usage errors
 exit 2 (argparse), and stdout stays empty on error.
@@ -12,28 +12,46 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
-from cce_cli import cmd_conformance, cmd_index, cmd_relevance, cmd_search
+from cce_cli import (
+    cmd_check,
+    cmd_conformance,
+    cmd_diff,
+    cmd_index,
+    cmd_pool,
+    cmd_queries,
+    cmd_relevance,
+    cmd_search,
+)
 from cce_cli.errors import CliError
 
 Configure = Callable[[argparse.ArgumentParser], None]
 Run = Callable[[argparse.Namespace], int]
 
-COMMANDS: tuple[tuple[str, Configure, Run, str], ...] = (
-    ("index", cmd_index.configure, cmd_index.run, "index a directory into a persisted store"),
-    ("search", cmd_search.configure, cmd_search.run, "search a persisted store"),
-    (
-        "conformance",
-        cmd_conformance.configure,
-        cmd_conformance.run,
-        "write the cross-implementation chunk table",
-    ),
-    (
-        "relevance",
-        cmd_relevance.configure,
-        cmd_relevance.run,
-        "score retrieval against labeled fixtures",
-    ),
+
+class Command(Protocol):
+    """What a subcommand module offers: its arguments and its run function."""
+
+    def configure(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def run(self, args: argparse.Namespace) -> int: ...
+
+
+# One line per subcommand, in the order `cce --help` lists them.
+SUBCOMMANDS: tuple[tuple[str, Command, str], ...] = (
+    ("index", cmd_index, "index a directory into a persisted store"),
+    ("search", cmd_search, "search a persisted store"),
+    ("conformance", cmd_conformance, "write the cross-implementation chunk table"),
+    ("relevance", cmd_relevance, "score retrieval against labeled fixtures"),
+    ("diff", cmd_diff, "compare two saved relevance reports query by query, with a pass/fail gate"),
+    ("check", cmd_check, "find fixture anchors that match nothing"),
+    ("queries", cmd_queries, "list the distinct queries of metrics.jsonl event logs"),
+    ("pool", cmd_pool, "pool several backends' results for judging, or apply judgments"),
+)
+
+COMMANDS: tuple[tuple[str, Configure, Run, str], ...] = tuple(
+    (name, module.configure, module.run, help_text) for name, module, help_text in SUBCOMMANDS
 )
 
 

@@ -3,7 +3,8 @@
 Why it exists: labelled relevance fixtures are shared between the `cce relevance`
 harness, other evaluation tools and a pre-commit hook, and all of them must read a
 fixture exactly as the Rust reference does. This package owns that contract - the
-anchor grammar and matching, case parsing with line-numbered errors, and the
+anchor grammar and matching, case parsing with line-numbered errors, the checks
+for what the contract allows but an author rarely means, and the
 `cce-fixtures validate` command - and depends on nothing else of ours.
 """
 
@@ -19,6 +20,12 @@ from cce_fixtures.fixtures import (
     fixture_converter,
     parse_fixtures,
 )
+from cce_fixtures.lint import (
+    Finding,
+    is_absolute_anchor_path,
+    lint_fixtures,
+    normalised_anchor_path,
+)
 
 __all__ = [
     "DEFAULT_K",
@@ -26,11 +33,15 @@ __all__ = [
     "Anchor",
     "AnchorError",
     "Case",
+    "Finding",
     "FixtureError",
     "FixtureSet",
     "SearchHit",
     "decode_fixture_bytes",
     "find_problems",
     "fixture_converter",
+    "is_absolute_anchor_path",
+    "lint_fixtures",
+    "normalised_anchor_path",
     "parse_fixtures",
 ]

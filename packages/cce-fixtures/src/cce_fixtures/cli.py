@@ -10,8 +10,13 @@ prints one line per problem on stdout:
     FILE: message          a problem of the whole file: unreadable, not UTF-8, or
                            no query cases (no line 0 - editors would jump nowhere)
 
-Valid files print nothing. Exit status: 0 when every file is valid, 1 when any is
-not, 2 on usage errors (argparse).
+Beyond the contract, `cce_fixtures.lint` adds errors the reference does not detect
+(duplicate ids, a header `corpus` that is not a path) and warnings for what is valid
+but almost certainly not meant (a key one typo away from a field, an anchor path the
+index never records); warnings print as `FILE:LINE: warning: message`.
+
+Valid files print nothing. Exit status: 0 when no file has an error (warnings alone
+pass, unless `--strict`), 1 otherwise, 2 on usage errors (argparse).
 """
 
 from __future__ import annotations
@@ -22,8 +27,9 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from cce_fixtures.fixtures import FixtureError, decode_fixture_bytes, find_problems
+from cce_fixtures.lint import Finding, lint_fixtures
 
-__all__ = ["file_problems", "main", "validate_files"]
+__all__ = ["file_findings", "file_problems", "main", "validate_files"]
 
 
 def _read_problem(error: OSError) -> str:
@@ -31,24 +37,41 @@ def _read_problem(error: OSError) -> str:
     return f"could not read fixtures: {reason}"
 
 
-def _format_problem(path: str, problem: FixtureError) -> str:
-    if problem.line is None:
-        return f"{path}: {problem.detail}"
-    return f"{path}:{problem.line}: {problem.detail}"
+def _as_finding(problem: FixtureError) -> Finding:
+    return Finding(problem.line, "error", problem.detail)
 
 
-def file_problems(path: str) -> list[str]:
-    """Every problem of the fixture file at `path`, formatted as the command prints it."""
+def _format_finding(path: str, finding: Finding) -> str:
+    prefix = path if finding.line is None else f"{path}:{finding.line}"
+    label = "warning: " if finding.severity == "warning" else ""
+    return f"{prefix}: {label}{finding.message}"
+
+
+def file_findings(path: str) -> list[Finding]:
+    """Every error and warning of the fixture file at `path`, in line order.
+
+    Contract problems come first on their line; file-level ones (unreadable, no cases)
+    come last, as `find_problems` orders them.
+    """
     try:
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError as error:
-        return [f"{path}: {_read_problem(error)}"]
+        return [Finding(None, "error", _read_problem(error))]
     try:
         text = decode_fixture_bytes(data)
     except UnicodeDecodeError as error:
-        return [f"{path}: could not read fixtures: invalid UTF-8 at byte offset {error.start}"]
-    return [_format_problem(path, problem) for problem in find_problems(text)]
+        message = f"could not read fixtures: invalid UTF-8 at byte offset {error.start}"
+        return [Finding(None, "error", message)]
+    findings = [_as_finding(problem) for problem in find_problems(text)]
+    findings.extend(lint_fixtures(text))
+    last = float("inf")
+    return sorted(findings, key=lambda finding: last if finding.line is None else finding.line)
+
+
+def file_problems(path: str) -> list[str]:
+    """Every finding of the fixture file at `path`, formatted as the command prints it."""
+    return [_format_finding(path, finding) for finding in file_findings(path)]
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -66,16 +89,23 @@ def _build_parser() -> argparse.ArgumentParser:
         ),
     )
     validate.add_argument("files", nargs="+", metavar="FILE", help="fixture file (NDJSON)")
+    validate.add_argument(
+        "--strict", action="store_true", help="fail (exit 1) on warnings as well as errors"
+    )
     return parser
 
 
-def validate_files(paths: Sequence[str], out: TextIO) -> int:
-    """Print every problem of every file to `out`; 0 when all are valid, else 1."""
+def validate_files(paths: Sequence[str], out: TextIO, *, strict: bool = False) -> int:
+    """Print every finding of every file to `out`; 1 when any is an error, else 0.
+
+    With `strict`, warnings fail too.
+    """
     status = 0
     for path in paths:
-        for line in file_problems(path):
-            print(line, file=out)
-            status = 1
+        for finding in file_findings(path):
+            print(_format_finding(path, finding), file=out)
+            if strict or finding.severity == "error":
+                status = 1
     return status
 
 
@@ -83,4 +113,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `cce-fixtures` script; returns the exit status."""
     arguments = _build_parser().parse_args(argv)
     # Only one subcommand today; argparse has already rejected anything else.
-    return validate_files(arguments.files, sys.stdout)
+    return validate_files(arguments.files, sys.stdout, strict=arguments.strict)

@@ -270,9 +270,28 @@ def _scan_line(line: str, number: int, state: _ScanState) -> None:
     state.cases.append(case)
 
 
+_BOM = "\ufeff"
+
+
+def _bom_problem(number: int) -> FixtureError:
+    # serde rejects a byte-order mark as invalid JSON; say what to do about it.
+    if number == 1:
+        detail = "file starts with a UTF-8 byte-order mark; save it without BOM"
+    else:
+        detail = "line starts with a byte-order mark (U+FEFF); delete it"
+    return FixtureError(f"invalid JSON: {detail}", number)
+
+
 def _scan(text: str, state: _ScanState) -> Iterator[FixtureError]:
-    """Yield every problem in line order, then the set-level one; fill `state`."""
+    """Yield every problem in line order, then the set-level one; fill `state`.
+
+    A line that starts with a byte-order mark is reported, then judged without it,
+    so the validator also lists what would be wrong once the mark is gone.
+    """
     for number, line in enumerate(rust_lines(text), start=1):
+        if line.startswith(_BOM):
+            yield _bom_problem(number)
+            line = line[len(_BOM) :]
         try:
             _scan_line(line, number, state)
         except FixtureError as problem:

@@ -2,31 +2,132 @@
 
 Why it exists: precision@k, recall, MRR and F1 have several textbook variants; the
 reference engine picked specific ones (precision divides by k even when fewer results
-came back, recall counts matched anchors rather than relevant results). This module
-owns those definitions. It takes a boolean judgment matrix, so it knows nothing of
+came back, recall counts matched anchors rather than relevant results). Their
+definitions are declared in `cce_metrics.registry`; this module owns the per-query
+score record (`QueryScore`, looked up by metric key) and `score_query`, which scores
+every registered metric. It takes a boolean judgment matrix, so it knows nothing of
 anchors, fixtures or retrieval and any eval tool can feed it its own judgments.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 
-import attrs
-
+from cce_metrics.registry import METRICS, TOKEN_METRICS, Judgment, judgment
 from cce_metrics.spans import TokenScore
 
 
-@attrs.frozen(slots=True)
 class QueryScore:
-    """Every metric of one query; `tokens` is None when the query has no ranged anchor."""
+    """Every metric of one query, looked up by report key; `tokens` is None when the
+    query has no ranged anchor.
 
-    precision_at_k: float
-    recall: float
-    mrr: float
-    f1: float
+    `values` maps each chunk-level metric's key (`METRICS`) to its score; the reference
+    four are also attributes (`precision_at_k`, `recall`, `mrr`, `f1`). `value(key)`
+    reads either group: a token metric's key gives its token score, or None.
+    Immutable; equal when every field is.
+    """
+
+    __slots__ = ("first_relevant_rank", "relevant_retrieved", "tokens", "values")
+
+    values: Mapping[str, float]
     first_relevant_rank: int | None
     relevant_retrieved: int
-    tokens: TokenScore | None = None
+    tokens: TokenScore | None
+
+    def __init__(
+        self,
+        precision_at_k: float,
+        recall: float,
+        mrr: float,
+        f1: float,
+        first_relevant_rank: int | None,
+        relevant_retrieved: int,
+        tokens: TokenScore | None = None,
+        *,
+        extra: Mapping[str, float] | None = None,
+    ) -> None:
+        values = {"precision_at_k": precision_at_k, "recall": recall, "mrr": mrr, "f1": f1}
+        if extra:
+            values.update(extra)
+        object.__setattr__(self, "values", MappingProxyType(values))
+        object.__setattr__(self, "first_relevant_rank", first_relevant_rank)
+        object.__setattr__(self, "relevant_retrieved", relevant_retrieved)
+        object.__setattr__(self, "tokens", tokens)
+
+    @classmethod
+    def from_judgment(cls, judged: Judgment) -> QueryScore:
+        """Score every registered chunk-level metric on one judgment, in registry order."""
+        values: dict[str, float] = {}
+        for item in METRICS:
+            value = item.score(judged)
+            if value is None:
+                raise ValueError(f"metric {item.name!r} is undefined for this query")
+            values[item.key] = value
+        score = cls.__new__(cls)
+        object.__setattr__(score, "values", MappingProxyType(values))
+        object.__setattr__(score, "first_relevant_rank", judged.first_relevant_rank)
+        object.__setattr__(score, "relevant_retrieved", judged.relevant_retrieved)
+        object.__setattr__(score, "tokens", judged.tokens)
+        return score
+
+    def value(self, key: str) -> float | None:
+        """The score keyed `key` (either group); None for an undefined token metric."""
+        found = self.values.get(key)
+        if found is not None:
+            return found
+        if key in TOKEN_METRICS:
+            if self.tokens is None:
+                return None
+            # A token metric's report key names its TokenScore field.
+            return float(getattr(self.tokens, TOKEN_METRICS.get(key).report_key))
+        raise KeyError(key)
+
+    @property
+    def precision_at_k(self) -> float:
+        return self.values["precision_at_k"]
+
+    @property
+    def recall(self) -> float:
+        return self.values["recall"]
+
+    @property
+    def mrr(self) -> float:
+        return self.values["mrr"]
+
+    @property
+    def f1(self) -> float:
+        return self.values["f1"]
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"QueryScore is immutable; cannot set {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, QueryScore):
+            return NotImplemented
+        return (
+            dict(self.values) == dict(other.values)
+            and self.first_relevant_rank == other.first_relevant_rank
+            and self.relevant_retrieved == other.relevant_retrieved
+            and self.tokens == other.tokens
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                tuple(self.values.items()),
+                self.first_relevant_rank,
+                self.relevant_retrieved,
+                self.tokens,
+            )
+        )
+
+    def __repr__(self) -> str:
+        scores = ", ".join(f"{key}={value!r}" for key, value in self.values.items())
+        return (
+            f"QueryScore({scores}, first_relevant_rank={self.first_relevant_rank!r}, "
+            f"relevant_retrieved={self.relevant_retrieved!r}, tokens={self.tokens!r})"
+        )
 
 
 def score_query(
@@ -47,40 +148,9 @@ def score_query(
     - MRR = 1 / rank of the first relevant result, or 0.0;
     - F1 = 2·P·R / (P + R), or 0.0 when P + R is 0.
 
-    `tokens` (from `score_tokens`) is carried through unchanged. Raises ValueError when
-    `k < 1`, `n_anchors < 0` or a row's length differs from `n_anchors`.
+    Every other registered metric (`METRICS`) is scored too. `tokens` (from
+    `score_tokens`) is carried through unchanged. Raises ValueError when `k < 1`,
+    `n_anchors < 0` or a row's length differs from `n_anchors`. For secondary anchors
+    and graded gains, build a `judgment(...)` and use `QueryScore.from_judgment`.
     """
-    if k < 1:
-        raise ValueError(f"k must be a positive integer, got {k}")
-    if n_anchors < 0:
-        raise ValueError(f"n_anchors must not be negative, got {n_anchors}")
-    anchor_matched = [False] * n_anchors
-    relevant_retrieved = 0
-    first_relevant_rank: int | None = None
-    for rank, row in enumerate(matches[:k], start=1):
-        if len(row) != n_anchors:
-            raise ValueError(f"result {rank} has {len(row)} judgments, expected {n_anchors}")
-        relevant = False
-        for anchor, matched in enumerate(row):
-            if matched:
-                relevant = True
-                anchor_matched[anchor] = True
-        if relevant:
-            relevant_retrieved += 1
-            if first_relevant_rank is None:
-                first_relevant_rank = rank
-    matched_anchors = anchor_matched.count(True)
-    precision = relevant_retrieved / k
-    recall = 0.0 if n_anchors == 0 else matched_anchors / n_anchors
-    mrr = 0.0 if first_relevant_rank is None else 1.0 / first_relevant_rank
-    # Same operation order as the reference: (2·P)·R, then the division.
-    f1 = 2.0 * precision * recall / (precision + recall) if precision + recall > 0.0 else 0.0
-    return QueryScore(
-        precision_at_k=precision,
-        recall=recall,
-        mrr=mrr,
-        f1=f1,
-        first_relevant_rank=first_relevant_rank,
-        relevant_retrieved=relevant_retrieved,
-        tokens=tokens,
-    )
+    return QueryScore.from_judgment(judgment(matches, n_anchors, k, tokens=tokens))

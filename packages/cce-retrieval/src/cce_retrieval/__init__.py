@@ -1,1 +1,132 @@
-"""cce-retrieval (placeholder; filled in by its issue)."""
+"""cce-retrieval: code retrieval byte-identical to the reference engine.
+
+The public API: build an index from a directory, save and load its store, search it
+with the hybrid pipeline or any registered backend, and the value types, embedders and
+errors those take and raise. Everything importable from here is supported; submodules
+are implementation detail. See README.md and docs/architecture.md.
+"""
+
+from __future__ import annotations
+
+from cce_retrieval.backends import (
+    BACKENDS,
+    ENTRY_POINT_GROUP,
+    Backend,
+    BackendConfigError,
+    BackendSpec,
+    Param,
+    Query,
+    backend_names,
+    backend_spec,
+    create_backend,
+    register_backend,
+)
+from cce_retrieval.build import BuildError, BuildResult, build_index
+from cce_retrieval.conformance import conformance_document
+from cce_retrieval.derived import RetrievalIndex, retrieval_index
+from cce_retrieval.embedder import EMBED_DIM, Embedder, EmbedError, HashEmbedder, check_vectors
+from cce_retrieval.embedders import (
+    EMBEDDERS,
+    EmbedderConfigError,
+    EmbedderSpec,
+    EmbeddingSpaceError,
+    create_embedder,
+    embedder_names,
+    embedder_spec,
+    query_embedder,
+    register_embedder,
+)
+from cce_retrieval.fileio import describe_os_error, write_atomic
+from cce_retrieval.fingerprint import fingerprint_path, write_fingerprint
+from cce_retrieval.hybrid import (
+    REFERENCE_PARAMS,
+    QueryEmbedder,
+    SearchParams,
+    bm25_only_search,
+    search,
+    search_with_vector,
+    vector_search,
+)
+from cce_retrieval.jsonfloat import format_json_float
+from cce_retrieval.model import Chunk, Index, SearchResult
+from cce_retrieval.numeric import format6, format6_signed, score_key
+from cce_retrieval.ollama import OllamaConfigError, OllamaEmbedder, OllamaUnreachable, redact_url
+from cce_retrieval.protection import (
+    DEFAULT_PROTECTION,
+    PROTECTIONS,
+    is_strict_sensitive,
+    strict_redact,
+)
+from cce_retrieval.store_load import load_index, parse_index
+from cce_retrieval.store_paths import StoreError, default_store_path, resolve_store_path
+from cce_retrieval.store_write import save_index, serialize_index
+from cce_retrieval.text import ascii_lower, rust_trim
+
+__all__ = [
+    "BACKENDS",
+    "DEFAULT_PROTECTION",
+    "EMBEDDERS",
+    "EMBED_DIM",
+    "ENTRY_POINT_GROUP",
+    "PROTECTIONS",
+    "REFERENCE_PARAMS",
+    "Backend",
+    "BackendConfigError",
+    "BackendSpec",
+    "BuildError",
+    "BuildResult",
+    "Chunk",
+    "EmbedError",
+    "Embedder",
+    "EmbedderConfigError",
+    "EmbedderSpec",
+    "EmbeddingSpaceError",
+    "HashEmbedder",
+    "Index",
+    "OllamaConfigError",
+    "OllamaEmbedder",
+    "OllamaUnreachable",
+    "Param",
+    "Query",
+    "QueryEmbedder",
+    "RetrievalIndex",
+    "SearchParams",
+    "SearchResult",
+    "StoreError",
+    "ascii_lower",
+    "backend_names",
+    "backend_spec",
+    "bm25_only_search",
+    "build_index",
+    "check_vectors",
+    "conformance_document",
+    "create_backend",
+    "create_embedder",
+    "default_store_path",
+    "describe_os_error",
+    "embedder_names",
+    "embedder_spec",
+    "fingerprint_path",
+    "format6",
+    "format6_signed",
+    "format_json_float",
+    "is_strict_sensitive",
+    "load_index",
+    "parse_index",
+    "query_embedder",
+    "redact_url",
+    "register_backend",
+    "register_embedder",
+    "resolve_store_path",
+    "retrieval_index",
+    "rust_trim",
+    "save_index",
+    "score_key",
+    "search",
+    "search_with_vector",
+    "serialize_index",
+    "strict_redact",
+    "vector_search",
+    "write_atomic",
+    "write_fingerprint",
+]

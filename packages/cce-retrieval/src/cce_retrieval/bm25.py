@@ -45,6 +45,8 @@ class Bm25Index:
         doc_lengths: FloatArray,
         avgdl: float,
         id_ranks: IntArray,
+        k1: float = BM25_K1,
+        b: float = BM25_B,
     ) -> None:
         self._term_ids = term_ids
         self._offsets = offsets
@@ -54,10 +56,12 @@ class Bm25Index:
         self.avgdl = avgdl
         self.n_docs = len(doc_lengths)
         self._id_ranks = id_ranks
+        self.k1 = k1
+        self.b = b
         # K1 * (1 - B + B * dl / avgdl): the document half of the §6.3 denominator, in the
         # reference's operation order, so `f + norm` below is the reference's `denom`.
         if self.n_docs:
-            self._length_norm = BM25_K1 * (1.0 - BM25_B + BM25_B * doc_lengths / avgdl)
+            self._length_norm = k1 * (1.0 - b + b * doc_lengths / avgdl)
         else:
             self._length_norm = np.zeros(0, dtype=np.float64)
         self._contributions: dict[int, FloatArray] = {}
@@ -105,6 +109,20 @@ class Bm25Index:
             id_order_ranks(chunk_ids) if id_ranks is None else id_ranks,
         )
 
+    def with_parameters(self, k1: float, b: float) -> Bm25Index:
+        """The same postings scored with other `k1` and `b` (nothing is re-tokenised)."""
+        return Bm25Index(
+            self._term_ids,
+            self._offsets,
+            self._posting_docs,
+            self._posting_freqs,
+            self._doc_lengths,
+            self.avgdl,
+            self._id_ranks,
+            k1,
+            b,
+        )
+
     def _span(self, term: str) -> tuple[int, int, int] | None:
         """(term id, first, end) of `term`'s postings, or None for an unknown term."""
         term_id = self._term_ids.get(term)
@@ -128,7 +146,7 @@ class Bm25Index:
         if cached is None:
             freqs = self._posting_freqs[start:end]
             denom = freqs + self._length_norm[self._posting_docs[start:end]]
-            cached = self.idf(term) * (freqs * (BM25_K1 + 1.0)) / denom
+            cached = self.idf(term) * (freqs * (self.k1 + 1.0)) / denom
             self._contributions[term_id] = cached
         return cached
 

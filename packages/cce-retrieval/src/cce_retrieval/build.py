@@ -11,13 +11,14 @@ the hash embedder). It writes nothing: persisting is `cce_retrieval.store`'s job
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import Final, Protocol, runtime_checkable
 
 import attrs
 
 from cce_metrics import estimate_tokens
 from cce_retrieval.chunker import chunk_file
-from cce_retrieval.embedder import Embedder, EmbedError, HashEmbedder, check_vectors
+from cce_retrieval.embedder import Embedder, EmbedError, check_vectors
+from cce_retrieval.embedders import embedder_model
 from cce_retrieval.model import Chunk, FloatMatrix, Index
 from cce_retrieval.protection import REFERENCE, STRICT, strict_redact
 from cce_retrieval.redactor import redact
@@ -25,6 +26,13 @@ from cce_retrieval.store_load import embedding_matrix
 from cce_retrieval.walker import walk
 
 EMBED_BATCH_SIZE: Final = 64
+
+
+@runtime_checkable
+class MatrixEmbedder(Protocol):
+    """An embedder that can embed a whole corpus as one matrix (the hash fast path)."""
+
+    def embed_matrix(self, texts: Sequence[str]) -> FloatMatrix: ...
 
 
 class BuildError(Exception):
@@ -75,7 +83,7 @@ def embed_contents(
     embedder: Embedder, contents: Sequence[str]
 ) -> tuple[FloatMatrix, list[int] | None]:
     """Embed chunk contents in order: the (n, dim) matrix and ragged lengths if any."""
-    if isinstance(embedder, HashEmbedder):
+    if isinstance(embedder, MatrixEmbedder):
         return embedder.embed_matrix(contents), None
     return embedding_matrix(_embed_in_batches(embedder, contents))
 
@@ -108,6 +116,8 @@ def build_index(
             file_imports[rel_path] = list(file_chunks.imports)
         chunks.extend(file_chunks.chunks)
     embeddings, lengths = embed_contents(embedder, [chunk.content for chunk in chunks])
+    model = embedder_model(embedder)
+    dim = int(embeddings.shape[1]) if model is not None and embeddings.ndim == 2 else None
     index = Index(
         embedder=embedder.name,
         chunks=chunks,
@@ -115,6 +125,8 @@ def build_index(
         file_imports=file_imports,
         file_tokens=file_tokens,
         embedding_lengths=lengths,
+        embedder_model=model,
+        embedding_dim=dim,
     )
     return BuildResult(
         index=index,

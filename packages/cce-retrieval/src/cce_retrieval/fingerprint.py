@@ -14,7 +14,7 @@ import os
 from typing import Final
 
 from cce_metrics import TOKENIZER_ID
-from cce_retrieval.embedder import EMBED_DIM
+from cce_retrieval.embedders import EMBEDDERS
 from cce_retrieval.fileio import write_atomic
 from cce_retrieval.model import Index
 from cce_retrieval.packs import PACK_SET
@@ -44,9 +44,10 @@ def fingerprint_path(store_path: str) -> str:
 
 
 def embed_dim(index: Index) -> int:
-    """256 for the hash embedder; else the length of the first non-empty embedding, or 0."""
-    if index.embedder == "hash":
-        return EMBED_DIM
+    """The embedder's fixed dimension (hash: 256); else the first non-empty length, or 0."""
+    spec = EMBEDDERS.get(index.embedder)
+    if spec is not None and spec.fixed_dim is not None:
+        return spec.fixed_dim
     for length in embedding_lengths(index):
         if length:
             return length

@@ -6,27 +6,28 @@ RRF, confidence blend, path penalty, rounded-key sort, per-file diversity cap, g
 bonus) follows the reference's operation order exactly. It also hosts the two single-
 signal rankings the harness compares against (`bm25_only_search` §6.5, `vector_search`).
 
-Owns: the per-index derived data cache (`RetrievalIndex`, built once per `Index` and
-shared by every query), `is_code_lookup`, `file_hints`, `rrf`, `rank_core`,
+Every constant a ranking change would touch is a field of `SearchParams`, whose defaults
+are the reference values. The derived per-index structures live in `cce_retrieval.derived`
+(re-exported here for existing imports).
+
+Owns: `SearchParams`, `is_code_lookup`, `file_hints`, `rrf`, `rank_core`,
 `expand_graph`, `search`, `search_with_vector`, `bm25_only_search`, `vector_search`.
 """
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterable, Sequence
-from typing import Protocol
+from typing import Final, Protocol
 
 import attrs
 
-from cce_retrieval.bm25 import Bm25Index
-from cce_retrieval.graph import ImportGraph
+from cce_retrieval.bm25 import BM25_B, BM25_K1
+from cce_retrieval.derived import RetrievalIndex, retrieval_index
 from cce_retrieval.model import Index, SearchResult
 from cce_retrieval.numeric import score_key
-from cce_retrieval.ranking import FloatArray, id_order_ranks
+from cce_retrieval.ranking import FloatArray
 from cce_retrieval.text import ascii_lower, rust_split_whitespace
 from cce_retrieval.tokenizer import tokenize, unique_tokens
-from cce_retrieval.vector import VectorIndex
 
 RRF_K = 60.0
 CONFIDENCE_WEIGHT = 0.5
@@ -53,55 +54,34 @@ class QueryEmbedder(Protocol):
     def embed(self, text: str) -> list[float]: ...
 
 
-class RetrievalIndex:
-    """Derived, query-independent data of one `Index`, computed once and then reused.
+@attrs.frozen(slots=True)
+class SearchParams:
+    """Every constant of the reference ranking a ranking change would touch.
 
-    Holds the BM25 postings, the transposed embedding matrix, the import graph, each
-    file's chunk indices (store order) and lazily lowercased chunk contents and paths
-    (lowercased only when a chunk becomes a candidate, so a 50,000-chunk index does not
-    keep a second copy of every content).
+    The defaults are the reference values, and with them every function below returns
+    exactly the reference's results. See docs/backends.md#parameters for each one.
     """
 
-    def __init__(self, index: Index) -> None:
-        chunks = index.chunks
-        chunk_ids = [c.chunk_id for c in chunks]
-        id_ranks = id_order_ranks(chunk_ids)
-        self.bm25 = Bm25Index.build([c.content for c in chunks], chunk_ids, id_ranks)
-        self.vectors = VectorIndex(index.embeddings, chunk_ids, id_ranks)
-        self.graph = ImportGraph.build([c.file_path for c in chunks], index.file_imports)
-        self.chunks_by_file: dict[str, list[int]] = {}
-        for i, chunk in enumerate(chunks):
-            self.chunks_by_file.setdefault(chunk.file_path, []).append(i)
-        self._index = index
-        self._content_lower: dict[int, str] = {}
-        self._path_lower: dict[int, str] = {}
-
-    def content_lower(self, idx: int) -> str:
-        text = self._content_lower.get(idx)
-        if text is None:
-            text = self._content_lower[idx] = ascii_lower(self._index.chunks[idx].content)
-        return text
-
-    def path_lower(self, idx: int) -> str:
-        text = self._path_lower.get(idx)
-        if text is None:
-            text = self._path_lower[idx] = ascii_lower(self._index.chunks[idx].file_path)
-        return text
-
-    def cosines(self, qvec: Sequence[float]) -> FloatArray:
-        """Cosine of every chunk with `qvec`; all 0.0 for an empty query vector."""
-        return self.vectors.cosines(qvec)
+    k1: float = BM25_K1
+    b: float = BM25_B
+    rrf_k: float = RRF_K
+    rrf_vector_weight: float = 1.0
+    rrf_keyword_weight: float = 1.0
+    code_lookup_boost: float = FTS_BOOST_CODE_LOOKUP
+    candidate_multiplier: int = CANDIDATE_MULTIPLIER
+    confidence_weight: float = CONFIDENCE_WEIGHT
+    confidence_vector_weight: float = W_VECTOR
+    confidence_keyword_weight: float = W_KEYWORD
+    path_penalty: float = PATH_PENALTY
+    max_chunks_per_file: int = MAX_CHUNKS_PER_FILE
+    graph: bool = True
+    graph_depth: int = 1
+    graph_files: int = GRAPH_MAX_BONUS_FILES
+    graph_chunks_per_file: int = GRAPH_BONUS_CHUNKS_PER_FILE
+    graph_scale: float = GRAPH_BONUS_CHUNK_SCALE
 
 
-_CACHE: weakref.WeakKeyDictionary[Index, RetrievalIndex] = weakref.WeakKeyDictionary()
-
-
-def retrieval_index(index: Index) -> RetrievalIndex:
-    """The cached derived data of `index` (built on first use; dropped with the index)."""
-    derived = _CACHE.get(index)
-    if derived is None:
-        derived = _CACHE[index] = RetrievalIndex(index)
-    return derived
+REFERENCE_PARAMS: Final = SearchParams()
 
 
 def is_code_lookup(query: str, query_tokens: Iterable[str] | None = None) -> bool:
@@ -133,10 +113,22 @@ def file_hints(query: str) -> list[str]:
     return [ascii_lower(piece) for piece in rust_split_whitespace(query) if "." in piece]
 
 
-def rrf(vector_rank: int | None, fts_rank: int | None, fts_weight: float) -> float:
-    """Reciprocal-rank fusion of the 0-based ranks (§8.7): divide first, then weight."""
-    from_vector = 1.0 / (RRF_K + vector_rank) if vector_rank is not None else 0.0
-    from_fts = fts_weight * (1.0 / (RRF_K + fts_rank)) if fts_rank is not None else 0.0
+def rrf(
+    vector_rank: int | None,
+    fts_rank: int | None,
+    fts_weight: float,
+    rrf_k: float = RRF_K,
+    vector_weight: float = 1.0,
+) -> float:
+    """Reciprocal-rank fusion of the 0-based ranks (§8.7): divide first, then weight.
+
+    With the reference's vector weight of 1.0 the multiplication is skipped (it is exact
+    anyway, but this keeps the reference's operation sequence visible).
+    """
+    from_vector = 1.0 / (rrf_k + vector_rank) if vector_rank is not None else 0.0
+    if vector_weight != 1.0:
+        from_vector = vector_weight * from_vector
+    from_fts = fts_weight * (1.0 / (rrf_k + fts_rank)) if fts_rank is not None else 0.0
     return from_vector + from_fts
 
 
@@ -148,22 +140,30 @@ def _clamp_unit(x: float) -> float:
     return x
 
 
-def rank_core(index: Index, qvec: Sequence[float], query: str, top_k: int) -> list[SearchResult]:
+def rank_core(
+    index: Index,
+    qvec: Sequence[float],
+    query: str,
+    top_k: int,
+    params: SearchParams = REFERENCE_PARAMS,
+) -> list[SearchResult]:
     """§8.1–§8.11: the capped, sorted hybrid list (ranks left at 0, scores raw)."""
-    return _rank_core(index, qvec, query, top_k)[0]
+    return _rank_core(index, qvec, query, top_k, params)[0]
 
 
 def _rank_core(
-    index: Index, qvec: Sequence[float], query: str, top_k: int
+    index: Index, qvec: Sequence[float], query: str, top_k: int, params: SearchParams
 ) -> tuple[list[SearchResult], FloatArray | None]:
     """`rank_core`, plus every chunk's cosine (None when none was computed) for reuse."""
-    chunks = index.chunks
     query_terms = unique_tokens(query)
-    if not query_terms or not chunks:
+    if not query_terms or not index.chunks:
         return [], None
     derived = retrieval_index(index)
-    fts_weight = FTS_BOOST_CODE_LOOKUP if is_code_lookup(query, query_terms) else 1.0
-    candidate_limit = top_k * CANDIDATE_MULTIPLIER
+    chunks = derived.chunks
+    boost = params.code_lookup_boost if is_code_lookup(query, query_terms) else 1.0
+    # With the reference's keyword weight of 1.0 the weight is the boost itself.
+    fts_weight = boost if params.rrf_keyword_weight == 1.0 else params.rrf_keyword_weight * boost
+    candidate_limit = top_k * params.candidate_multiplier
 
     vector_ranks: dict[int, int] = {}
     has_vector = len(qvec) > 0
@@ -173,12 +173,21 @@ def _rank_core(
         for r, idx in enumerate(order.tolist()):
             vector_ranks[idx] = r
 
-    bm25_docs, _ = derived.bm25.rank(query_terms, candidate_limit)
+    bm25_docs, _ = derived.bm25_with(params.k1, params.b).rank(query_terms, candidate_limit)
     fts_ranks = {idx: r for r, idx in enumerate(bm25_docs.tolist())}
 
     candidates = sorted(vector_ranks.keys() | fts_ranks.keys())
     hints = file_hints(query)
-    fused = [rrf(vector_ranks.get(i), fts_ranks.get(i), fts_weight) for i in candidates]
+    fused = [
+        rrf(
+            vector_ranks.get(i),
+            fts_ranks.get(i),
+            fts_weight,
+            params.rrf_k,
+            params.rrf_vector_weight,
+        )
+        for i in candidates
+    ]
     max_rrf = 0.0
     for value in fused:
         if value > max_rrf:
@@ -196,11 +205,16 @@ def _rank_core(
         keyword_hit = any(t in content_l for t in query_terms) or any(h in path_l for h in hints)
         keyword_distance = 0.0 if keyword_hit else 2.0
         keyword_score = max(1.0 - keyword_distance / 5.0, 0.0)
-        confidence = W_VECTOR * vector_score + W_KEYWORD * keyword_score + W_RECENCY * 0.0
+        confidence = (
+            params.confidence_vector_weight * vector_score
+            + params.confidence_keyword_weight * keyword_score
+            + W_RECENCY * 0.0
+        )
         normalised_rrf = fused_score / max_rrf if normalise else 0.0
-        final = CONFIDENCE_WEIGHT * confidence + (1.0 - CONFIDENCE_WEIGHT) * normalised_rrf
+        blend = params.confidence_weight
+        final = blend * confidence + (1.0 - blend) * normalised_rrf
         if any(marker in path_l for marker in PATH_PENALTY_MARKERS):
-            final *= PATH_PENALTY
+            final *= params.path_penalty
         scored.append((-score_key(final), chunks[idx].chunk_id, idx, final))
     # Ties on (rounded key, chunk id) only happen for duplicate ids; store order decides.
     scored.sort()
@@ -212,7 +226,7 @@ def _rank_core(
             break
         path = chunks[idx].file_path
         held = per_file.get(path, 0)
-        if held < MAX_CHUNKS_PER_FILE:
+        if held < params.max_chunks_per_file:
             per_file[path] = held + 1
             kept.append(SearchResult.from_chunk(chunks[idx], final))
     return kept, cos_by_idx
@@ -223,43 +237,52 @@ def expand_graph(
     qvec: Sequence[float],
     results: Sequence[SearchResult],
     cosines: FloatArray | None = None,
+    params: SearchParams = REFERENCE_PARAMS,
 ) -> list[SearchResult]:
     """§8.13: `results` plus up to 2 chunks from each of up to 2 neighbour files, appended.
 
     `cosines` may carry every chunk's cosine with `qvec` when ranking already computed
     them (`search_with_vector` passes them on), so the corpus is not scanned twice.
+    `params.graph_depth` above 1 also visits neighbours of neighbours, nearer files first
+    (the reference's depth is 1); the file and chunk caps and the scale are parameters too.
     """
     expanded = list(results)
     if not results:
         return expanded
     derived = retrieval_index(index)
+    chunks = derived.chunks
     top_files = list(dict.fromkeys(r.file_path for r in results[:3]))
     result_files = {r.file_path for r in results}
     neighbours: list[str] = []
-    for path in top_files:
-        for neighbour in derived.graph.neighbors(path):
-            if neighbour not in result_files and neighbour not in neighbours:
-                neighbours.append(neighbour)
+    frontier = top_files
+    for _ in range(params.graph_depth):
+        reached: list[str] = []
+        for path in frontier:
+            for neighbour in derived.graph.neighbors(path):
+                if neighbour not in result_files and neighbour not in neighbours:
+                    neighbours.append(neighbour)
+                    reached.append(neighbour)
+        frontier = reached
     if not neighbours:
         return expanded
     cos_by_idx = derived.cosines(qvec) if cosines is None else cosines
     existing = {(r.file_path, r.start_line, r.end_line) for r in results}
-    for neighbour in neighbours[:GRAPH_MAX_BONUS_FILES]:
+    for neighbour in neighbours[: params.graph_files]:
         file_chunks = [
-            (-score_key(float(cos_by_idx[i])), index.chunks[i].chunk_id, i)
+            (-score_key(float(cos_by_idx[i])), chunks[i].chunk_id, i)
             for i in derived.chunks_by_file.get(neighbour, [])
         ]
         file_chunks.sort()
-        # The two slots are taken before the duplicate test: a skipped duplicate span is
-        # not replaced by the file's third chunk (no back-fill).
-        for _, _, i in file_chunks[:GRAPH_BONUS_CHUNKS_PER_FILE]:
-            chunk = index.chunks[i]
+        # The slots are taken before the duplicate test: a skipped duplicate span is
+        # not replaced by the file's next chunk (no back-fill).
+        for _, _, i in file_chunks[: params.graph_chunks_per_file]:
+            chunk = chunks[i]
             span = (chunk.file_path, chunk.start_line, chunk.end_line)
             if span in existing:
                 continue
             existing.add(span)
             cos = float(cos_by_idx[i])
-            expanded.append(SearchResult.from_chunk(chunk, max(cos, 0.0) * GRAPH_BONUS_CHUNK_SCALE))
+            expanded.append(SearchResult.from_chunk(chunk, max(cos, 0.0) * params.graph_scale))
     return expanded
 
 
@@ -268,31 +291,47 @@ def _numbered(results: Sequence[SearchResult]) -> list[SearchResult]:
 
 
 def search_with_vector(
-    index: Index, qvec: Sequence[float], query: str, top_k: int, graph_enabled: bool
+    index: Index,
+    qvec: Sequence[float],
+    query: str,
+    top_k: int,
+    graph_enabled: bool,
+    params: SearchParams = REFERENCE_PARAMS,
 ) -> list[SearchResult]:
-    """`search` with the query vector already computed (the harness embeds once per query)."""
-    results, cosines = _rank_core(index, qvec, query, top_k)
-    if graph_enabled:
-        results = expand_graph(index, qvec, results, cosines)
+    """`search` with the query vector already computed (the harness embeds once per query).
+
+    Graph expansion runs when `graph_enabled` and `params.graph` are both true.
+    """
+    results, cosines = _rank_core(index, qvec, query, top_k, params)
+    if graph_enabled and params.graph:
+        results = expand_graph(index, qvec, results, cosines, params)
     return _numbered(results)
 
 
 def search(
-    index: Index, embedder: QueryEmbedder, query: str, top_k: int, graph_enabled: bool
+    index: Index,
+    embedder: QueryEmbedder,
+    query: str,
+    top_k: int,
+    graph_enabled: bool,
+    params: SearchParams = REFERENCE_PARAMS,
 ) -> list[SearchResult]:
     """The `cce search` pipeline: embed (always first, even for a token-less query), rank."""
     qvec = embedder.embed(query)
-    return search_with_vector(index, qvec, query, top_k, graph_enabled)
+    return search_with_vector(index, qvec, query, top_k, graph_enabled, params)
 
 
-def bm25_only_search(index: Index, query: str, top_k: int) -> list[SearchResult]:
+def bm25_only_search(
+    index: Index, query: str, top_k: int, k1: float = BM25_K1, b: float = BM25_B
+) -> list[SearchResult]:
     """§6.5: BM25 alone; raw sums as scores, no penalty, cap or graph; ranks 1..n."""
     query_terms = unique_tokens(query)
     if not query_terms or not index.chunks or top_k <= 0:
         return []
-    docs, scores = retrieval_index(index).bm25.rank(query_terms, top_k)
+    derived = retrieval_index(index)
+    docs, scores = derived.bm25_with(k1, b).rank(query_terms, top_k)
     return [
-        SearchResult.from_chunk(index.chunks[idx], score, rank=r + 1)
+        SearchResult.from_chunk(derived.chunks[idx], score, rank=r + 1)
         for r, (idx, score) in enumerate(zip(docs.tolist(), scores.tolist(), strict=True))
     ]
 
@@ -301,16 +340,19 @@ def vector_search(index: Index, qvec: Sequence[float], top_k: int) -> list[Searc
     """The harness's `vector` backend: all chunks by rounded cosine, first `top_k`, score = cos."""
     if not index.chunks or top_k <= 0:
         return []
-    order, cos = retrieval_index(index).vectors.rank(qvec, top_k)
+    derived = retrieval_index(index)
+    order, cos = derived.vectors.rank(qvec, top_k)
     top = order.tolist()
     return [
-        SearchResult.from_chunk(index.chunks[idx], float(cos[idx]), rank=r + 1)
+        SearchResult.from_chunk(derived.chunks[idx], float(cos[idx]), rank=r + 1)
         for r, idx in enumerate(top)
     ]
 
 
 __all__ = [
+    "REFERENCE_PARAMS",
     "RetrievalIndex",
+    "SearchParams",
     "bm25_only_search",
     "expand_graph",
     "file_hints",

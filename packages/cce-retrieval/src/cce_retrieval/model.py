@@ -72,6 +72,10 @@ class Index:
     (its cosine with anything is 0.0, exactly like the reference's empty vector), and
     `embedding_lengths[i]` keeps its true length. Derived structures (BM25 postings,
     import graph) are built on first use and cached; they are never persisted.
+
+    `embedder_model` and `embedding_dim` record the embedding space of an index built by
+    an embedder with models (None for the hash embedder, whose store bytes stay the
+    reference's); a query must be embedded in the same space (docs/index-store.md).
     """
 
     embedder: str
@@ -81,3 +85,5 @@ class Index:
     file_tokens: dict[str, int] = attrs.field(factory=dict)
     spec_version: str = "1.0"
     embedding_lengths: list[int] | None = None
+    embedder_model: str | None = None
+    embedding_dim: int | None = None

@@ -15,8 +15,8 @@ token formats and keyword rules, run line by line; its entropy and IP detectors 
 out because they flag ordinary code), and a handful of patterns here for the shapes
 detect-secrets does not report (checked by tests). See docs/hostile-input.md#secrets.
 
-Owns: `PROTECTIONS`, `is_strict_sensitive`, `strict_redact` (text and the number of
-additional redactions).
+Owns: `PROTECTIONS`, `DEFAULT_PROTECTION`, `is_strict_sensitive`, `strict_redact` (text
+and the number of additional redactions).
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from cce_retrieval.text import ascii_lower
 
 REFERENCE: Final = "reference"
 STRICT: Final = "strict"
+DEFAULT_PROTECTION: Final = REFERENCE
 PROTECTIONS: Final = (REFERENCE, STRICT)
 """`--protection` choices; `reference` (the default) is byte-identical to the reference."""
 

@@ -4,7 +4,7 @@ Why it exists: the reference rewrites every file's text before chunking, so chun
 ids, token counts and embeddings all derive from redacted text. A byte-identical index
 therefore needs the very same rewrite: nine well-known token shapes first (Step A), then a
 generic `key = value` pass (Step B) with the reference's hand-written value scanner and
-placeholder rules.
+rules for harmless stand-in values.
 
 Parity notes (Rust `regex` is Unicode-aware; Python `re` is too, but not identically):
 * `\\s` in the assignment prefix is spelled out as Rust's 25 `White_Space` code points
@@ -81,7 +81,7 @@ _QUOTES = frozenset("\"'`")
 _WHITESPACE_RE = re.compile("[ \t\n\x0c\r]")
 _QUOTED_SPECIAL = {quote: re.compile(f"[\n\\\\{re.escape(quote)}]") for quote in _QUOTES}
 _QUOTE_OR_WHITESPACE = {quote: re.compile(f"[{re.escape(quote)} \t\n\x0c\r]") for quote in _QUOTES}
-_PLACEHOLDER_PREFIXES = (
+_STAND_IN_PREFIXES = (
     "your",
     "my-",
     "the-",
@@ -93,7 +93,7 @@ _PLACEHOLDER_PREFIXES = (
     "sample",
     "xxx",
 )
-_PLACEHOLDER_WORDS = frozenset({"null", "nil", "none", "true", "false"})
+_STAND_IN_WORDS = frozenset({"null", "nil", "none", "true", "false"})
 _REDACTED_SECRET = "[REDACTED:SECRET]"
 _MIN_SECRET_BYTES = 8
 
@@ -190,22 +190,22 @@ def _scan_value(text: str, start: int) -> tuple[int, str, str, bool] | None:
     return index, text[start + 1 : index], quote, False
 
 
-def _is_placeholder(value: str) -> bool:
+def _is_stand_in(value: str) -> bool:
     if value.startswith("[REDACTED:") and value.find("]") == len(value) - 1:
         return True
     lowered = ascii_lower(value)
     return (
-        lowered.startswith(_PLACEHOLDER_PREFIXES)
+        lowered.startswith(_STAND_IN_PREFIXES)
         or (value.startswith("<") and value.endswith(">"))
         or (value.startswith("${") and value.endswith("}"))
         or (value.startswith("{{") and value.endswith("}}"))
-        or lowered in _PLACEHOLDER_WORDS
+        or lowered in _STAND_IN_WORDS
         or (value != "" and value.count(value[0]) == len(value))
     )
 
 
 def _is_skippable(inner: str) -> bool:
-    looks_harmless = len(inner.encode("utf-8")) < _MIN_SECRET_BYTES or _is_placeholder(inner)
+    looks_harmless = len(inner.encode("utf-8")) < _MIN_SECRET_BYTES or _is_stand_in(inner)
     return looks_harmless and next(_assignment_prefixes(inner), None) is None
 
 

@@ -62,12 +62,12 @@ class _FastPathMiss(Exception):
     """The pre-extracted embeddings do not line up with the chunks; parse the slow way."""
 
 
-def _parse_chunk(raw: object, i: int, placeholders: bool) -> tuple[Chunk, list[float]]:
+def _parse_chunk(raw: object, i: int, pre_extracted: bool) -> tuple[Chunk, list[float]]:
     where = f"chunk {i}: "
     if not isinstance(raw, dict):
         raise _ShapeError(f"{where}must be an object, found {_json_type(raw)}")
     embedding = raw.get("embedding", [])
-    if placeholders:
+    if pre_extracted:
         if type(embedding) is not int or embedding != i:
             raise _FastPathMiss
         embedding = []
@@ -137,6 +137,10 @@ def _parse_document(document: object, extracted: _Extracted | None = None) -> In
         raise _ShapeError(f"the top level must be an object, found {_json_type(document)}")
     spec_version = _as_str(_require(document, "spec_version", ""), "`spec_version`")
     embedder = _as_str(document.get("embedder", "hash"), "`embedder`")
+    raw_model = document.get("embedder_model")
+    model = None if raw_model is None else _as_str(raw_model, "`embedder_model`")
+    raw_dim = document.get("embedding_dim")
+    dim = None if raw_dim is None else _as_count(raw_dim, "`embedding_dim`")
     raw_chunks = _require(document, "chunks", "")
     if not isinstance(raw_chunks, list):
         raise _ShapeError(f"`chunks` must be an array, found {_json_type(raw_chunks)}")
@@ -175,6 +179,8 @@ def _parse_document(document: object, extracted: _Extracted | None = None) -> In
         file_tokens=file_tokens,
         spec_version=spec_version,
         embedding_lengths=lengths,
+        embedder_model=model,
+        embedding_dim=dim,
     )
 
 

@@ -111,9 +111,17 @@ def _iter_store_pieces(index: Index) -> Iterator[str]:
     if rows < len(index.chunks):
         raise ValueError(f"index has {len(index.chunks)} chunks but only {rows} embedding row(s)")
     embeddings = _format_rows(index.embeddings[: len(index.chunks)], lengths)
+    # The embedding space is recorded only for embedders with models, so a hash store's
+    # bytes stay exactly the reference's (which ignores unknown keys when loading).
+    space = ""
+    if index.embedder_model is not None:
+        space = ',"embedder_model":' + encode_basestring(index.embedder_model)
+        if index.embedding_dim is not None:
+            space += ',"embedding_dim":' + str(index.embedding_dim)
     yield (
         '{"spec_version":' + encode_basestring(index.spec_version)
         + ',"embedder":' + encode_basestring(index.embedder)
+        + space
         + ',"chunks":['
     )  # fmt: skip
     for i, chunk in enumerate(index.chunks):

@@ -94,9 +94,16 @@ class _Rejection(enum.Enum):
     SKIPPED = "skipped"
 
 
-def _read_candidate(entry: os.DirEntry[bytes], sensitive: bool) -> str | _Rejection:
-    """Apply the per-file checks of §2.5 in their exact order; the text if all pass."""
+def _read_candidate(
+    entry: os.DirEntry[bytes], protect: bool, sensitive: bool | None = None
+) -> str | _Rejection:
+    """Apply the per-file checks of §2.5 in their exact order; the text if all pass.
+
+    `sensitive` overrides the name check (the walk decides it once, strict names included).
+    """
     name = entry.name
+    if sensitive is None:
+        sensitive = protect and is_sensitive(name.decode("utf-8", "replace"))
     if sensitive:
         return _Rejection.SENSITIVE
     if _has_jsonl_extension(name):
@@ -214,7 +221,7 @@ def walk(root: str, protect: bool = True, protection: str = REFERENCE) -> WalkRe
             if protect and not sensitive and is_strict_sensitive(shown_rel):
                 strict_only += 1
                 sensitive = strict
-            outcome = _read_candidate(entry, sensitive)
+            outcome = _read_candidate(entry, protect, sensitive)
             if outcome is _Rejection.SENSITIVE:
                 sensitive_skipped += 1
             elif outcome is _Rejection.SKIPPED:

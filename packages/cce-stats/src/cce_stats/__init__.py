@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from cce_stats.corrections import CORRECTIONS, adjust_p_values
 from cce_stats.distributions import (
+    MAX_DF,
+    MIN_ALPHA,
     ln_gamma,
     reg_inc_beta,
     seq_sum,
@@ -32,7 +34,9 @@ from cce_stats.ttest import PairedTTest, paired_t_test
 
 __all__ = [
     "CORRECTIONS",
+    "MAX_DF",
     "MAX_SAMPLE_SIZE",
+    "MIN_ALPHA",
     "PAIRED_TESTS",
     "PairedTTest",
     "PairedTest",

@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 
 from cce_stats._checks import require_finite_values
-from cce_stats.distributions import seq_sum
+from cce_stats.distributions import reference_seq_sum as seq_sum
 
 __all__ = ["effect_size_dz", "wins_ties_losses"]
 

@@ -15,7 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cce_stats._checks import require_finite_values
-from cce_stats.distributions import seq_sum, t_two_sided_critical, t_two_sided_p
+from cce_stats.distributions import (
+    reference_seq_sum,
+    reference_t_two_sided_critical,
+    reference_t_two_sided_p,
+)
 
 __all__ = ["PairedTTest", "paired_t_test"]
 
@@ -69,7 +73,7 @@ def paired_t_test(deltas: Sequence[float]) -> PairedTTest:
     """
     require_finite_values("deltas", deltas)
     n = len(deltas)
-    mean = 0.0 if n == 0 else seq_sum(deltas) / n
+    mean = 0.0 if n == 0 else reference_seq_sum(deltas) / n
     if n < 2:
         return PairedTTest(n=n, mean_delta=mean, t=None, p=None, ci95=None)
 
@@ -85,11 +89,11 @@ def paired_t_test(deltas: Sequence[float]) -> PairedTTest:
         p_constant = 1.0 if mean == 0.0 else 0.0
         return PairedTTest(n=n, mean_delta=first, t=None, p=p_constant, ci95=(first, first))
 
-    variance = seq_sum((delta - mean) * (delta - mean) for delta in deltas) / (n - 1)
+    variance = reference_seq_sum((delta - mean) * (delta - mean) for delta in deltas) / (n - 1)
     sd = math.sqrt(variance)
     df = float(n - 1)
     standard_error = sd / math.sqrt(float(n))
     t = _ieee_divide(mean, standard_error)
-    p = t_two_sided_p(t, df)
-    half_width = t_two_sided_critical(_CONFIDENCE_ALPHA, df) * standard_error
+    p = reference_t_two_sided_p(t, df)
+    half_width = reference_t_two_sided_critical(_CONFIDENCE_ALPHA, df) * standard_error
     return PairedTTest(n=n, mean_delta=mean, t=t, p=p, ci95=(mean - half_width, mean + half_width))

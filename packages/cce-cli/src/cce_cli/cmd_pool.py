@@ -1,0 +1,238 @@
+"""`cce pool`: write a judging file from several backends, or apply a judged one.
+
+Why it exists: this is the labeling edge (docs/labeling.md#pool). `cce pool FIXTURES
+--backends A,B` runs every case (labeled or draft) through each backend over one index
+and writes one `cce.judging/v1` line per case; `cce pool --apply JUDGED FIXTURES -o OUT`
+turns the filled-in judgments into anchors. Draft fixtures (empty `expected`) are
+accepted here, and only here, because judging them is the point. Pooling and merging
+live in `cce_cli.pooling`; this module owns arguments, reading, and atomic writes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+import attrs
+
+from cce_cli import harness
+from cce_cli.cmd_relevance import corpus_path, rust_parent
+from cce_cli.errors import CliError
+from cce_cli.indexes import build_or_fail, open_store, remote_problem
+from cce_cli.output import write_stdout
+from cce_cli.pooling import (
+    JudgingError,
+    apply_judgments,
+    parse_judging,
+    pool_candidates,
+    render_judging_line,
+)
+from cce_fixtures import (
+    SCHEMA_ID,
+    Case,
+    FixtureError,
+    FixtureSet,
+    decode_fixture_bytes,
+    parse_fixtures,
+)
+from cce_retrieval.embedder import HashEmbedder
+from cce_retrieval.hybrid import QueryEmbedder
+from cce_retrieval.model import Index
+from cce_retrieval.store import describe_os_error, write_atomic
+
+__all__ = ["configure", "read_fixture_text", "run"]
+
+DEFAULT_DEPTH = 10
+_DRAFT_PLACEHOLDER = "#__unjudged__"
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Declare `cce pool`'s arguments."""
+    parser.add_argument("fixtures", metavar="FIXTURES", help="labeled or draft fixtures")
+    parser.add_argument(
+        "--backends",
+        metavar="A,B,...",
+        default="bm25,vector,hybrid",
+        help="backends whose top results are pooled (default: all three)",
+    )
+    parser.add_argument(
+        "--depth",
+        type=_positive,
+        default=DEFAULT_DEPTH,
+        metavar="N",
+        help=f"results taken from each backend per case (default {DEFAULT_DEPTH})",
+    )
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--dir", metavar="DIR", help="corpus directory (overrides the header)")
+    source.add_argument("--store", metavar="STORE", help="a persisted store file")
+    parser.add_argument(
+        "--apply",
+        metavar="JUDGED",
+        help="turn this judged file into anchors for FIXTURES (needs -o)",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        help="where to write (judging file, or with --apply the fixtures)",
+    )
+
+
+def read_fixture_text(path: str) -> str:
+    """The fixture file's text, or a CliError naming it."""
+    try:
+        with open(path, "rb") as handle:
+            return decode_fixture_bytes(handle.read())
+    except OSError as error:
+        raise CliError(f"could not read fixtures {path}: {describe_os_error(error)}") from None
+    except UnicodeDecodeError:
+        raise CliError(
+            f"could not read fixtures {path}: stream did not contain valid UTF-8"
+        ) from None
+
+
+def _with_placeholders(text: str) -> tuple[str, set[str]]:
+    """Draft cases (`"expected": []`) get a placeholder anchor so the contract parses them."""
+    drafts: set[str] = set()
+    lines = []
+    for line in text.split("\n"):
+        try:
+            raw = json.loads(line) if line.strip() else None
+        except json.JSONDecodeError:
+            raw = None
+        if isinstance(raw, dict) and raw.get("expected") == [] and isinstance(raw.get("id"), str):
+            drafts.add(raw["id"])
+            raw["expected"] = [_DRAFT_PLACEHOLDER]
+            line = json.dumps(raw, ensure_ascii=False, separators=(",", ":"))
+        lines.append(line)
+    return "\n".join(lines), drafts
+
+
+def _parse(path: str) -> tuple[FixtureSet, set[str], dict[str, dict[str, Any]]]:
+    text, drafts = _with_placeholders(read_fixture_text(path))
+    try:
+        fixture_set = parse_fixtures(text)
+    except FixtureError as error:
+        raise CliError(f"{path}: {error}") from None
+    raw_cases: dict[str, dict[str, Any]] = {}
+    for line in text.split("\n"):
+        raw = json.loads(line) if line.strip() else None
+        if isinstance(raw, dict) and isinstance(raw.get("id"), str) and "query" in raw:
+            if raw["id"] in drafts:
+                raw["expected"] = []
+            raw_cases[raw["id"]] = raw
+    return fixture_set, drafts, raw_cases
+
+
+def _index(args: argparse.Namespace, fixture_set: FixtureSet) -> tuple[Index, QueryEmbedder]:
+    if args.store is not None:
+        return open_store(str(args.store), remote_problem)
+    if args.dir is not None:
+        root = str(args.dir)
+    elif fixture_set.corpus is not None:
+        root = corpus_path(str(args.fixtures), fixture_set.corpus)
+    else:
+        raise CliError('no corpus: pass --dir <corpus> or declare "corpus" in the fixture header')
+    if not os.path.isdir(root):
+        raise CliError(f"corpus {root} is not a directory")
+    return build_or_fail(root, HashEmbedder()).index, HashEmbedder()
+
+
+def _write(path: str, text: str, what: str) -> None:
+    try:
+        write_atomic(path, text.encode("utf-8"))
+    except OSError as error:
+        raise CliError(f"could not write {what} {path}: {describe_os_error(error)}") from None
+
+
+def _pool(args: argparse.Namespace) -> int:
+    fixture_set, _, _ = _parse(str(args.fixtures))
+    try:
+        backends = harness.parse_backends(args.backends)
+    except harness.BackendError as error:
+        raise CliError(str(error).replace("--backend", "--backends")) from None
+    index, embedder = _index(args, fixture_set)
+    lines = []
+    for case in fixture_set.cases:
+        query = harness.Query(case.query, embedder)
+        ranked = [harness.run_backend(index, name, query, args.depth) for name in backends]
+        lines.append(render_judging_line(case, pool_candidates(ranked, args.depth)) + "\n")
+    text = "".join(lines)
+    if args.output is None:
+        write_stdout(text)
+    else:
+        _write(str(args.output), text, "judging file")
+        print(f"wrote {len(lines)} judging lines to {args.output}", file=sys.stderr)
+    return 0
+
+
+def _relocated_corpus(fixtures: str, output: str, corpus: str) -> str:
+    """The header corpus re-expressed relative to OUT's directory."""
+    resolved = corpus_path(fixtures, corpus)
+    if os.path.isabs(corpus):
+        return corpus
+    out_dir = rust_parent(output) or "."
+    return os.path.relpath(resolved, out_dir)
+
+
+def _apply(args: argparse.Namespace) -> int:
+    if args.output is None:
+        raise CliError("--apply needs -o OUT, the fixture file to write", exit_code=2)
+    fixture_set, drafts, raw_cases = _parse(str(args.fixtures))
+    judged_path = str(args.apply)
+    try:
+        judged = parse_judging(judged_path, read_fixture_text(judged_path))
+    except JudgingError as error:
+        raise CliError(str(error)) from None
+    known = {case.id for case in fixture_set.cases}
+    for stray in (j.id for j in judged if j.id not in known):
+        print(f"warning: {judged_path}: case {stray!r} is not in {args.fixtures}", file=sys.stderr)
+    cases = [
+        case if case.id not in drafts else _without_placeholder(case) for case in fixture_set.cases
+    ]
+    applied = apply_judgments(cases, judged, raw_cases)
+    header: dict[str, Any] = {"schema": SCHEMA_ID}
+    if fixture_set.corpus is not None:
+        header["corpus"] = _relocated_corpus(
+            str(args.fixtures), str(args.output), fixture_set.corpus
+        )
+    lines = [json.dumps(header, ensure_ascii=False, separators=(",", ":"))]
+    lines += [json.dumps(row, ensure_ascii=False, separators=(",", ":")) for row in applied.cases]
+    _write(str(args.output), "\n".join(lines) + "\n", "fixtures")
+    for case_id, count in applied.unjudged.items():
+        print(f"warning: case {case_id}: {count} candidates still unjudged", file=sys.stderr)
+    if applied.unlabeled:
+        print(
+            f"warning: {len(applied.unlabeled)} cases have no relevant anchor yet and were left "
+            f"out: {', '.join(applied.unlabeled)}",
+            file=sys.stderr,
+        )
+    print(
+        f"wrote {len(applied.cases)} cases ({applied.added} anchors added) to {args.output}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _without_placeholder(case: Case) -> Case:
+    return attrs.evolve(
+        case, expected=tuple(a for a in case.expected if str(a) != _DRAFT_PLACEHOLDER)
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Pool, or with --apply merge judgments into fixtures."""
+    return _apply(args) if args.apply is not None else _pool(args)

@@ -1,0 +1,238 @@
+"""Pooled judging: the union of several backends' top results, and judgments back to anchors.
+
+Why it exists: labeling from one system's results biases a fixture set toward that system;
+TREC's answer is pooling, judging the union of the top results of several systems
+(docs/labeling.md#pool). This module owns the judging file (`cce.judging/v1`, one JSON line
+per case), the candidates' blind order (sorted by location, so the file reveals neither
+which backend found a candidate nor at which rank), and `apply_judgments`, which turns
+filled-in judgments into `path@a-b` / `path#kind@a-b` anchors merged with the case's own.
+It never runs a backend: the caller passes each backend's ranked results.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import attrs
+
+from cce_fixtures import Anchor, Case
+
+__all__ = [
+    "JUDGING_SCHEMA",
+    "JUDGMENTS",
+    "Applied",
+    "Candidate",
+    "JudgedCase",
+    "JudgingError",
+    "apply_judgments",
+    "parse_judging",
+    "pool_candidates",
+    "render_judging_line",
+]
+
+JUDGING_SCHEMA: Final = "cce.judging/v1"
+JUDGMENTS: Final = ("relevant", "secondary", "not")
+SNIPPET_LINES: Final = 3
+SNIPPET_CHARS: Final = 120
+
+
+class JudgingError(ValueError):
+    """A judging file line that cannot be applied; `str()` names the file and line."""
+
+
+@attrs.frozen(slots=True)
+class Candidate:
+    """One pooled result to judge; `judgment` is None until a judge fills it in."""
+
+    file_path: str
+    start_line: int
+    end_line: int
+    kind: str
+    snippet: str = ""
+    judgment: str | None = None
+    use_kind: bool = False
+
+    @property
+    def location(self) -> tuple[str, int, int, str]:
+        return (self.file_path, self.start_line, self.end_line, self.kind)
+
+    def anchor(self) -> str:
+        """`path@a-b`, or `path#kind@a-b` when the judge said the kind is the point."""
+        kind = f"#{self.kind}" if self.use_kind else ""
+        return f"{self.file_path}{kind}@{self.start_line}-{self.end_line}"
+
+
+@attrs.frozen(slots=True)
+class JudgedCase:
+    """One judging line: the case it belongs to and its candidates."""
+
+    id: str
+    query: str
+    candidates: tuple[Candidate, ...]
+    line: int = 0
+
+
+def _snippet(content: str) -> str:
+    lines = [line.rstrip() for line in content.split("\n")[:SNIPPET_LINES]]
+    return "\n".join(line[:SNIPPET_CHARS] for line in lines).strip("\n")
+
+
+def pool_candidates(ranked_lists: Sequence[Sequence[Any]], depth: int) -> tuple[Candidate, ...]:
+    """The deduplicated union of each list's first `depth` results, in location order.
+
+    Each result offers `file_path`, `start_line`, `end_line`, `kind` and `content` (a
+    `cce_retrieval` SearchResult fits). Two results at the same location are one
+    candidate; the sort by (path, start, end, kind) hides backend and rank.
+    """
+    pooled: dict[tuple[str, int, int, str], Candidate] = {}
+    for ranked in ranked_lists:
+        for hit in ranked[:depth]:
+            candidate = Candidate(
+                hit.file_path, hit.start_line, hit.end_line, hit.kind, _snippet(hit.content)
+            )
+            pooled.setdefault(candidate.location, candidate)
+    return tuple(pooled[key] for key in sorted(pooled))
+
+
+def render_judging_line(case: Case, candidates: Sequence[Candidate]) -> str:
+    """One judging line (no newline): keys sorted, compact, UTF-8 as is."""
+    body = {
+        "candidates": [
+            {
+                "end_line": c.end_line,
+                "file_path": c.file_path,
+                "judgment": c.judgment,
+                "kind": c.kind,
+                "snippet": c.snippet,
+                "start_line": c.start_line,
+            }
+            for c in candidates
+        ],
+        "id": case.id,
+        "query": case.query,
+        "schema": JUDGING_SCHEMA,
+    }
+    return json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def _field(raw: Mapping[str, Any], key: str, kind: type, where: str) -> Any:
+    value = raw.get(key)
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
+        raise JudgingError(f"{where}: {key!r} must be a {kind.__name__}")
+    return value
+
+
+def _candidate(raw: object, where: str) -> Candidate:
+    if not isinstance(raw, dict):
+        raise JudgingError(f"{where}: every candidate must be a JSON object")
+    judgment = raw.get("judgment")
+    if judgment is not None and judgment not in JUDGMENTS:
+        raise JudgingError(
+            f"{where}: judgment {judgment!r} is not one of relevant, secondary, not (or null)"
+        )
+    use_kind = raw.get("use_kind", False)
+    if not isinstance(use_kind, bool):
+        raise JudgingError(f"{where}: 'use_kind' must be true or false")
+    start = _field(raw, "start_line", int, where)
+    end = _field(raw, "end_line", int, where)
+    if not 1 <= start <= end:
+        raise JudgingError(f"{where}: lines {start}-{end} are not a range 1 <= a <= b")
+    return Candidate(
+        _field(raw, "file_path", str, where),
+        start,
+        end,
+        _field(raw, "kind", str, where),
+        raw.get("snippet", "") if isinstance(raw.get("snippet", ""), str) else "",
+        judgment,
+        use_kind,
+    )
+
+
+def parse_judging(path: str, text: str) -> tuple[JudgedCase, ...]:
+    """Every non-blank line of a judging file; JudgingError names file and line."""
+    cases: list[JudgedCase] = []
+    seen: set[str] = set()
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            raw = json.loads(line)
+        except (json.JSONDecodeError, RecursionError) as error:
+            raise JudgingError(f"{where}: not JSON ({error})") from None
+        if not isinstance(raw, dict) or raw.get("schema") != JUDGING_SCHEMA:
+            raise JudgingError(f"{where}: not a {JUDGING_SCHEMA} line")
+        case_id = _field(raw, "id", str, where)
+        if case_id in seen:
+            raise JudgingError(f"{where}: case {case_id!r} is judged twice")
+        seen.add(case_id)
+        candidates = raw.get("candidates")
+        if not isinstance(candidates, list):
+            raise JudgingError(f"{where}: 'candidates' must be an array")
+        cases.append(
+            JudgedCase(
+                case_id,
+                _field(raw, "query", str, where),
+                tuple(_candidate(c, where) for c in candidates),
+                number,
+            )
+        )
+    return tuple(cases)
+
+
+@attrs.frozen(slots=True)
+class Applied:
+    """The merged cases, with what was left unjudged and which cases are still unlabeled."""
+
+    cases: tuple[dict[str, Any], ...]
+    unjudged: Mapping[str, int]
+    unlabeled: tuple[str, ...]
+    added: int
+
+
+def _merge(existing: Sequence[Anchor], new: Sequence[str]) -> list[str]:
+    merged = [str(anchor) for anchor in existing]
+    for anchor in new:
+        if anchor not in merged:
+            merged.append(anchor)
+    return merged
+
+
+def apply_judgments(
+    cases: Sequence[Case], judged: Sequence[JudgedCase], raw_cases: Mapping[str, dict[str, Any]]
+) -> Applied:
+    """Merge judged-relevant candidates into `expected` and secondary ones into `secondary`.
+
+    `raw_cases` are the fixture lines as JSON objects by id, so fields cce does not know
+    (annotations, tags) survive. A case left with no expected anchor is listed in
+    `unlabeled` and left out, so the output always passes `cce-fixtures validate`.
+    """
+    by_id = {j.id: j for j in judged}
+    out: list[dict[str, Any]] = []
+    unjudged: dict[str, int] = {}
+    unlabeled: list[str] = []
+    added = 0
+    for case in cases:
+        row = dict(raw_cases[case.id])
+        verdicts = by_id.get(case.id)
+        candidates = verdicts.candidates if verdicts else ()
+        relevant = [c.anchor() for c in candidates if c.judgment == "relevant"]
+        secondary = [c.anchor() for c in candidates if c.judgment == "secondary"]
+        open_count = sum(1 for c in candidates if c.judgment is None)
+        if open_count:
+            unjudged[case.id] = open_count
+        expected = _merge(case.expected, relevant)
+        added += len(expected) - len(case.expected)
+        if not expected:
+            unlabeled.append(case.id)
+            continue
+        row["expected"] = expected
+        merged_secondary = _merge(case.secondary, secondary)
+        merged_secondary = [a for a in merged_secondary if a not in expected]
+        if merged_secondary:
+            row["secondary"] = merged_secondary
+        added += len(merged_secondary) - len(case.secondary)
+        out.append(row)
+    return Applied(tuple(out), unjudged, tuple(unlabeled), added)

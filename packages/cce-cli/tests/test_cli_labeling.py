@@ -1,0 +1,298 @@
+"""The labeling workflow end to end: `cce queries` mines the log, `cce pool` pools, applies.
+
+The event log is written by real `cce search` runs over a copy of the project's sample
+corpus; the pooled union is checked against each backend's own ranked lists; applied
+judgments are checked by matching: every candidate judged relevant is matched by an
+expected anchor of the output, and the output passes `cce-fixtures validate`.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from cce_cli import harness
+from cce_cli.main import main
+from cce_cli.pooling import Candidate, parse_judging, pool_candidates
+from cce_cli.querylog import draft_case_id, read_query_log
+from cce_fixtures import Anchor, parse_fixtures
+from cce_fixtures.cli import main as validate_main
+from cce_retrieval.build import build_index
+from cce_retrieval.embedder import HashEmbedder
+
+REPO = Path(__file__).parents[3]
+SAMPLE = REPO / "eval" / "corpus" / "sample"
+
+SEARCHES = (
+    "load config",
+    "parse arguments",
+    "load config",
+    "password = hunter2hunter2",
+    "retry policy",
+    "load config",
+    "parse arguments",
+)
+
+
+def _cce(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    try:
+        code = main(list(argv))
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else 1
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture
+def corpus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    root = tmp_path / "corpus"
+    shutil.copytree(SAMPLE, root)
+    assert _cce(["index", str(root)], capsys)[0] == 0
+    for query in SEARCHES:
+        assert _cce(["search", query, "--dir", str(root)], capsys)[0] == 0
+    return root
+
+
+def test_queries_counts_most_frequent_first_and_drops_credentials(
+    corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _cce(["queries", str(corpus / ".cce" / "metrics.jsonl")], capsys)
+    assert code == 0, err
+    rows = [line.split(maxsplit=2) for line in out.splitlines()]
+    assert [(int(count), text) for count, _, text in rows] == [
+        (3, "load config"),
+        (2, "parse arguments"),
+        (1, "retry policy"),
+    ]
+    assert "hunter2" not in out
+    assert "1 distinct queries dropped because they look like credentials" in err
+
+
+def test_queries_filters(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = str(corpus / ".cce" / "metrics.jsonl")
+    out = _cce(["queries", log, "--min-count", "2"], capsys)[1]
+    assert [line.split(maxsplit=2)[2] for line in out.splitlines()] == [
+        "load config",
+        "parse arguments",
+    ]
+    assert len(_cce(["queries", log, "--limit", "1"], capsys)[1].splitlines()) == 1
+    assert _cce(["queries", log, "--since", "2999-01-01"], capsys)[1] == ""
+    assert _cce(["queries", log, "--since", "yesterday"], capsys)[0] == 2
+
+
+def test_queries_skips_torn_lines_and_reports_missing_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "metrics.jsonl"
+    event = {"event": "search", "query": "q", "ts": "2026-01-01T00:00:00Z"}
+    log.write_text(json.dumps(event) + '\n{"event":"sea\n' + json.dumps(event) + "\n")
+    code, out, err = _cce(["queries", str(log)], capsys)
+    assert (code, out) == (0, "     2  2026-01-01T00:00:00Z  q\n")
+    assert f"{log}:2: not a JSON event" in err
+    code, out, err = _cce(["queries", str(tmp_path / "absent.jsonl")], capsys)
+    assert code == 1 and out == "" and err.startswith("error: could not read event log")
+
+
+def test_last_seen_and_stable_order() -> None:
+    lines = [
+        json.dumps({"event": "search", "query": q, "ts": ts}).encode()
+        for q, ts in [
+            ("b", "2026-01-02T00:00:00Z"),
+            ("a", "2026-01-01T00:00:00Z"),
+            ("a", "2026-01-03T00:00:00Z"),
+            ("b", "2026-01-01T00:00:00Z"),
+        ]
+    ]
+    log = read_query_log([("log", lines)], lambda _: False)
+    assert [(q.text, q.count, q.last_seen) for q in log.queries] == [
+        ("a", 2, "2026-01-03T00:00:00Z"),
+        ("b", 2, "2026-01-02T00:00:00Z"),
+    ]
+
+
+def test_draft_ids_are_stable_and_distinct() -> None:
+    assert draft_case_id("load config") == draft_case_id("load config")
+    assert draft_case_id("load config") != draft_case_id("load  config")
+    assert draft_case_id("load config").startswith("q-load-config-")
+    assert draft_case_id("???").startswith("q-")
+
+
+def test_draft_fixtures_validate_only_for_the_empty_expected(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    draft = tmp_path / "draft.jsonl"
+    log = str(corpus / ".cce" / "metrics.jsonl")
+    assert _cce(["queries", log, "--fixtures", str(draft), "--corpus", "corpus"], capsys)[0] == 0
+    lines = draft.read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[0]) == {"schema": "cce.relevance/v1", "corpus": "corpus"}
+    assert len(lines) == 4
+    code = validate_main(["validate", str(draft)])
+    err = capsys.readouterr()
+    assert code == 1
+    problems = [line for line in (err.out + err.err).splitlines() if line.strip()]
+    assert problems and all('"expected"' in line for line in problems)
+
+
+def _pool(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], depth: int = 4
+) -> tuple[Path, Path]:
+    draft = tmp_path / "draft.jsonl"
+    log = str(corpus / ".cce" / "metrics.jsonl")
+    assert _cce(["queries", log, "--fixtures", str(draft), "--corpus", "corpus"], capsys)[0] == 0
+    judging = tmp_path / "judging.jsonl"
+    code, _, err = _cce(
+        [
+            "pool",
+            str(draft),
+            "--backends",
+            "bm25,vector,hybrid",
+            "--depth",
+            str(depth),
+            "-o",
+            str(judging),
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    return draft, judging
+
+
+def test_pool_is_the_deduplicated_union_in_blind_order(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    draft, judging = _pool(corpus, tmp_path, capsys)
+    first = judging.read_bytes()
+    _pool(corpus, tmp_path, capsys)
+    assert judging.read_bytes() == first
+    index = build_index(str(corpus), HashEmbedder()).index
+    judged = parse_judging(str(judging), first.decode("utf-8"))
+    queries = [json.loads(line)["query"] for line in draft.read_text().splitlines()[1:]]
+    assert [case.query for case in judged] == queries
+    for case in judged:
+        query = harness.Query(case.query, HashEmbedder())
+        union = {
+            (hit.file_path, hit.start_line, hit.end_line, hit.kind)
+            for backend in ("bm25", "vector", "hybrid")
+            for hit in harness.run_backend(index, backend, query, 4)
+        }
+        locations = [c.location for c in case.candidates]
+        assert locations == sorted(union)
+        assert all(c.judgment is None and c.snippet for c in case.candidates)
+
+
+def _judge(judging: Path, out: Path) -> dict[str, list[Candidate]]:
+    """Judge the first candidate relevant, the second secondary, the rest not (one open)."""
+    relevant: dict[str, list[Candidate]] = {}
+    lines = []
+    for line in judging.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        for position, candidate in enumerate(row["candidates"]):
+            verdict: str | None = ["relevant", "secondary"][position] if position < 2 else "not"
+            if position == len(row["candidates"]) - 1 and position >= 2:
+                verdict = None
+            candidate["judgment"] = verdict
+        lines.append(json.dumps(row))
+        relevant[row["id"]] = [
+            Candidate(c["file_path"], c["start_line"], c["end_line"], c["kind"])
+            for c in row["candidates"]
+            if c["judgment"] == "relevant"
+        ]
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return relevant
+
+
+def test_apply_turns_judgments_into_matching_anchors(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    draft, judging = _pool(corpus, tmp_path, capsys)
+    judged = tmp_path / "judged.jsonl"
+    relevant = _judge(judging, judged)
+    labeled = tmp_path / "labeled.jsonl"
+    code, _, err = _cce(["pool", "--apply", str(judged), str(draft), "-o", str(labeled)], capsys)
+    assert code == 0, err
+    assert "candidates still unjudged" in err
+    assert validate_main(["validate", str(labeled)]) == 0
+    fixture_set = parse_fixtures(labeled.read_text(encoding="utf-8"))
+    assert fixture_set.corpus == "corpus"
+    for case in fixture_set.cases:
+        for hit in relevant[case.id]:
+            assert any(anchor.matches(hit) for anchor in case.expected)
+        assert case.secondary and not set(case.secondary) & set(case.expected)
+    code, _, err = _cce(["relevance", str(labeled), "--backend", "hybrid"], capsys)
+    assert code == 0, err
+
+
+def test_apply_merges_with_existing_anchors_and_keeps_other_fields(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fixtures = tmp_path / "f.jsonl"
+    fixtures.write_text(
+        '{"schema":"cce.relevance/v1"}\n'
+        '{"id":"a","query":"q","expected":["x.py"],"k":3,"note":"keep me"}\n',
+        encoding="utf-8",
+    )
+    judged = tmp_path / "j.jsonl"
+    candidate = {
+        "file_path": "y.py",
+        "start_line": 2,
+        "end_line": 4,
+        "kind": "function",
+        "judgment": "relevant",
+        "use_kind": True,
+    }
+    judged.write_text(
+        json.dumps({"schema": "cce.judging/v1", "id": "a", "query": "q", "candidates": [candidate]})
+        + "\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out.jsonl"
+    assert _cce(["pool", "--apply", str(judged), str(fixtures), "-o", str(out)], capsys)[0] == 0
+    row = json.loads(out.read_text().splitlines()[1])
+    assert row["expected"] == ["x.py", "y.py#function@2-4"]
+    assert row["note"] == "keep me"
+    assert Anchor.parse(row["expected"][1]).kind == "function"
+
+
+@pytest.mark.parametrize(
+    ("line", "fragment"),
+    [
+        ("not json", "not JSON"),
+        (
+            '{"schema":"cce.judging/v1","id":"a","query":"q","candidates":[{"file_path":"x",'
+            '"start_line":3,"end_line":1,"kind":"k"}]}',
+            "not a range",
+        ),
+        (
+            '{"schema":"cce.judging/v1","id":"a","query":"q","candidates":[{"file_path":"x",'
+            '"start_line":1,"end_line":1,"kind":"k","judgment":"maybe"}]}',
+            "is not one of",
+        ),
+    ],
+)
+def test_bad_judging_lines_are_errors_with_file_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], line: str, fragment: str
+) -> None:
+    fixtures = tmp_path / "f.jsonl"
+    fixtures.write_text('{"id":"a","query":"q","expected":["x.py"]}\n', encoding="utf-8")
+    judged = tmp_path / "j.jsonl"
+    judged.write_text(line + "\n", encoding="utf-8")
+    code, out, err = _cce(
+        ["pool", "--apply", str(judged), str(fixtures), "-o", str(tmp_path / "o.jsonl")], capsys
+    )
+    assert (code, out) == (1, "")
+    assert err.startswith(f"error: {judged}:1: ") and fragment in err
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_pool_candidates_dedupes_by_location() -> None:
+    class Hit:
+        def __init__(self, path: str, start: int) -> None:
+            self.file_path, self.start_line, self.end_line = path, start, start + 1
+            self.kind, self.content = "function", "def f():\n    pass\n"
+
+    pooled = pool_candidates([[Hit("b", 1), Hit("a", 5)], [Hit("a", 5), Hit("c", 1)]], depth=1)
+    assert [c.location for c in pooled] == [("a", 5, 6, "function"), ("b", 1, 2, "function")]

@@ -1,0 +1,130 @@
+"""The derived, query-independent structures of an index, built once and shared.
+
+Why it exists: every backend needs the same structures of an `Index` - BM25 postings,
+the transposed embedding matrix, the import graph, each file's chunk indices - and
+building them costs far more than one query. `RetrievalIndex.build` is the explicit
+build step: it takes a snapshot (the chunks as a tuple, copies of the matrix and the
+import table), so a derived structure never disagrees with itself when the `Index` it
+came from is changed afterwards. `retrieval_index` is the cache in front of it, keyed
+on the index object and validated against a stamp of the index's fields, so an index
+whose chunk list, embeddings or import table was replaced or resized is rebuilt rather
+than served stale.
+
+Owns: `RetrievalIndex` (plus its per-(k1, b) BM25 views), `retrieval_index`, `invalidate`.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+
+import attrs
+
+from cce_retrieval.bm25 import BM25_B, BM25_K1, Bm25Index
+from cce_retrieval.graph import ImportGraph
+from cce_retrieval.model import Chunk, Index
+from cce_retrieval.ranking import FloatArray, id_order_ranks
+from cce_retrieval.text import ascii_lower
+from cce_retrieval.vector import VectorIndex
+
+__all__ = ["RetrievalIndex", "invalidate", "retrieval_index"]
+
+
+class RetrievalIndex:
+    """Derived data of one snapshot of an `Index`, reused by every query and backend.
+
+    Holds the BM25 postings, the transposed embedding matrix, the import graph, each
+    file's chunk indices (store order) and lazily lowercased chunk contents and paths
+    (lowercased only when a chunk becomes a candidate, so a 50,000-chunk index does not
+    keep a second copy of every content).
+    """
+
+    def __init__(self, index: Index) -> None:
+        self.chunks: tuple[Chunk, ...] = tuple(index.chunks)
+        chunk_ids = [c.chunk_id for c in self.chunks]
+        id_ranks = id_order_ranks(chunk_ids)
+        self.bm25 = Bm25Index.build([c.content for c in self.chunks], chunk_ids, id_ranks)
+        # VectorIndex keeps its own transposed copy; the graph copies what it resolves.
+        self.vectors = VectorIndex(index.embeddings, chunk_ids, id_ranks)
+        self.graph = ImportGraph.build([c.file_path for c in self.chunks], index.file_imports)
+        self.chunks_by_file: dict[str, list[int]] = {}
+        for i, chunk in enumerate(self.chunks):
+            self.chunks_by_file.setdefault(chunk.file_path, []).append(i)
+        self._bm25_views: dict[tuple[float, float], Bm25Index] = {(BM25_K1, BM25_B): self.bm25}
+        self._content_lower: dict[int, str] = {}
+        self._path_lower: dict[int, str] = {}
+
+    @classmethod
+    def build(cls, index: Index) -> RetrievalIndex:
+        """Build the derived data of `index` now, without consulting or filling the cache."""
+        return cls(index)
+
+    def bm25_with(self, k1: float, b: float) -> Bm25Index:
+        """The BM25 statistics scored with `k1` and `b` (postings shared, norms per pair)."""
+        key = (k1, b)
+        view = self._bm25_views.get(key)
+        if view is None:
+            view = self._bm25_views[key] = self.bm25.with_parameters(k1, b)
+        return view
+
+    def content_lower(self, idx: int) -> str:
+        text = self._content_lower.get(idx)
+        if text is None:
+            text = self._content_lower[idx] = ascii_lower(self.chunks[idx].content)
+        return text
+
+    def path_lower(self, idx: int) -> str:
+        text = self._path_lower.get(idx)
+        if text is None:
+            text = self._path_lower[idx] = ascii_lower(self.chunks[idx].file_path)
+        return text
+
+    def cosines(self, qvec: Sequence[float]) -> FloatArray:
+        """Cosine of every chunk with `qvec`; all 0.0 for an empty query vector."""
+        return self.vectors.cosines(qvec)
+
+
+@attrs.frozen(slots=True)
+class _Stamp:
+    """What must be unchanged for a cached `RetrievalIndex` to still describe an index."""
+
+    chunks: int
+    n_chunks: int
+    embeddings: int
+    shape: tuple[int, ...]
+    file_imports: int
+    n_imports: int
+
+    @classmethod
+    def of(cls, index: Index) -> _Stamp:
+        return cls(
+            id(index.chunks),
+            len(index.chunks),
+            id(index.embeddings),
+            tuple(index.embeddings.shape),
+            id(index.file_imports),
+            len(index.file_imports),
+        )
+
+
+_CACHE: weakref.WeakKeyDictionary[Index, tuple[_Stamp, RetrievalIndex]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def retrieval_index(index: Index) -> RetrievalIndex:
+    """The cached derived data of `index`: built on first use, dropped with the index.
+
+    Rebuilt when a field it was derived from was replaced or changed length; after
+    changing chunks in place, call `invalidate(index)` (or use `RetrievalIndex.build`).
+    """
+    stamp = _Stamp.of(index)
+    entry = _CACHE.get(index)
+    if entry is None or entry[0] != stamp:
+        entry = _CACHE[index] = (stamp, RetrievalIndex(index))
+    return entry[1]
+
+
+def invalidate(index: Index) -> None:
+    """Forget the cached derived data of `index`; the next query rebuilds it."""
+    _CACHE.pop(index, None)

@@ -1,0 +1,182 @@
+"""The backend registry: built-ins rank like the pipeline, parameters are typed and checked."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from cce_retrieval import hybrid
+from cce_retrieval.backends import (
+    BACKENDS,
+    BackendConfigError,
+    EmbeddingSpaceError,
+    Query,
+    backend_names,
+    backend_spec,
+    create_backend,
+)
+from cce_retrieval.build import build_index
+from cce_retrieval.derived import RetrievalIndex, invalidate, retrieval_index
+from cce_retrieval.embedder import HashEmbedder
+from cce_retrieval.model import Chunk, Index, SearchResult
+
+CORPUS = {
+    "src/auth.py": (
+        "import session\n\ndef login(user, password):\n    return check(user, password)\n\n"
+        'def check(user, password):\n    return user == "admin"\n'
+    ),
+    "src/session.py": "def create_session(user):\n    return {'user': user}\n",
+    "tests/test_auth.py": (
+        'from auth import login\n\ndef test_login():\n    assert login("u", "p")\n'
+    ),
+    "docs/guide.md": "# Login guide\nCall login(user, password) to sign in.\n" * 3,
+    "src/long.py": "def password_policy():\n" + "    x = 1\n" * 60 + "    return password\n",
+}
+
+QUERIES = ("login password", "create session", "def check", "   ", "password policy")
+
+
+class CountingEmbedder:
+    def __init__(self) -> None:
+        self.calls = 0
+        self.inner = HashEmbedder()
+
+    def embed(self, text: str) -> list[float]:
+        self.calls += 1
+        return self.inner.embed(text)
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> Index:
+    root = tmp_path_factory.mktemp("corpus")
+    for rel, text in CORPUS.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return build_index(str(root), HashEmbedder()).index
+
+
+def rows(results: Sequence[SearchResult]) -> list[tuple[int, str, float]]:
+    return [(r.rank, r.chunk_id, r.score) for r in results]
+
+
+def test_registry_lists_the_built_ins_first() -> None:
+    assert backend_names()[:3] == ("bm25", "vector", "hybrid")
+    assert backend_spec("bm25").defaults() == {"k1": 1.2, "b": 0.75}
+
+
+@pytest.mark.parametrize("text", QUERIES)
+@pytest.mark.parametrize("k", [1, 3, 10])
+def test_default_backends_rank_exactly_like_the_pipeline(index: Index, text: str, k: int) -> None:
+    embedder = HashEmbedder()
+    query = Query(text, embedder)
+    blank = not text.strip()
+    bm25 = [] if blank else hybrid.bm25_only_search(index, text, k)
+    vector = [] if blank else hybrid.vector_search(index, embedder.embed(text), k)
+    full = [] if blank else hybrid.search(index, embedder, text, k, True)[:k]
+    assert rows(create_backend("bm25").search(index, query, k)) == rows(bm25)
+    assert rows(create_backend("vector").search(index, query, k)) == rows(vector)
+    assert rows(create_backend("hybrid").search(index, query, k)) == rows(full)
+
+
+def test_an_empty_index_returns_nothing() -> None:
+    empty = Index(embedder="hash", chunks=[])
+    for name in ("bm25", "vector", "hybrid"):
+        assert create_backend(name).search(empty, Query("login", HashEmbedder()), 5) == []
+
+
+def test_query_vector_is_embedded_once(index: Index) -> None:
+    counting = CountingEmbedder()
+    query = Query("login password", counting)
+    create_backend("vector").search(index, query, 3)
+    create_backend("hybrid").search(index, query, 3)
+    create_backend("bm25").search(index, query, 3)
+    assert counting.calls == 1
+
+
+def test_b_changes_bm25_scores_where_length_matters(index: Index) -> None:
+    query = Query("password", HashEmbedder())
+    reference = create_backend("bm25").search(index, query, 10)
+    flat = create_backend("bm25", {"b": 0.0}).search(index, query, 10)
+    assert {r.chunk_id for r in reference} == {r.chunk_id for r in flat}
+    assert [r.score for r in reference] != [r.score for r in flat]
+
+
+def test_graph_off_drops_expansion(index: Index) -> None:
+    query = Query("login", HashEmbedder())
+    with_graph = create_backend("hybrid").search(index, query, 10)
+    without = create_backend("hybrid", {"graph": False}).search(index, query, 10)
+    core = hybrid.search_with_vector(index, query.vector(), "login", 10, False)
+    assert rows(without) == rows(core)
+    assert len(with_graph) >= len(without)
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "message"),
+    [
+        ("bm25", {"k3": 1.0}, "unknown parameter `k3` for backend 'bm25'; valid keys: k1, b"),
+        ("bm25", {"b": "x"}, "`b` must be a number"),
+        ("bm25", {"b": 1.5}, "`b` must be at most 1, not 1.5"),
+        ("bm25", {"b": True}, "`b` must be a number"),
+        ("hybrid", {"graph": 1}, "`graph` must be a boolean"),
+        ("hybrid", {"max_chunks_per_file": 0}, "`max_chunks_per_file` must be at least 1"),
+        ("hybrid", {"candidate_multiplier": 2.5}, "`candidate_multiplier` must be an integer"),
+        ("nope", None, "unknown backend 'nope'; expected one of bm25, vector, hybrid"),
+    ],
+)
+def test_bad_configuration_names_the_key(
+    name: str, params: dict[str, object] | None, message: str
+) -> None:
+    with pytest.raises(BackendConfigError) as caught:
+        create_backend(name, params)
+    assert message in str(caught.value)
+
+
+def test_non_default_records_only_changed_values() -> None:
+    spec = BACKENDS["hybrid"]
+    assert spec.non_default(None) == {}
+    assert spec.non_default({"graph": True, "b": 0.4}) == {"b": 0.4}
+    assert spec.non_default({"k1": 1}) == {"k1": 1.0}
+
+
+def test_another_embedder_is_refused_naming_both(index: Index) -> None:
+    backend = create_backend("vector", {"embedder": "ollama"})
+    with pytest.raises(EmbeddingSpaceError) as caught:
+        backend.search(index, Query("login", HashEmbedder()), 3)
+    assert "'hash'" in str(caught.value) and "'ollama'" in str(caught.value)
+
+
+def chunk(path: str, content: str, cid: str) -> Chunk:
+    return Chunk(cid, path, 1, 1, "function", "function_definition", "python", content, 3)
+
+
+def test_cache_notices_a_replaced_chunk_list() -> None:
+    index = Index(embedder="hash", chunks=[chunk("a.py", "alpha", "a1")])
+    first = retrieval_index(index)
+    assert retrieval_index(index) is first
+    index.chunks = [chunk("b.py", "beta", "b1")]
+    second = retrieval_index(index)
+    assert second is not first and second.chunks[0].chunk_id == "b1"
+    index.chunks.append(chunk("c.py", "gamma", "c1"))
+    assert len(retrieval_index(index).chunks) == 2
+    invalidate(index)
+    assert retrieval_index(index) is not second
+
+
+def test_explicit_build_is_a_snapshot() -> None:
+    index = Index(embedder="hash", chunks=[chunk("a.py", "alpha", "a1")])
+    derived = RetrievalIndex.build(index)
+    index.chunks[0] = chunk("z.py", "zeta", "z9")
+    assert derived.chunks[0].chunk_id == "a1"
+    assert derived.content_lower(0) == "alpha"
+
+
+def test_fixture_base_default_is_the_harness_pipeline() -> None:
+    base = Path(__file__).parents[3] / ".." / "shared" / "reference" / "test" / "fixture" / "base"
+    if not base.is_dir():
+        pytest.skip("reference fixture base is not available")
+    built = build_index(str(base), HashEmbedder()).index
+    query = Query("hash password", HashEmbedder())
+    expected = hybrid.search_with_vector(built, query.vector(), query.text, 5, True)[:5]
+    assert rows(create_backend("hybrid").search(built, query, 5)) == rows(expected)
