@@ -32,6 +32,7 @@ from cce_retrieval import (
     HashEmbedder,
     Index,
     QueryEmbedder,
+    QueryVectorError,
     describe_os_error,
 )
 
@@ -219,7 +220,10 @@ def run(args: argparse.Namespace) -> int:
         index, display = _build_corpus(args, fixture_set)
         embedder = HashEmbedder()
     backends = _choose_backends(args)
-    reports = harness.evaluate(index, embedder, fixture_set, backends)
+    try:
+        reports = harness.evaluate(index, embedder, fixture_set, backends)
+    except QueryVectorError as err:
+        raise CliError(str(err)) from None
     comparison = harness.compare_reports(reports[0], reports[1]) if args.compare else None
     summary = render.RunSummary(display, index.embedder, reports, comparison)
     renderer = render.RENDERERS[args.format or next(iter(render.RENDERERS))]

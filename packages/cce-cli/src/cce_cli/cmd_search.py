@@ -18,6 +18,7 @@ import re
 import time
 from collections.abc import Sequence
 
+from cce_cli.errors import CliError
 from cce_cli.events import append_event
 from cce_cli.indexes import is_unreachable, open_store
 from cce_cli.output import write_stdout
@@ -25,6 +26,7 @@ from cce_metrics import estimate_tokens, seq_sum
 from cce_retrieval import (
     EmbedError,
     Index,
+    QueryVectorError,
     SearchResult,
     format6,
     resolve_store_path,
@@ -157,7 +159,10 @@ def run(args: argparse.Namespace) -> int:
     index, embedder = open_store(store_path, ollama_refusal)
     graph_enabled = not args.no_graph
     started = time.perf_counter()
-    results = search(index, embedder, args.query, args.top_k, graph_enabled)
+    try:
+        results = search(index, embedder, args.query, args.top_k, graph_enabled)
+    except QueryVectorError as err:
+        raise CliError(str(err)) from None
     latency_ms = (time.perf_counter() - started) * 1000.0
     query_id: str | None = None
     if not args.no_metrics:

@@ -35,6 +35,7 @@ from cce_retrieval import (
     load_index,
     query_embedder,
     redact_url,
+    repair_stale_fingerprint,
 )
 
 
@@ -134,6 +135,9 @@ def open_store(path: str, refusal: Refusal) -> tuple[Index, QueryEmbedder]:
         index = load_index(path)
     except StoreError as err:
         raise CliError(str(err)) from None
+    repaired = repair_stale_fingerprint(index, path)
+    if repaired is not None:
+        print(repaired, file=sys.stderr)
     try:
         embedder = query_embedder(index)
     except EmbeddingSpaceError as err:

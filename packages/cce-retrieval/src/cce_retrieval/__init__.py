@@ -37,10 +37,15 @@ from cce_retrieval.embedders import (
     register_embedder,
 )
 from cce_retrieval.fileio import describe_os_error, write_atomic
-from cce_retrieval.fingerprint import fingerprint_path, write_fingerprint
+from cce_retrieval.fingerprint import (
+    fingerprint_path,
+    repair_stale_fingerprint,
+    write_fingerprint,
+)
 from cce_retrieval.hybrid import (
     REFERENCE_PARAMS,
     QueryEmbedder,
+    QueryVectorError,
     SearchParams,
     bm25_only_search,
     search,
@@ -89,6 +94,7 @@ __all__ = [
     "Param",
     "Query",
     "QueryEmbedder",
+    "QueryVectorError",
     "RetrievalIndex",
     "SearchParams",
     "SearchResult",
@@ -117,6 +123,7 @@ __all__ = [
     "redact_url",
     "register_backend",
     "register_embedder",
+    "repair_stale_fingerprint",
     "resolve_store_path",
     "retrieval_index",
     "rust_trim",

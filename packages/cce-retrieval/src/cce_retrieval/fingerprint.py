@@ -91,6 +91,41 @@ def fingerprint_document(
     return render()
 
 
+def repair_stale_fingerprint(index: Index, store_path: str) -> str | None:
+    """Rewrite a fingerprint that no longer describes its store; a warning, or None.
+
+    A `cce index` killed between replacing the store and writing the fingerprint leaves
+    the previous fingerprint, older than the store. Only then is the store hashed (so a
+    normal load costs two `stat`s); when the recorded `store_sha256` differs, the
+    fingerprint is rewritten from the store, keeping its recorded `redaction` and
+    `protection`. A fingerprint that cannot be read or rewritten is left as it is.
+    """
+    target = fingerprint_path(store_path)
+    try:
+        if os.stat(target).st_mtime_ns >= os.stat(store_path).st_mtime_ns:
+            return None
+        with open(target, "rb") as handle:
+            recorded = json.loads(handle.read())
+        digest = store_sha256(store_path)
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(recorded, dict) or recorded.get("store_sha256") == digest:
+        return None
+    redaction = recorded.get("redaction") is not False
+    protection = recorded.get("protection")
+    document = fingerprint_document(
+        index, digest, redaction, protection=protection if isinstance(protection, str) else None
+    )
+    try:
+        write_atomic(target, document)
+    except OSError:
+        return None
+    return (
+        f"warning: the fingerprint {target} did not match its store (an interrupted "
+        "`cce index`?); it was rewritten from the store"
+    )
+
+
 def write_fingerprint(
     index: Index,
     store_path: str,
