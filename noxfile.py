@@ -1,4 +1,4 @@
-"""Developer sessions: tests per package, lint, types, wheels, goldens and benchmarks.
+"""Developer sessions: tests per package and per Python, lint, types, dependencies, wheels, more.
 
 Why it exists: one entry point (`uv run nox`) that CI and developers share. Each
 package's tests run in an environment holding only that package, its declared
@@ -8,15 +8,20 @@ something it does not declare fails here rather than on a user's machine.
 
 from __future__ import annotations
 
+import glob
 import os
 import pathlib
+import re
+import shutil
+import subprocess
+import sys
 import tempfile
 import zipfile
 
 import nox
 
 nox.options.default_venv_backend = "none"
-nox.options.sessions = ["tests", "lint", "types", "wheels"]
+nox.options.sessions = ["tests", "pythons", "hooks", "lint", "types", "deps", "wheels"]
 nox.options.error_on_external_run = False
 
 ROOT = pathlib.Path(__file__).parent
@@ -56,6 +61,99 @@ def tests(session: nox.Session, package: str) -> None:
     )
 
 
+def _interpreter_version(executable: str) -> tuple[int, int] | None:
+    """The (major, minor) an interpreter reports, or None when it does not run."""
+    try:
+        done = subprocess.run(
+            [executable, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    match = re.fullmatch(r"(\d+)\.(\d+)\s*", done.stdout)
+    if done.returncode != 0 or match is None:
+        return None
+    return int(match.group(1)), int(match.group(2))
+
+
+def other_pythons() -> dict[str, str]:
+    """Every CPython >= 3.11 on this machine except the one running nox: version -> path.
+
+    Looks on PATH (`python3.N`) and in pyenv's installs (`$PYENV_ROOT/versions/*/bin`),
+    and keeps an interpreter only when it actually runs: a pyenv shim for a version that
+    is not selected exits with an error and is skipped. Nothing is ever downloaded.
+    """
+    names = [f"python3.{minor}" for minor in range(11, 40)]
+    candidates = [path for name in names if (path := shutil.which(name))]
+    pyenv_root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
+    candidates += sorted(glob.glob(os.path.join(pyenv_root, "versions", "*", "bin", "python3.*")))
+    running = sys.version_info[:2]
+    by_version: dict[tuple[int, int], str] = {}
+    for executable in candidates:
+        if not re.search(r"python3\.\d+$", executable):
+            continue
+        version = _interpreter_version(executable)
+        if version is None or version < (3, 11) or version == running:
+            continue
+        by_version.setdefault(version, executable)
+    return {f"{major}.{minor}": by_version[major, minor] for major, minor in sorted(by_version)}
+
+
+@nox.session
+def pythons(session: nox.Session) -> None:
+    """The default test suite on every other Python >= 3.11 the machine offers.
+
+    `tests` already runs each package alone on the default interpreter; this session
+    checks that the code also works on the newer interpreters installed here. It syncs
+    one locked environment of the whole workspace per interpreter (never downloading one:
+    UV_PYTHON_DOWNLOADS=never) and runs all packages' tests in it on two workers. Versions
+    the machine lacks are skipped, with a note.
+    """
+    found = other_pythons()
+    if not found:
+        session.log("no other Python >= 3.11 found; nothing to do")
+        return
+    for version, executable in found.items():
+        env = {
+            "UV_PROJECT_ENVIRONMENT": str(ROOT / ".nox" / f"env-py{version}"),
+            "UV_PYTHON_DOWNLOADS": "never",
+        }
+        env.update({name: os.environ[name] for name in REFERENCE_ENV if name in os.environ})
+        session.log(f"Python {version}: {executable}")
+        sync = ["uv", "sync", "--locked", "--all-packages", "--all-groups", "--exact"]
+        session.run(*sync, "--python", executable, "--quiet", env=env)
+        args = session.posargs or ["-m", "not slow", "-q", "-n", "2"]
+        session.run("uv", "run", "--no-sync", "python", "-m", "pytest", "packages", *args, env=env)
+
+
+@nox.session
+def hooks(session: nox.Session) -> None:
+    """The workspace-level tests (tests/): the root wheel, and pre-commit by URL.
+
+    They run in the workspace environment, which holds pre-commit and every package whose
+    wheel the hook environment needs (see tests/test_precommit_by_url.py).
+    """
+    session.run("uv", "run", "--locked", "python", "-m", "pytest", "tests", *session.posargs)
+
+
+@nox.session
+def deps(session: nox.Session) -> None:
+    """deptry: each package's sources import exactly the third-party packages it declares.
+
+    Run once per package, with that package's pyproject.toml as the configuration, over
+    its `src` tree (tests import the package's dev group, which the `tests` session
+    installs alone, so an undeclared test dependency fails there).
+    """
+    for package in PACKAGES:
+        config = f"packages/{package}/pyproject.toml"
+        session.run(
+            "uv", "run", "--locked", "deptry", f"packages/{package}/src", "--config", config
+        )
+
+
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff check and ruff format --check over the whole tree."""
@@ -71,6 +169,7 @@ def types(session: nox.Session) -> None:
     # Each package's tests have their own conftest.py, so they are checked one package at a time.
     for package in PACKAGES:
         session.run("uv", "run", "--locked", "mypy", "--strict", f"packages/{package}/tests")
+    session.run("uv", "run", "--locked", "mypy", "--strict", "tests")
     session.run("uv", "run", "--locked", "mypy", "--strict", "bench", env={"MYPYPATH": "bench"})
 
 

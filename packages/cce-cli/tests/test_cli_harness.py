@@ -241,3 +241,16 @@ def test_compare_reports_rejects_unpaired_reports(base_index: Index) -> None:
     )[0]
     with pytest.raises(ValueError, match="cannot pair"):
         harness.compare_reports(one, two)
+
+
+def test_secondary_anchors_are_judged_but_leave_the_reference_metrics_alone() -> None:
+    results = [_hit("other.py", "m", 1, 5), _hit("auth.py", "m", 1, 5)]
+    plain = Case("c", "q", (Anchor.parse("auth.py"),), 5, 1)
+    with_secondary = Case(
+        "c", "q", (Anchor.parse("auth.py"),), 5, 1, secondary=(Anchor.parse("other.py"),)
+    )
+    weights = LineWeights.uniform()
+    assert harness.score_case(with_secondary, results, weights) == harness.score_case(
+        plain, results, weights
+    )
+    assert harness.score_case(with_secondary, results, weights).first_relevant_rank == 2

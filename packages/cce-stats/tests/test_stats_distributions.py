@@ -1,6 +1,6 @@
-"""Anchors for the special functions: harness.md §6.3–§6.5 and §10 "Stats".
+"""Anchors for the special functions (docs/statistics.md#paired-t-test).
 
-Bit-exact values are compared with `==` (the spec gives their reprs); the
+Bit-exact values are compared with `==` (the reference prints their reprs); the
 reference's own unit tests use tolerances, which are ported as written.
 """
 
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from cce_stats import ln_gamma, reg_inc_beta, seq_sum, t_two_sided_critical, t_two_sided_p
 
-# harness.md §6.5: repr of t₀.₀₅ for df 1..30, identical to the Rust reference's output.
+# The reference's repr of t₀.₀₅ for df 1..30, identical to the Rust reference's output.
 T_CRITICAL_05 = {
     1: 12.706204736173607,
     2: 4.302652729749353,

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cce_stats import effect_size_dz, paired_t_test, wins_ties_losses
+from cce_stats import effect_size_dz, paired_t_test, sample_sd, wins_ties_losses
 
 deltas_strategy = st.lists(
     st.floats(min_value=-1.0, max_value=1.0, allow_nan=False, allow_infinity=False),
@@ -53,3 +53,12 @@ def test_non_finite_deltas_raise(bad: float) -> None:
         effect_size_dz([0.1, bad, 0.2])
     with pytest.raises(ValueError, match=r"deltas\[1\]"):
         wins_ties_losses([0.1, bad])
+
+
+def test_sample_sd() -> None:
+    deltas = [0.2, 0.1, 0.0, 0.3, -0.1, 0.1]
+    assert sample_sd(deltas) == pytest.approx(statistics.stdev(deltas), rel=1e-14)
+    assert sample_sd([0.5]) is None
+    assert sample_sd([0.1, 0.1]) == 0.0
+    with pytest.raises(ValueError, match=r"deltas\[0\]"):
+        sample_sd([math.nan, 0.1])

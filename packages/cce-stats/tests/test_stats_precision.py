@@ -144,3 +144,20 @@ def test_non_finite_arguments_raise(bad: float) -> None:
 def test_out_of_domain_arguments_raise(call: Callable[[], float], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_paired_t_test_agrees_with_scipy_ttest_rel() -> None:
+    rng = random.Random(7)
+    for _ in range(200):
+        n = rng.randrange(2, 300)
+        a = [rng.random() for _ in range(n)]
+        b = [min(1.0, max(0.0, x + rng.gauss(0.02, 0.2))) for x in a]
+        deltas = [y - x for x, y in zip(a, b, strict=True)]
+        ours = paired_t_test(deltas)
+        theirs = stats.ttest_rel(b, a)
+        assert ours.t is not None and ours.p is not None and ours.ci95 is not None
+        assert ours.t == pytest.approx(float(theirs.statistic), rel=1e-9)
+        assert ours.p == pytest.approx(float(theirs.pvalue), rel=1e-9, abs=1e-300)
+        interval = theirs.confidence_interval(0.95)
+        assert ours.ci95[0] == pytest.approx(float(interval.low), rel=1e-9, abs=1e-12)
+        assert ours.ci95[1] == pytest.approx(float(interval.high), rel=1e-9, abs=1e-12)

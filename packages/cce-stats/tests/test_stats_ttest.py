@@ -1,4 +1,4 @@
-"""Anchors and properties for `paired_t_test`: harness.md §6.2, §6.6 and §10 "Stats"."""
+"""Anchors and properties for `paired_t_test` (docs/statistics.md#paired-t-test)."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ class TestAnchors:
         assert result.p is not None and 0.10 < result.p < 0.20
 
     def test_compare_stats_hand_case_mrr_deltas(self) -> None:
-        # §10's compare_stats case: B's MRRs minus A's 0.5, as float subtractions.
+        # The reference's compare_stats case: B's MRRs minus A's 0.5, as float subtractions.
         deltas = [b - 0.5 for b in (0.7, 0.6, 0.5, 0.8, 0.4, 0.6)]
         assert deltas == [
             0.19999999999999996,
@@ -114,7 +114,7 @@ class TestAnchors:
 
 
 class TestDocumentedExample:
-    """§6.6: `--compare bm25,hybrid` on code.jsonl — one MRR delta of 1/2 - 1/3 among 7."""
+    """The documented `--compare bm25,hybrid` on code.jsonl — one MRR delta of 1/2 - 1/3 among 7."""
 
     def test_mrr_row(self) -> None:
         mrr_delta = 1.0 / 2.0 - 1.0 / 3.0

@@ -25,8 +25,8 @@ from typing import Final, Literal
 import attrs
 
 from cce_fixtures import Anchor, Case, FixtureSet, normalised_anchor_path
+from cce_retrieval import Chunk, Index
 from cce_retrieval.exclusion import Exclusion, why_not_indexed
-from cce_retrieval.model import Chunk, Index
 
 __all__ = [
     "LARGE_CHUNK_FACTOR",

@@ -36,8 +36,7 @@ from cce_fixtures import (
     lint_fixtures,
     parse_fixtures,
 )
-from cce_retrieval.embedder import HashEmbedder
-from cce_retrieval.store import StoreError, describe_os_error, load_index
+from cce_retrieval import HashEmbedder, StoreError, describe_os_error, load_index
 
 __all__ = ["CHECK_SCHEMA", "configure", "run", "store_root"]
 

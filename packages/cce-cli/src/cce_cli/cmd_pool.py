@@ -38,10 +38,7 @@ from cce_fixtures import (
     decode_fixture_bytes,
     parse_fixtures,
 )
-from cce_retrieval.embedder import HashEmbedder
-from cce_retrieval.hybrid import QueryEmbedder
-from cce_retrieval.model import Index
-from cce_retrieval.store import describe_os_error, write_atomic
+from cce_retrieval import HashEmbedder, Index, QueryEmbedder, describe_os_error, write_atomic
 
 __all__ = ["configure", "read_fixture_text", "run"]
 

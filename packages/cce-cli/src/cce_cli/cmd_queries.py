@@ -15,8 +15,8 @@ import sys
 from cce_cli.errors import CliError
 from cce_cli.output import write_stdout
 from cce_cli.querylog import QueryLog, draft_fixtures, read_query_log
+from cce_retrieval import describe_os_error, write_atomic
 from cce_retrieval.redactor import redact
-from cce_retrieval.store import describe_os_error, write_atomic
 
 __all__ = ["configure", "looks_secret", "run"]
 

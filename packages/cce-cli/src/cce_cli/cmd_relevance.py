@@ -6,6 +6,11 @@ checked - which decides which error a user sees first (§2.2) - the corpus path 
 its displayed form with Rust `Path` semantics (§2.3), store mode and the refusal to
 score an Ollama-built store without Ollama (§2.4), and writing the whole rendering to
 stdout in one go (§2.6). Evaluation is `cce_cli.harness`, rendering `cce_cli.render`.
+
+The flags beyond the reference's leave the default output alone: `--format` picks a
+renderer, `--results` also writes the `cce.run/v1` file, `--by-tag` adds per-tag
+aggregates, `--test` picks the paired test of `--compare`, and the gate flags on
+`--compare` only add stderr lines and exit status 3 (docs/gating.md).
 """
 
 from __future__ import annotations
@@ -16,7 +21,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from cce_cli import harness, render
+from cce_cli.cmd_diff import report_gate
+from cce_cli.diff import diff_backend_reports, head_aggregate
 from cce_cli.errors import CliError
+from cce_cli.gate import GateSpec, add_gate_arguments, evaluate_gate, gate_spec
+from cce_cli.harness import BackendReport
 from cce_cli.indexes import (
     add_protection_argument,
     build_or_fail,
@@ -25,6 +34,8 @@ from cce_cli.indexes import (
     print_protection_notice,
 )
 from cce_cli.output import write_stdout
+from cce_cli.report import tag_groups
+from cce_cli.runfile import render_run, write_run
 from cce_fixtures import FixtureError, FixtureSet, decode_fixture_bytes, parse_fixtures
 from cce_retrieval import (
     DEFAULT_PROTECTION,
@@ -35,6 +46,7 @@ from cce_retrieval import (
     QueryVectorError,
     describe_os_error,
 )
+from cce_stats import paired_test_names
 
 __all__ = ["configure", "corpus_path", "run", "rust_join", "rust_parent"]
 
@@ -98,6 +110,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
         const="json",
         help="emit the JSON report (same as --format json)",
     )
+    parser.add_argument(
+        "--results",
+        metavar="FILE",
+        action=_SetOnce,
+        help="also write what each query retrieved, one cce.run/v1 JSON line per case",
+    )
+    parser.add_argument(
+        "--by-tag", action="store_true", help="add the aggregates per case tag to every output"
+    )
+    parser.add_argument(
+        "--test",
+        choices=paired_test_names(),
+        default="t",
+        help="paired test of --compare on the per-query deltas (default: t)",
+    )
+    add_gate_arguments(parser)
     add_protection_argument(parser, None)
 
 
@@ -203,8 +231,38 @@ def _choose_backends(args: argparse.Namespace) -> tuple[str, ...]:
     return harness.BACKEND_NAMES
 
 
+def _check_gate_usage(args: argparse.Namespace, spec: GateSpec) -> None:
+    if spec.active and args.compare is None:
+        raise CliError(
+            "--fail-on-significant, --fail-on-query-regression and --min need --compare A,B "
+            "(B is the head); or gate two saved reports with `cce diff`",
+            exit_code=2,
+        )
+
+
+def _gate(args: argparse.Namespace, spec: GateSpec, reports: Sequence[BackendReport]) -> int:
+    """Exit status of the gate on `--compare A,B` (B is the head), reasons on stderr."""
+    if not spec.active:
+        return 0
+    base, head = reports
+    group = diff_backend_reports(
+        base, head, harness.COMPARED_METRICS, test=args.test, correction=args.correction
+    )
+    reasons = evaluate_gate(
+        spec,
+        group,
+        lambda item: head_aggregate(head, item),
+        head=head.backend,
+        correction=args.correction,
+        alpha=args.alpha,
+    )
+    return report_gate(reasons)
+
+
 def run(args: argparse.Namespace) -> int:
     """Evaluate, render and print; every user-facing failure raises CliError."""
+    spec = gate_spec(args)
+    _check_gate_usage(args, spec)
     fixture_set = _read_fixtures(str(args.fixtures))
     embedder: QueryEmbedder
     if args.store is not None:
@@ -224,8 +282,16 @@ def run(args: argparse.Namespace) -> int:
         reports = harness.evaluate(index, embedder, fixture_set, backends)
     except QueryVectorError as err:
         raise CliError(str(err)) from None
-    comparison = harness.compare_reports(reports[0], reports[1]) if args.compare else None
-    summary = render.RunSummary(display, index.embedder, reports, comparison)
+    comparison = (
+        harness.compare_reports(reports[0], reports[1], test=args.test) if args.compare else None
+    )
+    tags = tag_groups(reports, [case.tags for case in fixture_set.cases]) if args.by_tag else None
+    summary = render.RunSummary(display, index.embedder, reports, comparison, tags=tags)
     renderer = render.RENDERERS[args.format or next(iter(render.RENDERERS))]
-    write_stdout(renderer.render(summary))
-    return 0
+    text = renderer.render(summary)
+    if args.results is not None:
+        write_run(
+            str(args.results), render_run(display, index.embedder, fixture_set.cases, reports)
+        )
+    write_stdout(text)
+    return _gate(args, spec, reports) if comparison is not None else 0

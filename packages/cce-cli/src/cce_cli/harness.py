@@ -29,8 +29,8 @@ from cce_metrics import (
     QueryScore,
     Span,
     TokenAverages,
+    judgment,
     macro_average,
-    score_query,
     score_tokens,
     token_average,
 )
@@ -136,14 +136,26 @@ def _expected_spans(anchors: Sequence[Anchor]) -> list[Span]:
 
 
 def score_case(case: Case, results: Sequence[SearchResult], weights: LineWeights) -> QueryScore:
-    """Chunk-level and token-level scores of one case from its results."""
+    """Chunk-level and token-level scores of one case from its results.
+
+    The judgment has the expected anchors' columns, then the secondary anchors' (gain
+    1.0 each); the reference metrics read the expected columns only.
+    """
     considered = results[: case.k]
     expected_spans = _expected_spans(case.expected)
     tokens = None
     if expected_spans:
         retrieved = [(hit.file_path, hit.start_line, hit.end_line) for hit in considered]
         tokens = score_tokens(expected_spans, retrieved, case.k, weights)
-    return score_query(judge(considered, case.expected), len(case.expected), case.k, tokens)
+    anchors = (*case.expected, *case.secondary)
+    judged = judgment(
+        judge(considered, anchors),
+        len(case.expected),
+        case.k,
+        tokens=tokens,
+        secondary=len(case.secondary),
+    )
+    return QueryScore.from_judgment(judged)
 
 
 @attrs.frozen(slots=True)
@@ -155,6 +167,8 @@ class CaseReport:
     score: QueryScore
     results: tuple[SearchResult, ...] = attrs.field(default=(), eq=False, repr=False)
     """The ranked results the score was computed from (for `--results`)."""
+    tags: tuple[str, ...] = attrs.field(default=(), eq=False)
+    """The case's tags (for `--by-tag`)."""
 
 
 @attrs.frozen(slots=True)
@@ -179,7 +193,8 @@ def evaluate_backend(
     reports: list[CaseReport] = []
     for case, query in zip(cases, queries, strict=True):
         results = tuple(runner.search(index, query, case.k)[: case.k])
-        reports.append(CaseReport(case.id, case.k, score_case(case, results, weights), results))
+        score = score_case(case, results, weights)
+        reports.append(CaseReport(case.id, case.k, score, results, case.tags))
     scores = [report.score for report in reports]
     return BackendReport(backend, tuple(reports), macro_average(scores), token_average(scores))
 

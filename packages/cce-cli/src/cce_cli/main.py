@@ -19,6 +19,7 @@ from cce_cli import (
     cmd_conformance,
     cmd_diff,
     cmd_index,
+    cmd_plan,
     cmd_pool,
     cmd_queries,
     cmd_relevance,
@@ -48,6 +49,7 @@ SUBCOMMANDS: tuple[tuple[str, Command, str], ...] = (
     ("check", cmd_check, "find fixture anchors that match nothing"),
     ("queries", cmd_queries, "list the distinct queries of metrics.jsonl event logs"),
     ("pool", cmd_pool, "pool several backends' results for judging, or apply judgments"),
+    ("plan", cmd_plan, "how many queries a comparison needs, from a pilot report"),
 )
 
 COMMANDS: tuple[tuple[str, Configure, Run, str], ...] = tuple(

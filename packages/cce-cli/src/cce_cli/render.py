@@ -168,7 +168,10 @@ def _aggregates_json(
 
 
 def _backend_json(
-    report: BackendReport, metrics: Sequence[Metric], token_metrics: Sequence[Metric]
+    report: BackendReport,
+    metrics: Sequence[Metric],
+    token_metrics: Sequence[Metric],
+    with_tags: bool = False,
 ) -> dict[str, Any]:
     per_query: list[dict[str, Any]] = []
     for case in report.cases:
@@ -178,6 +181,8 @@ def _backend_json(
             "id": case.id,
             "k": case.k,
         }
+        if with_tags:
+            row["tags"] = list(case.tags)
         for metric in metrics:
             row[metric.key] = format6(score.values[metric.key])
         if score.tokens is not None and token_metrics:
@@ -229,7 +234,7 @@ def report_body(summary: RunSummary) -> dict[str, Any]:
     """The v2 report as plain JSON values (key order is irrelevant: keys get sorted)."""
     body: dict[str, Any] = {
         "backends": [
-            _backend_json(report, summary.metrics, summary.token_metrics)
+            _backend_json(report, summary.metrics, summary.token_metrics, summary.tags is not None)
             for report in summary.backends
         ],
         "corpus": summary.corpus,

@@ -1,11 +1,12 @@
 """cce-stats: the statistics behind `cce relevance --compare`, bit-identical to CCE.
 
-Why it exists: the evaluation harness reports paired t-tests between retrieval
-backends, and its output must match the Rust reference byte for byte, so the
-special functions and the test are re-implemented here in exactly the reference's
-operation order (harness.md §6) — with no dependencies, so any eval tool can use
-them. The package also owns the sample-size planning math the reference only
-documents (`minimum_detectable_effect`, `required_sample_size`).
+Why it exists: the evaluation harness compares retrieval backends with paired tests
+on per-query deltas, and its default output must match the Rust reference byte for
+byte, so the t-test and its special functions are re-implemented here in exactly the
+reference's operation order — with no dependencies, so any eval tool can use them.
+The package also owns the other paired tests behind the same protocol
+(randomization, signed-rank, bootstrap), multiple-testing corrections, effect sizes
+and the sample-size planning math (docs/statistics.md).
 """
 
 from __future__ import annotations
@@ -20,11 +21,14 @@ from cce_stats.distributions import (
     t_two_sided_critical,
     t_two_sided_p,
 )
-from cce_stats.effects import effect_size_dz, wins_ties_losses
+from cce_stats.effects import effect_size_dz, sample_sd, wins_ties_losses
 from cce_stats.paired import (
     PAIRED_TESTS,
+    BootstrapTest,
     PairedTest,
     PairedTestResult,
+    RandomizationTest,
+    SignedRankTest,
     TTest,
     paired_test,
     paired_test_names,
@@ -38,9 +42,12 @@ __all__ = [
     "MAX_SAMPLE_SIZE",
     "MIN_ALPHA",
     "PAIRED_TESTS",
+    "BootstrapTest",
     "PairedTTest",
     "PairedTest",
     "PairedTestResult",
+    "RandomizationTest",
+    "SignedRankTest",
     "TTest",
     "adjust_p_values",
     "effect_size_dz",
@@ -51,6 +58,7 @@ __all__ = [
     "paired_test_names",
     "reg_inc_beta",
     "required_sample_size",
+    "sample_sd",
     "seq_sum",
     "t_two_sided_critical",
     "t_two_sided_p",

@@ -3,8 +3,8 @@
 Why it exists: a p-value says whether a difference is distinguishable from noise,
 not whether it matters; the standardized mean difference d_z and the count of
 queries that got better, stayed equal or got worse say how large and how broad
-it is. This module owns `effect_size_dz` and `wins_ties_losses`
-(docs/statistics.md#effect-size).
+it is. This module owns `effect_size_dz`, `wins_ties_losses` and `sample_sd`, the
+spread the sizing functions take (docs/statistics.md#effect-size).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from cce_stats._checks import require_finite_values
 from cce_stats.distributions import reference_seq_sum as seq_sum
 
-__all__ = ["effect_size_dz", "wins_ties_losses"]
+__all__ = ["effect_size_dz", "sample_sd", "wins_ties_losses"]
 
 # The t-test's rule for "constant" deltas (16 machine epsilons of the largest magnitude):
 # below it the sample sd is rounding noise and d_z would explode, so it is undefined.
@@ -45,6 +45,20 @@ def effect_size_dz(deltas: Sequence[float]) -> float | None:
     if sd == 0.0:
         return None
     return mean / sd
+
+
+def sample_sd(deltas: Sequence[float]) -> float | None:
+    """Return the sample standard deviation (n - 1) of `deltas`; None for fewer than two.
+
+    This is the sd the sizing functions take (docs/statistics.md#sizing). Raises
+    ValueError when any delta is not finite.
+    """
+    require_finite_values("deltas", deltas)
+    n = len(deltas)
+    if n < 2:
+        return None
+    mean = seq_sum(deltas) / n
+    return math.sqrt(seq_sum((delta - mean) * (delta - mean) for delta in deltas) / (n - 1))
 
 
 def wins_ties_losses(deltas: Sequence[float]) -> tuple[int, int, int]:

@@ -4,10 +4,10 @@ Why it exists: a comparison of two retrieval backends pairs their per-query
 scores and asks whether the mean delta (B minus A) is distinguishable from zero.
 Several tests answer that question — the reference's t-test, a sign-flip
 randomization test, the Wilcoxon signed-rank test, a bootstrap interval — and the
-harness and renderers should not care which one ran. This module owns the shared
-result type (`PairedTestResult`), the `PairedTest` protocol, and `PAIRED_TESTS`,
-the registry by name that command-line choices, help text and error messages are
-derived from. Adding a test is one class plus one registry entry
+harness and renderers should not care which one ran. This module owns
+`PAIRED_TESTS`, the registry by name that command-line choices, help text and
+error messages are derived from, and the t-test's entry (the shared result type
+and protocol live in `cce_stats.protocol`). Adding a test is one class plus one registry entry
 (docs/architecture.md#how-to-add-a-paired-test).
 """
 
@@ -16,59 +16,24 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Protocol
 
+from cce_stats.bootstrap import BootstrapTest
+from cce_stats.protocol import PairedTest, PairedTestResult
+from cce_stats.randomization import RandomizationTest
+from cce_stats.signed_rank import SignedRankTest
 from cce_stats.ttest import paired_t_test
 
 __all__ = [
     "PAIRED_TESTS",
+    "BootstrapTest",
     "PairedTest",
     "PairedTestResult",
+    "RandomizationTest",
+    "SignedRankTest",
     "TTest",
     "paired_test",
     "paired_test_names",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class PairedTestResult:
-    """Outcome of one paired test on per-query deltas (B minus A).
-
-    `test` is the registry name of the test that produced it. `statistic` is the
-    test's own statistic (t for the t-test, W+ or z for the signed-rank test) or
-    None when the test has none or it is undefined; `p` is two-sided, None when
-    undefined (too few deltas); `ci95` is None when the test gives no interval.
-    """
-
-    test: str
-    n: int
-    mean_delta: float
-    statistic: float | None
-    p: float | None
-    ci95: tuple[float, float] | None
-
-
-class PairedTest(Protocol):
-    """A two-sided test of "the mean delta is zero" over paired per-query deltas."""
-
-    @property
-    def name(self) -> str:
-        """Registry and command-line name, e.g. "t"."""
-        ...
-
-    @property
-    def label(self) -> str:
-        """Human heading, e.g. "paired t-test"."""
-        ...
-
-    @property
-    def statistic_name(self) -> str:
-        """Column label of `PairedTestResult.statistic`, e.g. "t"."""
-        ...
-
-    def run(self, deltas: Sequence[float]) -> PairedTestResult:
-        """Test `deltas`; raises ValueError when any delta is not finite."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +64,9 @@ def _registry(*tests: PairedTest) -> Mapping[str, PairedTest]:
     return MappingProxyType({test.name: test for test in tests})
 
 
-PAIRED_TESTS: Mapping[str, PairedTest] = _registry(TTest())
+PAIRED_TESTS: Mapping[str, PairedTest] = _registry(
+    TTest(), RandomizationTest(), SignedRankTest(), BootstrapTest()
+)
 """Every paired test by name, in the order help text lists them; "t" is the default."""
 
 

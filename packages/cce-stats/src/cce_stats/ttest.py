@@ -2,7 +2,7 @@
 
 Why it exists: comparing two retrieval backends pairs their per-query scores and
 asks whether the mean difference is distinguishable from zero. The reference's
-answer (harness.md §6.2) has specific edge rules — fewer than two deltas, and
+answer (docs/statistics.md#paired-t-test) has specific edge rules — fewer than two deltas, and
 "constant" deltas that differ only in their last bits — that must be reproduced
 exactly for the report to be byte-identical. This module owns the `PairedTTest`
 result type and `paired_t_test`.

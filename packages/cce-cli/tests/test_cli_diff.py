@@ -1,0 +1,483 @@
+"""`cce diff`: pairing saved reports by id, the paired tests, formats, summary file, gate.
+
+The statistics are checked against scipy's `ttest_rel` and statsmodels' `multipletests`
+(test-only dependencies); the markdown is parsed by markdown-it-py, as a reader's
+renderer would, rather than matched as text.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from markdown_it import MarkdownIt
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+
+from cce_cli.main import main
+
+DATA = Path(__file__).parent / "data"
+GOLDEN = Path(__file__).parent / "golden"
+BASE = DATA / "diff-base.json"
+HEAD = DATA / "diff-head.json"
+SHUFFLED = DATA / "diff-head-shuffled.json"
+REPO = Path(__file__).parents[3]
+KEYS = ("precision_at_k", "recall", "mrr", "f1")
+
+Outcome = tuple[int, str, str]
+
+
+def _diff(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> Outcome:
+    try:
+        code = main(["diff", *argv])
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else 1
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _rows(path: Path) -> dict[str, dict[str, float]]:
+    body = json.loads(path.read_text(encoding="utf-8"))
+    return {
+        row["id"]: {key: float(row[key]) for key in KEYS}
+        for row in body["backends"][0]["per_query"]
+    }
+
+
+def _write_report(
+    path: Path, backend: str, rows: Mapping[str, Mapping[str, float]], extra: str = ""
+) -> Path:
+    per_query = [
+        {"id": case_id, "k": 5, **{key: f"{value:.6f}" for key, value in values.items()}}
+        for case_id, values in rows.items()
+    ]
+    body: dict[str, Any] = {
+        "backends": [{"backend": backend, "per_query": per_query}],
+        "schema": "cce.relevance.report/v2",
+    }
+    path.write_text(json.dumps(body) + extra, encoding="utf-8")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _no_step_summary(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+
+
+# --- the statistics against independent implementations -------------------------------
+
+
+def test_t_p_ci_and_holm_equal_scipy_and_statsmodels(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = _diff([str(BASE), str(HEAD), "--format", "json"], capsys)
+    assert status == 0, err
+    metrics = json.loads(out)["metrics"]
+    base, head = _rows(BASE), _rows(HEAD)
+    ids = list(base)
+    raw_p: list[float] = []
+    for key in KEYS:
+        before = [base[case_id][key] for case_id in ids]
+        after = [head[case_id][key] for case_id in ids]
+        expected = stats.ttest_rel(after, before)
+        low, high = expected.confidence_interval(0.95)
+        got = metrics[key]
+        assert abs(float(got["t"]) - expected.statistic) < 1e-6
+        assert abs(float(got["p"]) - expected.pvalue) < 1e-6
+        assert abs(float(got["ci95_low"]) - low) < 1e-6
+        assert abs(float(got["ci95_high"]) - high) < 1e-6
+        deltas = [a - b for a, b in zip(after, before, strict=True)]
+        mean = sum(deltas) / len(deltas)
+        sd = math.sqrt(sum((d - mean) ** 2 for d in deltas) / (len(deltas) - 1))
+        assert abs(float(got["effect_size"]) - mean / sd) < 1e-6
+        assert abs(float(got["mean_delta"]) - mean) < 1e-6
+        assert got["n"] == 8
+        raw_p.append(float(expected.pvalue))
+    _, holm, _, _ = multipletests(raw_p, method="holm")
+    for key, adjusted in zip(KEYS, holm, strict=True):
+        assert abs(float(metrics[key]["p_adjusted"]) - adjusted) < 1e-6
+
+
+@pytest.mark.parametrize(("correction", "method"), [("bonferroni", "bonferroni"), ("bh", "fdr_bh")])
+def test_other_corrections_equal_statsmodels(
+    correction: str, method: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = _diff([str(BASE), str(HEAD), "--format", "json", "--correction", correction], capsys)[1]
+    body = json.loads(out)
+    assert body["correction"] == correction
+    p = [float(body["metrics"][key]["p"]) for key in KEYS]
+    _, adjusted, _, _ = multipletests(p, method=method)
+    for key, value in zip(KEYS, adjusted, strict=True):
+        assert abs(float(body["metrics"][key]["p_adjusted"]) - value) < 2e-6
+
+
+def test_correction_none_keeps_p(capsys: pytest.CaptureFixture[str]) -> None:
+    out = _diff([str(BASE), str(HEAD), "--format", "json", "--correction", "none"], capsys)[1]
+    for entry in json.loads(out)["metrics"].values():
+        assert entry["p_adjusted"] == entry["p"]
+
+
+def test_wins_ties_losses_and_per_query_rows(capsys: pytest.CaptureFixture[str]) -> None:
+    metrics = json.loads(_diff([str(BASE), str(HEAD), "--format", "json"], capsys)[1])["metrics"]
+    mrr = metrics["mrr"]
+    assert (mrr["wins"], mrr["ties"], mrr["losses"]) == (4, 2, 2)
+    retry = next(row for row in mrr["per_query"] if row["id"] == "q-retry")
+    assert retry == {"base": "1.000000", "delta": "-0.500000", "head": "0.500000", "id": "q-retry"}
+    assert [row["id"] for row in mrr["per_query"]] == list(_rows(BASE))
+
+
+# --- pairing ---------------------------------------------------------------------------
+
+
+def test_pairs_by_id_not_position_and_lists_unpaired(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = _diff([str(BASE), str(SHUFFLED), "--format", "json"], capsys)
+    assert status == 0
+    assert err == (
+        "warning: 2 cases are in only one report and excluded from the tests "
+        "(listed in the output)\n"
+    )
+    body = json.loads(out)
+    assert body["unpaired"] == {"base": ["q-ring"], "head": ["q-extra"]}
+    assert body["paired"] == 7
+    base, head = _rows(BASE), _rows(HEAD)
+    kept = [case_id for case_id in base if case_id != "q-ring"]
+    for key in KEYS:
+        expected = stats.ttest_rel(
+            [head[case_id][key] for case_id in kept], [base[case_id][key] for case_id in kept]
+        )
+        assert abs(float(body["metrics"][key]["p"]) - expected.pvalue) < 1e-6
+        rows = body["metrics"][key]["per_query"]
+        assert [row["id"] for row in rows] == kept
+    text = _diff([str(BASE), str(SHUFFLED)], capsys)[1]
+    assert "unpaired, excluded from the tests: base only: q-ring; head only: q-extra" in text
+
+
+def test_duplicate_ids_are_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    body = json.loads(BASE.read_text(encoding="utf-8"))
+    rows = body["backends"][0]["per_query"]
+    rows.append(dict(rows[1]))
+    twice = tmp_path / "twice.json"
+    twice.write_text(json.dumps(body), encoding="utf-8")
+    status, out, err = _diff([str(twice), str(HEAD)], capsys)
+    assert (status, out) == (1, "")
+    assert err == (
+        f"error: {twice}: backend bm25 lists case id 'q-cache' twice (per_query[1] and "
+        "per_query[8]); case ids must be unique to pair cases\n"
+    )
+
+
+def test_backend_choice(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    body = json.loads(BASE.read_text(encoding="utf-8"))
+    other = dict(body["backends"][0], backend="vector")
+    body["backends"].append(other)
+    both = tmp_path / "both.json"
+    both.write_text(json.dumps(body), encoding="utf-8")
+    status, _, err = _diff([str(both), str(HEAD)], capsys)
+    assert status == 2
+    assert "has 2 backends (bm25, vector); choose with --backend NAME" in err
+    status, out, err = _diff([str(both), str(HEAD), "--backends", "vector,hybrid"], capsys)
+    assert status == 0, err
+    assert "CCE relevance diff — vector" in out
+    status, _, err = _diff([str(both), str(HEAD), "--backend", "bm25"], capsys)
+    assert status == 1
+    assert "no backend 'bm25' in this report (it has: hybrid)" in err
+    status, _, err = _diff([str(both), str(HEAD), "--backends", "bm25"], capsys)
+    assert status == 2 and "--backends needs two names" in err
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ('{\n  "backends": [\n', "line 3 column 1: invalid JSON"),
+        ('{"schema": "cce.relevance.report/v1", "backends": []}', 'schema is "cce.relevance'),
+        ('{"backends": [{"backend": "b", "per_query": [{"id": "a", "mrr": "x"}]}]}', "mrr is"),
+        ('{"backends": [{"backend": "b", "per_query": [{"mrr": "0.5"}]}]}', ".id must be"),
+        ("[]", "the document must be a JSON object"),
+    ],
+)
+def test_bad_reports_name_the_file_and_the_field(
+    tmp_path: Path, text: str, fragment: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(text, encoding="utf-8")
+    status, out, err = _diff([str(bad), str(HEAD)], capsys)
+    assert (status, out) == (1, "")
+    assert err.startswith(f"error: {bad}: ") and fragment in err
+    assert "Traceback" not in err
+
+
+def test_missing_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = _diff([str(tmp_path / "nope.json"), str(HEAD)], capsys)
+    assert status == 1 and err.startswith("error: could not read report ")
+
+
+def test_hand_written_numbers_are_accepted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Plain JSON numbers instead of 6-decimal strings; no schema field.
+    base = tmp_path / "base.json"
+    base.write_text(
+        json.dumps({"backends": [{"backend": "x", "per_query": [{"id": "a", "mrr": 0.5}]}]}),
+        encoding="utf-8",
+    )
+    head = tmp_path / "head.json"
+    head.write_text(
+        json.dumps({"backends": [{"backend": "x", "per_query": [{"id": "a", "mrr": 1}]}]}),
+        encoding="utf-8",
+    )
+    body = json.loads(_diff([str(base), str(head), "--format", "json"], capsys)[1])
+    assert list(body["metrics"]) == ["mrr"]
+    assert body["metrics"]["mrr"]["mean_delta"] == "+0.500000"
+    assert body["metrics"]["mrr"]["p"] is None
+
+
+# --- formats ---------------------------------------------------------------------------
+
+
+def test_json_is_the_pinned_golden(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(DATA)
+    status, out, _ = _diff(
+        ["diff-base.json", "diff-head-shuffled.json", "--format", "json", "--by-tag"], capsys
+    )
+    assert status == 0
+    assert out == (GOLDEN / "diff.v1.json").read_text(encoding="utf-8")
+    assert out.endswith("}\n") and not out.endswith("\n\n")
+
+
+def _tables(markdown: str) -> list[list[list[str]]]:
+    """Every table of the document as rows of cell texts (header row first)."""
+    tokens = MarkdownIt("commonmark").enable("table").parse(markdown)
+    tables: list[list[list[str]]] = []
+    row: list[str] | None = None
+    for token in tokens:
+        if token.type == "table_open":
+            tables.append([])
+        elif token.type == "tr_open":
+            row = []
+        elif token.type == "inline" and row is not None:
+            row.append(token.content)
+        elif token.type == "tr_close" and row is not None:
+            tables[-1].append(row)
+            row = None
+    return tables
+
+
+def test_markdown_has_a_row_per_changed_query(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = _diff([str(BASE), str(HEAD), "--format", "markdown"], capsys)
+    assert status == 0
+    changed, significance = _tables(out)
+    assert changed[0] == ["query", "P@k", "recall", "MRR", "F1"]
+    ids = [row[0] for row in changed[1:]]
+    # q-session is the one unchanged query; q-ring moved worst, q-retry next.
+    assert ids[:2] == ["q-ring", "q-retry"]
+    assert sorted(ids) == sorted(set(_rows(BASE)) - {"q-session"})
+    ring = changed[1]
+    assert ring[3] == "0.500000 → 0.333333 (-0.166667)"
+    assert changed[2][1] == "0.600000"  # unchanged cell: one value
+    assert [row[0] for row in significance[1:]] == ["P@k", "recall", "MRR", "F1"]
+    assert "Unchanged: 1 of 8." in out
+    assert "**Verdict:** no significant change" in out
+
+
+def test_text_lists_changed_queries_worst_first_then_stats_then_verdict(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out = _diff([str(BASE), str(HEAD)], capsys)[1]
+    lines = out.splitlines()
+    assert lines[5].split() == ["q-ring", "P@k", "0.400000", "0.200000", "-0.200000"]
+    assert "  unchanged: 1 of 8" in lines
+    assert lines.index("  unchanged: 1 of 8") < next(
+        i for i, line in enumerate(lines) if "paired t-test" in line
+    )
+    assert lines[-1].startswith("  verdict: no significant change on any metric")
+
+
+def test_step_summary_is_appended_whatever_the_format(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    summary = tmp_path / "summary.md"
+    summary.write_text("# earlier step\n", encoding="utf-8")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    markdown = _diff([str(BASE), str(HEAD), "--format", "markdown"], capsys)[1]
+    status, out, _ = _diff([str(BASE), str(HEAD), "--format", "json"], capsys)
+    assert status == 0 and out.startswith("{")
+    assert summary.read_text(encoding="utf-8") == "# earlier step\n" + markdown + markdown
+
+
+def test_step_summary_that_cannot_be_written_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "missing" / "summary.md"))
+    status, _, err = _diff([str(BASE), str(HEAD)], capsys)
+    assert status == 1
+    assert err.startswith("error: could not append the job summary to ")
+
+
+def test_by_tag_adds_per_tag_tests(capsys: pytest.CaptureFixture[str]) -> None:
+    body = json.loads(_diff([str(BASE), str(HEAD), "--format", "json", "--by-tag"], capsys)[1])
+    assert list(body["tags"]) == ["concept", "symbol"]
+    assert body["tags"]["symbol"]["paired"] == 4
+    base, head = _rows(BASE), _rows(HEAD)
+    symbol = ["q-auth", "q-config", "q-ring", "q-payment"]
+    expected = stats.ttest_rel([head[i]["mrr"] for i in symbol], [base[i]["mrr"] for i in symbol])
+    assert abs(float(body["tags"]["symbol"]["metrics"]["mrr"]["t"]) - expected.statistic) < 1e-6
+    assert "tags" not in json.loads(_diff([str(BASE), str(HEAD), "--format", "json"], capsys)[1])
+    text = _diff([str(BASE), str(HEAD), "--by-tag"], capsys)[1]
+    assert "  tag concept: 4 paired queries" in text
+
+
+# --- the gate --------------------------------------------------------------------------
+
+
+def _significant_pair(tmp_path: Path) -> tuple[Path, Path]:
+    ids = [f"q{i}" for i in range(10)]
+    base = {case_id: {"mrr": 1.0, "recall": 1.0} for case_id in ids}
+    head = {
+        case_id: {"mrr": 0.5 - 0.01 * index, "recall": 1.0} for index, case_id in enumerate(ids)
+    }
+    return (
+        _write_report(tmp_path / "base.json", "bm25", base),
+        _write_report(tmp_path / "head.json", "bm25", head),
+    )
+
+
+def test_no_gate_flag_exits_0_even_when_worse(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base, head = _significant_pair(tmp_path)
+    status, out, err = _diff([str(base), str(head)], capsys)
+    assert (status, err) == (0, "")
+    assert "verdict: significantly worse on MRR (holm-adjusted p < 0.05)" in out
+
+
+def test_fail_on_significant(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base, head = _significant_pair(tmp_path)
+    status, out, err = _diff([str(base), str(head), "--fail-on-significant"], capsys)
+    assert status == 3
+    lines = err.splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("gate failed: MRR got significantly worse: mean delta -0.545000,")
+    assert "holm-adjusted p" in lines[0]
+    assert "gate FAILED (1 reason)" in out
+    # The same comparison the other way round improves: the gate passes.
+    status, out, err = _diff([str(head), str(base), "--fail-on-significant"], capsys)
+    assert (status, err) == (0, "")
+    assert "gate passed" in out
+    # A strict enough alpha lets the regression through.
+    status, _, _ = _diff(
+        [str(base), str(head), "--fail-on-significant", "--alpha", "1e-30"], capsys
+    )
+    assert status == 0
+
+
+def test_fail_on_query_regression(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = _diff([str(BASE), str(HEAD), "--fail-on-query-regression"], capsys)
+    assert status == 3
+    assert out.endswith("; gate FAILED (5 reasons)\n")
+    assert err.splitlines() == [
+        "gate failed: query q-ring got worse on P@k: 0.400000 -> 0.200000 (-0.200000)",
+        "gate failed: query q-ring got worse on recall: 1.000000 -> 0.500000 (-0.500000)",
+        "gate failed: query q-retry got worse on MRR: 1.000000 -> 0.500000 (-0.500000)",
+        "gate failed: query q-ring got worse on MRR: 0.500000 -> 0.333333 (-0.166667)",
+        "gate failed: query q-ring got worse on F1: 0.571429 -> 0.285714 (-0.285715)",
+    ]
+    body = json.loads(
+        _diff([str(BASE), str(HEAD), "--fail-on-query-regression", "--format", "json"], capsys)[1]
+    )
+    assert body["gate"]["passed"] is False and len(body["gate"]["reasons"]) == 5
+    status, _, err = _diff([str(BASE), str(BASE), "--fail-on-query-regression"], capsys)
+    assert (status, err) == (0, "")
+
+
+def test_min_floors(capsys: pytest.CaptureFixture[str]) -> None:
+    # The head's MRR aggregate is 0.729167 and its recall 0.875.
+    status, _, err = _diff(
+        [str(BASE), str(HEAD), "--min", "mrr=0.7", "--min", "recall=0.8"], capsys
+    )
+    assert (status, err) == (0, "")
+    status, out, err = _diff(
+        [str(BASE), str(HEAD), "--min", "mrr=0.8", "--min", "recall=0.9"], capsys
+    )
+    assert status == 3
+    assert "gate FAILED (2 reasons)" in out
+    assert err.splitlines() == [
+        f"gate failed: MRR of hybrid ({HEAD}) is 0.729167, below --min mrr=0.8",
+        f"gate failed: recall of hybrid ({HEAD}) is 0.875000, below --min recall=0.9",
+    ]
+    assert json.loads(
+        _diff([str(BASE), str(HEAD), "--min", "mrr=0.7", "--format", "json"], capsys)[1]
+    )["gate"] == {"passed": True}
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["--min", "mrr"], "expected METRIC=VALUE"),
+        (["--min", "ndcg=0.5"], "unknown metric 'ndcg'"),
+        (["--min", "mrr=high"], "must be a number"),
+        (["--alpha", "1.5"], "alpha must be between 0 and 1"),
+        (["--correction", "sidak"], "invalid choice"),
+        (["--format", "html"], "invalid choice"),
+    ],
+)
+def test_gate_usage_errors_exit_2(
+    argv: list[str], fragment: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, err = _diff([str(BASE), str(HEAD), *argv], capsys)
+    assert (status, out) == (2, "")
+    assert fragment in err
+
+
+# --- the documented workflow on the project's own fixture set --------------------------
+
+
+def test_bm25_against_hybrid_on_the_starter_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(REPO)
+    reports = {}
+    for backend in ("bm25", "hybrid"):
+        code = main(["relevance", "eval/relevance/code.jsonl", "--backend", backend, "--json"])
+        assert code == 0
+        reports[backend] = tmp_path / f"{backend}.json"
+        reports[backend].write_text(capsys.readouterr().out, encoding="utf-8")
+    a, b = str(reports["bm25"]), str(reports["hybrid"])
+    status, out, _ = _diff([a, b, "--backends", "bm25,hybrid", "--format", "markdown"], capsys)
+    assert status == 0
+    changed = _tables(out)[0]
+    body = json.loads(_diff([a, b, "--backends", "bm25,hybrid", "--format", "json"], capsys)[1])
+    moved = {
+        row["id"]
+        for entry in body["metrics"].values()
+        for row in entry["per_query"]
+        if row["delta"] not in ("+0.000000", "-0.000000")
+    }
+    assert moved and {row[0] for row in changed[1:]} == moved
+    status, _, err = _diff(
+        [a, b, "--backends", "bm25,hybrid", "--fail-on-query-regression"], capsys
+    )
+    assert status == 3 and err.startswith("gate failed: query ")
+    assert _diff([a, a, "--fail-on-query-regression"], capsys)[0] == 0
+
+
+@pytest.mark.parametrize(("test", "statistic"), [("signed-rank", "W+"), ("bootstrap", "mean")])
+def test_diff_other_tests_name_the_test_and_carry_its_statistic(
+    test: str, statistic: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [str(BASE), str(HEAD), "--format", "json", "--test", test]
+    out = _diff(argv, capsys)[1]
+    body = json.loads(out)
+    assert (body["test"], body["statistic"]) == (test, statistic)
+    mrr = body["metrics"]["mrr"]
+    assert mrr["t"] is None and mrr["statistic"] is not None
+    assert mrr["mean_delta"] == "+0.156250"
+    p = [float(body["metrics"][key]["p"]) for key in KEYS]
+    _, holm, _, _ = multipletests(p, method="holm")
+    assert abs(float(mrr["p_adjusted"]) - holm[2]) < 2e-6
+    assert _diff(argv, capsys)[1] == out
+    text = _diff([str(BASE), str(HEAD), "--test", test], capsys)[1]
+    assert f"{statistic:>12}" in next(line for line in text.splitlines() if "mean-delta" in line)

@@ -1,0 +1,262 @@
+"""`cce plan`: the pilot's delta sd, the queries needed and the detectable effect per metric,
+from a v2 report or a diff document, and its errors and exit statuses."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from cce_cli.main import main
+from cce_stats import minimum_detectable_effect, required_sample_size
+
+Outcome = tuple[int, str, str]
+
+# Per-query MRR of two backends over eight cases; B - A = [+0.5, 0, -0.5, +0.666667, 0, 0,
+# +0.5, -0.25] (as 6-decimal strings, like a saved report's).
+MRR_A = [0.5, 1.0, 1.0, 0.333333, 1.0, 0.5, 0.5, 1.0]
+MRR_B = [1.0, 1.0, 0.5, 1.0, 1.0, 0.5, 1.0, 0.75]
+P_A = [0.2, 0.4, 0.4, 0.2, 0.6, 0.2, 0.2, 0.4]
+P_B = [0.4, 0.4, 0.2, 0.4, 0.6, 0.2, 0.4, 0.4]
+
+
+def _invoke(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> Outcome:
+    try:
+        code = main(list(argv))
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else 1
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _backend(
+    name: str, mrr: Sequence[float], precision: Sequence[float], ids: Sequence[str]
+) -> object:
+    return {
+        "backend": name,
+        "per_query": [
+            {
+                "f1": f"{2 * p / (1 + p):.6f}",
+                "first_relevant_rank": 1,
+                "id": case_id,
+                "k": 5,
+                "mrr": f"{m:.6f}",
+                "precision_at_k": f"{p:.6f}",
+                "recall": "1.000000",
+            }
+            for case_id, m, p in zip(ids, mrr, precision, strict=True)
+        ],
+    }
+
+
+def _report(tmp_path: Path, *backends: object, name: str = "report.json") -> Path:
+    path = tmp_path / name
+    document = {
+        "backends": list(backends),
+        "corpus": "corpus",
+        "embedder": "hash",
+        "queries": 8,
+        "schema": "cce.relevance.report/v2",
+    }
+    path.write_text(json.dumps(document, indent=2), encoding="utf-8")
+    return path
+
+
+IDS = [f"q{i}" for i in range(8)]
+
+
+@pytest.fixture
+def pilot(tmp_path: Path) -> Path:
+    return _report(tmp_path, _backend("bm25", MRR_A, P_A, IDS), _backend("hybrid", MRR_B, P_B, IDS))
+
+
+def _sd(values: Sequence[float]) -> float:
+    mean = math.fsum(values) / len(values)
+    return math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1))
+
+
+def test_plan_rows_follow_the_sizing_formulas(
+    pilot: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _invoke(["plan", str(pilot), "--format", "json"], capsys)
+    assert (code, err) == (0, "")
+    plan = json.loads(out)
+    assert plan["schema"] == "cce.plan/v1"
+    assert (plan["base"], plan["head"], plan["paired"]) == ("bm25", "hybrid", 8)
+    deltas = [round(b, 6) - round(a, 6) for a, b in zip(MRR_A, MRR_B, strict=True)]
+    sd = _sd(deltas)
+    mrr = plan["metrics"]["mrr"]
+    assert mrr["n"] == 8
+    assert float(mrr["sd"]) == pytest.approx(sd, abs=5e-7)
+    needed = required_sample_size(sd, 0.05)
+    assert mrr["queries_needed"] == needed
+    # n >= (q * sd / delta)^2 is q * sd / sqrt(n) <= delta: the detectable effect at
+    # `needed` is within reach and one query fewer is not; and the normal approximation
+    # ((1.96 + 0.84) * sd / delta)^2 is close.
+    assert minimum_detectable_effect(sd, needed) <= 0.05 < minimum_detectable_effect(sd, needed - 1)
+    assert abs(needed - (2.8016 * sd / 0.05) ** 2) < 0.05 * needed
+    assert float(mrr["detectable_now"]) == pytest.approx(minimum_detectable_effect(sd, 8), abs=5e-7)
+    # Recall never moves: no spread, nothing to plan.
+    recall = plan["metrics"]["recall"]
+    assert (recall["sd"], recall["queries_needed"], recall["detectable_now"]) == (
+        "0.000000",
+        None,
+        None,
+    )
+
+
+def test_settings_change_the_plan(pilot: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, base_out, _ = _invoke(["plan", str(pilot), "--format", "json"], capsys)
+    _, strict_out, _ = _invoke(
+        ["plan", str(pilot), "--format", "json", "--power", "0.9", "--alpha", "0.01"], capsys
+    )
+    _, wide_out, _ = _invoke(["plan", str(pilot), "--format", "json", "--delta", "0.2"], capsys)
+    base = json.loads(base_out)["metrics"]["mrr"]
+    strict = json.loads(strict_out)["metrics"]["mrr"]
+    wide = json.loads(wide_out)["metrics"]["mrr"]
+    assert strict["queries_needed"] > base["queries_needed"] > wide["queries_needed"]
+    assert float(strict["detectable_now"]) > float(base["detectable_now"])
+    assert wide["detectable_now"] == base["detectable_now"]
+
+
+def test_text_table(pilot: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _invoke(["plan", str(pilot), "--compare", "bm25,hybrid"], capsys)
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == f"sample-size plan: hybrid against bm25 ({pilot}), 8 paired queries"
+    assert "alpha 0.05, power 0.8, to detect a mean delta of 0.05" in lines[1]
+    assert lines[2].split() == [
+        "metric",
+        "n",
+        "mean-delta",
+        "delta-sd",
+        "queries-needed",
+        "detectable-now",
+    ]
+    mrr = next(line for line in lines if line.split()[:1] == ["MRR"])
+    assert mrr.split()[1:3] == ["8", "+0.114583"]
+    recall = next(line for line in lines if line.split()[:1] == ["recall"])
+    assert recall.split()[-2:] == ["n/a", "n/a"]
+
+
+def test_reversed_pair_has_the_same_spread(pilot: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, forward, _ = _invoke(["plan", str(pilot), "--format", "json"], capsys)
+    _, backward, _ = _invoke(
+        ["plan", str(pilot), "--format", "json", "--compare", "hybrid,bm25"], capsys
+    )
+    a = json.loads(forward)["metrics"]["mrr"]
+    b = json.loads(backward)["metrics"]["mrr"]
+    assert (a["sd"], a["queries_needed"]) == (b["sd"], b["queries_needed"])
+    assert a["mean_delta"] == "+0.114583" and b["mean_delta"] == "-0.114583"
+
+
+def test_byte_stable(pilot: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    first = _invoke(["plan", str(pilot), "--format", "json"], capsys)
+    assert first == _invoke(["plan", str(pilot), "--format", "json"], capsys)
+    assert first[1].endswith("}\n")
+
+
+def test_a_diff_document_plans_the_same(
+    pilot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, diff_out, _ = _invoke(
+        ["diff", str(pilot), str(pilot), "--backends", "bm25,hybrid", "--format", "json"], capsys
+    )
+    assert code == 0
+    diff_path = tmp_path / "diff.json"
+    diff_path.write_text(diff_out, encoding="utf-8")
+    _, from_diff, _ = _invoke(["plan", str(diff_path), "--format", "json"], capsys)
+    _, from_report, _ = _invoke(["plan", str(pilot), "--format", "json"], capsys)
+    planned_diff = json.loads(from_diff)
+    planned_report = json.loads(from_report)
+    assert planned_diff["source"]["schema"] == "cce.relevance.diff/v1"
+    assert planned_diff["metrics"] == planned_report["metrics"]
+    assert (planned_diff["base"], planned_diff["head"]) == ("bm25", "hybrid")
+    code, _, err = _invoke(["plan", str(diff_path), "--compare", "bm25,hybrid"], capsys)
+    assert code == 2
+    assert "already pairs base and head" in err
+
+
+def test_unpaired_cases_are_left_out_with_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _report(
+        tmp_path,
+        _backend("bm25", MRR_A, P_A, IDS),
+        _backend("hybrid", MRR_B[:7], P_B[:7], IDS[:7]),
+    )
+    code, out, err = _invoke(["plan", str(path), "--format", "json"], capsys)
+    assert code == 0
+    assert json.loads(out)["paired"] == 7
+    assert "1 case is in only one of bm25 and hybrid" in err
+
+
+def test_an_effect_too_small_to_plan_for(pilot: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _invoke(["plan", str(pilot), "--delta", "1e-7"], capsys)
+    assert code == 0
+    assert ">10000000" in out
+
+
+@pytest.mark.parametrize(
+    ("extra", "code", "message"),
+    [
+        (["--delta", "0"], 2, "argument --delta: must be a number > 0"),
+        (["--delta", "nan"], 2, "argument --delta: must be a number > 0"),
+        (["--power", "1"], 2, "argument --power: must be strictly between 0 and 1"),
+        (["--alpha", "x"], 2, "argument --alpha: must be strictly between 0 and 1"),
+        (["--compare", "bm25"], 2, "--compare needs two names"),
+        (["--compare", "bm25,vector"], 1, "no backend 'vector' in this report"),
+    ],
+)
+def test_bad_arguments(
+    pilot: Path, capsys: pytest.CaptureFixture[str], extra: list[str], code: int, message: str
+) -> None:
+    status, out, err = _invoke(["plan", str(pilot), *extra], capsys)
+    assert status == code
+    assert out == ""
+    assert message in err
+
+
+def test_three_backends_need_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _report(
+        tmp_path,
+        _backend("bm25", MRR_A, P_A, IDS),
+        _backend("vector", MRR_A, P_A, IDS),
+        _backend("hybrid", MRR_B, P_B, IDS),
+    )
+    code, out, err = _invoke(["plan", str(path)], capsys)
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: {path} has 3 backends (bm25, vector, hybrid); "
+        "name the pair to plan for with --compare A,B\n"
+    )
+
+
+def test_unreadable_and_invalid_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "missing.json"
+    code, _, err = _invoke(["plan", str(missing)], capsys)
+    assert code == 1 and err.startswith(f"error: could not read report {missing}")
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"backends": [\n', encoding="utf-8")
+    code, out, err = _invoke(["plan", str(broken)], capsys)
+    assert (code, out) == (1, "")
+    assert err.startswith(f"error: {broken}: line 2 column 1: invalid JSON")
+    bad_delta = tmp_path / "bad-diff.json"
+    bad_delta.write_text(
+        json.dumps(
+            {
+                "schema": "cce.relevance.diff/v1",
+                "base": {"backend": "a"},
+                "head": {"backend": "b"},
+                "paired": 1,
+                "metrics": {"mrr": {"label": "MRR", "per_query": [{"delta": "oops"}]}},
+            }
+        ),
+        encoding="utf-8",
+    )
+    code, _, err = _invoke(["plan", str(bad_delta)], capsys)
+    assert code == 1
+    assert 'metrics.mrr.per_query[0].delta is "oops", not a delta' in err

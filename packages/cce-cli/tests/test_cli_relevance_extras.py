@@ -1,0 +1,192 @@
+"""`cce relevance` additions behind flags: the gate on --compare, --results, --by-tag, --test.
+
+Without these flags the output is the reference's (pinned by the golden and by the
+reference checks); each test here also checks that the default did not move.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from cce_cli.main import main
+from cce_cli.runfile import RUN_SCHEMA, parse_run
+from cce_metrics import score_query
+from cce_retrieval import format6
+
+REPO = Path(__file__).parents[3]
+GOLDEN = Path(__file__).parent / "golden" / "code.report.json"
+CODE = "eval/relevance/code.jsonl"
+
+Outcome = tuple[int, str, str]
+
+
+def _invoke(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> Outcome:
+    try:
+        code = main(["relevance", *argv])
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else 1
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture(autouse=True)
+def _repo_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+
+
+def test_compare_gate_fails_on_a_regressed_query(capsys: pytest.CaptureFixture[str]) -> None:
+    plain = _invoke([CODE, "--compare", "bm25,hybrid"], capsys)
+    gated = _invoke([CODE, "--compare", "bm25,hybrid", "--fail-on-query-regression"], capsys)
+    assert plain[0] == 0 and gated[0] == 3
+    assert gated[1] == plain[1]  # the gate adds stderr lines only
+    reasons = gated[2].splitlines()
+    assert reasons and all(line.startswith("gate failed: query ") for line in reasons)
+    assert "gate failed: query code-lru-evict got worse on MRR: 1.000000 -> 0.250000" in gated[2]
+
+
+def test_compare_gate_min_and_significance(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = _invoke([CODE, "--compare", "bm25,hybrid", "--min", "mrr=0.5"], capsys)
+    assert (status, err) == (0, "")
+    status, _, err = _invoke([CODE, "--compare", "bm25,hybrid", "--min", "mrr=0.9"], capsys)
+    assert status == 3
+    assert err == "gate failed: MRR of hybrid is 0.780303, below --min mrr=0.9\n"
+    # No metric moves significantly on 11 queries: the significance gate passes.
+    status, _, err = _invoke([CODE, "--compare", "bm25,hybrid", "--fail-on-significant"], capsys)
+    assert (status, err) == (0, "")
+
+
+def test_gate_flags_need_compare(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = _invoke([CODE, "--fail-on-query-regression"], capsys)
+    assert (status, out) == (2, "")
+    assert err.startswith("error: --fail-on-significant, --fail-on-query-regression and --min")
+
+
+def test_results_file_reads_back_to_the_report_scores(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = tmp_path / "out" / "run.jsonl"
+    status, out, err = _invoke([CODE, "--json", "--results", str(results)], capsys)
+    assert status == 0, err
+    assert out == GOLDEN.read_text(encoding="utf-8")
+    text = results.read_text(encoding="utf-8")
+    header, records = parse_run(text)
+    assert header == {
+        "corpus": "eval/relevance/../corpus/sample",
+        "embedder": "hash",
+        "schema": RUN_SCHEMA,
+    }
+    report = json.loads(out)
+    assert [record.backend for record in records] == [
+        backend["backend"] for backend in report["backends"] for _ in backend["per_query"]
+    ]
+    rows = [row for backend in report["backends"] for row in backend["per_query"]]
+    fixture_lines = (REPO / CODE).read_text(encoding="utf-8").splitlines()[1:]
+    fixtures = {json.loads(line)["id"]: json.loads(line) for line in fixture_lines}
+    for record, row in zip(records, rows, strict=True):
+        assert record.id == row["id"] and record.k == row["k"]
+        assert record.query == fixtures[record.id]["query"]
+        n_expected = len(fixtures[record.id]["expected"])
+        matrix = [[j in hit for j in range(n_expected)] for hit in record.matches]
+        score = score_query(matrix, n_expected, record.k)
+        for key in ("precision_at_k", "recall", "mrr", "f1"):
+            assert format6(score.values[key]) == row[key]
+        assert [hit["rank"] for hit in record.results] == list(range(1, len(record.results) + 1))
+    # Deterministic bytes, one compact sorted-key line per record.
+    again = tmp_path / "again.jsonl"
+    _invoke([CODE, "--results", str(again)], capsys)
+    assert again.read_text(encoding="utf-8") == text
+    assert text.splitlines()[0] == (
+        '{"corpus":"eval/relevance/../corpus/sample","embedder":"hash","schema":"cce.run/v1"}'
+    )
+
+
+def test_results_that_cannot_be_written_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x", encoding="utf-8")
+    status, out, err = _invoke([CODE, "--results", str(blocker / "run.jsonl")], capsys)
+    assert (status, out) == (1, "")
+    assert err.startswith(f"error: could not write results {blocker / 'run.jsonl'}: ")
+
+
+def _tagged_fixtures(tmp_path: Path) -> Path:
+    corpus = (REPO / "eval" / "corpus" / "sample").resolve()
+    lines = [
+        json.dumps({"schema": "cce.relevance/v1", "corpus": str(corpus)}),
+        json.dumps(
+            {"id": "a", "query": "load config", "expected": ["config.py"], "tags": ["symbol"]}
+        ),
+        json.dumps({"id": "b", "query": "evict cache entry", "expected": ["cache.py"]}),
+        json.dumps(
+            {
+                "id": "c",
+                "query": "retry backoff delay",
+                "expected": ["retry.js"],
+                "tags": ["concept", "symbol"],
+            }
+        ),
+    ]
+    path = tmp_path / "tagged.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_by_tag_adds_per_tag_aggregates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fixtures = str(_tagged_fixtures(tmp_path))
+    plain = _invoke([fixtures, "--backend", "bm25"], capsys)[1]
+    tagged = _invoke([fixtures, "--backend", "bm25", "--by-tag"], capsys)[1]
+    assert tagged.startswith(plain)
+    assert "  tag concept (1 of 3 queries)" in tagged
+    assert "  tag symbol (2 of 3 queries)" in tagged
+    body = json.loads(_invoke([fixtures, "--backend", "bm25", "--by-tag", "--json"], capsys)[1])
+    assert list(body["tags"]) == ["concept", "symbol"]
+    assert body["tags"]["symbol"]["queries"] == 2
+    per_query = body["backends"][0]["per_query"]
+    assert [row["tags"] for row in per_query] == [["symbol"], [], ["concept", "symbol"]]
+    symbol_mrr = (float(per_query[0]["mrr"]) + float(per_query[2]["mrr"])) / 2
+    assert body["tags"]["symbol"]["backends"][0]["mrr"] == format6(symbol_mrr)
+    plain_json = json.loads(_invoke([fixtures, "--backend", "bm25", "--json"], capsys)[1])
+    assert "tags" not in plain_json and "tags" not in plain_json["backends"][0]["per_query"][0]
+
+
+def test_test_t_is_the_default(capsys: pytest.CaptureFixture[str]) -> None:
+    default = _invoke([CODE, "--compare", "bm25,hybrid", "--json"], capsys)[1]
+    explicit = _invoke([CODE, "--compare", "bm25,hybrid", "--json", "--test", "t"], capsys)[1]
+    assert explicit == default
+    assert "test" not in json.loads(default)["compare"]
+
+
+@pytest.mark.parametrize(
+    ("test", "label", "statistic"),
+    [
+        ("randomization", "paired randomization test", "mean"),
+        ("signed-rank", "Wilcoxon signed-rank test", "W+"),
+        ("bootstrap", "paired bootstrap", "mean"),
+    ],
+)
+def test_other_paired_tests_name_themselves(
+    test: str, label: str, statistic: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [CODE, "--compare", "bm25,hybrid", "--test", test]
+    status, text, err = _invoke(argv, capsys)
+    assert status == 0, err
+    assert f"  {label} on the per-query deltas (two-sided, n=11)\n" in text
+    header = next(line for line in text.splitlines() if line.startswith("  metric  "))
+    assert header.split()[:3] == ["metric", "mean-delta", statistic]
+    assert _invoke(argv, capsys)[1] == text  # fixed generators: the same bytes again
+    compare = json.loads(_invoke([*argv, "--json"], capsys)[1])["compare"]
+    assert (compare["test"], compare["statistic"]) == (test, statistic)
+    mrr = compare["metrics"]["mrr"]
+    assert "t" not in mrr and mrr["statistic"] is not None and mrr["n"] == 11
+    assert mrr["mean_delta"] == "-0.037879"
+
+
+def test_unknown_paired_test_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = _invoke([CODE, "--compare", "bm25,hybrid", "--test", "z"], capsys)
+    assert (status, out) == (2, "")
+    assert "invalid choice: 'z'" in err
