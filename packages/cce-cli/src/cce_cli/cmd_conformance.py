@@ -13,6 +13,7 @@ import os
 
 from cce_cli.errors import CliError
 from cce_cli.indexes import add_protection_argument, build_or_fail, print_protection_notice
+from cce_cli.output import display_text, write_stdout
 from cce_retrieval import (
     DEFAULT_PROTECTION,
     HashEmbedder,
@@ -44,6 +45,6 @@ def run(args: argparse.Namespace) -> int:
             handle.write(document.encode("utf-8"))
     except OSError as err:
         raise CliError(f"could not write {output}: {describe_os_error(err)}") from err
-    print(f"wrote {output}")
+    write_stdout(f"wrote {display_text(output)}\n")
     print_protection_notice(result)
     return 0

@@ -24,6 +24,7 @@ from cce_cli.indexes import (
     is_unreachable,
     print_protection_notice,
 )
+from cce_cli.output import display_text, write_stdout
 from cce_retrieval import (
     DEFAULT_PROTECTION,
     BuildResult,
@@ -103,10 +104,11 @@ def summary_lines(directory: str, store_path: str, result: BuildResult, elapsed:
     rows += [
         ("total chunks", str(result.total_chunks)),
         ("embedder", result.index.embedder),
-        ("store", store_path),
+        ("store", display_text(store_path)),
         ("elapsed", f"{elapsed:.3f}s"),
     ]
-    return f"Indexed {directory}\n" + "".join(f"  {label:<18}: {value}\n" for label, value in rows)
+    heading = f"Indexed {display_text(directory)}\n"
+    return heading + "".join(f"  {label:<18}: {value}\n" for label, value in rows)
 
 
 def walk_error_warning(count: int) -> str:
@@ -158,8 +160,7 @@ def run(args: argparse.Namespace) -> int:
             duration_ms=(time.perf_counter() - started) * 1000.0,
         )
 
-    sys.stdout.write(summary_lines(directory, store_path, result, time.perf_counter() - started))
-    sys.stdout.flush()
+    write_stdout(summary_lines(directory, store_path, result, time.perf_counter() - started))
     if result.walk_errors > 0:
         print(walk_error_warning(result.walk_errors), file=sys.stderr)
     print_protection_notice(result)

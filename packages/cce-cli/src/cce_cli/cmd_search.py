@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from cce_cli.errors import CliError
 from cce_cli.events import append_event
 from cce_cli.indexes import is_unreachable, open_store
-from cce_cli.output import write_stdout
+from cce_cli.output import display_text, write_stdout
 from cce_metrics import estimate_tokens, seq_sum
 from cce_retrieval import (
     EmbedError,
@@ -31,7 +31,7 @@ from cce_retrieval import (
     format6,
     resolve_store_path,
     rust_trim,
-    search,
+    search_counted,
 )
 
 DEFAULT_TOP_K = 10
@@ -53,7 +53,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "positional_dir",
         metavar="DIR",
         nargs="?",
-        help="only meaningful with --workspace (not supported); ignored",
+        help="search DIR/.cce/index.json (like --dir)",
     )
     parser.add_argument("--dir", dest="dir", metavar="DIR", help="search DIR/.cce/index.json")
     parser.add_argument("--store", metavar="PATH", help="search this store file (wins over --dir)")
@@ -79,26 +79,44 @@ def ollama_refusal(base_url: str, failure: EmbedError | None = None) -> str:
     )
 
 
+_TERMINAL_CONTROLS = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
+GRAPH_LABEL = "  [graph: related file]"
+
+
 def snippet(content: str) -> str:
     """First line, cut to 80 code points, then trimmed of Rust whitespace (cut, then trim)."""
     return rust_trim(content.split("\n", 1)[0][:SNIPPET_CHARS])
 
 
-def render_human(results: Sequence[SearchResult], query_id: str | None) -> str:
+def _safe_snippet(text: str) -> str:
+    # Code may hold ESC sequences or bidi overrides in string literals; shown raw they
+    # would restyle or reorder the terminal. Tabs stay (ordinary in code).
+    return _TERMINAL_CONTROLS.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+
+
+def render_human(
+    results: Sequence[SearchResult], query_id: str | None, ranked: int | None = None
+) -> str:
+    """The human listing; rows after the first `ranked` are labelled as graph expansion.
+
+    File names are shown with `display_text` and snippets with terminal controls
+    escaped (docs/hostile-input.md#printing). The query id is printed for matching the
+    metrics log; there is no feedback command to advertise.
+    """
     lines: list[str] = []
     if not results:
         lines.append("(no results)")
-    for r in results:
+    for position, r in enumerate(results):
+        label = GRAPH_LABEL if ranked is not None and position >= ranked else ""
         lines.append(
-            f"{r.rank:>2}. [{format6(r.score)}] {r.file_path}:{r.start_line}-{r.end_line} "
-            f"({r.chunk_type}/{r.kind})"
+            f"{r.rank:>2}. [{format6(r.score)}] {display_text(r.file_path)}:"
+            f"{r.start_line}-{r.end_line} ({r.chunk_type}/{r.kind}){label}"
         )
-        lines.append(f"    {snippet(r.content)}")
+        lines.append(f"    {_safe_snippet(snippet(r.content))}")
     if query_id is not None:
-        lines.append(
-            f"query-id: {query_id}  \u00b7  rate with: cce feedback {query_id} "
-            f"--helpful|--not-helpful"
-        )
+        lines.append(f"query-id: {query_id}")
     return "".join(line + "\n" for line in lines)
 
 
@@ -155,12 +173,15 @@ def search_event(
 
 
 def run(args: argparse.Namespace) -> int:
-    store_path = resolve_store_path(args.store, args.dir)
+    if args.positional_dir is not None and args.dir is not None:
+        raise CliError("give the directory once: either DIR or --dir", 2)
+    directory = args.dir if args.dir is not None else args.positional_dir
+    store_path = resolve_store_path(args.store, directory)
     index, embedder = open_store(store_path, ollama_refusal)
     graph_enabled = not args.no_graph
     started = time.perf_counter()
     try:
-        results = search(index, embedder, args.query, args.top_k, graph_enabled)
+        results, ranked = search_counted(index, embedder, args.query, args.top_k, graph_enabled)
     except QueryVectorError as err:
         raise CliError(str(err)) from None
     latency_ms = (time.perf_counter() - started) * 1000.0
@@ -168,6 +189,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.no_metrics:
         record = search_event(index, args.query, args.top_k, graph_enabled, results, latency_ms)
         query_id = append_event(store_path, record)
-    render = render_json if args.json else render_human
-    write_stdout(render(results, query_id))
+    if args.json:
+        write_stdout(render_json(results, query_id))
+    else:
+        write_stdout(render_human(results, query_id, ranked))
     return 0

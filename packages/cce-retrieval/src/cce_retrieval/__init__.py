@@ -49,6 +49,7 @@ from cce_retrieval.hybrid import (
     SearchParams,
     bm25_only_search,
     search,
+    search_counted,
     search_with_vector,
     vector_search,
 )
@@ -130,6 +131,7 @@ __all__ = [
     "save_index",
     "score_key",
     "search",
+    "search_counted",
     "search_with_vector",
     "serialize_index",
     "strict_redact",

@@ -11,7 +11,8 @@ are the reference values. The derived per-index structures live in `cce_retrieva
 (re-exported here for existing imports).
 
 Owns: `SearchParams`, `QueryVectorError`, `is_code_lookup`, `file_hints`, `rrf`, `rank_core`,
-`expand_graph`, `search`, `search_with_vector`, `bm25_only_search`, `vector_search`.
+`expand_graph`, `search`, `search_counted`, `search_with_vector`, `bm25_only_search`,
+`vector_search`.
 """
 
 from __future__ import annotations
@@ -335,6 +336,25 @@ def search(
     """The `cce search` pipeline: embed (always first, even for a token-less query), rank."""
     qvec = embedder.embed(query)
     return search_with_vector(index, qvec, query, top_k, graph_enabled, params)
+
+
+def search_counted(
+    index: Index,
+    embedder: QueryEmbedder,
+    query: str,
+    top_k: int,
+    graph_enabled: bool,
+    params: SearchParams = REFERENCE_PARAMS,
+) -> tuple[list[SearchResult], int]:
+    """`search`, plus how many leading rows are ranked; the rows after them are the
+    graph expansion (related files), which can take the list past `top_k`."""
+    qvec = embedder.embed(query)
+    check_finite_query(qvec)
+    results, cosines = _rank_core(index, qvec, query, top_k, params)
+    ranked = len(results)
+    if graph_enabled and params.graph:
+        results = expand_graph(index, qvec, results, cosines, params)
+    return _numbered(results), ranked
 
 
 def bm25_only_search(
