@@ -9,9 +9,9 @@ fixture set, compare two of them, and render the result in any registered format
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING
-
+# Not `typing.TYPE_CHECKING`: importing `typing` at start-up would widen the window in
+# which a Ctrl-C cannot be caught yet; mypy treats any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from cce_cli.errors import CliError
     from cce_cli.harness import (
@@ -61,6 +61,8 @@ def __getattr__(name: str) -> object:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'cce_cli' has no attribute {name!r}")
+    import importlib
+
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

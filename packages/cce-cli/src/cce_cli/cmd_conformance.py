@@ -2,14 +2,15 @@
 
 Why it exists: the conformance document is how this port proves it chunks exactly like
 the reference. The command builds the index in memory (hash embedder, secret
-protection on, nothing persisted beside it), writes the document with a plain write and
-prints `wrote <PATH>`.
+protection on, nothing persisted beside it), writes the document atomically (a failed
+write leaves the previous file) and prints `wrote <PATH>`.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import stat
 
 from cce_cli.errors import CliError
 from cce_cli.indexes import add_protection_argument, build_or_fail, print_protection_notice
@@ -19,6 +20,7 @@ from cce_retrieval import (
     HashEmbedder,
     conformance_document,
     describe_os_error,
+    write_atomic,
 )
 
 
@@ -33,6 +35,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_protection_argument(parser, DEFAULT_PROTECTION)
 
 
+def _write_output(path: str, data: bytes) -> None:
+    """Atomically replace a regular (or new) file; write straight into a device or FIFO.
+
+    Replacing `-o FILE` atomically means a full disk or a kill leaves the previous table;
+    `-o /dev/stdout` or a pipe is not a file to replace, so it is written as a stream.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = stat.S_IFREG
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        write_atomic(path, data)  # a directory is refused there, naming the path
+        return
+    with open(path, "wb") as handle:
+        handle.write(data)
+
+
 def run(args: argparse.Namespace) -> int:
     directory: str = args.dir
     output: str = args.output
@@ -41,8 +60,7 @@ def run(args: argparse.Namespace) -> int:
     result = build_or_fail(directory, HashEmbedder(), protection=args.protection)
     document = conformance_document(result.index)
     try:
-        with open(output, "wb") as handle:
-            handle.write(document.encode("utf-8"))
+        _write_output(output, document.encode("utf-8"))
     except OSError as err:
         raise CliError(f"could not write {output}: {describe_os_error(err)}") from err
     write_stdout(f"wrote {display_text(output)}\n")

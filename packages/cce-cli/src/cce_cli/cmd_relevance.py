@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 from cce_cli import harness, render
 from cce_cli.cmd_diff import report_gate
+from cce_cli.cmd_index import walk_error_warning
 from cce_cli.diff import diff_backend_reports, head_aggregate
 from cce_cli.errors import CliError
 from cce_cli.gate import GateSpec, add_gate_arguments, evaluate_gate, gate_spec
@@ -33,7 +35,7 @@ from cce_cli.indexes import (
     open_store,
     print_protection_notice,
 )
-from cce_cli.output import write_stdout
+from cce_cli.output import display_text, write_stdout
 from cce_cli.report import tag_groups
 from cce_cli.runfile import render_run, write_run
 from cce_fixtures import FixtureError, FixtureSet, decode_fixture_bytes, parse_fixtures
@@ -213,6 +215,8 @@ def _build_corpus(args: argparse.Namespace, fixture_set: FixtureSet) -> tuple[In
     result = build_or_fail(
         display, HashEmbedder(), protection=args.protection or DEFAULT_PROTECTION
     )
+    if result.walk_errors > 0:
+        print(walk_error_warning(result.walk_errors), file=sys.stderr)
     print_protection_notice(result)
     return result.index, display
 
@@ -220,6 +224,8 @@ def _build_corpus(args: argparse.Namespace, fixture_set: FixtureSet) -> tuple[In
 def _choose_backends(args: argparse.Namespace) -> tuple[str, ...]:
     try:
         if args.compare is not None:
+            if not args.compare.replace(",", "").strip():
+                raise CliError("--compare requires exactly two distinct backends, e.g. bm25,hybrid")
             chosen = harness.parse_backends(args.compare)
             if len(chosen) != 2:
                 raise CliError("--compare requires exactly two distinct backends, e.g. bm25,hybrid")
@@ -286,8 +292,11 @@ def run(args: argparse.Namespace) -> int:
         harness.compare_reports(reports[0], reports[1], test=args.test) if args.compare else None
     )
     tags = tag_groups(reports, [case.tags for case in fixture_set.cases]) if args.by_tag else None
-    summary = render.RunSummary(display, index.embedder, reports, comparison, tags=tags)
     renderer = render.RENDERERS[args.format or next(iter(render.RENDERERS))]
+    # JSON carries an undecodable byte as its \udcXX escape (lossless); human output
+    # quotes and escapes the name (docs/hostile-input.md#printing).
+    shown = display if renderer.name == "json" else display_text(display)
+    summary = render.RunSummary(shown, index.embedder, reports, comparison, tags=tags)
     text = renderer.render(summary)
     if args.results is not None:
         write_run(

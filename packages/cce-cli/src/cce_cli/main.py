@@ -73,7 +73,13 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Run]]:
 
 
 def _report(message: str) -> None:
-    """`message` on stderr, if there is a stderr to write to."""
+    """`message` on stderr, if there is a stderr to write to.
+
+    An undecodable byte of a path in the message is shown as `\\xNN`.
+    """
+    message = "".join(
+        f"\\x{ord(char) - 0xDC00:02x}" if "\udc80" <= char <= "\udcff" else char for char in message
+    )
     if sys.stderr is not None:
         with contextlib.suppress(OSError, ValueError):
             print(message, file=sys.stderr)
