@@ -171,6 +171,7 @@ def types(session: nox.Session) -> None:
         session.run("uv", "run", "--locked", "mypy", "--strict", f"packages/{package}/tests")
     session.run("uv", "run", "--locked", "mypy", "--strict", "tests")
     session.run("uv", "run", "--locked", "mypy", "--strict", "bench", env={"MYPYPATH": "bench"})
+    session.run("uv", "run", "--locked", "mypy", "--strict", "fuzz")
 
 
 @nox.session
@@ -226,6 +227,32 @@ def _check_wheel_metadata(wheel: pathlib.Path) -> None:
         if requirement.startswith("cce-") and not any(op in requirement for op in "<>=~"):
             raise RuntimeError(f"{wheel.name}: sibling requirement has no version range")
     print(f"{wheel.name}: {len(requirements)} requirements, all plain ranges")
+
+
+@nox.session
+def fuzz(session: nox.Session) -> None:
+    """Property-based fuzzing of every hostile-input parser (never part of the default run).
+
+    Fixture lines, `.gitignore` lines, store bytes, secret redaction and file names
+    (fuzz/test_fuzz.py). Pass the number of examples per property after `--`
+    (default 300, about a minute on two cores).
+    """
+    examples = session.posargs[0] if session.posargs else "300"
+    session.run(
+        "uv",
+        "run",
+        "--locked",
+        "python",
+        "-m",
+        "pytest",
+        "fuzz",
+        "-m",
+        "slow",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        env={"CCE_FUZZ_EXAMPLES": examples},
+    )
 
 
 @nox.session
