@@ -126,3 +126,25 @@ def test_relevance_store_refuses_protection(
     )
     assert (code, out) == (2, "")
     assert err.startswith("error: --protection applies when relevance builds the corpus")
+
+
+def test_check_builds_with_strict_protection(
+    capsys: pytest.CaptureFixture[str], repo: Path, tmp_path: Path
+) -> None:
+    fixture = tmp_path / "f.jsonl"
+    fixture.write_text(
+        '{"schema": "cce.relevance/v1", "k": 3}\n'
+        '{"id": "q1", "query": "token", "expected": [".envrc"]}\n'
+    )
+    code, out, _ = run(capsys, ["check", str(fixture), "--dir", str(repo)])
+    assert code == 0 and ".envrc" not in out
+    code, out, _ = run(
+        capsys, ["check", str(fixture), "--dir", str(repo), "--protection", "strict"]
+    )
+    assert code == 1 and ".envrc" in out  # the anchor names a file strict never indexes
+    store = repo / ".cce" / "index.json"
+    run(capsys, ["index", str(repo), "--no-metrics"])
+    code, _, err = run(
+        capsys, ["check", str(fixture), "--store", str(store), "--protection", "strict"]
+    )
+    assert code == 2 and "--protection applies when check builds" in err

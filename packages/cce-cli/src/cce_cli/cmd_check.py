@@ -27,7 +27,7 @@ import attrs
 from cce_cli.anchor_check import CorpusFacts, Problem, fixture_problems
 from cce_cli.cmd_relevance import corpus_path
 from cce_cli.errors import CliError
-from cce_cli.indexes import build_or_fail
+from cce_cli.indexes import add_protection_argument, build_or_fail
 from cce_cli.output import write_stdout
 from cce_fixtures import (
     FixtureSet,
@@ -36,7 +36,13 @@ from cce_fixtures import (
     lint_fixtures,
     parse_fixtures,
 )
-from cce_retrieval import HashEmbedder, StoreError, describe_os_error, load_index
+from cce_retrieval import (
+    DEFAULT_PROTECTION,
+    HashEmbedder,
+    StoreError,
+    describe_os_error,
+    load_index,
+)
 
 __all__ = ["CHECK_SCHEMA", "configure", "run", "store_root"]
 
@@ -61,6 +67,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--strict", action="store_true", help="fail (exit 1) on warnings as well as errors"
     )
+    add_protection_argument(parser, None)
 
 
 def store_root(store: str) -> str | None:
@@ -112,7 +119,8 @@ class _Corpora:
     def _build(self, directory: str) -> CorpusFacts | Problem:
         if not os.path.isdir(directory):
             return Problem("", None, "error", f"corpus {directory} is not a directory")
-        index = build_or_fail(directory, HashEmbedder()).index
+        protection = self.args.protection or DEFAULT_PROTECTION
+        index = build_or_fail(directory, HashEmbedder(), protection=protection).index
         if not index.chunks:
             return Problem("", None, "error", f"corpus {directory} resolves to no indexable files")
         return CorpusFacts.of(index, directory)
@@ -183,6 +191,12 @@ def _render_json(problems: Sequence[Problem]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Check every file; print the problems; 1 when any is an error (or, strict, any)."""
+    if args.store is not None and args.protection is not None:
+        raise CliError(
+            "--protection applies when check builds the corpus; a --store was protected "
+            "when it was indexed",
+            2,
+        )
     corpora = _Corpora(args)
     problems: list[Problem] = []
     for file in args.fixtures:
