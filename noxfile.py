@@ -257,11 +257,15 @@ def fuzz(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Benchmarks (never part of the test suite): indexing, search latency, relevance time.
+    """Benchmarks (never part of the test suite): side by side with the baseline, then phases.
 
-    Prints throughputs and ratios on the interpreter's stdlib (see bench/corpus.py);
-    pass a directory after `--` to benchmark another corpus.
+    Prints ratios against the baseline commit and throughputs on the interpreter's stdlib
+    (see bench/corpus.py). Arguments after `--` go to bench/bench_perf.py (e.g.
+    `--scale 1000000`, `--repeat 3`); a directory among them is also the corpus of the
+    other scripts.
     """
+    session.run("uv", "run", "--locked", "python", "bench/bench_perf.py", *session.posargs)
+    corpora = [arg for arg in session.posargs if os.path.isdir(arg)]
     scripts = (
         "bench/bench_index.py",
         "bench/bench_search.py",
@@ -269,7 +273,7 @@ def bench(session: nox.Session) -> None:
         "bench/bench_gitignore.py",
     )
     for script in scripts:
-        session.run("uv", "run", "--locked", "python", script, *session.posargs)
+        session.run("uv", "run", "--locked", "python", script, *corpora)
 
 
 @nox.session

@@ -5,7 +5,7 @@ outside, and each must end in a value or the parser's own documented error, neve
 traceback, a hang or a merged path. Hypothesis generates the inputs (structured ones
 near the valid grammar, and raw bytes); the number of examples per property is bounded by
 `CCE_FUZZ_EXAMPLES` (default 300), so a run takes a bounded time. These tests are marked
-`slow` and live outside the packages' suites: the default sessions never run them.
+`slow` and live outside the packages' suites: plain `uv run nox` never runs them.
 """
 
 from __future__ import annotations

@@ -272,9 +272,9 @@ def test_markdown_has_a_row_per_changed_query(capsys: pytest.CaptureFixture[str]
     changed, significance = _tables(out)
     assert changed[0] == ["query", "P@k", "recall", "MRR", "F1"]
     ids = [row[0] for row in changed[1:]]
-    # q-session is the one unchanged query; q-ring moved worst, q-retry next.
+    # q-login is the one unchanged query; q-ring moved worst, q-retry next.
     assert ids[:2] == ["q-ring", "q-retry"]
-    assert sorted(ids) == sorted(set(_rows(BASE)) - {"q-session"})
+    assert sorted(ids) == sorted(set(_rows(BASE)) - {"q-login"})
     ring = changed[1]
     assert ring[3] == "0.500000 → 0.333333 (-0.166667)"
     assert changed[2][1] == "0.600000"  # unchanged cell: one value
@@ -417,7 +417,7 @@ def test_min_floors(capsys: pytest.CaptureFixture[str]) -> None:
     ("argv", "fragment"),
     [
         (["--min", "mrr"], "expected METRIC=VALUE"),
-        (["--min", "ndcg=0.5"], "unknown metric 'ndcg'"),
+        (["--min", "bpref=0.5"], "unknown metric 'bpref'"),
         (["--min", "mrr=high"], "must be a number"),
         (["--alpha", "1.5"], "alpha must be between 0 and 1"),
         (["--correction", "sidak"], "invalid choice"),

@@ -34,7 +34,7 @@ def run(capsys: pytest.CaptureFixture[str], args: Sequence[str]) -> tuple[int, s
 def repo(root: Path) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     (root / "auth.py").write_text("import util\n\ndef login(user):\n    return user\n")
-    (root / "util.py").write_text("def helper():\n    return 1\n")
+    (root / "util.py").write_text("def shared():\n    return 1\n")
     return root
 
 

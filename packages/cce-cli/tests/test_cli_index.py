@@ -80,7 +80,8 @@ def test_base_fixture_summary_store_and_fingerprint(
     data = Path(store).read_bytes()
     assert len(data) == 10_068
     assert hashlib.sha256(data).hexdigest() == BASE_STORE_SHA
-    assert sorted(os.listdir(os.path.dirname(store))) == ["fingerprint.json", "index.json"]
+    listing = sorted(os.listdir(os.path.dirname(store)))
+    assert listing == ["fingerprint.json", "index.json", "index.json.sidecar"]
     fingerprint = json.loads(Path(root, ".cce", "fingerprint.json").read_bytes())
     assert fingerprint["store_sha256"] == BASE_STORE_SHA
     assert fingerprint["redaction"] is True and fingerprint["embedder"] == "hash"
@@ -205,7 +206,8 @@ def test_failed_save_keeps_previous_store(
     assert "Read-only file system (os error 30)" in err
     assert "previous store there is unchanged" in err
     assert store.read_bytes() == before
-    assert sorted(os.listdir(store.parent)) == ["fingerprint.json", "index.json"]
+    listing = sorted(os.listdir(store.parent))
+    assert listing == ["fingerprint.json", "index.json", "index.json.sidecar"]
     assert not Path(root, ".cce", "metrics.jsonl").exists()
 
 
@@ -369,7 +371,8 @@ def test_bare_store_name_puts_metrics_in_cwd(
     work.mkdir()
     monkeypatch.chdir(work)
     assert run_cce(["index", root, "--store", "index.json"], capsys)[0] == 0
-    assert sorted(os.listdir(work)) == ["fingerprint.json", "index.json", "metrics.jsonl"]
+    listing = sorted(os.listdir(work))
+    assert listing == ["fingerprint.json", "index.json", "index.json.sidecar", "metrics.jsonl"]
 
 
 def test_git_sha_is_recorded_inside_a_repository(

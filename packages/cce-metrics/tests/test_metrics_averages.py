@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cce_metrics import (
+    METRICS,
     MacroAverages,
     QueryScore,
     TokenAverages,
@@ -25,7 +26,7 @@ def scored(precision_hits: int, first_rank: int, k: int = 5) -> QueryScore:
 
 
 def test_empty_input_averages_to_zero() -> None:
-    assert macro_average([]) == MacroAverages(0.0, 0.0, 0.0, 0.0)
+    assert macro_average([]) == MacroAverages.from_values({item.key: 0.0 for item in METRICS})
     assert token_average([]) is None
 
 

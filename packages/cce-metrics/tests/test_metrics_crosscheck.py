@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import ir_measures
 import pytest
 import pytrec_eval
 
-from cce_metrics import evaluate
+from cce_metrics import evaluate, format_qrels, format_run, parse_qrels, parse_run
 
 TOLERANCE = 1e-12
 
@@ -135,6 +137,20 @@ def test_pytrec_eval_1000_queries_with_ties() -> None:
     qrels, run = collection(11, 1000, ties=True, negatives=True, complete=False)
     assert len(qrels) - len(run) > 20  # some judged queries really are missing from the run
     assert check_against_pytrec_eval(qrels, run) == 1000 * len(PYTREC)
+
+
+def test_trec_files_read_like_pytrec_eval_and_ir_measures_read_them() -> None:
+    qrels, run = collection(14, 300, ties=True, negatives=True, complete=False)
+    run_text, qrels_text = format_run(run, tag="x"), format_qrels(qrels)
+    # A query that retrieved nothing has no line in a run file.
+    run = {query: docs for query, docs in run.items() if docs}
+    assert dict(pytrec_eval.parse_run(run_text.splitlines())) == run == parse_run(run_text)
+    assert dict(pytrec_eval.parse_qrel(qrels_text.splitlines())) == qrels == parse_qrels(qrels_text)
+    read_trec_run: Callable[[str], Iterable[Any]] = ir_measures.read_trec_run
+    scored = {(d.query_id, d.doc_id): d.score for d in read_trec_run(run_text)}
+    assert scored == {(q, doc): score for q, docs in run.items() for doc, score in docs.items()}
+    # trec_eval scores what cce writes exactly as cce scores what it holds.
+    assert check_against_pytrec_eval(parse_qrels(qrels_text), parse_run(run_text)) > 0
 
 
 def test_ir_measures_1000_queries() -> None:

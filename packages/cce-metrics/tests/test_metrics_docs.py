@@ -51,10 +51,10 @@ def test_recall_over_anchors() -> None:
     metric, cce_value, measure, trec_value = documented_result("Recall over anchors")
     assert (metric, measure) == ("recall", "recall_5")
     results = ["auth.py:1", "auth.py:2", "other:1", "other:2", "other:3"]
-    anchors = ["auth.py", "session.py"]
+    anchors = ["auth.py", "tokens.py"]
     matches = [[result.split(":")[0] == anchor for anchor in anchors] for result in results]
     assert score_query(matches, len(anchors), 5).recall == cce_value
-    qrels = {"auth.py:1": 1, "auth.py:2": 1, "session.py:1": 1}
+    qrels = {"auth.py:1": 1, "auth.py:2": 1, "tokens.py:1": 1}
     assert trec_eval(qrels, results, measure) == trec_value
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -32,6 +34,13 @@ def test_anchor_1_mixed_results() -> None:
         first_relevant_rank=2,
         relevant_retrieved=3,
         tokens=None,
+        # The opt-in ranked metrics: anchors first found at ranks 2 and 5.
+        extra={
+            "ndcg_at_k": (1.0 / math.log2(3) + 1.0 / math.log2(6)) / (1.0 + 1.0 / math.log2(3)),
+            "ap_at_k": 0.45,
+            "hit_at_k": 1.0,
+            "r_precision": 0.5,
+        },
     )
 
 

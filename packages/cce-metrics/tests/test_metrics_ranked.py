@@ -17,13 +17,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cce_metrics import (
+    METRICS,
     GainProfile,
+    QueryScore,
     anchor_gains,
     anchor_profile,
     average_precision_at_k,
     hit_at_k,
+    judgment,
+    macro_average,
     ndcg_at_k,
     r_precision_at_k,
+    score_query,
 )
 
 LOG2_3 = math.log2(3)
@@ -198,3 +203,46 @@ def test_hit_agrees_with_the_first_relevant_rank(case: tuple[int, list[list[bool
     n_anchors, matches, k = case
     expected = 1.0 if any(any(row) for row in matches[:k]) else 0.0
     assert hit_at_k(matches, [1.0] * n_anchors, k) == expected
+
+
+def test_registered_as_opt_in_chunk_metrics() -> None:
+    assert METRICS.names() == ("precision", "recall", "mrr", "f1", "ndcg", "map", "hit", "rprec")
+    ranked = [item for item in METRICS if not item.default]
+    assert [(item.name, item.key, item.label) for item in ranked] == [
+        ("ndcg", "ndcg_at_k", "nDCG@k"),
+        ("map", "ap_at_k", "AP@k"),
+        ("hit", "hit_at_k", "hit@k"),
+        ("rprec", "r_precision", "R-prec"),
+    ]
+    assert all(item.higher_is_better for item in ranked)
+
+
+def test_registry_scores_secondary_anchors_with_their_gains() -> None:
+    # Rank 1 finds the secondary anchor (gain 0.5), rank 2 the first expected anchor,
+    # rank 3 the secondary anchor again (nothing new); the second expected anchor is missed.
+    rows = [[False, False, True], [True, False, False], [False, False, True]]
+    score = QueryScore.from_judgment(judgment(rows, 2, 3, secondary=1, gains=[1.0, 1.0, 0.5]))
+    assert score.values["ndcg_at_k"] == (0.5 + 1.0 / LOG2_3) / (1.0 + 1.0 / LOG2_3 + 0.5 / 2.0)
+    assert score.values["ap_at_k"] == (1.0 + 1.0) / 3.0
+    assert score.values["hit_at_k"] == 1.0
+    assert score.values["r_precision"] == 2.0 / 3.0
+    # The reference four see the expected columns only.
+    assert score.values["mrr"] == 0.5
+
+
+def test_registry_averages_the_ranked_metrics_in_case_order() -> None:
+    scores = [score_query([[True]], 1, 1), score_query([[False], [True]], 1, 2)]
+    averages = macro_average(scores)
+    assert averages.value("ndcg_at_k") == (1.0 + 1.0 / LOG2_3) / 2.0
+    assert averages.value("hit_at_k") == 1.0
+    assert averages.value("ap_at_k") == 0.75
+    assert averages.value("r_precision") == 0.5
+
+
+def test_a_secondary_match_alone_is_a_hit_but_not_a_reciprocal_rank() -> None:
+    # docs/metrics.md#graded-relevance: one expected anchor (missed), one secondary (found).
+    score = QueryScore.from_judgment(judgment([[False, True]], 1, 3, secondary=1))
+    assert score.values["hit_at_k"] == 1.0
+    assert score.values["mrr"] == 0.0
+    assert score.values["recall"] == 0.0
+    assert score.values["r_precision"] == 0.5

@@ -26,10 +26,12 @@ from cce_metrics import (
 
 
 def test_reference_metrics_in_report_order() -> None:
-    assert METRICS.names() == ("precision", "recall", "mrr", "f1")
-    assert METRICS.keys() == ("precision_at_k", "recall", "mrr", "f1")
-    assert [item.label for item in METRICS] == ["P@k", "recall", "MRR", "F1"]
-    assert all(item.default and item.higher_is_better for item in METRICS)
+    reference = METRICS.defaults()
+    assert tuple(item.name for item in reference) == ("precision", "recall", "mrr", "f1")
+    assert tuple(item.key for item in reference) == ("precision_at_k", "recall", "mrr", "f1")
+    assert [item.label for item in reference] == ["P@k", "recall", "MRR", "F1"]
+    assert METRICS.names()[:4] == ("precision", "recall", "mrr", "f1")
+    assert all(item.higher_is_better for item in METRICS)
     assert [item.label for item in TOKEN_METRICS] == ["tok-P", "tok-recall", "tok-IoU"]
     assert [item.report_key for item in TOKEN_METRICS] == ["precision", "recall", "iou"]
 
@@ -42,8 +44,8 @@ def test_lookup_by_name_or_key() -> None:
 
 
 def test_unknown_metric_lists_every_name() -> None:
-    with pytest.raises(ValueError, match=r"unknown metric 'ndcg'.*precision, recall, mrr, f1"):
-        metric("ndcg")
+    with pytest.raises(ValueError, match=r"unknown metric 'bpref'.*precision, recall, mrr, f1"):
+        metric("bpref")
     with pytest.raises(ValueError, match="token-iou"):
         metric("nope")
 
@@ -67,9 +69,13 @@ def test_secondary_anchors_do_not_move_the_reference_four() -> None:
     assert judged.relevant == (False, True, False)
     with_secondary = QueryScore.from_judgment(judged)
     expected_only = score_query([row[:2] for row in rows], 2, 3)
-    assert with_secondary == expected_only
+    for item in METRICS.defaults():
+        assert with_secondary.values[item.key] == expected_only.values[item.key]
+    assert with_secondary.first_relevant_rank == expected_only.first_relevant_rank
+    assert with_secondary.relevant_retrieved == expected_only.relevant_retrieved
     assert with_secondary.first_relevant_rank == 2
-    assert with_secondary.values == {"precision_at_k": 1 / 3, "recall": 0.5, "mrr": 0.5, "f1": 0.4}
+    reference = {item.key: with_secondary.values[item.key] for item in METRICS.defaults()}
+    assert reference == {"precision_at_k": 1 / 3, "recall": 0.5, "mrr": 0.5, "f1": 0.4}
 
 
 def test_judgment_validation() -> None:
@@ -125,8 +131,9 @@ def test_scores_are_immutable_and_compare_by_value() -> None:
     score = score_query([[True]], 1, 1)
     with pytest.raises(AttributeError):
         score.tokens = None
-    assert score == QueryScore(1.0, 1.0, 1.0, 1.0, 1, 1)
-    assert hash(score) == hash(QueryScore(1.0, 1.0, 1.0, 1.0, 1, 1))
+    ranked = {item.key: 1.0 for item in METRICS if not item.default}
+    assert score == QueryScore(1.0, 1.0, 1.0, 1.0, 1, 1, extra=ranked)
+    assert hash(score) == hash(QueryScore(1.0, 1.0, 1.0, 1.0, 1, 1, extra=ranked))
     assert "precision_at_k=1.0" in repr(score)
     assert isinstance(judgment([[True]], 1, 1), Judgment)
 

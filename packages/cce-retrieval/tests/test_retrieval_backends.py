@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -172,10 +172,10 @@ def test_explicit_build_is_a_snapshot() -> None:
     assert derived.content_lower(0) == "alpha"
 
 
-def test_fixture_base_default_is_the_harness_pipeline() -> None:
-    base = Path(__file__).parents[3] / ".." / "shared" / "reference" / "test" / "fixture" / "base"
-    if not base.is_dir():
-        pytest.skip("reference fixture base is not available")
+def test_fixture_base_default_is_the_harness_pipeline(
+    reference_path: Callable[..., Path],
+) -> None:
+    base = reference_path("test", "fixture", "base")
     built = build_index(str(base), HashEmbedder()).index
     query = Query("hash password", HashEmbedder())
     expected = hybrid.search_with_vector(built, query.vector(), query.text, 5, True)[:5]

@@ -262,3 +262,15 @@ class TestProperties:
 def test_signed_rank_test_class_is_registered() -> None:
     assert isinstance(PAIRED_TESTS["signed-rank"], SignedRankTest)
     assert list(PAIRED_TESTS) == ["t", "randomization", "signed-rank", "bootstrap"]
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_helpers_reject_non_finite_input(bad: float) -> None:
+    with pytest.raises(ValueError, match="finite"):
+        signed_ranks([0.1, bad])
+    with pytest.raises(ValueError, match="finite"):
+        bootstrap_means([0.1, bad], 10, 1)
+    with pytest.raises(ValueError, match="finite"):
+        percentile([0.1, bad], 0.5)
+    with pytest.raises(ValueError, match="finite"):
+        percentile([0.1, 0.2], bad)

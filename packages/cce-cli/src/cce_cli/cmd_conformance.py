@@ -12,6 +12,7 @@ import argparse
 import os
 import stat
 
+from cce_cli.buildopts import add_build_options
 from cce_cli.errors import CliError
 from cce_cli.indexes import add_protection_argument, build_or_fail, print_protection_notice
 from cce_cli.output import display_text, write_stdout
@@ -32,6 +33,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default="conformance.json",
         help="output file (default: ./conformance.json)",
     )
+    add_build_options(parser)
     add_protection_argument(parser, DEFAULT_PROTECTION)
 
 
@@ -57,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     output: str = args.output
     if not os.path.isdir(directory):
         raise CliError(f"not a directory: {directory}")
-    result = build_or_fail(directory, HashEmbedder(), protection=args.protection)
+    result = build_or_fail(directory, HashEmbedder(), args=args)
     document = conformance_document(result.index)
     try:
         _write_output(output, document.encode("utf-8"))

@@ -11,10 +11,12 @@ untouched; fingerprint and metrics failures are only warnings).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
 
+from cce_cli.buildopts import add_build_options
 from cce_cli.errors import CliError
 from cce_cli.events import write_index_event
 from cce_cli.indexes import (
@@ -34,10 +36,13 @@ from cce_retrieval import (
     describe_os_error,
     embedder_names,
     embedder_spec,
+    fingerprint_document,
+    fingerprint_path,
     redact_url,
     resolve_store_path,
-    save_index,
-    write_fingerprint,
+    write_atomic,
+    write_sidecar,
+    write_store,
 )
 
 ALLOW_SECRETS_WARNING = (
@@ -60,6 +65,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="disable secret protection (sensitive files indexed, secrets kept verbatim)",
     )
+    add_build_options(parser)
     add_protection_argument(parser, DEFAULT_PROTECTION)
 
 
@@ -135,19 +141,26 @@ def run(args: argparse.Namespace) -> int:
     if not protect:
         print(ALLOW_SECRETS_WARNING, file=sys.stderr)
 
-    result = build_or_fail(directory, embedder, protect=protect, protection=protection)
+    result = build_or_fail(directory, embedder, protect=protect, args=args, protection=protection)
     try:
-        index_bytes = save_index(result.index, store_path)
+        saved = write_store(result.index, store_path)
     except StoreError as err:
         raise CliError(f"{err} (any previous store there is unchanged)") from err
+    index_bytes = saved.size
 
     try:
-        write_fingerprint(result.index, store_path, redaction=protect, protection=protection)
+        document = fingerprint_document(
+            result.index, saved.sha256, redaction=protect, protection=protection
+        )
+        write_atomic(fingerprint_path(store_path), document)
     except OSError as err:
         print(
             f"warning: could not write the store fingerprint: {describe_os_error(err)}",
             file=sys.stderr,
         )
+    # The sidecar only speeds up later reads; without it they parse index.json.
+    with contextlib.suppress(OSError, ValueError):
+        write_sidecar(result.index, store_path, saved.sha256, saved.size)
     if not args.no_metrics:
         write_index_event(
             store_path,

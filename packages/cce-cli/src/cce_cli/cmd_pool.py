@@ -43,7 +43,7 @@ from cce_retrieval import HashEmbedder, Index, QueryEmbedder, describe_os_error,
 __all__ = ["configure", "read_fixture_text", "run"]
 
 DEFAULT_DEPTH = 10
-_DRAFT_PLACEHOLDER = "#__unjudged__"
+_DRAFT_ANCHOR = "#__unjudged__"
 
 
 def _positive(text: str) -> int:
@@ -101,8 +101,8 @@ def read_fixture_text(path: str) -> str:
         ) from None
 
 
-def _with_placeholders(text: str) -> tuple[str, set[str]]:
-    """Draft cases (`"expected": []`) get a placeholder anchor so the contract parses them."""
+def _with_draft_anchors(text: str) -> tuple[str, set[str]]:
+    """Draft cases (`"expected": []`) get a stand-in anchor so the contract parses them."""
     drafts: set[str] = set()
     lines = []
     for line in text.split("\n"):
@@ -112,14 +112,14 @@ def _with_placeholders(text: str) -> tuple[str, set[str]]:
             raw = None
         if isinstance(raw, dict) and raw.get("expected") == [] and isinstance(raw.get("id"), str):
             drafts.add(raw["id"])
-            raw["expected"] = [_DRAFT_PLACEHOLDER]
+            raw["expected"] = [_DRAFT_ANCHOR]
             line = json.dumps(raw, ensure_ascii=False, separators=(",", ":"))
         lines.append(line)
     return "\n".join(lines), drafts
 
 
 def _parse(path: str) -> tuple[FixtureSet, set[str], dict[str, dict[str, Any]]]:
-    text, drafts = _with_placeholders(read_fixture_text(path))
+    text, drafts = _with_draft_anchors(read_fixture_text(path))
     try:
         fixture_set = parse_fixtures(text)
     except FixtureError as error:
@@ -198,7 +198,7 @@ def _apply(args: argparse.Namespace) -> int:
     for stray in (j.id for j in judged if j.id not in known):
         print(f"warning: {judged_path}: case {stray!r} is not in {args.fixtures}", file=sys.stderr)
     cases = [
-        case if case.id not in drafts else _without_placeholder(case) for case in fixture_set.cases
+        case if case.id not in drafts else _without_draft_anchor(case) for case in fixture_set.cases
     ]
     applied = apply_judgments(cases, judged, raw_cases)
     header: dict[str, Any] = {"schema": SCHEMA_ID}
@@ -224,10 +224,8 @@ def _apply(args: argparse.Namespace) -> int:
     return 0
 
 
-def _without_placeholder(case: Case) -> Case:
-    return attrs.evolve(
-        case, expected=tuple(a for a in case.expected if str(a) != _DRAFT_PLACEHOLDER)
-    )
+def _without_draft_anchor(case: Case) -> Case:
+    return attrs.evolve(case, expected=tuple(a for a in case.expected if str(a) != _DRAFT_ANCHOR))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from cce_cli import harness, render
+from cce_cli.buildopts import add_build_options
 from cce_cli.cmd_diff import report_gate
 from cce_cli.cmd_index import walk_error_warning
 from cce_cli.diff import diff_backend_reports, head_aggregate
@@ -39,8 +40,8 @@ from cce_cli.output import display_text, write_stdout
 from cce_cli.report import tag_groups
 from cce_cli.runfile import render_run, write_run
 from cce_fixtures import FixtureError, FixtureSet, decode_fixture_bytes, parse_fixtures
+from cce_metrics import METRICS, Metric
 from cce_retrieval import (
-    DEFAULT_PROTECTION,
     EmbedError,
     HashEmbedder,
     Index,
@@ -122,12 +123,26 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--by-tag", action="store_true", help="add the aggregates per case tag to every output"
     )
     parser.add_argument(
+        "--metrics",
+        metavar="LIST",
+        action=_SetOnce,
+        help="comma list of metrics to add to P@k, recall, MRR and F1: "
+        + ", ".join(item.name for item in METRICS if not item.default)
+        + " (docs/metrics.md#ranked-metrics)",
+    )
+    parser.add_argument(
+        "--graded",
+        action="store_true",
+        help="expected anchors gain 2 (secondary anchors 1) in nDCG; needs --metrics ndcg",
+    )
+    parser.add_argument(
         "--test",
         choices=paired_test_names(),
         default="t",
         help="paired test of --compare on the per-query deltas (default: t)",
     )
     add_gate_arguments(parser)
+    add_build_options(parser)
     add_protection_argument(parser, None)
 
 
@@ -212,9 +227,7 @@ def _build_corpus(args: argparse.Namespace, fixture_set: FixtureSet) -> tuple[In
         raise CliError('no corpus: pass --dir <corpus> or declare "corpus" in the fixture header')
     if not os.path.isdir(display):
         raise CliError(f"corpus {display} is not a directory")
-    result = build_or_fail(
-        display, HashEmbedder(), protection=args.protection or DEFAULT_PROTECTION
-    )
+    result = build_or_fail(display, HashEmbedder(), args=args)
     if result.walk_errors > 0:
         print(walk_error_warning(result.walk_errors), file=sys.stderr)
     print_protection_notice(result)
@@ -246,14 +259,32 @@ def _check_gate_usage(args: argparse.Namespace, spec: GateSpec) -> None:
         )
 
 
-def _gate(args: argparse.Namespace, spec: GateSpec, reports: Sequence[BackendReport]) -> int:
+def _choose_metrics(args: argparse.Namespace) -> tuple[Metric, ...]:
+    """The reported chunk metrics; a bad `--metrics` list or a useless `--graded` is a
+    usage error (exit 2), found before any file is read."""
+    try:
+        metrics = harness.parse_metrics(args.metrics)
+    except ValueError as error:
+        raise CliError(str(error), exit_code=2) from None
+    if args.graded and all(item.name != "ndcg" for item in metrics):
+        raise CliError(
+            "--graded only changes nDCG (expected anchors gain 2); add --metrics ndcg",
+            exit_code=2,
+        )
+    return metrics
+
+
+def _gate(
+    args: argparse.Namespace,
+    spec: GateSpec,
+    reports: Sequence[BackendReport],
+    metrics: Sequence[Metric],
+) -> int:
     """Exit status of the gate on `--compare A,B` (B is the head), reasons on stderr."""
     if not spec.active:
         return 0
     base, head = reports
-    group = diff_backend_reports(
-        base, head, harness.COMPARED_METRICS, test=args.test, correction=args.correction
-    )
+    group = diff_backend_reports(base, head, metrics, test=args.test, correction=args.correction)
     reasons = evaluate_gate(
         spec,
         group,
@@ -269,6 +300,7 @@ def run(args: argparse.Namespace) -> int:
     """Evaluate, render and print; every user-facing failure raises CliError."""
     spec = gate_spec(args)
     _check_gate_usage(args, spec)
+    metrics = _choose_metrics(args)
     fixture_set = _read_fixtures(str(args.fixtures))
     embedder: QueryEmbedder
     if args.store is not None:
@@ -285,22 +317,26 @@ def run(args: argparse.Namespace) -> int:
         embedder = HashEmbedder()
     backends = _choose_backends(args)
     try:
-        reports = harness.evaluate(index, embedder, fixture_set, backends)
+        reports = harness.evaluate(index, embedder, fixture_set, backends, graded=args.graded)
     except QueryVectorError as err:
         raise CliError(str(err)) from None
     comparison = (
-        harness.compare_reports(reports[0], reports[1], test=args.test) if args.compare else None
+        harness.compare_reports(reports[0], reports[1], metrics, test=args.test)
+        if args.compare
+        else None
     )
     tags = tag_groups(reports, [case.tags for case in fixture_set.cases]) if args.by_tag else None
     renderer = render.RENDERERS[args.format or next(iter(render.RENDERERS))]
     # JSON carries an undecodable byte as its \udcXX escape (lossless); human output
     # quotes and escapes the name (docs/hostile-input.md#printing).
     shown = display if renderer.name == "json" else display_text(display)
-    summary = render.RunSummary(shown, index.embedder, reports, comparison, tags=tags)
+    summary = render.RunSummary(
+        shown, index.embedder, reports, comparison, metrics=metrics, tags=tags, graded=args.graded
+    )
     text = renderer.render(summary)
     if args.results is not None:
         write_run(
             str(args.results), render_run(display, index.embedder, fixture_set.cases, reports)
         )
     write_stdout(text)
-    return _gate(args, spec, reports) if comparison is not None else 0
+    return _gate(args, spec, reports, metrics) if comparison is not None else 0

@@ -283,7 +283,7 @@ class MetricDiff:
         return row.delta < 0.0 if self.metric.higher_is_better else row.delta > 0.0
 
     @property
-    def significantly_worse_direction(self) -> bool:
+    def moved_worse(self) -> bool:
         """Whether the mean moved in the worse direction."""
         mean = self.result.mean_delta
         return mean < 0.0 if self.metric.higher_is_better else mean > 0.0

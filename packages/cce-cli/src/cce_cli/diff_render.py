@@ -91,7 +91,7 @@ def verdict(report: DiffReport) -> str:
         p = item.p_adjusted
         if p is None or p >= report.alpha or item.result.mean_delta == 0.0:
             continue
-        (worse if item.significantly_worse_direction else better).append(item.metric.label)
+        (worse if item.moved_worse else better).append(item.metric.label)
     adjusted = "p" if report.correction == "none" else f"{report.correction}-adjusted p"
     if not better and not worse:
         text = f"no significant change on any metric ({adjusted} >= {_alpha(report.alpha)})"

@@ -147,7 +147,7 @@ def evaluate_gate(
     if spec.fail_on_significant:
         for item in group.metrics:
             p = item.p_adjusted
-            if p is not None and p < alpha and item.significantly_worse_direction:
+            if p is not None and p < alpha and item.moved_worse:
                 reasons.append(
                     f"{item.metric.label} got significantly worse: mean delta "
                     f"{format6_signed(item.result.mean_delta)}, {correction}-adjusted p "

@@ -29,6 +29,7 @@ from cce_metrics import (
     QueryScore,
     Span,
     TokenAverages,
+    anchor_gains,
     judgment,
     macro_average,
     score_tokens,
@@ -62,6 +63,7 @@ __all__ = [
     "judge",
     "line_weights",
     "parse_backends",
+    "parse_metrics",
     "run_backend",
 ]
 
@@ -75,6 +77,26 @@ COMPARED_METRICS: Final[tuple[Metric, ...]] = METRICS.defaults()
 
 class BackendError(ValueError):
     """A `--backend`/`--compare` list the harness cannot run; `str()` is the message."""
+
+
+def parse_metrics(text: str | None) -> tuple[Metric, ...]:
+    """The chunk metrics a run reports: the reference four, then the ones `text` adds.
+
+    `text` is a comma list of registry names (`ndcg,map,hit,rprec`; blanks skipped,
+    repeats and reference names allowed). The result is in registry order whatever the
+    order of the list, so the reference columns never move. None gives the reference
+    four. Raises ValueError naming the unknown name and the valid ones.
+    """
+    chosen = set(COMPARED_METRICS)
+    for part in (text or "").split(","):
+        name = rust_trim(part)
+        if not name:
+            continue
+        if name not in METRICS.names():
+            valid = ", ".join(METRICS.names())
+            raise ValueError(f"unknown metric {name!r} for --metrics; expected one of {valid}")
+        chosen.add(METRICS.get(name))
+    return tuple(item for item in METRICS if item in chosen)
 
 
 def parse_backends(text: str) -> tuple[str, ...]:
@@ -135,11 +157,19 @@ def _expected_spans(anchors: Sequence[Anchor]) -> list[Span]:
     return spans
 
 
-def score_case(case: Case, results: Sequence[SearchResult], weights: LineWeights) -> QueryScore:
+def score_case(
+    case: Case,
+    results: Sequence[SearchResult],
+    weights: LineWeights,
+    *,
+    graded: bool = False,
+) -> QueryScore:
     """Chunk-level and token-level scores of one case from its results.
 
-    The judgment has the expected anchors' columns, then the secondary anchors' (gain
-    1.0 each); the reference metrics read the expected columns only.
+    The judgment has the expected anchors' columns, then the secondary anchors'; the
+    reference metrics read the expected ones only, the ranked metrics all of them with
+    their gains (docs/metrics.md#graded-relevance): expected anchors gain 2 when
+    `graded`, else 1; secondary anchors gain 1.
     """
     considered = results[: case.k]
     expected_spans = _expected_spans(case.expected)
@@ -154,6 +184,7 @@ def score_case(case: Case, results: Sequence[SearchResult], weights: LineWeights
         case.k,
         tokens=tokens,
         secondary=len(case.secondary),
+        gains=anchor_gains(len(case.expected), len(case.secondary), graded=graded),
     )
     return QueryScore.from_judgment(judged)
 
@@ -187,28 +218,38 @@ def evaluate_backend(
     cases: Sequence[Case],
     queries: Sequence[Query],
     weights: LineWeights,
+    *,
+    graded: bool = False,
 ) -> BackendReport:
     """Run every case (fixture order) on one backend and aggregate (spec §4.2)."""
     runner = _backend(backend)
     reports: list[CaseReport] = []
     for case, query in zip(cases, queries, strict=True):
         results = tuple(runner.search(index, query, case.k)[: case.k])
-        score = score_case(case, results, weights)
+        score = score_case(case, results, weights, graded=graded)
         reports.append(CaseReport(case.id, case.k, score, results, case.tags))
     scores = [report.score for report in reports]
     return BackendReport(backend, tuple(reports), macro_average(scores), token_average(scores))
 
 
 def evaluate(
-    index: Index, embedder: QueryEmbedder, fixture_set: FixtureSet, backends: Sequence[str]
+    index: Index,
+    embedder: QueryEmbedder,
+    fixture_set: FixtureSet,
+    backends: Sequence[str],
+    *,
+    graded: bool = False,
 ) -> tuple[BackendReport, ...]:
-    """Evaluate each backend, in the given order, over all cases of the fixture set."""
+    """Evaluate each backend, in the given order, over all cases of the fixture set.
+
+    `graded` gives expected anchors gain 2 in the ranked metrics (see `score_case`).
+    """
     # Only ranged cases read line weights; skip the pass over every chunk without them.
     ranged = any(_expected_spans(case.expected) for case in fixture_set.cases)
     weights = line_weights(index) if ranged else LineWeights.uniform()
     queries = [Query(case.query, embedder) for case in fixture_set.cases]
     return tuple(
-        evaluate_backend(index, backend, fixture_set.cases, queries, weights)
+        evaluate_backend(index, backend, fixture_set.cases, queries, weights, graded=graded)
         for backend in backends
     )
 

@@ -16,6 +16,7 @@ import argparse
 import sys
 from collections.abc import Callable
 
+from cce_cli.buildopts import BuildSettings, build_settings, progress_bar
 from cce_cli.errors import CliError
 from cce_retrieval import (
     DEFAULT_PROTECTION,
@@ -32,7 +33,7 @@ from cce_retrieval import (
     StoreError,
     build_index,
     embedder_spec,
-    load_index,
+    load_store,
     query_embedder,
     redact_url,
     repair_stale_fingerprint,
@@ -52,13 +53,40 @@ def add_protection_argument(parser: argparse.ArgumentParser, default: str | None
 
 
 def build_or_fail(
-    directory: str, embedder: Embedder, protect: bool = True, protection: str = DEFAULT_PROTECTION
+    directory: str,
+    embedder: Embedder,
+    protect: bool = True,
+    args: argparse.Namespace | None = None,
+    protection: str | None = None,
 ) -> BuildResult:
-    """`build_index`, with a build failure (e.g. an embedder error) as a `CliError`."""
+    """`build_index`, with a build failure (e.g. an embedder error) as a `CliError`.
+
+    `args` carries the shared build options (`--jobs`, `--no-cache`, `--progress`);
+    without it the build is serial and uncached. `protection` (else `args.protection`,
+    else the default) selects reference or strict secret protection.
+    """
+    if protection is None:
+        protection = getattr(args, "protection", None) or DEFAULT_PROTECTION
+    if args is None:
+        settings = BuildSettings(jobs=1, cache=None, progress=False)
+    else:
+        settings = build_settings(args, protect, embedder, protection)
     try:
-        return build_index(directory, embedder, protect=protect, protection=protection)
+        with progress_bar(settings.progress, "indexing") as progress:
+            result = build_index(
+                directory,
+                embedder,
+                protect=protect,
+                protection=protection,
+                jobs=settings.jobs,
+                cache=settings.cache,
+                progress=progress,
+            )
     except BuildError as err:
         raise CliError(str(err)) from None
+    if settings.cache is not None and settings.cache.misses:
+        settings.cache.prune()
+    return result
 
 
 def protection_notice(result: BuildResult) -> str | None:
@@ -132,7 +160,7 @@ def open_store(path: str, refusal: Refusal) -> tuple[Index, QueryEmbedder]:
     spaces).
     """
     try:
-        index = load_index(path)
+        index = load_store(path)
     except StoreError as err:
         raise CliError(str(err)) from None
     repaired = repair_stale_fingerprint(index, path)

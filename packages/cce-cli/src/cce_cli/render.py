@@ -97,8 +97,10 @@ def render_human(summary: RunSummary) -> str:
         f"  corpus  : {summary.corpus}",
         f"  embedder: {summary.embedder}",
         f"  queries : {summary.queries}",
-        "",
     ]
+    if summary.graded:
+        lines.append("  gains   : graded (expected anchors 2, secondary anchors 1)")
+    lines.append("")
     lines += _aggregate_tables(
         summary.backends, summary.queries, summary.metrics, summary.token_metrics
     )
@@ -244,6 +246,9 @@ def report_body(summary: RunSummary) -> dict[str, Any]:
     }
     if summary.comparison is not None:
         body["compare"] = _comparison_json(summary.comparison)
+    if summary.graded:
+        # Only graded runs say so: the reference document has no such key.
+        body["gains"] = "graded"
     if summary.tags is not None:
         body["tags"] = {
             group.tag: {

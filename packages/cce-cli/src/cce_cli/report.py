@@ -43,6 +43,8 @@ class RunSummary:
     metrics: tuple[Metric, ...] = METRICS.defaults()
     token_metrics: tuple[Metric, ...] = TOKEN_METRICS.defaults()
     tags: tuple[TagGroup, ...] | None = None
+    graded: bool = False
+    """Expected anchors gained 2 in the ranked metrics (docs/metrics.md#graded-relevance)."""
 
     @property
     def queries(self) -> int:

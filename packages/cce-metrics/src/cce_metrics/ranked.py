@@ -16,16 +16,19 @@ Every metric is computed in two steps:
 2. The metric functions read only the profile, with the textbook formulas.
 
 All sums run strictly left to right (`seq_sum`), so results do not depend on the Python
-version's `sum()`.
+version's `sum()`. The four metrics are registered in `cce_metrics.registry.METRICS` as
+opt-in (`default=False`) metrics named ndcg, map, hit and rprec.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Final
 
 import attrs
 
+from cce_metrics.registry import METRICS, Judgment, Metric
 from cce_metrics.summation import seq_sum
 
 EXPECTED_GAIN = 1.0
@@ -221,3 +224,67 @@ def hit_at_k(matches: Sequence[Sequence[bool]], gains: Sequence[float], k: int) 
 def r_precision_at_k(matches: Sequence[Sequence[bool]], gains: Sequence[float], k: int) -> float:
     """R-precision of one query over anchors, within the first k (docs/metrics.md#r-precision)."""
     return r_precision(anchor_profile(matches, gains, k))
+
+
+def judgment_profile(judged: Judgment) -> GainProfile:
+    """The gain profile of a registry `Judgment` (its rows are already cut at k)."""
+    return anchor_profile(judged.matches, judged.gains, judged.k)
+
+
+def _ndcg(judged: Judgment) -> float:
+    return ndcg(judgment_profile(judged))
+
+
+def _average_precision(judged: Judgment) -> float:
+    return average_precision(judgment_profile(judged))
+
+
+def _hit(judged: Judgment) -> float:
+    return hit(judgment_profile(judged))
+
+
+def _r_precision(judged: Judgment) -> float:
+    return r_precision(judgment_profile(judged))
+
+
+# Opt-in (default=False): reports that do not ask for them stay byte-identical.
+NDCG: Final = METRICS.register(
+    Metric(
+        "ndcg",
+        "ndcg_at_k",
+        "nDCG@k",
+        _ndcg,
+        default=False,
+        description="discounted gain of the anchors found, over the ideal ranking's",
+    )
+)
+AVERAGE_PRECISION: Final = METRICS.register(
+    Metric(
+        "map",
+        "ap_at_k",
+        "AP@k",
+        _average_precision,
+        default=False,
+        description="mean precision at the ranks that find an anchor, over all anchors",
+    )
+)
+HIT: Final = METRICS.register(
+    Metric(
+        "hit",
+        "hit_at_k",
+        "hit@k",
+        _hit,
+        default=False,
+        description="1 when some top-k result finds an anchor",
+    )
+)
+R_PRECISION: Final = METRICS.register(
+    Metric(
+        "rprec",
+        "r_precision",
+        "R-prec",
+        _r_precision,
+        default=False,
+        description="anchors found in the first R ranks, over R anchors",
+    )
+)

@@ -21,7 +21,9 @@ from cce_retrieval.backends import (
     create_backend,
     register_backend,
 )
-from cce_retrieval.build import BuildError, BuildResult, build_index
+from cce_retrieval.build import BuildError, BuildResult, ProgressCallback, build_index, default_jobs
+from cce_retrieval.buildcache import DEFAULT_MAX_BYTES as DEFAULT_CACHE_MAX_BYTES
+from cce_retrieval.buildcache import BuildCache, CacheSalt
 from cce_retrieval.conformance import conformance_document
 from cce_retrieval.derived import RetrievalIndex, retrieval_index
 from cce_retrieval.embedder import EMBED_DIM, Embedder, EmbedError, HashEmbedder, check_vectors
@@ -38,6 +40,7 @@ from cce_retrieval.embedders import (
 )
 from cce_retrieval.fileio import describe_os_error, write_atomic
 from cce_retrieval.fingerprint import (
+    fingerprint_document,
     fingerprint_path,
     repair_stale_fingerprint,
     write_fingerprint,
@@ -63,13 +66,15 @@ from cce_retrieval.protection import (
     is_strict_sensitive,
     strict_redact,
 )
+from cce_retrieval.sidecar import load_store, write_sidecar
 from cce_retrieval.store_load import load_index, parse_index
 from cce_retrieval.store_paths import StoreError, default_store_path, resolve_store_path
-from cce_retrieval.store_write import save_index, serialize_index
+from cce_retrieval.store_write import SavedStore, save_index, serialize_index, write_store
 from cce_retrieval.text import ascii_lower, rust_trim
 
 __all__ = [
     "BACKENDS",
+    "DEFAULT_CACHE_MAX_BYTES",
     "DEFAULT_PROTECTION",
     "EMBEDDERS",
     "EMBED_DIM",
@@ -79,8 +84,10 @@ __all__ = [
     "Backend",
     "BackendConfigError",
     "BackendSpec",
+    "BuildCache",
     "BuildError",
     "BuildResult",
+    "CacheSalt",
     "Chunk",
     "EmbedError",
     "Embedder",
@@ -93,10 +100,12 @@ __all__ = [
     "OllamaEmbedder",
     "OllamaUnreachable",
     "Param",
+    "ProgressCallback",
     "Query",
     "QueryEmbedder",
     "QueryVectorError",
     "RetrievalIndex",
+    "SavedStore",
     "SearchParams",
     "SearchResult",
     "StoreError",
@@ -109,16 +118,19 @@ __all__ = [
     "conformance_document",
     "create_backend",
     "create_embedder",
+    "default_jobs",
     "default_store_path",
     "describe_os_error",
     "embedder_names",
     "embedder_spec",
+    "fingerprint_document",
     "fingerprint_path",
     "format6",
     "format6_signed",
     "format_json_float",
     "is_strict_sensitive",
     "load_index",
+    "load_store",
     "parse_index",
     "query_embedder",
     "redact_url",
@@ -138,4 +150,6 @@ __all__ = [
     "vector_search",
     "write_atomic",
     "write_fingerprint",
+    "write_sidecar",
+    "write_store",
 ]

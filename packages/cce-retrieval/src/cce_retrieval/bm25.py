@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -25,6 +26,17 @@ from cce_retrieval.tokenizer import tokenize
 
 BM25_K1 = 1.2
 BM25_B = 0.75
+
+
+class Bm25Arrays(NamedTuple):
+    """A `Bm25Index`'s query-independent statistics, in its constructor's order."""
+
+    term_ids: dict[str, int]
+    offsets: IntArray
+    posting_docs: IntArray
+    posting_freqs: FloatArray
+    doc_lengths: FloatArray
+    avgdl: float
 
 
 class Bm25Index:
@@ -92,6 +104,35 @@ class Bm25Index:
             flat_counts.extend(counts.values())
         term_ids = {term: i for i, term in enumerate(dict.fromkeys(flat_terms))}
         ids = np.fromiter(map(term_ids.__getitem__, flat_terms), np.int64, len(flat_terms))
+        return cls.from_term_counts(
+            term_ids,
+            ids,
+            np.asarray(flat_counts, dtype=np.int64),
+            distinct,
+            lengths,
+            id_order_ranks(chunk_ids) if id_ranks is None else id_ranks,
+        )
+
+    @classmethod
+    def from_term_counts(
+        cls,
+        term_ids: dict[str, int],
+        entry_terms: IntArray,
+        entry_counts: IntArray,
+        distinct: IntArray,
+        lengths: IntArray,
+        id_ranks: IntArray,
+    ) -> Bm25Index:
+        """Lay out postings from per-document term counts (documents in store order).
+
+        Document d contributes `distinct[d]` consecutive entries (term id, count), and has
+        `lengths[d]` tokens; term ids must be dense. `build` is this after tokenizing;
+        a build that already counted each chunk's tokens calls it directly.
+        """
+        n_docs = len(lengths)
+        ids = np.asarray(entry_terms, dtype=np.int64)
+        flat_counts = np.asarray(entry_counts, dtype=np.float64)
+        lengths = np.asarray(lengths, dtype=np.int64)
         docs = np.repeat(np.arange(n_docs, dtype=np.int64), distinct)
         # Stable: within one term, documents keep their ascending order.
         order = np.argsort(ids, kind="stable")
@@ -103,10 +144,21 @@ class Bm25Index:
             term_ids,
             offsets,
             docs[order],
-            np.asarray(flat_counts, dtype=np.float64)[order],
+            flat_counts[order],
             lengths.astype(np.float64),
             avgdl,
-            id_order_ranks(chunk_ids) if id_ranks is None else id_ranks,
+            id_ranks,
+        )
+
+    def arrays(self) -> Bm25Arrays:
+        """The statistics `__init__` takes (what the store's sidecar persists)."""
+        return Bm25Arrays(
+            self._term_ids,
+            self._offsets,
+            self._posting_docs,
+            self._posting_freqs,
+            self._doc_lengths,
+            self.avgdl,
         )
 
     def with_parameters(self, k1: float, b: float) -> Bm25Index:

@@ -5,25 +5,42 @@ all build an index the same way, and the order of the steps is part of the contr
 (redaction happens before anything else sees the text, so ids, token counts and
 embeddings all derive from the redacted file). This module owns that order, the
 build statistics, and the embedding phase (batches of 64; a vectorised fast path for
-the hash embedder). It writes nothing: persisting is `cce_retrieval.store`'s job.
+the hash embedder). Per-file work (redact, chunk, hash-embed) may run in worker
+processes and may come from the incremental build cache (`cce_retrieval.buildcache`);
+either way files are reassembled in walk order, so the index is the same. It writes
+no store: persisting is `cce_retrieval.store`'s job.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import concurrent.futures
+import multiprocessing
+import multiprocessing.context
+import os
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
 from typing import Final, Protocol, runtime_checkable
 
 import attrs
+import numpy as np
 
 from cce_metrics import estimate_tokens
+from cce_retrieval.bm25 import Bm25Index
+from cce_retrieval.buildcache import BuildCache, FileOutcome, TermCounts
 from cce_retrieval.chunker import chunk_file
-from cce_retrieval.embedder import Embedder, EmbedError, check_vectors
+from cce_retrieval.derived import offer_bm25
+from cce_retrieval.embedder import EMBED_DIM, Embedder, EmbedError, HashEmbedder, check_vectors
 from cce_retrieval.embedders import embedder_model
 from cce_retrieval.model import Chunk, FloatMatrix, Index
 from cce_retrieval.protection import REFERENCE, STRICT, strict_redact
+from cce_retrieval.ranking import IntArray, id_order_ranks
 from cce_retrieval.redactor import redact
 from cce_retrieval.store_load import embedding_matrix
-from cce_retrieval.walker import walk
+from cce_retrieval.tokenizer import tokenize
+from cce_retrieval.walker import WalkedFile, walk
 
 EMBED_BATCH_SIZE: Final = 64
 
@@ -88,34 +105,297 @@ def embed_contents(
     return embedding_matrix(_embed_in_batches(embedder, contents))
 
 
+ProgressCallback = Callable[[int, int], None]
+"""Called as `progress(files_done, files_total)` while files are redacted and chunked."""
+
+_PARALLEL_MIN_BYTES: Final = 1 << 18
+"""Below this much text to chunk, starting worker processes costs more than it saves."""
+
+
+def default_jobs() -> int:
+    """Worker processes for a build: the CPUs this process may run on, at most 8."""
+    try:
+        available = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        available = os.cpu_count() or 1
+    return max(1, min(available, 8))
+
+
+_worker_embedder: HashEmbedder | None = None
+
+
+def _count_terms(chunks: Sequence[Chunk]) -> TermCounts:
+    """Tokenize each chunk once: its distinct tokens and counts, and its length."""
+    vocabulary: dict[str, int] = {}
+    setdefault = vocabulary.setdefault
+    entry_terms: list[int] = []
+    entry_counts: list[int] = []
+    distinct = np.zeros(len(chunks), dtype=np.int64)
+    lengths = np.zeros(len(chunks), dtype=np.int64)
+    for i, chunk in enumerate(chunks):
+        tokens = tokenize(chunk.content)
+        counts = Counter(tokens)
+        lengths[i] = len(tokens)
+        distinct[i] = len(counts)
+        entry_terms.extend([setdefault(term, len(vocabulary)) for term in counts])
+        entry_counts.extend(counts.values())
+    return TermCounts(
+        tuple(vocabulary),
+        np.asarray(entry_terms, dtype=np.int64),
+        np.asarray(entry_counts, dtype=np.int64),
+        distinct,
+        lengths,
+    )
+
+
+def _file_outcome(
+    rel_path: str,
+    text: str,
+    protect: bool,
+    embed_hash: bool,
+    cache: BuildCache | None,
+    protection: str = REFERENCE,
+) -> FileOutcome:
+    """Redact, chunk, count tokens and (for the hash embedder) embed one file.
+
+    The unit of parallel work. Tokens are counted once, for BM25, and the hash
+    embedding is made from those counts (`HashEmbedder.matrix_from_term_counts`).
+    """
+    global _worker_embedder
+    redacted = redact(text) if protect else text
+    strict_redactions = 0
+    if protect:
+        # Strict runs after the reference redactor; under the default its result is only
+        # counted, for the notice of what strict protection would add.
+        stricter, strict_redactions = strict_redact(redacted, rel_path)
+        if protection == STRICT:
+            redacted = stricter
+    chunked = chunk_file(rel_path, redacted)
+    terms = _count_terms(chunked.chunks)
+    embeddings: FloatMatrix | None = None
+    lengths: tuple[int, ...] | None = None
+    if embed_hash:
+        if _worker_embedder is None:
+            _worker_embedder = HashEmbedder()
+        codes = _worker_embedder.term_codes(terms.vocabulary)
+        owners = np.repeat(np.arange(len(chunked.chunks), dtype=np.int64), terms.distinct)
+        embeddings = HashEmbedder.matrix_from_term_counts(
+            len(chunked.chunks), owners, codes[terms.entry_terms], terms.entry_counts
+        )
+        lengths = (EMBED_DIM,) * len(chunked.chunks)
+    outcome = FileOutcome(
+        chunks=chunked.chunks,
+        imports=chunked.imports,
+        file_tokens=estimate_tokens(redacted),
+        embeddings=embeddings,
+        lengths=lengths,
+        terms=terms,
+        strict_redactions=strict_redactions,
+    )
+    if cache is not None and embeddings is not None:
+        cache.put(cache.key(rel_path, text), outcome)
+    return outcome
+
+
+def _bm25_from_counts(
+    parts: Sequence[TermCounts | None], chunk_ids: Sequence[str]
+) -> tuple[Bm25Index, IntArray]:
+    """One corpus-wide BM25 from per-file counts (term ids in first-occurrence order)."""
+    vocabulary: dict[str, int] = {}
+    setdefault = vocabulary.setdefault
+    ids: list[IntArray] = []
+    for part in parts:
+        assert part is not None
+        local = np.fromiter(
+            (setdefault(term, len(vocabulary)) for term in part.vocabulary),
+            dtype=np.int64,
+            count=len(part.vocabulary),
+        )
+        ids.append(local[part.entry_terms])
+
+    def joined(arrays: Sequence[IntArray]) -> IntArray:
+        return np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
+
+    id_ranks = id_order_ranks(chunk_ids)
+    bm25 = Bm25Index.from_term_counts(
+        vocabulary,
+        joined(ids),
+        joined([p.entry_counts for p in parts if p is not None]),
+        joined([p.distinct for p in parts if p is not None]),
+        joined([p.lengths for p in parts if p is not None]),
+        id_ranks,
+    )
+    return bm25, id_ranks
+
+
+def _file_outcome_task(
+    task: tuple[str, str, bool, bool, BuildCache | None, str],
+) -> FileOutcome:
+    return _file_outcome(*task)
+
+
+def _exit_with_parent(parent: int) -> None:
+    """Worker initializer: leave as soon as the building process is gone (even SIGKILLed)."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.25)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="cce-parent-watch", daemon=True).start()
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    # fork starts a worker in milliseconds and shares the loaded grammars; elsewhere the
+    # platform's default start method is used.
+    if sys.platform == "linux":
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context()
+
+
+def _outcomes(
+    files: Sequence[WalkedFile],
+    protect: bool,
+    embed_hash: bool,
+    cache: BuildCache | None,
+    jobs: int,
+    progress: ProgressCallback | None,
+    protection: str = REFERENCE,
+) -> list[FileOutcome]:
+    """Every file's outcome in walk order: from the cache where it has it, else computed."""
+    total = len(files)
+    outcomes: list[FileOutcome | None] = [None] * total
+    missing: list[int] = []
+    for i, walked_file in enumerate(files):
+        hit = None
+        if cache is not None:
+            hit = cache.get(cache.key(walked_file.rel_path, walked_file.text))
+        if hit is None:
+            missing.append(i)
+        else:
+            outcomes[i] = hit
+    done = total - len(missing)
+    if progress is not None:
+        progress(done, total)
+    tasks = [
+        (files[i].rel_path, files[i].text, protect, embed_hash, cache, protection) for i in missing
+    ]
+    pending_bytes = sum(len(files[i].text) for i in missing)
+    workers = min(jobs, len(missing))
+    if workers > 1 and pending_bytes >= _PARALLEL_MIN_BYTES:
+        with concurrent.futures.ProcessPoolExecutor(
+            workers,
+            mp_context=_pool_context(),
+            initializer=_exit_with_parent,
+            initargs=(os.getpid(),),
+        ) as pool:
+            results = pool.map(_file_outcome_task, tasks, chunksize=4)
+            for i, outcome in zip(missing, results, strict=True):
+                outcomes[i] = outcome
+                done += 1
+                if progress is not None:
+                    progress(done, total)
+    else:
+        for i, task in zip(missing, tasks, strict=True):
+            outcomes[i] = _file_outcome_task(task)
+            done += 1
+            if progress is not None:
+                progress(done, total)
+    return [outcome for outcome in outcomes if outcome is not None]
+
+
+def _stack(parts: list[FloatMatrix], rows: int) -> FloatMatrix:
+    """Concatenate per-file hash matrices, releasing each part as soon as it is copied."""
+    matrix = np.empty((rows, EMBED_DIM), dtype=np.float64)
+    first = 0
+    for i, part in enumerate(parts):
+        matrix[first : first + part.shape[0]] = part
+        first += part.shape[0]
+        parts[i] = matrix[:0]
+    return matrix
+
+
+def _embed_generic(
+    embedder: Embedder,
+    files: Sequence[WalkedFile],
+    outcomes: list[FileOutcome],
+    cache: BuildCache | None,
+) -> tuple[FloatMatrix, list[int] | None]:
+    """Embed with a non-hash embedder, in batches across files; reuse cached vectors."""
+    vectors: list[list[float]] = []
+    fresh: list[str] = []
+    fresh_at: list[int] = []
+    for outcome in outcomes:
+        if outcome.embeddings is not None and outcome.lengths is not None:
+            for row, length in zip(outcome.embeddings, outcome.lengths, strict=True):
+                vectors.append(row[:length].tolist())
+        else:
+            for chunk in outcome.chunks:
+                fresh_at.append(len(vectors))
+                fresh.append(chunk.content)
+                vectors.append([])
+    fresh_matrix, fresh_lengths = embed_contents(embedder, fresh)
+    widths = fresh_lengths or [fresh_matrix.shape[1] if fresh_matrix.ndim == 2 else 0] * len(fresh)
+    for at, row, width in zip(fresh_at, fresh_matrix, widths, strict=True):
+        vectors[at] = row[:width].tolist()
+    if cache is not None:
+        first = 0
+        for walked_file, outcome in zip(files, outcomes, strict=True):
+            count = len(outcome.chunks)
+            if outcome.embeddings is None:
+                part = vectors[first : first + count]
+                width = max((len(v) for v in part), default=0)
+                matrix = np.zeros((count, width), dtype=np.float64)
+                for row, vector in enumerate(part):
+                    matrix[row, : len(vector)] = vector
+                entry = attrs.evolve(
+                    outcome, embeddings=matrix, lengths=tuple(len(v) for v in part)
+                )
+                cache.put(cache.key(walked_file.rel_path, walked_file.text), entry)
+            first += count
+    return embedding_matrix(vectors)
+
+
 def build_index(
-    root: str, embedder: Embedder, protect: bool = True, protection: str = REFERENCE
+    root: str,
+    embedder: Embedder,
+    protect: bool = True,
+    *,
+    jobs: int = 1,
+    cache: BuildCache | None = None,
+    progress: ProgressCallback | None = None,
+    protection: str = REFERENCE,
 ) -> BuildResult:
     """Walk, redact (when `protect`), chunk and embed `root`. Raises BuildError.
 
+    `jobs` > 1 spreads redaction, chunking and hash embedding over that many processes;
+    `cache` reuses (and records) per-file outcomes. Neither changes a single output byte:
+    files are reassembled in walk order and every per-file step is deterministic.
     `protection="strict"` adds `cce_retrieval.protection`'s names and shapes on top of the
     reference protection; under the default, what strict would add is only counted, so the
     index is byte-identical to the reference's and a caller can say what strict would do.
     """
     walked = walk(root, protect, protection)
+    embed_hash = isinstance(embedder, HashEmbedder)
+    outcomes = _outcomes(walked.files, protect, embed_hash, cache, jobs, progress, protection)
+    strict_redactions = sum(outcome.strict_redactions for outcome in outcomes)
     chunks: list[Chunk] = []
     file_imports: dict[str, list[str]] = {}
     file_tokens: dict[str, int] = {}
-    strict_redactions = 0
-    for walked_file in walked.files:
+    for walked_file, outcome in zip(walked.files, outcomes, strict=True):
         rel_path = walked_file.rel_path
-        text = redact(walked_file.text) if protect else walked_file.text
-        if protect:
-            stricter, added = strict_redact(text, rel_path)
-            strict_redactions += added
-            if protection == STRICT:
-                text = stricter
-        file_tokens[rel_path] = estimate_tokens(text)
-        file_chunks = chunk_file(rel_path, text)
-        if file_chunks.imports:
-            file_imports[rel_path] = list(file_chunks.imports)
-        chunks.extend(file_chunks.chunks)
-    embeddings, lengths = embed_contents(embedder, [chunk.content for chunk in chunks])
+        file_tokens[rel_path] = outcome.file_tokens
+        if outcome.imports:
+            file_imports[rel_path] = list(outcome.imports)
+        chunks.extend(outcome.chunks)
+    term_parts = [o.terms for o in outcomes]
+    lengths: list[int] | None = None
+    if embed_hash:
+        parts = [o.embeddings for o in outcomes if o.embeddings is not None]
+        del outcomes
+        embeddings = _stack(parts, len(chunks))
+    else:
+        embeddings, lengths = _embed_generic(embedder, walked.files, outcomes, cache)
     model = embedder_model(embedder)
     dim = int(embeddings.shape[1]) if model is not None and embeddings.ndim == 2 else None
     index = Index(
@@ -128,6 +408,9 @@ def build_index(
         embedder_model=model,
         embedding_dim=dim,
     )
+    # BM25 from the counts the workers made, laid out only if a search asks for it.
+    chunk_ids = [c.chunk_id for c in chunks]
+    offer_bm25(index, lambda: _bm25_from_counts(term_parts, chunk_ids))
     return BuildResult(
         index=index,
         files_indexed=len(walked.files),

@@ -16,18 +16,25 @@ Owns: `RetrievalIndex` (plus its per-(k1, b) BM25 views), `retrieval_index`, `in
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import attrs
 
 from cce_retrieval.bm25 import BM25_B, BM25_K1, Bm25Index
 from cce_retrieval.graph import ImportGraph
 from cce_retrieval.model import Chunk, Index
-from cce_retrieval.ranking import FloatArray, id_order_ranks
+from cce_retrieval.ranking import FloatArray, IntArray, id_order_ranks
 from cce_retrieval.text import ascii_lower
 from cce_retrieval.vector import VectorIndex
 
-__all__ = ["RetrievalIndex", "invalidate", "retrieval_index"]
+__all__ = [
+    "RetrievalIndex",
+    "bm25_and_ranks",
+    "invalidate",
+    "offer_bm25",
+    "prime",
+    "retrieval_index",
+]
 
 
 class RetrievalIndex:
@@ -39,14 +46,31 @@ class RetrievalIndex:
     keep a second copy of every content).
     """
 
-    def __init__(self, index: Index) -> None:
+    def __init__(
+        self,
+        index: Index,
+        bm25: Bm25Index | None = None,
+        id_ranks: IntArray | None = None,
+        graph: ImportGraph | None = None,
+    ) -> None:
+        """Derive everything from `index`; `bm25`, `id_ranks` and `graph` may come
+        ready-made from the store's sidecar (docs/index-store.md#sidecar)."""
         self.chunks: tuple[Chunk, ...] = tuple(index.chunks)
         chunk_ids = [c.chunk_id for c in self.chunks]
-        id_ranks = id_order_ranks(chunk_ids)
-        self.bm25 = Bm25Index.build([c.content for c in self.chunks], chunk_ids, id_ranks)
+        offered = _OFFERED.pop(index, None)
+        if bm25 is None and offered is not None and offered[0] == _Stamp.of(index):
+            bm25, id_ranks = offered[1]()
+        if id_ranks is None:
+            id_ranks = id_order_ranks(chunk_ids)
+        if bm25 is None:
+            bm25 = Bm25Index.build([c.content for c in self.chunks], chunk_ids, id_ranks)
+        self.id_ranks = id_ranks
+        self.bm25 = bm25
         # VectorIndex keeps its own transposed copy; the graph copies what it resolves.
         self.vectors = VectorIndex(index.embeddings, chunk_ids, id_ranks)
-        self.graph = ImportGraph.build([c.file_path for c in self.chunks], index.file_imports)
+        if graph is None:
+            graph = ImportGraph.build([c.file_path for c in self.chunks], index.file_imports)
+        self.graph = graph
         self.chunks_by_file: dict[str, list[int]] = {}
         for i, chunk in enumerate(self.chunks):
             self.chunks_by_file.setdefault(chunk.file_path, []).append(i)
@@ -123,6 +147,45 @@ def retrieval_index(index: Index) -> RetrievalIndex:
     if entry is None or entry[0] != stamp:
         entry = _CACHE[index] = (stamp, RetrievalIndex(index))
     return entry[1]
+
+
+Bm25Factory = Callable[[], tuple[Bm25Index, IntArray]]
+_OFFERED: weakref.WeakKeyDictionary[Index, tuple[_Stamp, Bm25Factory]] = weakref.WeakKeyDictionary()
+
+
+def offer_bm25(index: Index, factory: Bm25Factory) -> None:
+    """Let the first `RetrievalIndex` of `index` take its BM25 (and chunk-id ranks) from
+    `factory`, e.g. from token counts made while building, instead of re-tokenizing.
+
+    Taken only while `index`'s fields are the ones it was offered with.
+    """
+    _OFFERED[index] = (_Stamp.of(index), factory)
+
+
+def bm25_and_ranks(index: Index) -> tuple[Bm25Index, IntArray]:
+    """`index`'s BM25 and chunk-id ranks without building the other derived structures.
+
+    From the cached `RetrievalIndex` when there is one, else from what the build offered
+    (kept for the first `RetrievalIndex`), else built from the chunks.
+    """
+    entry = _CACHE.get(index)
+    stamp = _Stamp.of(index)
+    if entry is not None and entry[0] == stamp:
+        return entry[1].bm25, entry[1].id_ranks
+    offered = _OFFERED.get(index)
+    if offered is not None and offered[0] == stamp:
+        made = offered[1]()
+        _OFFERED[index] = (stamp, lambda: made)
+        return made
+    chunk_ids = [c.chunk_id for c in index.chunks]
+    id_ranks = id_order_ranks(chunk_ids)
+    bm25 = Bm25Index.build([c.content for c in index.chunks], chunk_ids, id_ranks)
+    return bm25, id_ranks
+
+
+def prime(index: Index, derived: RetrievalIndex) -> None:
+    """Serve `derived` (made from `index`'s own data, e.g. its sidecar) for `index`."""
+    _CACHE[index] = (_Stamp.of(index), derived)
 
 
 def invalidate(index: Index) -> None:

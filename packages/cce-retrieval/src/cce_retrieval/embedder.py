@@ -133,6 +133,40 @@ class HashEmbedder:
         matrix[nonzero] = matrix[nonzero] / norms[nonzero, np.newaxis]
         return matrix
 
+    def term_codes(self, terms: Sequence[str]) -> npt.NDArray[np.int64]:
+        """The signed bucket (0..511, see `_signed_bucket`) of each token, as an array."""
+        codes = self._codes
+        return np.fromiter(
+            (codes[term.encode("ascii")] for term in terms), dtype=np.int64, count=len(terms)
+        )
+
+    @staticmethod
+    def matrix_from_term_counts(
+        n_texts: int,
+        entry_texts: npt.NDArray[np.int64],
+        entry_codes: npt.NDArray[np.int64],
+        entry_counts: npt.NDArray[np.int64],
+    ) -> npt.NDArray[np.float64]:
+        """`embed_matrix` from each text's distinct tokens and counts, bit-identical.
+
+        Entry e says: text `entry_texts[e]` holds a token of signed bucket
+        `entry_codes[e]`, `entry_counts[e]` times. Each text's bucket sums are the same
+        small integers `embed_matrix` counts token by token (exact in float64), so the
+        normalised rows are the same bits; this is how a build that already counted
+        tokens for BM25 embeds without tokenizing again.
+        """
+        width = 2 * EMBED_DIM
+        slots = entry_texts * width + entry_codes
+        sums = np.bincount(
+            slots, weights=entry_counts.astype(np.float64), minlength=n_texts * width
+        ).astype(np.float64, copy=False)  # float already (weighted); says so to the checker
+        signed = sums.reshape(n_texts, width)
+        matrix = signed[:, :EMBED_DIM] - signed[:, EMBED_DIM:]
+        norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
+        nonzero = norms > 0.0
+        matrix[nonzero] = matrix[nonzero] / norms[nonzero, np.newaxis]
+        return matrix
+
     @staticmethod
     def _signed_sums(codes: list[int], token_counts: list[int]) -> npt.NDArray[np.int64]:
         """Per text, the +1/-1 sums of each bucket (integers, before normalising)."""

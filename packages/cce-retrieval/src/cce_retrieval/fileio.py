@@ -20,6 +20,7 @@ import errno
 import itertools
 import os
 import stat
+from collections.abc import Iterable
 
 _temp_sequence = itertools.count()
 
@@ -86,6 +87,16 @@ def write_atomic(path: str, data: bytes) -> None:
     written through; a path that is not a regular file raises `NotARegularFileError`.
     Raises OSError.
     """
+    write_atomic_parts(path, (data,))
+
+
+def write_atomic_parts(path: str, parts: Iterable[bytes]) -> None:
+    """`write_atomic` of the concatenated `parts`, written as they are produced.
+
+    Lets a large file be streamed (and hashed on the way) without ever holding all of
+    its bytes at once; the replacement is still all-or-nothing. A symlink is written
+    through; a path that is not a regular file raises `NotARegularFileError`.
+    """
     path = _resolve_target(path)
     directory, name = os.path.split(path)
     if directory:
@@ -99,10 +110,11 @@ def write_atomic(path: str, data: bytes) -> None:
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         try:
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
+            for data in parts:
+                view = memoryview(data)
+                while view:
+                    written = os.write(fd, view)
+                    view = view[written:]
             os.fsync(fd)
         finally:
             os.close(fd)

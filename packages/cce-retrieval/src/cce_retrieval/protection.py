@@ -88,7 +88,7 @@ _KEYWORD_UPPER = (
     r"(?:PASSW(?:OR)?D|PWD|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CLIENT_?SECRET"
     r"|CREDENTIALS?|AUTH)"
 )
-_PLACEHOLDER = re.compile(
+_STAND_IN = re.compile(
     r"(?:\$\{.*\}|\$\(.*\)|\$[A-Za-z_][A-Za-z0-9_]*|<.*>|\{\{.*\}\}|%\(.*\)s|\[REDACTED:.*\]"
     r"|changeme|change_me|example|dummy|redacted|xxx+|\*+|null|none|true|false)",
     re.IGNORECASE,
@@ -100,7 +100,7 @@ def _label(name: str) -> str:
 
 
 class _GroupReplacer:
-    """Replace only `group` of a match, unless it is a placeholder or too short.
+    """Replace only `group` of a match, unless it is a stand-in value or too short.
 
     `made` counts the replacements actually done, which `subn` cannot tell apart from
     matches that were kept.
@@ -114,12 +114,12 @@ class _GroupReplacer:
 
     def __call__(self, match: re.Match[str]) -> str:
         value = match.group(self.group)
-        if value is None or len(value) < self.minimum or _PLACEHOLDER.fullmatch(value):
+        if value is None or len(value) < self.minimum or _STAND_IN.fullmatch(value):
             return match.group(0)
         # Quotes stay; only what is between them is the secret.
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
             inner = value[1:-1]
-            if len(inner) < max(self.minimum, 1) or _PLACEHOLDER.fullmatch(inner):
+            if len(inner) < max(self.minimum, 1) or _STAND_IN.fullmatch(inner):
                 return match.group(0)
             replacement = f"{value[0]}{_label(self.label)}{value[0]}"
         else:

@@ -24,7 +24,13 @@ from cce_retrieval.fingerprint import (
 from cce_retrieval.jsonfloat import format_json_float
 from cce_retrieval.store_load import embedding_matrix, load_index, parse_index
 from cce_retrieval.store_paths import StoreError, default_store_path, resolve_store_path
-from cce_retrieval.store_write import embedding_lengths, save_index, serialize_index
+from cce_retrieval.store_write import (
+    SavedStore,
+    embedding_lengths,
+    save_index,
+    serialize_index,
+    write_store,
+)
 
 __all__ = [
     "BLOCK_NESTING_LIMIT",
@@ -32,6 +38,7 @@ __all__ = [
     "FINGERPRINT_SCHEMA",
     "MARKDOWN_SECTION_TOKENS",
     "STORE_SPEC_VERSION",
+    "SavedStore",
     "StoreError",
     "default_store_path",
     "describe_os_error",
@@ -49,4 +56,5 @@ __all__ = [
     "store_sha256",
     "write_atomic",
     "write_fingerprint",
+    "write_store",
 ]

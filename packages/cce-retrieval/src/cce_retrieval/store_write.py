@@ -8,12 +8,14 @@ chunking, embedding or loading.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator, Mapping, Sequence
 from json.encoder import encode_basestring  # the C escaper behind ensure_ascii=False
 
+import attrs
 import numpy as np
 
-from cce_retrieval.fileio import describe_os_error, write_atomic
+from cce_retrieval.fileio import describe_os_error, write_atomic_parts
 from cce_retrieval.jsonfloat import format_json_float
 from cce_retrieval.model import Chunk, FloatMatrix, Index
 from cce_retrieval.store_paths import StoreError
@@ -105,12 +107,20 @@ def _sorted_object(mapping: Mapping[str, object]) -> str:
     return "{" + ",".join(parts) + "}"
 
 
+_ROWS_PER_BLOCK = 2048
+"""Chunks formatted per block when streaming: bounds the text held at once."""
+
+
 def _iter_store_pieces(index: Index) -> Iterator[str]:
+    """The store text in pieces: the header, one piece per block of chunks, the tail.
+
+    Rows are formatted a block at a time (each row's text depends on that row only), so
+    a million-chunk store never exists as one string.
+    """
     lengths = embedding_lengths(index)
     rows = index.embeddings.shape[0] if index.embeddings.ndim == 2 else 0
     if rows < len(index.chunks):
         raise ValueError(f"index has {len(index.chunks)} chunks but only {rows} embedding row(s)")
-    embeddings = _format_rows(index.embeddings[: len(index.chunks)], lengths)
     # The embedding space is recorded only for embedders with models, so a hash store's
     # bytes stay exactly the reference's (which ignores unknown keys when loading).
     space = ""
@@ -124,8 +134,14 @@ def _iter_store_pieces(index: Index) -> Iterator[str]:
         + space
         + ',"chunks":['
     )  # fmt: skip
-    for i, chunk in enumerate(index.chunks):
-        yield ("," if i else "") + _chunk_json(chunk, embeddings[i])
+    chunks = index.chunks
+    for first in range(0, len(chunks), _ROWS_PER_BLOCK):
+        end = min(first + _ROWS_PER_BLOCK, len(chunks))
+        embeddings = _format_rows(index.embeddings[first:end], lengths[first:end])
+        yield ("," if first else "") + ",".join(
+            _chunk_json(chunk, embedding)
+            for chunk, embedding in zip(chunks[first:end], embeddings, strict=True)
+        )
     yield '],"file_imports":' + _sorted_object(index.file_imports)
     yield ',"file_tokens":' + _sorted_object(index.file_tokens) + "}"
 
@@ -135,11 +151,37 @@ def serialize_index(index: Index) -> bytes:
     return "".join(_iter_store_pieces(index)).encode("utf-8")
 
 
-def save_index(index: Index, path: str) -> int:
-    """Write the store atomically to `path`; returns the byte count. Raises StoreError."""
-    data = serialize_index(index)
+@attrs.frozen(slots=True)
+class SavedStore:
+    """What `write_store` wrote: the byte count and the SHA-256 hex of those bytes."""
+
+    size: int
+    sha256: str
+
+
+def write_store(index: Index, path: str) -> SavedStore:
+    """Stream the store atomically to `path`, hashing the bytes on the way. Raises StoreError.
+
+    The digest is of exactly the bytes written, so the fingerprint needs no re-read.
+    """
+    digest = hashlib.sha256()
+    size = 0
+
+    def encoded() -> Iterator[bytes]:
+        nonlocal size
+        for piece in _iter_store_pieces(index):
+            data = piece.encode("utf-8")
+            digest.update(data)
+            size += len(data)
+            yield data
+
     try:
-        write_atomic(path, data)
+        write_atomic_parts(path, encoded())
     except OSError as err:
         raise StoreError("write", path, describe_os_error(err)) from err
-    return len(data)
+    return SavedStore(size, digest.hexdigest())
+
+
+def save_index(index: Index, path: str) -> int:
+    """Write the store atomically to `path`; returns the byte count. Raises StoreError."""
+    return write_store(index, path).size

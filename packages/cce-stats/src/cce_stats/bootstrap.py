@@ -15,7 +15,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cce_stats._checks import require_finite_values
+from cce_stats._checks import require_finite, require_finite_values
 from cce_stats.distributions import reference_seq_sum
 from cce_stats.generator import DEFAULT_SEED, SplitMix64
 from cce_stats.protocol import PairedTestResult
@@ -34,9 +34,13 @@ def bootstrap_means(deltas: Sequence[float], resamples: int, seed: int) -> list[
     (`indexes_below(n, ...)`); resample r is the r-th run of n of them. Each mean is
     `math.fsum` / n: the correctly rounded sum has one right answer, so the bytes do
     not depend on the platform or the Python version (unlike `sum()`, which gained
-    compensation in 3.12).
+    compensation in 3.12). Raises ValueError when any delta is not finite or there
+    are none.
     """
+    require_finite_values("deltas", deltas)
     n = len(deltas)
+    if n == 0:
+        raise ValueError("deltas must not be empty")
     indexes = SplitMix64(seed).indexes_below(n, n * resamples)
     pick = deltas.__getitem__
     means = [
@@ -51,8 +55,15 @@ def percentile(sorted_values: Sequence[float], q: float) -> float:
 
     The position is h = (N - 1) * q, interpolated between the order statistics at
     floor(h) and floor(h) + 1 — the "linear" (Hyndman–Fan type 7) rule that numpy's
-    `quantile` uses by default.
+    `quantile` uses by default. Raises ValueError for no values, a non-finite value
+    or q outside [0, 1].
     """
+    require_finite_values("sorted_values", sorted_values)
+    require_finite("q", q)
+    if not sorted_values or not 0.0 <= q <= 1.0:
+        raise ValueError(
+            f"percentile needs values and 0 <= q <= 1, got {len(sorted_values)} and {q!r}"
+        )
     position = (len(sorted_values) - 1) * q
     below = math.floor(position)
     fraction = position - below

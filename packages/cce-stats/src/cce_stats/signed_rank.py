@@ -35,8 +35,10 @@ def signed_ranks(deltas: Sequence[float]) -> tuple[list[float], list[int]]:
     Zeros (exactly 0.0) are dropped. Magnitudes tie when their ratios to the
     largest magnitude agree to 12 decimals, and tied magnitudes share the average
     of the ranks they span. The second list holds the size of every group of tied
-    magnitudes (1 for an untied one), for the variance's tie correction.
+    magnitudes (1 for an untied one), for the variance's tie correction. Raises
+    ValueError when any delta is not finite.
     """
+    require_finite_values("deltas", deltas)
     nonzero = [delta for delta in deltas if delta != 0.0]
     if not nonzero:
         return [], []

@@ -1,0 +1,89 @@
+"""A `cce index` killed at any moment never leaves a cache or sidecar trusted wrongly.
+
+Each round edits the corpus (so entries and sidecars of earlier rounds describe other
+bytes), starts `cce index` with the build cache and two workers, SIGKILLs it after a
+random delay, and then checks what a later run would trust: the store (if any) is
+whole, the sidecar-backed load equals parsing `index.json`, and a cached build equals
+an uncached one. The delays come from a seeded generator, so failures reproduce.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import sysconfig
+import time
+from pathlib import Path
+
+import pytest
+
+from cce_cli.buildopts import CACHE_DIR_ENV
+from cce_retrieval.build import build_index
+from cce_retrieval.buildcache import BuildCache, CacheSalt
+from cce_retrieval.embedder import HashEmbedder
+from cce_retrieval.sidecar import load_store
+from cce_retrieval.store import load_index, serialize_index
+
+SAMPLE = Path(__file__).resolve().parents[3] / "eval" / "corpus" / "sample"
+
+
+def make_corpus(root: Path, stdlib_packages: tuple[str, ...]) -> None:
+    shutil.copytree(SAMPLE, root)
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    for package in stdlib_packages:
+        shutil.copytree(
+            stdlib / package, root / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
+
+
+def check_nothing_is_trusted_wrongly(root: Path, store: Path, cache_dir: Path) -> None:
+    if store.exists():
+        # Writes are atomic: a store that exists is a whole one, and the sidecar, if it
+        # is used at all, must describe exactly these bytes.
+        parsed = load_index(str(store))
+        assert serialize_index(load_store(str(store))) == serialize_index(parsed)
+    cache = BuildCache(str(cache_dir / "build"), CacheSalt.for_build(True, HashEmbedder()))
+    cached = build_index(str(root), HashEmbedder(), cache=cache)
+    assert serialize_index(cached.index) == serialize_index(
+        build_index(str(root), HashEmbedder()).index
+    )
+
+
+def kill_rounds(tmp_path: Path, rounds: int, max_delay: float, packages: tuple[str, ...]) -> None:
+    root = tmp_path / "corpus"
+    make_corpus(root, packages)
+    store = tmp_path / "out" / "index.json"
+    cache_dir = tmp_path / "cache"
+    env = {**os.environ, CACHE_DIR_ENV: str(cache_dir)}
+    command = [sys.executable, "-m", "cce_cli", "index", str(root), "--store", str(store)]
+    command += ["--no-metrics", "--jobs", "2", "--no-progress"]
+    rng = random.Random(20261201)
+    edited = root / "cache.py"
+    original = edited.read_text()
+    for number in range(rounds):
+        edited.write_text(original + f"\n# round {number}\n")
+        process = subprocess.Popen(
+            command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        time.sleep(rng.uniform(0.0, max_delay))
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        check_nothing_is_trusted_wrongly(root, store, cache_dir)
+    finished = subprocess.run(command, env=env, capture_output=True, check=False)
+    assert finished.returncode == 0, finished.stderr
+    expected = serialize_index(build_index(str(root), HashEmbedder()).index)
+    assert store.read_bytes() == expected
+    assert serialize_index(load_store(str(store))) == expected
+
+
+def test_killed_index_quick(tmp_path: Path) -> None:
+    kill_rounds(tmp_path, rounds=3, max_delay=1.5, packages=("json",))
+
+
+@pytest.mark.slow
+def test_killed_index_at_many_moments(tmp_path: Path) -> None:
+    kill_rounds(tmp_path, rounds=20, max_delay=4.0, packages=("json", "email", "asyncio"))

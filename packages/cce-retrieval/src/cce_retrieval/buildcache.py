@@ -1,0 +1,362 @@
+"""The incremental build cache: one verified entry per (file content, build settings).
+
+Why it exists: redacting, chunking and embedding a file is a pure function of its
+relative path, its text and the settings that shape chunks (engine version, language
+packs, protection mode, embedder and model). Rebuilding a large corpus after a small
+edit should redo only the edited files, so each file's outcome is kept here under a
+SHA-256 key of exactly those inputs; a hit is bit-for-bit what the build would compute.
+
+Owns: the key (`CacheSalt`, `BuildCache.key`), the entry format and its verification,
+atomic writes, and the size bound (least recently used entries go first). See
+docs/index-store.md#build-cache.
+
+Safety: an entry is written to a unique temp file in its final directory and renamed
+into place, so a reader sees a whole entry or none; every entry also carries the
+SHA-256 of its payload and its own key, so a truncated, damaged or misplaced file is
+a miss, never trusted. Concurrent runs write identical bytes for a key; whichever
+rename wins, the entry is the same. Any OS error reading or writing the cache turns
+into a miss or a skipped write: the cache can make a build faster, never fail it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import importlib.metadata
+import itertools
+import json
+import os
+import struct
+import time
+from typing import Final
+
+import attrs
+import numpy as np
+
+from cce_metrics import TOKENIZER_ID
+from cce_retrieval.model import Chunk, FloatMatrix
+from cce_retrieval.ranking import IntArray
+
+CACHE_FORMAT: Final = "cce.build-cache/v2"
+DEFAULT_MAX_BYTES: Final = 1 << 30
+"""Default bound on the cache's total size (1 GiB)."""
+
+_MAGIC: Final = b"CCEBC002"
+_HEADER: Final = struct.Struct("<8s32s32sQ")  # magic, key, payload sha256, json length
+_temp_sequence = itertools.count()
+
+
+@attrs.frozen(slots=True)
+class FileOutcome:
+    """What the build derives from one file: chunks, imports, token estimate, vectors.
+
+    `embeddings` has one row per chunk (zero-padded to the widest), `lengths` the true
+    length of each row; None when the embedding was not computed here (a non-hash
+    embedder embeds after chunking, across files).
+    """
+
+    chunks: tuple[Chunk, ...]
+    imports: tuple[str, ...]
+    file_tokens: int
+    embeddings: FloatMatrix | None = None
+    lengths: tuple[int, ...] | None = None
+    terms: TermCounts | None = None
+    strict_redactions: int = 0
+    """What strict protection added (strict) or would add (reference) to this file."""
+
+
+@attrs.frozen(slots=True, eq=False)
+class TermCounts:
+    """Each chunk's distinct tokens and counts (BM25's input), against a file-local vocabulary.
+
+    Chunk c owns `distinct[c]` consecutive entries; entry e is token `vocabulary[entry_terms[e]]`
+    occurring `entry_counts[e]` times; `lengths[c]` is chunk c's token count.
+    """
+
+    vocabulary: tuple[str, ...]
+    entry_terms: IntArray
+    entry_counts: IntArray
+    distinct: IntArray
+    lengths: IntArray
+
+
+@attrs.frozen(slots=True)
+class CacheSalt:
+    """Everything besides a file's path and text that changes what the build makes of it.
+
+    `code` is a digest of this package's own source and the grammar versions, so an
+    upgraded (or locally edited) chunker never reuses entries made by another one.
+    """
+
+    engine_version: str
+    pack_set: str
+    tokenizer: str
+    protect: bool
+    embedder: str
+    model: str
+    code: str = ""
+    protection: str = "reference"
+    """The `--protection` mode: a strict build never reuses a reference build's entries."""
+
+    @classmethod
+    def for_build(cls, protect: bool, embedder: object, protection: str = "reference") -> CacheSalt:
+        """The salt of a build with `protect`, `embedder` (its `name` and any `model`) and
+        the protection mode."""
+        from cce_retrieval.packs import PACK_SET
+        from cce_retrieval.store import (
+            BLOCK_NESTING_LIMIT,
+            ENGINE_VERSION,
+            MARKDOWN_SECTION_TOKENS,
+        )
+
+        return cls(
+            engine_version=f"{ENGINE_VERSION}/{BLOCK_NESTING_LIMIT}/{MARKDOWN_SECTION_TOKENS}",
+            pack_set=PACK_SET,
+            tokenizer=TOKENIZER_ID,
+            protect=protect,
+            embedder=str(getattr(embedder, "name", "")),
+            model=str(getattr(embedder, "model", "")),
+            code=code_digest(),
+            protection=protection,
+        )
+
+    def digest(self) -> bytes:
+        text = json.dumps([CACHE_FORMAT, *attrs.astuple(self)], separators=(",", ":"))
+        return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+_GRAMMARS: Final = (
+    "tree-sitter",
+    "tree-sitter-python",
+    "tree-sitter-javascript",
+    "tree-sitter-ruby",
+    "tree-sitter-rust",
+    "tree-sitter-typescript",
+    "tree-sitter-c",
+)
+
+
+@functools.cache
+def code_digest() -> str:
+    """SHA-256 over this package's `.py` sources and the installed grammar versions."""
+    digest = hashlib.sha256()
+    package_dir = os.path.dirname(os.path.abspath(__file__))
+    for name in sorted(os.listdir(package_dir)):
+        if name.endswith(".py"):
+            with open(os.path.join(package_dir, name), "rb") as handle:
+                digest.update(name.encode() + b"\0" + handle.read() + b"\0")
+    for distribution in _GRAMMARS:
+        try:
+            version = importlib.metadata.version(distribution)
+        except importlib.metadata.PackageNotFoundError:
+            version = "?"
+        digest.update(f"{distribution}={version}\0".encode())
+    return digest.hexdigest()
+
+
+def _encode(outcome: FileOutcome) -> tuple[bytes, bytes]:
+    """(json part, array part) of an outcome with embeddings."""
+    assert outcome.embeddings is not None and outcome.lengths is not None
+    assert outcome.terms is not None
+    terms = outcome.terms
+    matrix = np.ascontiguousarray(outcome.embeddings, dtype=np.float64)
+    rows, width = matrix.shape if matrix.ndim == 2 else (0, 0)
+    flat_bits = matrix.reshape(-1).view(np.uint64)
+    # Sparse by bit pattern (not value), so -0.0 survives; hash vectors are ~90% zeros.
+    where = np.flatnonzero(flat_bits).astype(np.uint32)
+    meta = {
+        "chunks": [
+            [
+                c.chunk_id,
+                c.file_path,
+                c.start_line,
+                c.end_line,
+                c.chunk_type,
+                c.kind,
+                c.language,
+                c.content,
+                c.token_count,
+            ]
+            for c in outcome.chunks
+        ],
+        "imports": list(outcome.imports),
+        "file_tokens": outcome.file_tokens,
+        "rows": rows,
+        "width": width,
+        "lengths": list(outcome.lengths),
+        "nonzero": int(where.size),
+        "vocabulary": list(terms.vocabulary),
+        "entries": len(terms.entry_terms),
+        "strict_redactions": outcome.strict_redactions,
+    }
+    text = json.dumps(meta, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    arrays = b"".join(
+        (
+            where.tobytes(),
+            flat_bits[where].tobytes(),
+            *(
+                np.asarray(a, dtype=np.uint32).tobytes()
+                for a in (terms.entry_terms, terms.entry_counts, terms.distinct, terms.lengths)
+            ),
+        )
+    )
+    return text, arrays
+
+
+def _decode(meta_bytes: bytes, arrays: bytes) -> FileOutcome:
+    meta = json.loads(meta_bytes)
+    rows, width, count = int(meta["rows"]), int(meta["width"]), int(meta["nonzero"])
+    entries = int(meta["entries"])
+    if len(arrays) != count * 12 + entries * 8 + rows * 8:
+        raise ValueError("array part has the wrong size")
+    where = np.frombuffer(arrays, dtype=np.uint32, count=count)
+    values = np.frombuffer(arrays, dtype=np.uint64, count=count, offset=count * 4)
+    at = count * 12
+
+    def take(n: int) -> IntArray:
+        nonlocal at
+        part = np.frombuffer(arrays, dtype=np.uint32, count=n, offset=at).astype(np.int64)
+        at += n * 4
+        return part
+
+    terms = TermCounts(
+        tuple(meta["vocabulary"]), take(entries), take(entries), take(rows), take(rows)
+    )
+    if int(terms.distinct.sum()) != entries or (
+        entries and int(terms.entry_terms.max()) >= len(terms.vocabulary)
+    ):
+        raise ValueError("term counts disagree")
+    bits = np.zeros(rows * width, dtype=np.uint64)
+    bits[where] = values
+    chunks = tuple(Chunk(*row) for row in meta["chunks"])
+    lengths = tuple(int(n) for n in meta["lengths"])
+    if len(chunks) != rows or len(lengths) != rows:
+        raise ValueError("row counts disagree")
+    return FileOutcome(
+        chunks=chunks,
+        imports=tuple(meta["imports"]),
+        file_tokens=int(meta["file_tokens"]),
+        embeddings=bits.view(np.float64).reshape(rows, width),
+        lengths=lengths,
+        terms=terms,
+        strict_redactions=int(meta.get("strict_redactions", 0)),
+    )
+
+
+class BuildCache:
+    """A directory of entries `<dir>/<key[:2]>/<key>.entry`, bounded to `max_bytes`."""
+
+    def __init__(self, directory: str, salt: CacheSalt, max_bytes: int = DEFAULT_MAX_BYTES):
+        self.directory = directory
+        self.max_bytes = max_bytes
+        self._salt = salt.digest()
+        self.hits = 0
+        self.misses = 0
+        self.writes = 0
+
+    def key(self, rel_path: str, text: str) -> bytes:
+        digest = hashlib.sha256(self._salt)
+        encoded_path = rel_path.encode("utf-8", "surrogatepass")
+        digest.update(struct.pack("<Q", len(encoded_path)))
+        digest.update(encoded_path)
+        digest.update(text.encode("utf-8", "surrogatepass"))
+        return digest.digest()
+
+    def _path(self, key: bytes) -> str:
+        hex_key = key.hex()
+        return os.path.join(self.directory, hex_key[:2], hex_key + ".entry")
+
+    def get(self, key: bytes) -> FileOutcome | None:
+        """The verified entry for `key`, or None (missing, partial, damaged: all misses)."""
+        path = self._path(key)
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            self.misses += 1
+            return None
+        outcome = self._verify(key, data)
+        if outcome is None:
+            self.misses += 1
+            with contextlib.suppress(OSError):
+                os.unlink(path)  # never trusted; do not keep reading it
+            return None
+        self.hits += 1
+        with contextlib.suppress(OSError):
+            os.utime(path)  # recently used: evicted last
+        return outcome
+
+    @staticmethod
+    def _verify(key: bytes, data: bytes) -> FileOutcome | None:
+        if len(data) < _HEADER.size:
+            return None
+        magic, stored_key, payload_sha, meta_length = _HEADER.unpack_from(data)
+        payload = memoryview(data)[_HEADER.size :]
+        if magic != _MAGIC or stored_key != key or meta_length > len(payload):
+            return None
+        if hashlib.sha256(payload).digest() != payload_sha:
+            return None
+        try:
+            return _decode(bytes(payload[:meta_length]), bytes(payload[meta_length:]))
+        except (ValueError, KeyError, TypeError, IndexError):
+            return None
+
+    def put(self, key: bytes, outcome: FileOutcome) -> None:
+        """Write the entry atomically; any OS error just skips it."""
+        meta, arrays = _encode(outcome)
+        payload = meta + arrays
+        header = _HEADER.pack(_MAGIC, key, hashlib.sha256(payload).digest(), len(meta))
+        path = self._path(key)
+        directory = os.path.dirname(path)
+        temp = os.path.join(directory, f".tmp.{os.getpid()}.{next(_temp_sequence)}")
+        try:
+            os.makedirs(directory, exist_ok=True)
+            with open(temp, "xb") as handle:
+                handle.write(header)
+                handle.write(payload)
+            os.replace(temp, path)
+            self.writes += 1
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+
+    def prune(self) -> int:
+        """Delete least recently used entries until the total fits `max_bytes`; the count.
+
+        Stray temp files older than an hour (left by a killed run) are removed too.
+        """
+        entries: list[tuple[float, int, str]] = []
+        try:
+            shards = list(os.scandir(self.directory))
+        except OSError:
+            return 0
+        now = time.time()
+        for shard in shards:
+            if not shard.is_dir(follow_symlinks=False):
+                continue
+            try:
+                files = list(os.scandir(shard.path))
+            except OSError:
+                continue
+            for entry in files:
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if entry.name.startswith(".tmp."):
+                    if now - info.st_mtime > 3600:
+                        with contextlib.suppress(OSError):
+                            os.unlink(entry.path)
+                    continue
+                entries.append((info.st_mtime, info.st_size, entry.path))
+        total = sum(size for _, size, _ in entries)
+        removed = 0
+        for _, size, path in sorted(entries):
+            if total <= self.max_bytes:
+                break
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+                removed += 1
+            total -= size
+        return removed

@@ -1,0 +1,365 @@
+"""The binary sidecar beside a store: what `index.json` holds, in formats made for loading.
+
+Why it exists: parsing a large `index.json` (turning embedding text back into floats,
+building a Python object per value) and rebuilding BM25 from every chunk's text costs
+seconds per process, for a query that runs in milliseconds. `index.json` stays the
+source of truth, byte-identical to the reference; this module keeps, beside it, the
+same data and the derived BM25 statistics as numpy arrays and flat byte columns that
+load by memory-mapping, so `cce search` reads only what a query touches.
+
+Layout (docs/index-store.md#sidecar): a directory `<store>.sidecar/` holding, per store
+digest `D` (the SHA-256 of the store's bytes), files `D-<part>.npy` / `D-<part>.bin`
+and, written last, the manifest `D.json` naming every part with its byte size. A
+sidecar is used only when the store's current bytes hash to `D` and every part has the
+recorded size; otherwise the store is parsed the ordinary way and the sidecar rebuilt.
+Each part is written atomically (temp file, fsync, rename) and parts of a digest never
+change once written, so a run killed at any moment leaves either a complete sidecar
+or one without a manifest, which is never trusted.
+
+Owns: `write_sidecar`, `load_store` (the store with its sidecar), `sidecar_dir`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import mmap
+import os
+from collections.abc import Iterator, Sequence
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from cce_retrieval.bm25 import Bm25Index
+from cce_retrieval.derived import RetrievalIndex, bm25_and_ranks, prime
+from cce_retrieval.fileio import describe_os_error, write_atomic, write_atomic_parts
+from cce_retrieval.graph import ImportGraph
+from cce_retrieval.model import Chunk, Index
+from cce_retrieval.store_load import load_index
+from cce_retrieval.store_paths import StoreError
+
+SIDECAR_SCHEMA: Final = "cce.sidecar/v1"
+_HASH_BLOCK: Final = 1 << 22
+
+
+def sidecar_dir(store_path: str) -> str:
+    """`<store>.sidecar`, beside the store file."""
+    return store_path + ".sidecar"
+
+
+def file_sha256(path: str) -> tuple[str, int]:
+    """(SHA-256 hex, size) of a file, read in blocks. Raises OSError."""
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as handle:
+        while block := handle.read(_HASH_BLOCK):
+            digest.update(block)
+            size += len(block)
+    return digest.hexdigest(), size
+
+
+# ---------------------------------------------------------------------------------------
+# Columns: strings as one UTF-8 blob plus offsets; repeated strings as a table + codes
+# ---------------------------------------------------------------------------------------
+
+
+def _blob(values: Sequence[str]) -> tuple[bytes, npt.NDArray[np.int64]]:
+    encoded = [v.encode("utf-8", "surrogatepass") for v in values]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    return b"".join(encoded), offsets
+
+
+def _table(values: Sequence[str]) -> tuple[list[str], npt.NDArray[np.int32]]:
+    table: dict[str, int] = {}
+    codes = np.fromiter((table.setdefault(v, len(table)) for v in values), np.int32, len(values))
+    return list(table), codes
+
+
+def _npy_bytes(array: npt.NDArray[np.generic]) -> Iterator[bytes]:
+    """The `.npy` file of `array` (format 1.0/2.0 header, then the raw C-order data)."""
+    contiguous = np.ascontiguousarray(array)
+    header = {
+        "descr": np.lib.format.dtype_to_descr(contiguous.dtype),
+        "fortran_order": False,
+        "shape": contiguous.shape,
+    }
+    buffer = _HeaderBuffer()
+    np.lib.format.write_array_header_2_0(buffer, header)
+    yield buffer.data
+    yield contiguous.reshape(-1).view(np.uint8).tobytes()
+
+
+class _TransposedNpy:
+    """The `.npy` bytes of `matrix.T` (float64, C order), produced a few dimensions at a
+    time, so a million-row matrix is never transposed in memory at once."""
+
+    _DIMS_PER_PIECE = 8
+
+    def __init__(self, matrix: npt.NDArray[np.float64]) -> None:
+        self._matrix = matrix
+        rows, width = matrix.shape if matrix.ndim == 2 else (0, 0)
+        self._width = width
+        header = {
+            "descr": np.lib.format.dtype_to_descr(np.dtype(np.float64)),
+            "fortran_order": False,
+            "shape": (width, rows),
+        }
+        buffer = _HeaderBuffer()
+        np.lib.format.write_array_header_2_0(buffer, header)
+        self._header = buffer.data
+        self.size = len(self._header) + rows * width * 8
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield self._header
+        for first in range(0, self._width, self._DIMS_PER_PIECE):
+            block = self._matrix[:, first : first + self._DIMS_PER_PIECE]
+            yield np.ascontiguousarray(block.T, dtype=np.float64).tobytes()
+
+
+class _HeaderBuffer:
+    def __init__(self) -> None:
+        self.data = b""
+
+    def write(self, data: bytes) -> None:
+        self.data += data
+
+
+def write_sidecar(index: Index, store_path: str, store_sha256: str, store_size: int) -> str:
+    """Write the sidecar of the store at `store_path` (whose bytes hash to `store_sha256`).
+
+    Returns the manifest path. Raises OSError; callers treat a failure as harmless
+    (the store itself is complete, and the next reader rebuilds the sidecar).
+    """
+    directory = sidecar_dir(store_path)
+    os.makedirs(directory, exist_ok=True)
+    bm25_index, id_ranks = bm25_and_ranks(index)
+    graph = ImportGraph.build([c.file_path for c in index.chunks], index.file_imports)
+    chunks = index.chunks
+    bm25 = bm25_index.arrays()
+    rows, width = index.embeddings.shape if index.embeddings.ndim == 2 else (0, 0)
+    paths, path_codes = _table([c.file_path for c in chunks])
+    kinds, kind_codes = _table([f"{c.chunk_type}\0{c.kind}\0{c.language}" for c in chunks])
+    ids_blob, ids_offsets = _blob([c.chunk_id for c in chunks])
+    content_blob, content_offsets = _blob([c.content for c in chunks])
+    terms = list(bm25.term_ids)
+    if any(bm25.term_ids[t] != i for i, t in enumerate(terms)):
+        raise ValueError("BM25 term ids are not in first-occurrence order")
+    # Tokens are runs of ASCII word bytes, so one newline-joined text holds them all.
+    terms_blob = "\n".join(terms).encode("ascii")
+    numbers = np.array(
+        [[c.start_line, c.end_line, c.token_count] for c in chunks], dtype=np.int64
+    ).reshape(len(chunks), 3)
+    arrays: dict[str, npt.NDArray[np.generic]] = {
+        "numbers": numbers,
+        "path_codes": path_codes,
+        "kind_codes": kind_codes,
+        "ids_offsets": ids_offsets,
+        "content_offsets": content_offsets,
+        "bm25_offsets": bm25.offsets,
+        "bm25_docs": bm25.posting_docs,
+        "bm25_freqs": bm25.posting_freqs,
+        "bm25_doc_lengths": bm25.doc_lengths,
+        "id_ranks": id_ranks,
+    }
+    blobs = {"ids": ids_blob, "content": content_blob, "terms": terms_blob}
+    prefix = store_sha256
+    parts: dict[str, dict[str, object]] = {}
+    target = os.path.join(directory, f"{prefix}-embeddings_by_dim.npy")
+    transposed = _TransposedNpy(index.embeddings[:rows])
+    write_atomic_parts(target, transposed)
+    parts["embeddings_by_dim"] = {"file": os.path.basename(target), "bytes": transposed.size}
+    for name, array in arrays.items():
+        target = os.path.join(directory, f"{prefix}-{name}.npy")
+        pieces = list(_npy_bytes(array))
+        write_atomic_parts(target, pieces)
+        parts[name] = {"file": os.path.basename(target), "bytes": sum(map(len, pieces))}
+    for name, blob in blobs.items():
+        target = os.path.join(directory, f"{prefix}-{name}.bin")
+        write_atomic(target, blob)
+        parts[name] = {"file": os.path.basename(target), "bytes": len(blob)}
+    manifest = {
+        "schema": SIDECAR_SCHEMA,
+        "store_sha256": store_sha256,
+        "store_size": store_size,
+        "chunks": len(chunks),
+        "embedding_rows": rows,
+        "embedding_width": width,
+        "embedder": index.embedder,
+        "spec_version": index.spec_version,
+        "embedding_lengths": index.embedding_lengths,
+        "embedder_model": index.embedder_model,
+        "embedding_dim": index.embedding_dim,
+        "file_imports": index.file_imports,
+        "file_tokens": index.file_tokens,
+        "paths": paths,
+        "kinds": kinds,
+        "bm25_avgdl": bm25.avgdl,
+        "terms": len(terms),
+        "graph_edges": sorted(graph.edges),
+        "parts": parts,
+    }
+    manifest_path = os.path.join(directory, f"{prefix}.json")
+    write_atomic(manifest_path, json.dumps(manifest, ensure_ascii=False).encode("utf-8"))
+    _remove_other_digests(directory, prefix)
+    return manifest_path
+
+
+def _remove_other_digests(directory: str, keep: str) -> None:
+    """Delete parts and manifests of other digests (never this one's)."""
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(directory):
+            if not entry.name.startswith(keep):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+
+
+# ---------------------------------------------------------------------------------------
+# Reading
+# ---------------------------------------------------------------------------------------
+
+
+class _Untrusted(Exception):
+    """The sidecar is missing, incomplete or of another store: parse `index.json`."""
+
+
+def _read_manifest(directory: str, digest: str, size: int) -> dict[str, object]:
+    path = os.path.join(directory, f"{digest}.json")
+    try:
+        with open(path, "rb") as handle:
+            manifest = json.loads(handle.read())
+    except (OSError, ValueError) as err:
+        raise _Untrusted from err
+    if (
+        not isinstance(manifest, dict)
+        or manifest.get("schema") != SIDECAR_SCHEMA
+        or manifest.get("store_sha256") != digest
+        or manifest.get("store_size") != size
+        or not isinstance(manifest.get("parts"), dict)
+    ):
+        raise _Untrusted
+    for part in manifest["parts"].values():
+        try:
+            actual = os.stat(os.path.join(directory, str(part["file"]))).st_size
+        except (OSError, KeyError, TypeError) as err:
+            raise _Untrusted from err
+        if actual != part["bytes"]:
+            raise _Untrusted
+    return manifest
+
+
+def _sidecar_index(directory: str, manifest: dict[str, object]) -> Index:
+    parts = manifest["parts"]
+    assert isinstance(parts, dict)
+
+    def array(name: str) -> npt.NDArray[np.generic]:
+        path = os.path.join(directory, str(parts[name]["file"]))
+        try:
+            loaded: npt.NDArray[np.generic] = np.load(path, mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError) as err:
+            raise _Untrusted from err
+        return loaded
+
+    def blob(name: str) -> mmap.mmap | bytes:
+        path = os.path.join(directory, str(parts[name]["file"]))
+        try:
+            with open(path, "rb") as handle:
+                if os.fstat(handle.fileno()).st_size == 0:
+                    return b""
+                return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        except OSError as err:
+            raise _Untrusted from err
+
+    n = int(str(manifest["chunks"]))
+    paths = [str(p) for p in manifest["paths"]]  # type: ignore[attr-defined]
+    kinds = [str(k).split("\0") for k in manifest["kinds"]]  # type: ignore[attr-defined]
+    numbers = np.asarray(array("numbers")).tolist()
+    path_codes = np.asarray(array("path_codes")).tolist()
+    kind_codes = np.asarray(array("kind_codes")).tolist()
+    ids, ids_at = blob("ids"), np.asarray(array("ids_offsets")).tolist()
+    content, content_at = blob("content"), np.asarray(array("content_offsets")).tolist()
+    if not (len(numbers) == len(path_codes) == len(kind_codes) == n):
+        raise _Untrusted
+    if len(ids_at) != n + 1 or len(content_at) != n + 1:
+        raise _Untrusted
+    chunks: list[Chunk] = []
+    append = chunks.append
+    for i in range(n):
+        chunk_type, kind, language = kinds[kind_codes[i]]
+        start, end, tokens = numbers[i]
+        append(
+            Chunk(
+                ids[ids_at[i] : ids_at[i + 1]].decode("utf-8", "surrogatepass"),
+                paths[path_codes[i]],
+                start,
+                end,
+                chunk_type,
+                kind,
+                language,
+                content[content_at[i] : content_at[i + 1]].decode("utf-8", "surrogatepass"),
+                tokens,
+            )
+        )
+    by_dim = array("embeddings_by_dim")
+    rows = int(str(manifest["embedding_rows"]))
+    width = int(str(manifest["embedding_width"]))
+    if by_dim.shape != (width, rows) or by_dim.dtype != np.float64:
+        raise _Untrusted
+    lengths = manifest["embedding_lengths"]
+    model, dim = manifest["embedder_model"], manifest["embedding_dim"]
+    index = Index(
+        embedder=str(manifest["embedder"]),
+        chunks=chunks,
+        embeddings=by_dim.T,  # type: ignore[arg-type]
+        file_imports={str(k): list(v) for k, v in manifest["file_imports"].items()},  # type: ignore[attr-defined]
+        file_tokens={str(k): int(v) for k, v in manifest["file_tokens"].items()},  # type: ignore[attr-defined]
+        spec_version=str(manifest["spec_version"]),
+        embedding_lengths=None if lengths is None else [int(x) for x in lengths],  # type: ignore[attr-defined]
+        embedder_model=None if model is None else str(model),
+        embedding_dim=None if dim is None else int(str(dim)),
+    )
+    terms_text = bytes(blob("terms")).decode("ascii")
+    terms = terms_text.split("\n") if terms_text else []
+    term_ids = dict(zip(terms, range(len(terms)), strict=True))
+    if len(term_ids) != int(str(manifest["terms"])):
+        raise _Untrusted
+    id_ranks = array("id_ranks")
+    bm25 = Bm25Index(
+        term_ids,
+        array("bm25_offsets"),  # type: ignore[arg-type]
+        array("bm25_docs"),  # type: ignore[arg-type]
+        array("bm25_freqs"),  # type: ignore[arg-type]
+        array("bm25_doc_lengths"),  # type: ignore[arg-type]
+        float(str(manifest["bm25_avgdl"])),
+        id_ranks,  # type: ignore[arg-type]
+    )
+    if id_ranks.shape != (n,) or bm25.n_docs != n:
+        raise _Untrusted
+    edges = [(str(a), str(b)) for a, b in manifest["graph_edges"]]  # type: ignore[attr-defined]
+    derived = RetrievalIndex(index, bm25, id_ranks, ImportGraph(edges))  # type: ignore[arg-type]
+    prime(index, derived)
+    return index
+
+
+def load_store(path: str) -> Index:
+    """The store at `path`, from its sidecar when that matches the store's bytes.
+
+    Otherwise `index.json` is parsed (any failure is the usual StoreError) and the
+    sidecar rebuilt, best effort: a read-only directory just means no sidecar.
+    """
+    try:
+        digest, size = file_sha256(path)
+    except OSError as err:
+        raise StoreError("load", path, describe_os_error(err)) from err
+    directory = sidecar_dir(path)
+    try:
+        manifest = _read_manifest(directory, digest, size)
+        return _sidecar_index(directory, manifest)
+    except (_Untrusted, KeyError, TypeError, ValueError, AttributeError):
+        pass
+    index = load_index(path)
+    with contextlib.suppress(OSError, ValueError):
+        write_sidecar(index, path, digest, size)
+    return index

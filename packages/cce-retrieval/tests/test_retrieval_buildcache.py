@@ -1,0 +1,151 @@
+"""Parallel and cached builds: the same index bytes as the serial, uncached build."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from cce_retrieval import build as build_module
+from cce_retrieval.build import build_index
+from cce_retrieval.buildcache import BuildCache, CacheSalt
+from cce_retrieval.embedder import HashEmbedder
+from cce_retrieval.store import serialize_index
+
+SAMPLE = Path(__file__).resolve().parents[3] / "eval" / "corpus" / "sample"
+
+
+def salt(protect: bool = True, embedder: str = "hash", model: str = "") -> CacheSalt:
+    return CacheSalt("e", "p", "t", protect, embedder, model, code="c")
+
+
+def corpus(tmp_path: Path) -> str:
+    root = tmp_path / "corpus"
+    shutil.copytree(SAMPLE, root)
+    (root / "extra.py").write_text("def é():\n    return '🙂'\n\nclass K:\n    pass\n")
+    return str(root)
+
+
+def entries(directory: Path) -> list[Path]:
+    return sorted(directory.glob("*/*.entry"))
+
+
+def test_parallel_build_is_byte_identical(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = corpus(tmp_path)
+    serial = serialize_index(build_index(root, HashEmbedder()).index)
+    monkeypatch.setattr(build_module, "_PARALLEL_MIN_BYTES", 0)
+    calls: list[int] = []
+    parallel = build_index(root, HashEmbedder(), jobs=2, progress=lambda d, t: calls.append(d))
+    assert serialize_index(parallel.index) == serial
+    assert calls[0] == 0 and calls[-1] == parallel.files_indexed
+
+
+def test_cold_and_warm_cache_builds_are_byte_identical(tmp_path: Path) -> None:
+    root = corpus(tmp_path)
+    plain = serialize_index(build_index(root, HashEmbedder()).index)
+    cache_dir = tmp_path / "cache"
+    cold = BuildCache(str(cache_dir), salt())
+    assert serialize_index(build_index(root, HashEmbedder(), cache=cold).index) == plain
+    files = build_index(root, HashEmbedder()).files_indexed
+    assert (cold.hits, cold.writes) == (0, files)
+    warm = BuildCache(str(cache_dir), salt())
+    assert serialize_index(build_index(root, HashEmbedder(), cache=warm).index) == plain
+    assert (warm.hits, warm.misses) == (files, 0)
+
+
+def test_an_edited_file_misses_and_the_rest_hit(tmp_path: Path) -> None:
+    root = corpus(tmp_path)
+    cache_dir = str(tmp_path / "cache")
+    build_index(root, HashEmbedder(), cache=BuildCache(cache_dir, salt()))
+    Path(root, "cache.py").write_text(Path(root, "cache.py").read_text() + "\n# edited\n")
+    cache = BuildCache(cache_dir, salt())
+    result = build_index(root, HashEmbedder(), cache=cache)
+    assert (cache.hits, cache.misses) == (result.files_indexed - 1, 1)
+    assert serialize_index(result.index) == serialize_index(build_index(root, HashEmbedder()).index)
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        salt(protect=False),
+        salt(embedder="ollama"),
+        salt(model="m"),
+        CacheSalt("e", "p", "t", True, "hash", "", code="other source"),
+    ],
+)
+def test_every_setting_that_shapes_chunks_is_in_the_key(other: CacheSalt) -> None:
+    assert BuildCache("d", salt()).key("a.py", "x") != BuildCache("d", other).key("a.py", "x")
+
+
+def test_path_and_text_are_both_in_the_key() -> None:
+    cache = BuildCache("d", salt())
+    assert cache.key("a.py", "x") != cache.key("b.py", "x")
+    assert cache.key("a.py", "x") != cache.key("a.py", "y")
+    # The length prefix keeps (path, text) pairs from running into each other.
+    assert cache.key("ab", "c") != cache.key("a", "bc")
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "empty", "swap"])
+def test_a_damaged_entry_is_a_miss_never_trusted(tmp_path: Path, damage: str) -> None:
+    root = corpus(tmp_path)
+    cache_dir = tmp_path / "cache"
+    plain = serialize_index(build_index(root, HashEmbedder()).index)
+    build_index(root, HashEmbedder(), cache=BuildCache(str(cache_dir), salt()))
+    victims = entries(cache_dir)
+    data = victims[0].read_bytes()
+    if damage == "truncate":
+        victims[0].write_bytes(data[: len(data) // 2])
+    elif damage == "flip":
+        victims[0].write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+    elif damage == "empty":
+        victims[0].write_bytes(b"")
+    else:  # another file's (valid) entry under this key
+        victims[0].write_bytes(victims[1].read_bytes())
+    cache = BuildCache(str(cache_dir), salt())
+    assert serialize_index(build_index(root, HashEmbedder(), cache=cache).index) == plain
+    assert cache.misses == 1
+
+
+def test_prune_keeps_the_cache_within_its_bound(tmp_path: Path) -> None:
+    root = corpus(tmp_path)
+    cache_dir = tmp_path / "cache"
+    build_index(root, HashEmbedder(), cache=BuildCache(str(cache_dir), salt()))
+    sizes = sorted(p.stat().st_size for p in entries(cache_dir))
+    bound = sum(sizes) - sizes[0]  # one entry too many
+    (cache_dir / "00").mkdir(exist_ok=True)
+    stale = cache_dir / "00" / ".tmp.1.1"
+    stale.write_bytes(b"partial")
+    os.utime(stale, (0, 0))
+    removed = BuildCache(str(cache_dir), salt(), max_bytes=bound).prune()
+    assert removed >= 1
+    assert sum(p.stat().st_size for p in entries(cache_dir)) <= bound
+    assert not stale.exists()
+
+
+def test_an_unwritable_cache_never_fails_the_build(tmp_path: Path) -> None:
+    root = corpus(tmp_path)
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    cache = BuildCache(str(blocker / "cache"), salt())
+    result = build_index(root, HashEmbedder(), cache=cache)
+    assert serialize_index(result.index) == serialize_index(build_index(root, HashEmbedder()).index)
+    assert cache.writes == 0
+
+
+@pytest.mark.slow
+def test_parallel_build_of_a_stdlib_subset_is_byte_identical(tmp_path: Path) -> None:
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    root = tmp_path / "stdlib"
+    for package in ("json", "email", "asyncio", "http"):
+        shutil.copytree(
+            stdlib / package, root / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    serial = serialize_index(build_index(str(root), HashEmbedder()).index)
+    cache = BuildCache(str(tmp_path / "cache"), salt())
+    parallel = build_index(str(root), HashEmbedder(), jobs=2, cache=cache)
+    assert serialize_index(parallel.index) == serial
+    warm = build_index(str(root), HashEmbedder(), jobs=2, cache=BuildCache(cache.directory, salt()))
+    assert serialize_index(warm.index) == serial
