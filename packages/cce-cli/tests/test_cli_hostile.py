@@ -367,3 +367,18 @@ def test_conformance_can_still_write_to_a_pipe(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(b"{") and result.stdout.endswith(b"wrote /dev/stdout\n")
     assert cmd_conformance.configure is not None
+
+
+# --- a device as the store path (1) -----------------------------------------------------------
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mknod of a character device needs root")
+def test_index_refuses_a_device_store(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    import stat
+
+    device = tmp_path / "null"
+    os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    code, out, err = run(capsys, ["index", str(repo(tmp_path / "r")), "--store", str(device)])
+    assert (code, out) == (1, "")
+    assert "exists and is not a regular file; refusing to replace it" in err
+    assert stat.S_ISCHR(os.lstat(device).st_mode)
