@@ -171,6 +171,7 @@ def types(session: nox.Session) -> None:
         session.run("uv", "run", "--locked", "mypy", "--strict", f"packages/{package}/tests")
     session.run("uv", "run", "--locked", "mypy", "--strict", "tests")
     session.run("uv", "run", "--locked", "mypy", "--strict", "bench", env={"MYPYPATH": "bench"})
+    session.run("uv", "run", "--locked", "mypy", "--strict", "fuzz")
 
 
 @nox.session
@@ -229,6 +230,32 @@ def _check_wheel_metadata(wheel: pathlib.Path) -> None:
 
 
 @nox.session
+def fuzz(session: nox.Session) -> None:
+    """Property-based fuzzing of every hostile-input parser (never part of the default run).
+
+    Fixture lines, `.gitignore` lines, store bytes, secret redaction and file names
+    (fuzz/test_fuzz.py). Pass the number of examples per property after `--`
+    (default 300, about a minute on two cores).
+    """
+    examples = session.posargs[0] if session.posargs else "300"
+    session.run(
+        "uv",
+        "run",
+        "--locked",
+        "python",
+        "-m",
+        "pytest",
+        "fuzz",
+        "-m",
+        "slow",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        env={"CCE_FUZZ_EXAMPLES": examples},
+    )
+
+
+@nox.session
 def bench(session: nox.Session) -> None:
     """Benchmarks (never part of the test suite): side by side with the baseline, then phases.
 
@@ -239,7 +266,13 @@ def bench(session: nox.Session) -> None:
     """
     session.run("uv", "run", "--locked", "python", "bench/bench_perf.py", *session.posargs)
     corpora = [arg for arg in session.posargs if os.path.isdir(arg)]
-    for script in ("bench/bench_index.py", "bench/bench_search.py", "bench/bench_relevance.py"):
+    scripts = (
+        "bench/bench_index.py",
+        "bench/bench_search.py",
+        "bench/bench_relevance.py",
+        "bench/bench_gitignore.py",
+    )
+    for script in scripts:
         session.run("uv", "run", "--locked", "python", script, *corpora)
 
 

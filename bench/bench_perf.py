@@ -311,7 +311,7 @@ def latency_child(store: str) -> int:
     from cce_cli.indexes import open_store
 
     started = time.perf_counter()
-    index, _ = open_store(store, lambda url: f"ollama unreachable at {url}")
+    index, _ = open_store(store, lambda url, _failure: f"ollama unreachable at {url}")
     load_s = time.perf_counter() - started
     embedder = HashEmbedder()
     workload = [q for q, _ in make_queries(index.chunks, LATENCY_QUERIES)]

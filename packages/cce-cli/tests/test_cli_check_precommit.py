@@ -38,7 +38,7 @@ def test_manifest_declares_cce_check_like_the_validator() -> None:
     assert check["files"] == validate["files"]
     assert re.search(check["files"], "eval/relevance/code.jsonl")
     project = tomllib.loads((REPO / "packages" / "cce-cli" / "pyproject.toml").read_text())
-    assert project["project"]["scripts"]["cce"] == "cce_cli.main:main"
+    assert project["project"]["scripts"]["cce"] == "cce_cli.entry:main"
 
 
 def _hermetic_env(home: Path) -> dict[str, str]:

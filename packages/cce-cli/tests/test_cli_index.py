@@ -18,6 +18,7 @@ from cce_cli import cmd_index, events
 from cce_cli.main import main
 from cce_retrieval.build import BuildResult
 from cce_retrieval.model import Index
+from cce_retrieval.ollama import OllamaUnreachable
 from cce_retrieval.store import load_index
 
 BASE_STORE_SHA = "79b974d7821318cdc5bab689902a6047fd96428048c16d4fe7ee2494ce8d0660"
@@ -275,6 +276,13 @@ class FakeOllama:
 
     def healthy(self) -> bool:
         return self._healthy
+
+    def check_url(self) -> None:
+        pass
+
+    def check_health(self) -> None:
+        if not self._healthy:
+            raise OllamaUnreachable("ollama request failed: cannot connect")
 
     def embed(self, text: str) -> list[float]:
         return [float(len(text)), 1.0]

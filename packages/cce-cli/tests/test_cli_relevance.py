@@ -254,7 +254,7 @@ def test_corpus_that_is_not_a_directory(corpus: Path, capsys: pytest.CaptureFixt
         (["--compare", "bm25"], "exactly two"),
         (["--compare", "bm25,bm25"], "exactly two"),
         (["--compare", "bm25,hybrid,vector"], "exactly two"),
-        (["--compare", ","], "--backend needs at least one"),
+        (["--compare", ","], "--compare requires exactly two"),
     ],
 )
 def test_backend_errors(

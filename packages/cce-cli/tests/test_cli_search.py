@@ -151,10 +151,8 @@ def test_empty_query_prints_no_results_and_logs(
     assert code == 0
     lines = out.split("\n")
     assert lines[0] == "(no results)"
-    match = re.fullmatch(
-        r"query-id: ([0-9a-f]{12})  \u00b7  rate with: cce feedback \1 --helpful\|--not-helpful",
-        lines[1],
-    )
+    # The query id stays (it matches the metrics event); no feedback command is advertised.
+    match = re.fullmatch(r"query-id: ([0-9a-f]{12})", lines[1])
     assert match is not None and lines[2:] == [""]
     event = json.loads((store.parent / "metrics.jsonl").read_text(encoding="utf-8"))
     assert event["id"] == match.group(1)

@@ -188,7 +188,8 @@ def test_middle_double_star_matches_zero_or_more_directories() -> None:
 
 
 def test_double_star_glued_to_text_acts_like_star() -> None:
-    assert glob_to_regex("a**b") == glob_to_regex("a*b").replace("[^/]*", "[^/]*[^/]*")
+    # globset's two ZERO_OR_MORE tokens, collapsed to one `[^/]*` (the same language).
+    assert glob_to_regex("a**b") == glob_to_regex("a*b")
     assert _verdict("/a**b\n", "axxb") is Match.IGNORE
     assert _verdict("/a**b\n", "ax/xb") is Match.NONE
 

@@ -143,7 +143,8 @@ def test_empty_index_bytes() -> None:
 
 
 def test_save_then_load_round_trips_exactly(tmp_path: pytest.TempPathFactory) -> None:
-    rows = [[0.1, -0.2, 3e-7, 0.0], [1e16, 0.0, 0.0, -1.0]]
+    # A hash store's vectors are 256 wide (a narrower one is refused on load).
+    rows = [[0.1, -0.2, 3e-7, 0.0] + [0.0] * 252, [1e16, 0.0, 0.0, -1.0] + [0.5] * 252]
     index = make_index([make_chunk(), make_chunk("b.py", "x = 1", 3)], rows)
     path = os.path.join(str(tmp_path), "nested", "deeper", "index.json")
     written = save_index(index, path)

@@ -294,14 +294,14 @@ def test_missing_root_is_one_walk_error(tmp_path: Path) -> None:
 def test_read_error_counts_as_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _write(tmp_path, "a.py")
     _write(tmp_path, "b.py")
-    real_open = open
+    real_open = os.open
 
-    def failing_open(path: object, *args: object, **kwargs: object) -> object:
+    def failing_open(path: bytes, flags: int, *args: int) -> int:
         if isinstance(path, bytes) and path.endswith(b"b.py"):
             raise OSError(5, "I/O error")
-        return real_open(path, *args, **kwargs)  # type: ignore[call-overload]
+        return real_open(path, flags, *args)
 
-    monkeypatch.setattr("builtins.open", failing_open)
+    monkeypatch.setattr("os.open", failing_open)
     result = walk(str(tmp_path))
     assert _paths(result) == ["a.py"]
     assert result.skipped == 1

@@ -9,22 +9,64 @@ fixture set, compare two of them, and render the result in any registered format
 
 from __future__ import annotations
 
-from cce_cli.errors import CliError
-from cce_cli.harness import (
-    COMPARED_METRICS,
-    BackendError,
-    BackendReport,
-    CaseReport,
-    Comparison,
-    MetricComparison,
-    compare_reports,
-    evaluate,
-    evaluate_backend,
-    parse_backends,
-)
-from cce_cli.main import main
-from cce_cli.render import RENDERERS, REPORT_SCHEMA, Renderer, render_human, render_json
-from cce_cli.report import RunSummary, TagGroup, tag_groups
+# Not `typing.TYPE_CHECKING`: importing `typing` at start-up would widen the window in
+# which a Ctrl-C cannot be caught yet; mypy treats any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from cce_cli.errors import CliError
+    from cce_cli.harness import (
+        COMPARED_METRICS,
+        BackendError,
+        BackendReport,
+        CaseReport,
+        Comparison,
+        MetricComparison,
+        compare_reports,
+        evaluate,
+        evaluate_backend,
+        parse_backends,
+    )
+    from cce_cli.main import main
+    from cce_cli.render import RENDERERS, REPORT_SCHEMA, Renderer, render_human, render_json
+    from cce_cli.report import RunSummary, TagGroup, tag_groups
+
+# Resolved on first use, so that `import cce_cli` (and the console script's import of
+# `cce_cli.entry`) is instant: a Ctrl-C during the heavy imports behind these names is
+# then caught by `cce_cli.entry`, not printed as a traceback.
+_LAZY: dict[str, str] = {
+    "CliError": "cce_cli.errors",
+    "COMPARED_METRICS": "cce_cli.harness",
+    "BackendError": "cce_cli.harness",
+    "BackendReport": "cce_cli.harness",
+    "CaseReport": "cce_cli.harness",
+    "Comparison": "cce_cli.harness",
+    "MetricComparison": "cce_cli.harness",
+    "compare_reports": "cce_cli.harness",
+    "evaluate": "cce_cli.harness",
+    "evaluate_backend": "cce_cli.harness",
+    "parse_backends": "cce_cli.harness",
+    "main": "cce_cli.main",
+    "RENDERERS": "cce_cli.render",
+    "REPORT_SCHEMA": "cce_cli.render",
+    "Renderer": "cce_cli.render",
+    "render_human": "cce_cli.render",
+    "render_json": "cce_cli.render",
+    "RunSummary": "cce_cli.report",
+    "TagGroup": "cce_cli.report",
+    "tag_groups": "cce_cli.report",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'cce_cli' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "COMPARED_METRICS",

@@ -1,7 +1,7 @@
-"""Allow `python -m cce_cli`."""
+"""Allow `python -m cce_cli` (through the same interrupt-safe entry as the script)."""
 
 import sys
 
-from cce_cli.main import main
+from cce_cli.entry import main
 
 sys.exit(main())

@@ -77,12 +77,17 @@ class BuildSettings:
     progress: bool
 
 
-def build_settings(args: argparse.Namespace, protect: bool, embedder: object) -> BuildSettings:
-    """The settings the parsed options ask for (the defaults when a command lacks them)."""
+def build_settings(
+    args: argparse.Namespace, protect: bool, embedder: object, protection: str = "reference"
+) -> BuildSettings:
+    """The settings the parsed options ask for (the defaults when a command lacks them).
+
+    The cache is salted with the protection mode, so it never mixes modes.
+    """
     jobs = getattr(args, "jobs", None) or default_jobs()
     cache = None
     if not getattr(args, "no_cache", False):
-        salt = CacheSalt.for_build(protect, embedder)
+        salt = CacheSalt.for_build(protect, embedder, protection)
         cache = BuildCache(cache_directory(), salt, DEFAULT_CACHE_MAX_BYTES)
     forced = getattr(args, "progress", None)
     progress = sys.stderr.isatty() if forced is None else bool(forced)

@@ -29,7 +29,7 @@ from cce_cli.buildopts import add_build_options
 from cce_cli.cmd_relevance import corpus_path
 from cce_cli.corpus_checks import stale_store_message, store_corpus_root
 from cce_cli.errors import CliError
-from cce_cli.indexes import build_or_fail
+from cce_cli.indexes import add_protection_argument, build_or_fail
 from cce_cli.output import write_stdout
 from cce_fixtures import (
     FixtureSet,
@@ -64,6 +64,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--strict", action="store_true", help="fail (exit 1) on warnings as well as errors"
     )
     add_build_options(parser)
+    add_protection_argument(parser, None)
 
 
 @attrs.define
@@ -182,6 +183,12 @@ def _render_json(problems: Sequence[Problem]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Check every file; print the problems; 1 when any is an error (or, strict, any)."""
+    if args.store is not None and args.protection is not None:
+        raise CliError(
+            "--protection applies when check builds the corpus; a --store was protected "
+            "when it was indexed",
+            2,
+        )
     corpora = _Corpora(args)
     problems: list[Problem] = []
     for file in args.fixtures:

@@ -2,19 +2,27 @@
 
 Why it exists: the conformance document is how this port proves it chunks exactly like
 the reference. The command builds the index in memory (hash embedder, secret
-protection on, nothing persisted beside it), writes the document with a plain write and
-prints `wrote <PATH>`.
+protection on, nothing persisted beside it), writes the document atomically (a failed
+write leaves the previous file) and prints `wrote <PATH>`.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import stat
 
 from cce_cli.buildopts import add_build_options
 from cce_cli.errors import CliError
-from cce_cli.indexes import build_or_fail
-from cce_retrieval import HashEmbedder, conformance_document, describe_os_error
+from cce_cli.indexes import add_protection_argument, build_or_fail, print_protection_notice
+from cce_cli.output import display_text, write_stdout
+from cce_retrieval import (
+    DEFAULT_PROTECTION,
+    HashEmbedder,
+    conformance_document,
+    describe_os_error,
+    write_atomic,
+)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -26,6 +34,24 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="output file (default: ./conformance.json)",
     )
     add_build_options(parser)
+    add_protection_argument(parser, DEFAULT_PROTECTION)
+
+
+def _write_output(path: str, data: bytes) -> None:
+    """Atomically replace a regular (or new) file; write straight into a device or FIFO.
+
+    Replacing `-o FILE` atomically means a full disk or a kill leaves the previous table;
+    `-o /dev/stdout` or a pipe is not a file to replace, so it is written as a stream.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = stat.S_IFREG
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        write_atomic(path, data)  # a directory is refused there, naming the path
+        return
+    with open(path, "wb") as handle:
+        handle.write(data)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -36,9 +62,9 @@ def run(args: argparse.Namespace) -> int:
     result = build_or_fail(directory, HashEmbedder(), args=args)
     document = conformance_document(result.index)
     try:
-        with open(output, "wb") as handle:
-            handle.write(document.encode("utf-8"))
+        _write_output(output, document.encode("utf-8"))
     except OSError as err:
         raise CliError(f"could not write {output}: {describe_os_error(err)}") from err
-    print(f"wrote {output}")
+    write_stdout(f"wrote {display_text(output)}\n")
+    print_protection_notice(result)
     return 0

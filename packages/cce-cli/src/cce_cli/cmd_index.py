@@ -19,8 +19,17 @@ import time
 from cce_cli.buildopts import add_build_options
 from cce_cli.errors import CliError
 from cce_cli.events import write_index_event
-from cce_cli.indexes import build_or_fail, check_server
+from cce_cli.indexes import (
+    add_protection_argument,
+    build_or_fail,
+    check_remote,
+    check_server,
+    is_unreachable,
+    print_protection_notice,
+)
+from cce_cli.output import display_text, write_stdout
 from cce_retrieval import (
+    DEFAULT_PROTECTION,
     BuildResult,
     Embedder,
     StoreError,
@@ -30,6 +39,7 @@ from cce_retrieval import (
     embedder_spec,
     fingerprint_document,
     fingerprint_path,
+    redact_url,
     resolve_store_path,
     write_atomic,
     write_sidecar,
@@ -58,29 +68,39 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="disable secret protection (sensitive files indexed, secrets kept verbatim)",
     )
     add_build_options(parser)
+    add_protection_argument(parser, DEFAULT_PROTECTION)
 
 
 def select_embedder(name: str) -> Embedder:
     """A registered embedder by case-insensitive name (any other name is hash).
 
-    An embedder that talks to a server is health-checked first and announced on stderr.
+    An embedder that talks to a server is checked first (its URL, then a health request)
+    and announced on stderr, its URL's credentials redacted. A server that does not
+    answer is "unreachable", as in the reference; any other failure keeps its cause.
     """
     spec = embedder_spec(ascii_lower(name), fallback=True)
     embedder = spec.factory(None, None)
     if not spec.remote:
         return embedder
-    base_url = str(getattr(embedder, "base_url", ""))
+    url = redact_url(str(getattr(embedder, "base_url", "")))
     server = "Ollama" if spec.name == "ollama" else f"the {spec.name} server"
-    check_server(
-        embedder,
-        lambda: (
-            f"{spec.name} embedder selected but {server} is unreachable at {base_url}; "
-            f"start {server} or index with the default hash embedder"
-        ),
-        "nothing was indexed",
-    )
+    if callable(getattr(embedder, "check", None)):
+        # Embedders with `check()` (OpenAI-compatible) report the server's own message.
+        check_server(embedder, lambda: "", "nothing was indexed")
+    else:
+        failure = check_remote(embedder)
+        if failure is not None and is_unreachable(failure):
+            raise CliError(
+                f"{spec.name} embedder selected but {server} is unreachable at {url}; "
+                f"start {server} or index with the default hash embedder"
+            )
+        if failure is not None:
+            raise CliError(
+                f"{spec.name} embedder selected but the {server} health check at {url} "
+                f"failed ({failure}); fix the server or index with the default hash embedder"
+            )
     model = getattr(embedder, "model", "")
-    print(f"using {spec.name} embedder ({model} @ {base_url})", file=sys.stderr)
+    print(f"using {spec.name} embedder ({model} @ {url})", file=sys.stderr)
     return embedder
 
 
@@ -96,10 +116,11 @@ def summary_lines(directory: str, store_path: str, result: BuildResult, elapsed:
     rows += [
         ("total chunks", str(result.total_chunks)),
         ("embedder", result.index.embedder),
-        ("store", store_path),
+        ("store", display_text(store_path)),
         ("elapsed", f"{elapsed:.3f}s"),
     ]
-    return f"Indexed {directory}\n" + "".join(f"  {label:<18}: {value}\n" for label, value in rows)
+    heading = f"Indexed {display_text(directory)}\n"
+    return heading + "".join(f"  {label:<18}: {value}\n" for label, value in rows)
 
 
 def walk_error_warning(count: int) -> str:
@@ -117,13 +138,16 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("index requires a directory")
     if not os.path.isdir(directory):
         raise CliError(f"not a directory: {directory}")
+    protection: str = args.protection
+    if args.allow_secrets and protection != DEFAULT_PROTECTION:
+        raise CliError("--allow-secrets and --protection strict contradict each other", 2)
     store_path = resolve_store_path(args.store, directory)
     embedder = select_embedder(args.embedder)
     protect = not args.allow_secrets
     if not protect:
         print(ALLOW_SECRETS_WARNING, file=sys.stderr)
 
-    result = build_or_fail(directory, embedder, protect=protect, args=args)
+    result = build_or_fail(directory, embedder, protect=protect, args=args, protection=protection)
     try:
         saved = write_store(result.index, store_path)
     except StoreError as err:
@@ -131,7 +155,9 @@ def run(args: argparse.Namespace) -> int:
     index_bytes = saved.size
 
     try:
-        document = fingerprint_document(result.index, saved.sha256, redaction=protect)
+        document = fingerprint_document(
+            result.index, saved.sha256, redaction=protect, protection=protection
+        )
         write_atomic(fingerprint_path(store_path), document)
     except OSError as err:
         print(
@@ -160,8 +186,8 @@ def run(args: argparse.Namespace) -> int:
             duration_ms=(time.perf_counter() - started) * 1000.0,
         )
 
-    sys.stdout.write(summary_lines(directory, store_path, result, time.perf_counter() - started))
-    sys.stdout.flush()
+    write_stdout(summary_lines(directory, store_path, result, time.perf_counter() - started))
     if result.walk_errors > 0:
         print(walk_error_warning(result.walk_errors), file=sys.stderr)
+    print_protection_notice(result)
     return 0

@@ -23,7 +23,7 @@ from cce_cli.arguments import positive_int
 from cce_cli.buildopts import add_build_options
 from cce_cli.cmd_relevance import corpus_path, rust_parent
 from cce_cli.errors import CliError
-from cce_cli.indexes import build_or_fail, open_store
+from cce_cli.indexes import build_or_fail, open_store, remote_problem
 from cce_cli.output import write_stdout
 from cce_cli.pooling import (
     JudgingError,
@@ -149,7 +149,7 @@ def _parse(path: str) -> tuple[FixtureSet, set[str], dict[str, dict[str, Any]]]:
 
 def _index(args: argparse.Namespace, fixture_set: FixtureSet) -> tuple[Index, QueryEmbedder]:
     if args.store is not None:
-        return open_store(str(args.store), lambda url: f"Ollama is unreachable at {url}")
+        return open_store(str(args.store), remote_problem)
     if args.dir is not None:
         root = str(args.dir)
     elif fixture_set.corpus is not None:

@@ -27,12 +27,19 @@ from typing import Any
 from cce_cli import backend_config, corpus_checks, harness, render, runs
 from cce_cli.buildopts import add_build_options
 from cce_cli.cmd_diff import report_gate
+from cce_cli.cmd_index import walk_error_warning
 from cce_cli.diff import diff_backend_reports, head_aggregate
 from cce_cli.errors import CliError
 from cce_cli.gate import GateSpec, add_gate_arguments, evaluate_gate, gate_spec
 from cce_cli.harness import BackendReport
-from cce_cli.indexes import build_or_fail, open_store
-from cce_cli.output import write_stdout
+from cce_cli.indexes import (
+    add_protection_argument,
+    build_or_fail,
+    is_unreachable,
+    open_store,
+    print_protection_notice,
+)
+from cce_cli.output import display_text, write_stdout
 from cce_cli.report import tag_groups
 from cce_cli.runfile import render_run, write_run
 from cce_fixtures import FixtureError, FixtureSet, decode_fixture_bytes, parse_fixtures
@@ -42,9 +49,11 @@ from cce_retrieval import (
     BackendConfigError,
     EmbedderConfigError,
     EmbeddingSpaceError,
+    EmbedError,
     HashEmbedder,
     Index,
     QueryEmbedder,
+    QueryVectorError,
     create_embedder,
     describe_os_error,
 )
@@ -174,6 +183,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     add_gate_arguments(parser)
     add_build_options(parser)
+    add_protection_argument(parser, None)
 
 
 def _trim_trailing(path: str) -> str:
@@ -235,10 +245,14 @@ def _read_fixtures(path: str) -> FixtureSet:
         raise CliError(str(error)) from None
 
 
-def _ollama_refusal(base_url: str) -> str:
+def _ollama_refusal(base_url: str, failure: EmbedError | None) -> str:
+    if is_unreachable(failure):
+        problem = f"Ollama is unreachable at {base_url}"
+    else:
+        problem = f"the Ollama health check at {base_url} failed ({failure})"
     return (
-        "this index was built with the ollama embedder but Ollama is unreachable at "
-        f"{base_url} — refusing to score across mismatched embedding spaces "
+        f"this index was built with the ollama embedder but {problem} "
+        "— refusing to score across mismatched embedding spaces "
         "(query and chunk vectors would come from different models). Start Ollama, "
         "or evaluate a corpus directory with --dir <corpus> (hash embedder)."
     )
@@ -253,13 +267,19 @@ def _build_corpus(args: argparse.Namespace, fixture_set: FixtureSet) -> tuple[In
         raise CliError('no corpus: pass --dir <corpus> or declare "corpus" in the fixture header')
     if not os.path.isdir(display):
         raise CliError(f"corpus {display} is not a directory")
-    return build_or_fail(display, HashEmbedder(), args=args).index, display
+    result = build_or_fail(display, HashEmbedder(), args=args)
+    if result.walk_errors > 0:
+        print(walk_error_warning(result.walk_errors), file=sys.stderr)
+    print_protection_notice(result)
+    return result.index, display
 
 
 def _choose_backends(
     args: argparse.Namespace, config: backend_config.BackendConfig, extra: Mapping[str, Backend]
 ) -> tuple[str, ...]:
     if args.compare is not None:
+        if not args.compare.replace(",", "").strip():
+            raise CliError("--compare requires exactly two distinct backends, e.g. bm25,hybrid")
         chosen = backend_config.choose(args.compare, config, extra)
         if len(chosen) != 2:
             raise CliError("--compare requires exactly two distinct backends, e.g. bm25,hybrid")
@@ -330,7 +350,7 @@ def _evaluate(
                 [chosen[i] for i in positions],
                 graded=args.graded,
             )
-        except (EmbeddingSpaceError, BackendConfigError) as error:
+        except (EmbeddingSpaceError, BackendConfigError, QueryVectorError) as error:
             raise CliError(str(error)) from None
         reports.update(zip(positions, evaluated, strict=True))
     return tuple(reports[i] for i in range(len(chosen)))
@@ -413,6 +433,12 @@ def run(args: argparse.Namespace) -> int:
         runs.write_text(str(args.export_qrels), runs.qrels_text(fixture_set), "qrels")
     embedder: QueryEmbedder
     if args.store is not None:
+        if args.protection is not None:
+            raise CliError(
+                "--protection applies when relevance builds the corpus (--dir or the "
+                "fixtures' corpus); a --store was protected when it was indexed",
+                2,
+            )
         index, embedder = open_store(str(args.store), _ollama_refusal)
         display = str(args.store)
         corpus_checks.check_store(display, args.strict)
@@ -437,10 +463,13 @@ def run(args: argparse.Namespace) -> int:
         else None
     )
     tags = tag_groups(reports, [case.tags for case in fixture_set.cases]) if args.by_tag else None
-    summary = render.RunSummary(
-        display, index.embedder, reports, comparison, metrics=metrics, tags=tags, graded=args.graded
-    )
     renderer = render.RENDERERS[args.format or next(iter(render.RENDERERS))]
+    # JSON carries an undecodable byte as its \udcXX escape (lossless); human output
+    # quotes and escapes the name (docs/hostile-input.md#printing).
+    shown = display if renderer.name == "json" else display_text(display)
+    summary = render.RunSummary(
+        shown, index.embedder, reports, comparison, metrics=metrics, tags=tags, graded=args.graded
+    )
     text = renderer.render(summary)
     configs = backend_config.recorded_configs(names, config)
     if configs and renderer.name == "json":

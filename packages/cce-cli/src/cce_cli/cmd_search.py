@@ -22,22 +22,23 @@ from collections.abc import Sequence
 from cce_cli import backend_config
 from cce_cli.errors import CliError
 from cce_cli.events import append_event
-from cce_cli.indexes import open_store
-from cce_cli.output import write_stdout
+from cce_cli.indexes import is_unreachable, open_store
+from cce_cli.output import display_text, write_stdout
 from cce_metrics import estimate_tokens, seq_sum
 from cce_retrieval import (
     BackendConfigError,
     EmbeddingSpaceError,
+    EmbedError,
     Index,
     Query,
     QueryEmbedder,
+    QueryVectorError,
     SearchResult,
     backend_spec,
-    check_query_vector,
     format6,
     resolve_store_path,
     rust_trim,
-    search_with_vector,
+    search_counted,
 )
 
 DEFAULT_TOP_K = 10
@@ -59,7 +60,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "positional_dir",
         metavar="DIR",
         nargs="?",
-        help="only meaningful with --workspace (not supported); ignored",
+        help="search DIR/.cce/index.json (like --dir)",
     )
     parser.add_argument("--dir", dest="dir", metavar="DIR", help="search DIR/.cce/index.json")
     parser.add_argument("--store", metavar="PATH", help="search this store file (wins over --dir)")
@@ -80,13 +81,26 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def ollama_refusal(base_url: str) -> str:
-    """The one-line refusal for an ollama-built store whose server does not answer."""
+def ollama_refusal(base_url: str, failure: EmbedError | None = None) -> str:
+    """The one-line refusal for an ollama-built store whose server does not answer.
+
+    The reference's wording when nothing answered; the real cause otherwise.
+    """
+    if is_unreachable(failure):
+        problem = f"Ollama is unreachable at {base_url}"
+    else:
+        problem = f"the Ollama health check at {base_url} failed ({failure})"
     return (
-        f"this index was built with the ollama embedder but Ollama is unreachable at "
-        f"{base_url} \u2014 refusing to search across mismatched embedding spaces. "
+        f"this index was built with the ollama embedder but {problem} "
+        f"\u2014 refusing to search across mismatched embedding spaces. "
         f"Start Ollama, or re-index with the default hash embedder (`cce index <dir>`)."
     )
+
+
+_TERMINAL_CONTROLS = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
+GRAPH_LABEL = "  [graph: related file]"
 
 
 def snippet(content: str) -> str:
@@ -94,21 +108,33 @@ def snippet(content: str) -> str:
     return rust_trim(content.split("\n", 1)[0][:SNIPPET_CHARS])
 
 
-def render_human(results: Sequence[SearchResult], query_id: str | None) -> str:
+def _safe_snippet(text: str) -> str:
+    # Code may hold ESC sequences or bidi overrides in string literals; shown raw they
+    # would restyle or reorder the terminal. Tabs stay (ordinary in code).
+    return _TERMINAL_CONTROLS.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+
+
+def render_human(
+    results: Sequence[SearchResult], query_id: str | None, ranked: int | None = None
+) -> str:
+    """The human listing; rows after the first `ranked` are labelled as graph expansion.
+
+    File names are shown with `display_text` and snippets with terminal controls
+    escaped (docs/hostile-input.md#printing). The query id is printed for matching the
+    metrics log; there is no feedback command to advertise.
+    """
     lines: list[str] = []
     if not results:
         lines.append("(no results)")
-    for r in results:
+    for position, r in enumerate(results):
+        label = GRAPH_LABEL if ranked is not None and position >= ranked else ""
         lines.append(
-            f"{r.rank:>2}. [{format6(r.score)}] {r.file_path}:{r.start_line}-{r.end_line} "
-            f"({r.chunk_type}/{r.kind})"
+            f"{r.rank:>2}. [{format6(r.score)}] {display_text(r.file_path)}:"
+            f"{r.start_line}-{r.end_line} ({r.chunk_type}/{r.kind}){label}"
         )
-        lines.append(f"    {snippet(r.content)}")
+        lines.append(f"    {_safe_snippet(snippet(r.content))}")
     if query_id is not None:
-        lines.append(
-            f"query-id: {query_id}  \u00b7  rate with: cce feedback {query_id} "
-            f"--helpful|--not-helpful"
-        )
+        lines.append(f"query-id: {query_id}")
     return "".join(line + "\n" for line in lines)
 
 
@@ -181,24 +207,24 @@ def _search_backend(
     backend = backend_config.instantiate(name[0], config, None, overrides)
     try:
         return backend.search(index, Query(args.query, embedder), args.top_k)
-    except (EmbeddingSpaceError, BackendConfigError) as error:
+    except (EmbeddingSpaceError, BackendConfigError, QueryVectorError) as error:
         raise CliError(str(error)) from None
 
 
 def run(args: argparse.Namespace) -> int:
-    store_path = resolve_store_path(args.store, args.dir)
+    if args.positional_dir is not None and args.dir is not None:
+        raise CliError("give the directory once: either DIR or --dir", 2)
+    directory = args.dir if args.dir is not None else args.positional_dir
+    store_path = resolve_store_path(args.store, directory)
     index, embedder = open_store(store_path, ollama_refusal)
     graph_enabled = not args.no_graph
     started = time.perf_counter()
+    ranked: int | None = None
     if args.backend is None:
-        # `search` embeds and ranks; embedding first lets a vector of another dimension
-        # than the store's be refused (the ranking is the same call sequence).
-        qvec = embedder.embed(args.query)
         try:
-            check_query_vector(index, qvec)
-        except EmbeddingSpaceError as error:
-            raise CliError(str(error)) from None
-        results = search_with_vector(index, qvec, args.query, args.top_k, graph_enabled)
+            results, ranked = search_counted(index, embedder, args.query, args.top_k, graph_enabled)
+        except (QueryVectorError, EmbeddingSpaceError) as err:
+            raise CliError(str(err)) from None
     else:
         results = _search_backend(args, index, embedder, graph_enabled)
     latency_ms = (time.perf_counter() - started) * 1000.0
@@ -206,6 +232,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.no_metrics:
         record = search_event(index, args.query, args.top_k, graph_enabled, results, latency_ms)
         query_id = append_event(store_path, record)
-    render = render_json if args.json else render_human
-    write_stdout(render(results, query_id))
+    if args.json:
+        write_stdout(render_json(results, query_id))
+    else:
+        write_stdout(render_human(results, query_id, ranked))
     return 0

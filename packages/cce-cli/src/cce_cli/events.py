@@ -9,10 +9,13 @@ costs a stderr warning, never the command's result.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import itertools
 import math
 import os
+import stat
 import subprocess
 import sys
 import time
@@ -68,6 +71,42 @@ def encode_compact(value: object) -> str:
     raise TypeError(f"cannot encode {type(value).__name__} as JSON")
 
 
+class _NotALogFile(OSError):
+    """The log path is a symlink or not a regular file; the event is not written."""
+
+
+def _append_line(path: str, line: bytes) -> None:
+    """Append one whole line to the log at `path`, or nothing at all.
+
+    The log is never reached through a symlink (a committed `.cce/metrics.jsonl` link
+    must not send queries elsewhere) and never opened unless it is a regular file (a FIFO
+    would block). A short or failed write (a full disk) is cut back to the previous end,
+    so no partial line can glue onto the next event.
+    """
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+    try:
+        fd = os.open(path, flags | os.O_CLOEXEC, 0o644)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise _NotALogFile(errno.ELOOP, "it is a symlink; the log is never followed") from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _NotALogFile(errno.EINVAL, "it is not a regular file")
+        start = info.st_size
+        try:
+            written = os.write(fd, line)
+            if written != len(line):
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, start)
+            raise
+    finally:
+        os.close(fd)
+
+
 def append_event(store_path: str, record: Mapping[str, object]) -> str | None:
     """Append `record` plus `schema`, `ts` and a fresh `id`; return the id, or None on failure.
 
@@ -84,8 +123,10 @@ def append_event(store_path: str, record: Mapping[str, object]) -> str | None:
         directory = os.path.dirname(path)
         if directory:
             os.makedirs(directory, exist_ok=True)
-        with open(path, "ab") as handle:
-            handle.write(line)
+        _append_line(path, line)
+    except _NotALogFile as err:
+        print(f"warning: could not write metrics to {path}: {err.strerror}", file=sys.stderr)
+        return None
     except OSError as err:
         print(
             f"warning: could not write metrics to {path}: {describe_os_error(err)}",

@@ -4,30 +4,52 @@ Why it exists: `cce index`, `cce conformance`, `cce search` and `cce relevance` 
 turn a build or load failure into the same `CliError`, and the two read commands pick
 the query embedder from the name the store records, refusing an Ollama-built store
 when Ollama does not answer (never mixing embedding spaces). Each command keeps only
-its own wording of that refusal.
+its own wording of that refusal. `ollama_from_env` and `ollama_failure` are shared with
+`cce index`: a malformed `CCE_OLLAMA_URL` is an error of its own, and a health check that
+fails says why (refused connection, HTTP status, garbage body, deadline), with the URL's
+credentials redacted.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 
 from cce_cli.buildopts import BuildSettings, build_settings, progress_bar
 from cce_cli.errors import CliError
 from cce_retrieval import (
+    DEFAULT_PROTECTION,
+    PROTECTIONS,
     BuildError,
     BuildResult,
     Embedder,
     EmbeddingSpaceError,
     EmbedError,
     Index,
+    OllamaConfigError,
+    OllamaUnreachable,
     QueryEmbedder,
     StoreError,
     build_index,
     embedder_spec,
     load_store,
     query_embedder,
+    redact_url,
+    repair_stale_fingerprint,
 )
+
+
+def add_protection_argument(parser: argparse.ArgumentParser, default: str | None) -> None:
+    """`--protection reference|strict` for every command that builds an index."""
+    parser.add_argument(
+        "--protection",
+        choices=PROTECTIONS,
+        default=default,
+        help="secret protection: reference (default; byte-identical to the reference "
+        "engine) or strict (also skips more credential files and redacts more secret "
+        "shapes; docs/hostile-input.md#secrets)",
+    )
 
 
 def build_or_fail(
@@ -35,22 +57,27 @@ def build_or_fail(
     embedder: Embedder,
     protect: bool = True,
     args: argparse.Namespace | None = None,
+    protection: str | None = None,
 ) -> BuildResult:
     """`build_index`, with a build failure (e.g. an embedder error) as a `CliError`.
 
     `args` carries the shared build options (`--jobs`, `--no-cache`, `--progress`);
-    without it the build is serial and uncached.
+    without it the build is serial and uncached. `protection` (else `args.protection`,
+    else the default) selects reference or strict secret protection.
     """
+    if protection is None:
+        protection = getattr(args, "protection", None) or DEFAULT_PROTECTION
     if args is None:
         settings = BuildSettings(jobs=1, cache=None, progress=False)
     else:
-        settings = build_settings(args, protect, embedder)
+        settings = build_settings(args, protect, embedder, protection)
     try:
         with progress_bar(settings.progress, "indexing") as progress:
             result = build_index(
                 directory,
                 embedder,
                 protect=protect,
+                protection=protection,
                 jobs=settings.jobs,
                 cache=settings.cache,
                 progress=progress,
@@ -62,24 +89,96 @@ def build_or_fail(
     return result
 
 
-def open_store(path: str, refusal: Callable[[str], str]) -> tuple[Index, QueryEmbedder]:
+def protection_notice(result: BuildResult) -> str | None:
+    """Under reference protection, the one line saying what strict protection would add."""
+    if result.protection != DEFAULT_PROTECTION or not (
+        result.strict_redactions or result.strict_skips
+    ):
+        return None
+    return (
+        f"warning: --protection strict would also redact {result.strict_redactions} "
+        f"secret(s) and skip {result.strict_skips} credential file(s) that the default "
+        "protection kept; re-run with --protection strict to leave them out"
+    )
+
+
+def print_protection_notice(result: BuildResult) -> None:
+    notice = protection_notice(result)
+    if notice is not None:
+        print(notice, file=sys.stderr)
+
+
+Refusal = Callable[[str, EmbedError | None], str]
+"""(redacted base URL, why the health check failed — None or `OllamaUnreachable` when
+nothing answered) → the command's error message."""
+
+
+def check_remote(embedder: object) -> EmbedError | None:
+    """Why a server-backed embedder cannot be used, or None when it answered correctly.
+
+    A malformed base URL (`check_url`) is a CliError of its own; then the health check:
+    `check_health` when the embedder has one (it raises with the cause), else `healthy`.
+    """
+    check_url = getattr(embedder, "check_url", None)
+    if callable(check_url):
+        try:
+            check_url()
+        except OllamaConfigError as err:
+            raise CliError(str(err)) from None
+    check_health = getattr(embedder, "check_health", None)
+    if callable(check_health):
+        try:
+            check_health()
+        except EmbedError as err:
+            return err
+        return None
+    healthy = getattr(embedder, "healthy", None)
+    if callable(healthy) and not healthy():
+        return OllamaUnreachable("no answer to the health check")
+    return None
+
+
+def is_unreachable(failure: EmbedError | None) -> bool:
+    """True when no HTTP exchange happened (the reference's "unreachable" case)."""
+    return failure is None or isinstance(failure, OllamaUnreachable)
+
+
+def remote_problem(base_url: str, failure: EmbedError | None) -> str:
+    """ "Ollama is unreachable at URL", or the failed health check with its cause."""
+    if is_unreachable(failure):
+        return f"Ollama is unreachable at {base_url}"
+    return f"the Ollama health check at {base_url} failed ({failure})"
+
+
+def open_store(path: str, refusal: Refusal) -> tuple[Index, QueryEmbedder]:
     """Load the store at `path` and the query embedder its recorded name calls for.
 
     The exact recorded name selects a registered embedder (an unknown name means hash);
-    one that talks to a server is health-checked first, and when it does not answer,
-    `refusal(base_url)` is the error message. A store that records a model is queried
-    with that model; another one is refused (never mixing embedding spaces).
+    one that talks to a server is checked first (`check_remote`), and when that fails,
+    `refusal(redacted base URL, failure)` is the error message. A store that records a
+    model is queried with that model; another one is refused (never mixing embedding
+    spaces).
     """
     try:
         index = load_store(path)
     except StoreError as err:
         raise CliError(str(err)) from None
+    repaired = repair_stale_fingerprint(index, path)
+    if repaired is not None:
+        print(repaired, file=sys.stderr)
     try:
         embedder = query_embedder(index)
     except EmbeddingSpaceError as err:
         raise CliError(str(err)) from None
     if embedder_spec(index.embedder, fallback=True).remote:
-        check_server(embedder, lambda: refusal(str(getattr(embedder, "base_url", ""))))
+        if callable(getattr(embedder, "check", None)):
+            # Embedders with `check()` (OpenAI-compatible) report the server's own message.
+            check_server(embedder, lambda: "")
+        else:
+            failure = check_remote(embedder)
+            if failure is not None:
+                url = redact_url(str(getattr(embedder, "base_url", "")))
+                raise CliError(refusal(url, failure))
     return index, embedder
 
 

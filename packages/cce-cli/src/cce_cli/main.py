@@ -10,6 +10,7 @@ exit 2 (argparse), and stdout stays empty on error.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Callable, Sequence
 from typing import Protocol
@@ -27,6 +28,7 @@ from cce_cli import (
     cmd_search,
 )
 from cce_cli.errors import CliError
+from cce_cli.output import stdout_error
 
 Configure = Callable[[argparse.ArgumentParser], None]
 Run = Callable[[argparse.Namespace], int]
@@ -72,18 +74,58 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Run]]:
     return parser, runners
 
 
+def _report(message: str) -> None:
+    """`message` on stderr, if there is a stderr to write to.
+
+    An undecodable byte of a path in the message is shown as `\\xNN`.
+    """
+    message = "".join(
+        f"\\x{ord(char) - 0xDC00:02x}" if "\udc80" <= char <= "\udcff" else char for char in message
+    )
+    if sys.stderr is not None:
+        with contextlib.suppress(OSError, ValueError):
+            print(message, file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser, runners = build_parser()
-    args = parser.parse_args(argv)
+    """Parse, run, and turn every user-facing failure into `error: ...` and its status.
+
+    A closed stdout is refused before any work; a stdout that fails while the command
+    prints (full disk, broken pipe) is exit 1 with a message; Ctrl-C is exit 130.
+    """
+    if sys.stdout is None:
+        _report("error: stdout is closed; nothing was done (redirect it, e.g. > /dev/null)")
+        return 1
     try:
-        return runners[args.command](args)
+        parser, runners = build_parser()
+        args = parser.parse_args(argv)
+        code = runners[args.command](args)
+        sys.stdout.flush()  # what `print` buffered: a full disk surfaces here
+        return code
     except CliError as err:
-        sys.stdout.flush()
-        print(f"error: {err.message}", file=sys.stderr)
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+        _report(f"error: {err.message}")
         return err.exit_code
     except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
+        _report("error: interrupted")
         return 130
+    except OSError as err:
+        if not _is_stdout_failure(err):
+            raise
+        _report(f"error: {stdout_error(err).message}")
+        return 1
+
+
+def _is_stdout_failure(err: OSError) -> bool:
+    """A broken pipe, or a write error raised while flushing stdout (ENOSPC, EIO)."""
+    if isinstance(err, BrokenPipeError):
+        return True
+    try:
+        sys.stdout.flush()
+    except OSError:
+        return True
+    return False
 
 
 if __name__ == "__main__":

@@ -1,21 +1,91 @@
-"""Writing a command's result to stdout as UTF-8 bytes, in one go.
+"""Writing a command's result to stdout as UTF-8 bytes, in one go, and showing names safely.
 
 Why it exists: reports and search results must be byte-identical on every machine, so
 they are encoded as UTF-8 whatever the locale says, and written whole so that an error
-never leaves half a report behind. Every command that prints a result uses this.
+never leaves half a report behind. Every command that prints a result uses this. A
+stdout that is closed, full or a broken pipe is an `error:` (exit 1), not a traceback.
+
+`display_text` is how human output shows a name that came from the file system or the
+command line (docs/hostile-input.md#printing): unchanged when it is plain, otherwise in
+double quotes with C-style escapes, so a newline, an ESC sequence, a bidi override or a
+byte that is not UTF-8 can neither garble the terminal nor be mistaken for another name.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import re
 import sys
+
+from cce_cli.errors import CliError
+from cce_retrieval import describe_os_error
+
+# C0 and C1 controls, DEL, the bidi embedding/override/isolate controls and marks, and
+# lone surrogates (what Python makes of non-UTF-8 bytes in argv and file names).
+_NEEDS_QUOTING = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+_SIMPLE_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(char: str) -> str:
+    simple = _SIMPLE_ESCAPES.get(char)
+    if simple is not None:
+        return simple
+    code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\x{code - 0xDC00:02x}"  # an undecodable byte (surrogateescape)
+    if _NEEDS_QUOTING.match(char):
+        return f"\\u{code:04x}"
+    return char
+
+
+def display_text(text: str) -> str:
+    """`text` as human output shows it: itself when plain, else quoted and escaped.
+
+    Plain means no control, bidi or undecodable character and no leading `"`. Otherwise
+    the result is `"…"` with `\\\\`, `\\"`, `\\n`, `\\r`, `\\t`, `\\xNN` for a byte that is
+    not UTF-8 and `\\uNNNN` for other controls; distinct names always show distinctly.
+    """
+    if not text.startswith('"') and _NEEDS_QUOTING.search(text) is None:
+        return text
+    return '"' + "".join(_escape(char) for char in text) + '"'
+
+
+def silence_stdout() -> None:
+    """Point fd 1 at /dev/null so the interpreter's exit-time flush cannot fail again."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
+def stdout_error(err: OSError) -> CliError:
+    """The `error:` for a failed write to stdout (the caller has given up on stdout)."""
+    silence_stdout()
+    if isinstance(err, BrokenPipeError):
+        return CliError("stdout was closed before all output was written (broken pipe)")
+    return CliError(f"could not write to stdout: {describe_os_error(err)}")
 
 
 def write_stdout(text: str) -> None:
-    """Write `text` to stdout as UTF-8 (falls back to text mode for a replaced stdout)."""
-    buffer = getattr(sys.stdout, "buffer", None)
-    if buffer is None:
-        sys.stdout.write(text)
-    else:
-        sys.stdout.flush()
-        buffer.write(text.encode("utf-8"))
-    sys.stdout.flush()
+    """Write `text` to stdout as UTF-8 (falls back to text mode for a replaced stdout).
+
+    A name with non-UTF-8 bytes that reached `text` unescaped is written with
+    backslash escapes rather than failing. Raises CliError when stdout is closed or
+    the write fails.
+    """
+    stream = sys.stdout
+    if stream is None:
+        raise CliError("stdout is closed; nothing was printed (redirect it, e.g. > /dev/null)")
+    buffer = getattr(stream, "buffer", None)
+    try:
+        if buffer is None:
+            stream.write(text)
+        else:
+            stream.flush()
+            buffer.write(text.encode("utf-8", "backslashreplace"))
+        stream.flush()
+    except OSError as err:
+        raise stdout_error(err) from None

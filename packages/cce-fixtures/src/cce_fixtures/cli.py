@@ -16,7 +16,8 @@ but almost certainly not meant (a key one typo away from a field, an anchor path
 index never records); warnings print as `FILE:LINE: warning: message`.
 
 Valid files print nothing. Exit status: 0 when no file has an error (warnings alone
-pass, unless `--strict`), 1 otherwise, 2 on usage errors (argparse).
+pass, unless `--strict`), 1 otherwise, 2 on usage errors (argparse). A reader that closes
+the pipe early (`| head -1`) ends the command quietly with status 1.
 """
 
 from __future__ import annotations
@@ -114,4 +115,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `cce-fixtures` script; returns the exit status."""
     arguments = _build_parser().parse_args(argv)
     # Only one subcommand today; argparse has already rejected anything else.
-    return validate_files(arguments.files, sys.stdout, strict=arguments.strict)
+    try:
+        status = validate_files(arguments.files, sys.stdout, strict=arguments.strict)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader stopped early (`| head -1`): that is its choice, not an error to
+        # report. fd 1 goes to /dev/null so the exit-time flush cannot fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 1
+    return status

@@ -26,7 +26,7 @@ from cce_retrieval.buildcache import DEFAULT_MAX_BYTES as DEFAULT_CACHE_MAX_BYTE
 from cce_retrieval.buildcache import BuildCache, CacheSalt
 from cce_retrieval.conformance import conformance_document
 from cce_retrieval.derived import RetrievalIndex, retrieval_index
-from cce_retrieval.embedder import EMBED_DIM, Embedder, EmbedError, HashEmbedder
+from cce_retrieval.embedder import EMBED_DIM, Embedder, EmbedError, HashEmbedder, check_vectors
 from cce_retrieval.embedders import (
     EMBEDDERS,
     EmbedderConfigError,
@@ -41,21 +41,34 @@ from cce_retrieval.embedders import (
 )
 from cce_retrieval.exclusion import Exclusion, ExclusionReason, why_not_indexed
 from cce_retrieval.fileio import describe_os_error, write_atomic
-from cce_retrieval.fingerprint import fingerprint_document, fingerprint_path, write_fingerprint
+from cce_retrieval.fingerprint import (
+    fingerprint_document,
+    fingerprint_path,
+    repair_stale_fingerprint,
+    write_fingerprint,
+)
 from cce_retrieval.hybrid import (
     REFERENCE_PARAMS,
     QueryEmbedder,
+    QueryVectorError,
     SearchParams,
     bm25_only_search,
     search,
+    search_counted,
     search_with_vector,
     vector_search,
 )
 from cce_retrieval.jsonfloat import format_json_float
 from cce_retrieval.model import Chunk, Index, SearchResult
 from cce_retrieval.numeric import format6, format6_signed, score_key
-from cce_retrieval.ollama import OllamaEmbedder
+from cce_retrieval.ollama import OllamaConfigError, OllamaEmbedder, OllamaUnreachable, redact_url
 from cce_retrieval.openai import OpenAIEmbedder
+from cce_retrieval.protection import (
+    DEFAULT_PROTECTION,
+    PROTECTIONS,
+    is_strict_sensitive,
+    strict_redact,
+)
 from cce_retrieval.sidecar import load_store, write_sidecar
 from cce_retrieval.sources import (
     SourceFile,
@@ -76,9 +89,11 @@ from cce_retrieval.text import ascii_lower, rust_trim
 __all__ = [
     "BACKENDS",
     "DEFAULT_CACHE_MAX_BYTES",
+    "DEFAULT_PROTECTION",
     "EMBEDDERS",
     "EMBED_DIM",
     "ENTRY_POINT_GROUP",
+    "PROTECTIONS",
     "REFERENCE_PARAMS",
     "Backend",
     "BackendConfigError",
@@ -97,12 +112,15 @@ __all__ = [
     "ExclusionReason",
     "HashEmbedder",
     "Index",
+    "OllamaConfigError",
     "OllamaEmbedder",
+    "OllamaUnreachable",
     "OpenAIEmbedder",
     "Param",
     "ProgressCallback",
     "Query",
     "QueryEmbedder",
+    "QueryVectorError",
     "RetrievalIndex",
     "SavedStore",
     "SearchParams",
@@ -118,6 +136,7 @@ __all__ = [
     "bm25_only_search",
     "build_index",
     "check_query_vector",
+    "check_vectors",
     "compare_sources",
     "conformance_document",
     "create_backend",
@@ -132,23 +151,28 @@ __all__ = [
     "format6",
     "format6_signed",
     "format_json_float",
+    "is_strict_sensitive",
     "load_index",
     "load_store",
     "parse_index",
     "query_embedder",
     "read_sources",
+    "redact_url",
     "register_backend",
     "register_embedder",
+    "repair_stale_fingerprint",
     "resolve_store_path",
     "retrieval_index",
     "rust_trim",
     "save_index",
     "score_key",
     "search",
+    "search_counted",
     "search_with_vector",
     "serialize_index",
     "sources_path",
     "sources_root",
+    "strict_redact",
     "vector_search",
     "why_not_indexed",
     "write_atomic",

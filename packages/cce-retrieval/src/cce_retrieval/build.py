@@ -32,9 +32,10 @@ from cce_retrieval.bm25 import Bm25Index
 from cce_retrieval.buildcache import BuildCache, FileOutcome, TermCounts
 from cce_retrieval.chunker import chunk_file
 from cce_retrieval.derived import offer_bm25
-from cce_retrieval.embedder import EMBED_DIM, Embedder, EmbedError, HashEmbedder
+from cce_retrieval.embedder import EMBED_DIM, Embedder, EmbedError, HashEmbedder, check_vectors
 from cce_retrieval.embedders import embedder_model
 from cce_retrieval.model import Chunk, FloatMatrix, Index
+from cce_retrieval.protection import REFERENCE, STRICT, strict_redact
 from cce_retrieval.ranking import IntArray, id_order_ranks
 from cce_retrieval.redactor import redact
 from cce_retrieval.sources import SourceFile, source_files
@@ -68,6 +69,11 @@ class BuildResult:
     total_chunks: int
     # What was indexed (path, size, hash of each file), for the record beside a store.
     sources: tuple[SourceFile, ...] = ()
+    protection: str = REFERENCE
+    strict_redactions: int = 0
+    """Redactions strict protection adds: made (strict) or that it would make (reference)."""
+    strict_skips: int = 0
+    """Files only strict protection skips: skipped (strict) or that it would skip (reference)."""
 
 
 def _embed_in_batches(embedder: Embedder, contents: Sequence[str]) -> list[list[float]]:
@@ -85,6 +91,11 @@ def _embed_in_batches(embedder: Embedder, contents: Sequence[str]) -> list[list[
                 "Aborting the index; nothing was written."
             )
         vectors.extend(got)
+    # Across batches too: one NaN or one odd dimension must not reach a store.
+    try:
+        check_vectors(vectors, contents, f"embedder '{embedder.name}'")
+    except EmbedError as err:
+        raise BuildError(f"{err}. Aborting the index; nothing was written.") from err
     return vectors
 
 
@@ -141,7 +152,12 @@ def _count_terms(chunks: Sequence[Chunk]) -> TermCounts:
 
 
 def _file_outcome(
-    rel_path: str, text: str, protect: bool, embed_hash: bool, cache: BuildCache | None
+    rel_path: str,
+    text: str,
+    protect: bool,
+    embed_hash: bool,
+    cache: BuildCache | None,
+    protection: str = REFERENCE,
 ) -> FileOutcome:
     """Redact, chunk, count tokens and (for the hash embedder) embed one file.
 
@@ -150,6 +166,13 @@ def _file_outcome(
     """
     global _worker_embedder
     redacted = redact(text) if protect else text
+    strict_redactions = 0
+    if protect:
+        # Strict runs after the reference redactor; under the default its result is only
+        # counted, for the notice of what strict protection would add.
+        stricter, strict_redactions = strict_redact(redacted, rel_path)
+        if protection == STRICT:
+            redacted = stricter
     chunked = chunk_file(rel_path, redacted)
     terms = _count_terms(chunked.chunks)
     embeddings: FloatMatrix | None = None
@@ -170,6 +193,7 @@ def _file_outcome(
         embeddings=embeddings,
         lengths=lengths,
         terms=terms,
+        strict_redactions=strict_redactions,
     )
     if cache is not None and embeddings is not None:
         cache.put(cache.key(rel_path, text), outcome)
@@ -208,7 +232,7 @@ def _bm25_from_counts(
 
 
 def _file_outcome_task(
-    task: tuple[str, str, bool, bool, BuildCache | None],
+    task: tuple[str, str, bool, bool, BuildCache | None, str],
 ) -> FileOutcome:
     return _file_outcome(*task)
 
@@ -239,6 +263,7 @@ def _outcomes(
     cache: BuildCache | None,
     jobs: int,
     progress: ProgressCallback | None,
+    protection: str = REFERENCE,
 ) -> list[FileOutcome]:
     """Every file's outcome in walk order: from the cache where it has it, else computed."""
     total = len(files)
@@ -255,7 +280,9 @@ def _outcomes(
     done = total - len(missing)
     if progress is not None:
         progress(done, total)
-    tasks = [(files[i].rel_path, files[i].text, protect, embed_hash, cache) for i in missing]
+    tasks = [
+        (files[i].rel_path, files[i].text, protect, embed_hash, cache, protection) for i in missing
+    ]
     pending_bytes = sum(len(files[i].text) for i in missing)
     workers = min(jobs, len(missing))
     if workers > 1 and pending_bytes >= _PARALLEL_MIN_BYTES:
@@ -340,16 +367,21 @@ def build_index(
     jobs: int = 1,
     cache: BuildCache | None = None,
     progress: ProgressCallback | None = None,
+    protection: str = REFERENCE,
 ) -> BuildResult:
     """Walk, redact (when `protect`), chunk and embed `root`. Raises BuildError.
 
     `jobs` > 1 spreads redaction, chunking and hash embedding over that many processes;
     `cache` reuses (and records) per-file outcomes. Neither changes a single output byte:
     files are reassembled in walk order and every per-file step is deterministic.
+    `protection="strict"` adds `cce_retrieval.protection`'s names and shapes on top of the
+    reference protection; under the default, what strict would add is only counted, so the
+    index is byte-identical to the reference's and a caller can say what strict would do.
     """
-    walked = walk(root, protect)
+    walked = walk(root, protect, protection)
     embed_hash = isinstance(embedder, HashEmbedder)
-    outcomes = _outcomes(walked.files, protect, embed_hash, cache, jobs, progress)
+    outcomes = _outcomes(walked.files, protect, embed_hash, cache, jobs, progress, protection)
+    strict_redactions = sum(outcome.strict_redactions for outcome in outcomes)
     chunks: list[Chunk] = []
     file_imports: dict[str, list[str]] = {}
     file_tokens: dict[str, int] = {}
@@ -390,4 +422,7 @@ def build_index(
         walk_errors=walked.walk_errors,
         sources=source_files(walked.files),
         total_chunks=len(chunks),
+        protection=protection,
+        strict_redactions=strict_redactions,
+        strict_skips=walked.strict_only_skipped,
     )

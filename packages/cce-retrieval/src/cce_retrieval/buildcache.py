@@ -62,6 +62,8 @@ class FileOutcome:
     embeddings: FloatMatrix | None = None
     lengths: tuple[int, ...] | None = None
     terms: TermCounts | None = None
+    strict_redactions: int = 0
+    """What strict protection added (strict) or would add (reference) to this file."""
 
 
 @attrs.frozen(slots=True, eq=False)
@@ -94,10 +96,13 @@ class CacheSalt:
     embedder: str
     model: str
     code: str = ""
+    protection: str = "reference"
+    """The `--protection` mode: a strict build never reuses a reference build's entries."""
 
     @classmethod
-    def for_build(cls, protect: bool, embedder: object) -> CacheSalt:
-        """The salt of a build with `protect` and `embedder` (its `name` and any `model`)."""
+    def for_build(cls, protect: bool, embedder: object, protection: str = "reference") -> CacheSalt:
+        """The salt of a build with `protect`, `embedder` (its `name` and any `model`) and
+        the protection mode."""
         from cce_retrieval.packs import PACK_SET
         from cce_retrieval.store import (
             BLOCK_NESTING_LIMIT,
@@ -113,6 +118,7 @@ class CacheSalt:
             embedder=str(getattr(embedder, "name", "")),
             model=str(getattr(embedder, "model", "")),
             code=code_digest(),
+            protection=protection,
         )
 
     def digest(self) -> bytes:
@@ -182,6 +188,7 @@ def _encode(outcome: FileOutcome) -> tuple[bytes, bytes]:
         "nonzero": int(where.size),
         "vocabulary": list(terms.vocabulary),
         "entries": len(terms.entry_terms),
+        "strict_redactions": outcome.strict_redactions,
     }
     text = json.dumps(meta, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     arrays = b"".join(
@@ -233,6 +240,7 @@ def _decode(meta_bytes: bytes, arrays: bytes) -> FileOutcome:
         embeddings=bits.view(np.float64).reshape(rows, width),
         lengths=lengths,
         terms=terms,
+        strict_redactions=int(meta.get("strict_redactions", 0)),
     )
 
 

@@ -187,3 +187,28 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     for index in range(min(len(a), len(b))):
         total += a[index] * b[index]
     return total
+
+
+def check_vectors(vectors: Sequence[Sequence[float]], texts: Sequence[str], source: str) -> None:
+    """Refuse what must never reach a store: NaN/infinite values or ragged dimensions.
+
+    Empty vectors (the answer for empty inputs) have no dimension to agree on. Raises
+    `EmbedError` naming the first offending input.
+    """
+    width: int | None = None
+    for position, (vector, text) in enumerate(zip(vectors, texts, strict=True)):
+        if not vector:
+            if text:
+                raise EmbedError(f"{source} returned an empty embedding for a non-empty input")
+            continue
+        if not all(math.isfinite(value) for value in vector):
+            raise EmbedError(
+                f"{source} returned a non-finite number (NaN or infinity) in embedding {position}"
+            )
+        if width is None:
+            width = len(vector)
+        elif len(vector) != width:
+            raise EmbedError(
+                f"{source} returned embeddings of different dimensions ({width} and "
+                f"{len(vector)}, embedding {position})"
+            )

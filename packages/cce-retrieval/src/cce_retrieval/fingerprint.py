@@ -55,9 +55,17 @@ def embed_dim(index: Index) -> int:
 
 
 def fingerprint_document(
-    index: Index, store_digest: str, redaction: bool, pack_set: str = PACK_SET
+    index: Index,
+    store_digest: str,
+    redaction: bool,
+    pack_set: str = PACK_SET,
+    protection: str | None = None,
 ) -> bytes:
-    """The fingerprint's compact JSON, `sha256` being the hash of itself with `sha256=""`."""
+    """The fingerprint's compact JSON, `sha256` being the hash of itself with `sha256=""`.
+
+    `protection` is recorded only when it is not the default (`"strict"`), so a
+    default-protection fingerprint keeps the reference's bytes.
+    """
     record: dict[str, object] = {
         "block_nesting_limit": BLOCK_NESTING_LIMIT,
         "embed_dim": embed_dim(index),
@@ -76,18 +84,62 @@ def fingerprint_document(
     def render() -> bytes:
         return json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
+    if protection is not None and protection != "reference":
+        record["protection"] = protection
+        record = dict(sorted(record.items()))
     record["sha256"] = hashlib.sha256(render()).hexdigest()
     return render()
 
 
+def repair_stale_fingerprint(index: Index, store_path: str) -> str | None:
+    """Rewrite a fingerprint that no longer describes its store; a warning, or None.
+
+    A `cce index` killed between replacing the store and writing the fingerprint leaves
+    the previous fingerprint, older than the store. Only then is the store hashed (so a
+    normal load costs two `stat`s); when the recorded `store_sha256` differs, the
+    fingerprint is rewritten from the store, keeping its recorded `redaction` and
+    `protection`. A fingerprint that cannot be read or rewritten is left as it is.
+    """
+    target = fingerprint_path(store_path)
+    try:
+        if os.stat(target).st_mtime_ns >= os.stat(store_path).st_mtime_ns:
+            return None
+        with open(target, "rb") as handle:
+            recorded = json.loads(handle.read())
+        digest = store_sha256(store_path)
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(recorded, dict) or recorded.get("store_sha256") == digest:
+        return None
+    redaction = recorded.get("redaction") is not False
+    protection = recorded.get("protection")
+    document = fingerprint_document(
+        index, digest, redaction, protection=protection if isinstance(protection, str) else None
+    )
+    try:
+        write_atomic(target, document)
+    except OSError:
+        return None
+    return (
+        f"warning: the fingerprint {target} did not match its store (an interrupted "
+        "`cce index`?); it was rewritten from the store"
+    )
+
+
 def write_fingerprint(
-    index: Index, store_path: str, redaction: bool, pack_set: str = PACK_SET
+    index: Index,
+    store_path: str,
+    redaction: bool,
+    pack_set: str = PACK_SET,
+    protection: str | None = None,
 ) -> str:
     """Hash the saved store as read back from disk and write its fingerprint atomically.
 
     Returns the fingerprint path. Raises OSError (callers treat it as a warning).
     """
-    document = fingerprint_document(index, store_sha256(store_path), redaction, pack_set)
+    document = fingerprint_document(
+        index, store_sha256(store_path), redaction, pack_set, protection
+    )
     target = fingerprint_path(store_path)
     write_atomic(target, document)
     return target

@@ -17,6 +17,18 @@ A `Gitignore` answers one question for one directory: does any of its patterns m
 path (relative to the directory), and if so, is the last matching one a whitelist? The
 walker chains these per directory and lets the nearest file with a match decide.
 
+Matching runs on RE2 (`google-re2`, Latin-1 mode so every byte is one character), not on
+Python's backtracking `re`: a hostile line such as `**********a` against a long name takes
+exponential time under backtracking, while RE2 is linear in the path length, the same
+guarantee globset gets from Rust's `regex`. Runs of `*` are also collapsed to one
+`[^/]*`, which matches the same language with a smaller program. See
+docs/hostile-input.md#gitignore-globs.
+
+`.gitignore` files are read only when they are regular files no larger than
+`MAX_GITIGNORE_BYTES`; a FIFO, a device (or a symlink to one) or an oversized file raises
+`GitignoreReadError`, which the walker counts as a walk error instead of blocking or
+exhausting memory.
+
 Known divergence (documented, not reproduced): the crate also parses the `.gitignore` files
 of every directory *above* the walk root (it never applies them), and a glob-compile error
 there is reported as one walk error. This port never looks above the root, so such an error
@@ -26,15 +38,66 @@ is not counted.
 from __future__ import annotations
 
 import enum
-import re
+import errno
+import os
+import stat
+from typing import Protocol, cast
 
 import attrs
+import re2  # type: ignore[import-untyped]
 
 from cce_retrieval.text import rust_trim_end
+
+MAX_GITIGNORE_BYTES = 8 * 1024 * 1024
+"""Largest `.gitignore` read; a bigger one is a walk error (real ones are a few KiB)."""
+
+
+MAX_GLOB_CHARS = 65536
+"""Longest glob compiled; a longer `.gitignore` line is dropped like an invalid one (RE2
+would spend its memory budget on it and log about it on stderr)."""
 
 
 class GlobError(ValueError):
     """A glob that globset refuses to compile; the `.gitignore` line is dropped."""
+
+
+class GitignoreReadError(OSError):
+    """A `.gitignore` that is not a regular file or is larger than `MAX_GITIGNORE_BYTES`."""
+
+
+class BytesMatcher(Protocol):
+    """A compiled byte pattern: `match` anchors at the start, like `re.Pattern.match`."""
+
+    @property
+    def pattern(self) -> bytes: ...
+
+    def match(self, data: bytes) -> object | None: ...
+
+
+def _re2_options() -> object:
+    options = re2.Options()
+    # Latin-1: the pattern's `\xNN` escapes and `[^/]` each stand for one byte, exactly
+    # like a `re` bytes pattern and globset's `(?-u)` regex.
+    options.encoding = re2.Options.Encoding.LATIN1
+    options.log_errors = False  # a refused program is reported as a GlobError, not on stderr
+    return cast(object, options)
+
+
+_RE2_OPTIONS = _re2_options()
+
+
+def compile_regex(regex: str) -> BytesMatcher:
+    """Compile a `glob_to_regex` result for linear-time matching of path bytes.
+
+    RE2 spells end-of-text `\\z` where `re` spells it `\\Z`; every literal in the regex is
+    a `\\xNN` escape, so the only `\\Z` are the terminators. Raises `GlobError` when RE2
+    refuses the program (e.g. one past its memory budget).
+    """
+    try:
+        compiled = re2.compile(regex.replace("\\Z", "\\z").encode("ascii"), _RE2_OPTIONS)
+    except re2.error as err:
+        raise GlobError(f"pattern too complex: {err}") from err
+    return cast(BytesMatcher, compiled)
 
 
 class Match(enum.Enum):
@@ -233,7 +296,9 @@ def _tokens_to_regex(tokens: tuple[_Token, ...]) -> str:
         elif kind is _Kind.ANY:
             parts.append("[^/]")
         elif kind is _Kind.ZERO_OR_MORE:
-            parts.append("[^/]*")
+            # `[^/]*[^/]*` is `[^/]*`: collapsing keeps the program small for `****…`.
+            if not parts or parts[-1] != "[^/]*":
+                parts.append("[^/]*")
         elif kind is _Kind.RECURSIVE_PREFIX:
             parts.append("(?:/?|.*/)")
         elif kind is _Kind.RECURSIVE_SUFFIX:
@@ -260,10 +325,12 @@ def _tokens_to_regex(tokens: tuple[_Token, ...]) -> str:
 def glob_to_regex(glob: str) -> str:
     """Translate a globset glob (`literal_separator`, backslash escapes) to a regex.
 
-    The result is meant for `re.compile(result.encode("ascii"))` and matching against path
-    bytes; `\\Z` stands for Rust's `$` because Python's `$` also matches before a final
-    newline. Raises `GlobError` where globset fails to build the glob.
+    The result is valid for `re.compile(result.encode("ascii"))` and for `compile_regex`,
+    matching against path bytes; `\\Z` stands for Rust's `$` because Python's `$` also
+    matches before a final newline. Raises `GlobError` where globset fails to build the glob.
     """
+    if len(glob) > MAX_GLOB_CHARS:
+        raise GlobError(f"glob longer than {MAX_GLOB_CHARS} characters")
     tokens = _GlobParser(glob).parse()
     if tokens == (_RECURSIVE_PREFIX,):
         return "^.*\\Z"
@@ -279,7 +346,8 @@ class GitignorePattern:
 
     original: str
     glob: str
-    regex: re.Pattern[bytes]
+    source: str  # the `glob_to_regex` text, kept so a file's patterns can be combined
+    regex: BytesMatcher
     is_whitelist: bool
     is_dir_only: bool
 
@@ -289,20 +357,26 @@ class Gitignore:
     """The patterns of one `.gitignore`, in file order, plus a one-shot any-match filter."""
 
     patterns: tuple[GitignorePattern, ...]
-    any_pattern: re.Pattern[bytes] | None = attrs.field(init=False, eq=False, repr=False)
+    any_pattern: BytesMatcher | None = attrs.field(init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
-        combined = "|".join(f"(?:{p.regex.pattern.decode('ascii')})" for p in self.patterns)
-        object.__setattr__(
-            self, "any_pattern", re.compile(combined.encode("ascii")) if self.patterns else None
-        )
+        combined: BytesMatcher | None = None
+        if self.patterns:
+            alternation = "|".join(f"(?:{p.source})" for p in self.patterns)
+            try:
+                combined = compile_regex(alternation)
+            except GlobError:
+                combined = None  # too big to combine: every pattern is tried instead
+        object.__setattr__(self, "any_pattern", combined)
 
     def matched(self, rel_path: bytes, is_dir: bool) -> Match:
         """Match a path relative to this file's directory: the last applicable pattern wins.
 
         Directory-only patterns are skipped when the candidate is a file.
         """
-        if self.any_pattern is None or self.any_pattern.match(rel_path) is None:
+        if not self.patterns:
+            return Match.NONE
+        if self.any_pattern is not None and self.any_pattern.match(rel_path) is None:
             return Match.NONE
         for pattern in reversed(self.patterns):
             if (is_dir or not pattern.is_dir_only) and pattern.regex.match(rel_path):
@@ -344,8 +418,10 @@ def parse_gitignore_line(line: str) -> GitignorePattern | None:
         glob = f"**/{glob}"
     if glob.endswith("/**"):
         glob = f"{glob}/*"
-    regex = re.compile(glob_to_regex(glob).encode("ascii"))
-    return GitignorePattern(original, glob, regex, is_whitelist, is_dir_only)
+    source = glob_to_regex(glob)
+    return GitignorePattern(
+        original, glob, source, compile_regex(source), is_whitelist, is_dir_only
+    )
 
 
 def parse_gitignore(data: bytes) -> Gitignore:
@@ -375,14 +451,45 @@ def parse_gitignore(data: bytes) -> Gitignore:
     return Gitignore(tuple(patterns))
 
 
+def read_regular_file(path: bytes, limit: int) -> bytes:
+    """The bytes of `path` (symlinks followed) if it is a regular file of at most `limit` bytes.
+
+    Opened non-blocking so a FIFO cannot stall the open; anything that is not a regular
+    file (FIFO, socket, device such as `/dev/zero`) or grows past `limit` while being read
+    raises `GitignoreReadError`; other failures raise the `OSError` from the system.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            # What reading a directory gives elsewhere: an ordinary, uncounted failure.
+            raise IsADirectoryError(errno.EISDIR, "is a directory", os.fsdecode(path))
+        if not stat.S_ISREG(mode):
+            raise GitignoreReadError(errno.EINVAL, "not a regular file", os.fsdecode(path))
+        chunks: list[bytes] = []
+        total = 0
+        while chunk := os.read(fd, min(1 << 20, limit + 1 - total)):
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                raise GitignoreReadError(
+                    errno.EFBIG, f"larger than {limit} bytes", os.fsdecode(path)
+                )
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def read_gitignore(path: bytes) -> Gitignore | None:
     """Read and parse a `.gitignore` (following symlinks, as `File::open` does).
 
-    None when it cannot be read or contributes no pattern.
+    None when it cannot be opened or read, or contributes no pattern; raises
+    `GitignoreReadError` when it is not a regular file or is too large.
     """
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = read_regular_file(path, MAX_GITIGNORE_BYTES)
+    except GitignoreReadError:
+        raise
     except OSError:
         return None
     gitignore = parse_gitignore(data)

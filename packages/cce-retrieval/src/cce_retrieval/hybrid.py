@@ -10,12 +10,14 @@ Every constant a ranking change would touch is a field of `SearchParams`, whose 
 are the reference values. The derived per-index structures live in `cce_retrieval.derived`
 (re-exported here for existing imports).
 
-Owns: `SearchParams`, `is_code_lookup`, `file_hints`, `rrf`, `rank_core`,
-`expand_graph`, `search`, `search_with_vector`, `bm25_only_search`, `vector_search`.
+Owns: `SearchParams`, `QueryVectorError`, `is_code_lookup`, `file_hints`, `rrf`, `rank_core`,
+`expand_graph`, `search`, `search_counted`, `search_with_vector`, `bm25_only_search`,
+`vector_search`.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from typing import Final, Protocol
 
@@ -23,6 +25,7 @@ import attrs
 
 from cce_retrieval.bm25 import BM25_B, BM25_K1
 from cce_retrieval.derived import RetrievalIndex, retrieval_index
+from cce_retrieval.embedders import check_query_vector
 from cce_retrieval.model import Index, SearchResult
 from cce_retrieval.numeric import score_key
 from cce_retrieval.ranking import FloatArray
@@ -290,6 +293,19 @@ def _numbered(results: Sequence[SearchResult]) -> list[SearchResult]:
     return [attrs.evolve(r, rank=i + 1) for i, r in enumerate(results)]
 
 
+class QueryVectorError(ValueError):
+    """A query embedding that holds NaN or an infinity: every cosine would be meaningless."""
+
+
+def check_finite_query(qvec: Sequence[float]) -> None:
+    """Refuse a query vector with a non-finite value (it would score every chunk 0)."""
+    if not all(math.isfinite(value) for value in qvec):
+        raise QueryVectorError(
+            "the query embedding holds NaN or an infinite number, so no cosine can be "
+            "computed; check the embedder (or its server) that produced it"
+        )
+
+
 def search_with_vector(
     index: Index,
     qvec: Sequence[float],
@@ -300,8 +316,10 @@ def search_with_vector(
 ) -> list[SearchResult]:
     """`search` with the query vector already computed (the harness embeds once per query).
 
-    Graph expansion runs when `graph_enabled` and `params.graph` are both true.
+    Graph expansion runs when `graph_enabled` and `params.graph` are both true. Raises
+    `QueryVectorError` for a non-finite query vector.
     """
+    check_finite_query(qvec)
     results, cosines = _rank_core(index, qvec, query, top_k, params)
     if graph_enabled and params.graph:
         results = expand_graph(index, qvec, results, cosines, params)
@@ -319,6 +337,29 @@ def search(
     """The `cce search` pipeline: embed (always first, even for a token-less query), rank."""
     qvec = embedder.embed(query)
     return search_with_vector(index, qvec, query, top_k, graph_enabled, params)
+
+
+def search_counted(
+    index: Index,
+    embedder: QueryEmbedder,
+    query: str,
+    top_k: int,
+    graph_enabled: bool,
+    params: SearchParams = REFERENCE_PARAMS,
+) -> tuple[list[SearchResult], int]:
+    """`search`, plus how many leading rows are ranked; the rows after them are the
+    graph expansion (related files), which can take the list past `top_k`.
+
+    Raises QueryVectorError for a non-finite query vector and EmbeddingSpaceError for
+    one whose dimension differs from the store's."""
+    qvec = embedder.embed(query)
+    check_finite_query(qvec)
+    check_query_vector(index, qvec)
+    results, cosines = _rank_core(index, qvec, query, top_k, params)
+    ranked = len(results)
+    if graph_enabled and params.graph:
+        results = expand_graph(index, qvec, results, cosines, params)
+    return _numbered(results), ranked
 
 
 def bm25_only_search(
@@ -340,6 +381,7 @@ def vector_search(index: Index, qvec: Sequence[float], top_k: int) -> list[Searc
     """The harness's `vector` backend: all chunks by rounded cosine, first `top_k`, score = cos."""
     if not index.chunks or top_k <= 0:
         return []
+    check_finite_query(qvec)
     derived = retrieval_index(index)
     order, cos = derived.vectors.rank(qvec, top_k)
     top = order.tolist()

@@ -3,52 +3,90 @@
 Why it exists: an index can be built with `--embedder ollama`; its chunk vectors then
 live in Ollama's embedding space, so every query against it must be embedded by the
 same server. This module speaks the real HTTP protocol with the standard library only
-(`urllib`), validates the response exactly as the reference does, and reports failures
-with the reference's error-string prefixes.
+(`http.client`), validates the response as the reference does plus what the reference
+lets through (non-finite numbers, ragged dimensions), and reports failures with the
+reference's error-string prefixes, keeping the real cause (refused connection, HTTP
+status, redirect, garbage body, missing or miscounted embeddings, deadline).
+
+A hostile or broken server cannot hang a command: each request has a total deadline,
+enforced by a watchdog that shuts the socket down, not just a per-read timeout. The base
+URL is validated up front (`OllamaConfigError`), and every URL this module prints has its
+credentials replaced by `***` (`redact_url`). See docs/hostile-input.md#ollama.
 
 Owns: `OllamaEmbedder` (the `Embedder` protocol: `name`, `embed`, `try_embed`,
-`try_embed_batch`, plus `healthy`), `from_env`, the 2000-code-point input truncation and
-the query-time warning line.
+`try_embed_batch`, plus `healthy`/`check_health`), `from_env`, the 2000-code-point input
+truncation and the query-time warning line.
 """
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import http.client
 import json
 import os
+import socket
 import sys
-import urllib.error
-import urllib.request
+import threading
+import time
+import urllib.parse
 from collections.abc import Mapping, Sequence
-from typing import IO
 
-from cce_retrieval.embedder import EmbedError
+from cce_retrieval.embedder import EmbedError, check_vectors
 
 DEFAULT_OLLAMA_URL = "http://localhost:11434"
 DEFAULT_OLLAMA_MODEL = "nomic-embed-text"
 MAX_INPUT_CHARS = 2000
 DEFAULT_HEALTH_TIMEOUT_S = 30.0
 DEFAULT_REQUEST_TIMEOUT_S = 300.0
+MAX_RESPONSE_BYTES = 512 * 1024 * 1024
+"""A response larger than this is refused rather than buffered (64 vectors are ~1 MB)."""
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """Make every 3xx an error: the reference treats any non-2xx status as a failure."""
-
-    def redirect_request(
-        self,
-        req: urllib.request.Request,
-        fp: IO[bytes],
-        code: int,
-        msg: str,
-        headers: http.client.HTTPMessage,
-        newurl: str,
-    ) -> urllib.request.Request | None:
-        return None
+class OllamaConfigError(EmbedError):
+    """`CCE_OLLAMA_URL` cannot name a server (empty, unparsable, not http/https)."""
 
 
-# No proxy handler: Ollama is a local service, and an `http_proxy` variable must not
-# reroute (or break) requests to it.
-_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect)
+class OllamaUnreachable(EmbedError):
+    """No HTTP exchange happened: the connection was refused, failed or timed out."""
+
+
+def redact_url(url: str) -> str:
+    """`url` with any `user:password@` replaced by `***@`, for every message that prints it.
+
+    Works on text that does not parse as a URL too (the userinfo is found by its `@`).
+    """
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    authority_end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    at = rest.rfind("@", 0, authority_end)
+    if at < 0:
+        return url
+    return f"{scheme}://***@{rest[at + 1 :]}"
+
+
+def _split_base_url(base_url: str) -> urllib.parse.SplitResult:
+    if not base_url:
+        raise OllamaConfigError(
+            "CCE_OLLAMA_URL is set but empty; unset it to use "
+            f"{DEFAULT_OLLAMA_URL} or set it to the server's http:// URL"
+        )
+    shown = redact_url(base_url)
+    try:
+        parts = urllib.parse.urlsplit(base_url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError as err:
+        raise OllamaConfigError(
+            f"CCE_OLLAMA_URL is not a valid URL ({shown}: {err}); "
+            "set it like http://localhost:11434"
+        ) from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise OllamaConfigError(
+            f"CCE_OLLAMA_URL must be an http:// or https:// URL with a host, got {shown}; "
+            "set it like http://localhost:11434"
+        )
+    return parts
 
 
 def _as_vector(entry: object) -> list[float]:
@@ -58,14 +96,36 @@ def _as_vector(entry: object) -> list[float]:
     return [float(x) for x in entry if isinstance(x, int | float) and not isinstance(x, bool)]
 
 
+class _Watchdog:
+    """Shuts a socket down at the deadline, waking any blocked read or write."""
+
+    def __init__(self, sock: socket.socket, seconds: float) -> None:
+        self.fired = False
+        self._sock = sock
+        self._timer = threading.Timer(max(0.0, seconds), self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _fire(self) -> None:
+        self.fired = True
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+
 class OllamaEmbedder:
     """Embeds through `POST {base_url}/api/embed`; name `"ollama"`.
 
     The reference sets no timeouts at all (its HTTP client waits forever). This port
-    bounds every request instead: `health_timeout` (default 30 s) for `healthy()` and
+    bounds every request instead: `health_timeout` (default 30 s) for the health check and
     `request_timeout` (default 300 s, large enough for a batch of 64 long chunks on a
-    slow machine) for everything else. Each applies to the connection and to every
-    socket read. There are no retries and no client-side normalisation.
+    slow machine) for everything else. Each is a total deadline for the whole exchange
+    (connect, send, headers, body), so a server dripping one byte at a time still ends.
+    Redirects are not followed (any non-2xx status is a failure, as in the reference);
+    `user:password@` in the base URL is sent as HTTP basic auth and never printed.
+    There are no retries and no client-side normalisation.
     """
 
     name = "ollama"
@@ -108,29 +168,81 @@ class OllamaEmbedder:
         """Plain concatenation, so a trailing `/` in the base URL gives `//api/embed`."""
         return self.base_url + "/api/embed"
 
+    def check_url(self) -> None:
+        """Raise `OllamaConfigError` unless the base URL names an http(s) server."""
+        _split_base_url(self.base_url)
+
+    @property
+    def display_url(self) -> str:
+        """The base URL as printed: credentials redacted."""
+        return redact_url(self.base_url)
+
+    def _exchange(self, body: bytes, timeout: float) -> tuple[int, str, str, bytes]:
+        """POST `body`; (status, reason, Location header, body), all within `timeout` s."""
+        parts = _split_base_url(self.base_url)
+        endpoint = urllib.parse.urlsplit(self.endpoint)
+        target = endpoint.path or "/"
+        if endpoint.query:
+            target += f"?{endpoint.query}"
+        connection_class = (
+            http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        )
+        headers = {"Content-Type": "application/json"}
+        if parts.username is not None:
+            credentials = f"{urllib.parse.unquote(parts.username)}:"
+            credentials += urllib.parse.unquote(parts.password or "")
+            token = base64.b64encode(credentials.encode("utf-8")).decode("ascii")
+            headers["Authorization"] = f"Basic {token}"
+        deadline = time.monotonic() + timeout
+        connection = connection_class(parts.hostname or "", parts.port, timeout=timeout)
+        try:
+            try:
+                connection.connect()
+            except (OSError, http.client.HTTPException) as err:
+                raise OllamaUnreachable(
+                    f"ollama request failed: cannot connect to {self.display_url}: {err}"
+                ) from None
+            assert connection.sock is not None
+            watchdog = _Watchdog(connection.sock, deadline - time.monotonic())
+            try:
+                connection.request("POST", target, body=body, headers=headers)
+                response = connection.getresponse()
+                raw = response.read(MAX_RESPONSE_BYTES + 1)
+            except (OSError, http.client.HTTPException) as err:
+                if watchdog.fired or isinstance(err, TimeoutError):
+                    raise EmbedError(
+                        f"ollama request failed: no complete response within {timeout:g} s"
+                    ) from None
+                raise EmbedError(f"ollama request failed: {err}") from None
+            finally:
+                watchdog.cancel()
+            if watchdog.fired:
+                raise EmbedError(
+                    f"ollama request failed: no complete response within {timeout:g} s"
+                )
+            if len(raw) > MAX_RESPONSE_BYTES:
+                raise EmbedError(f"ollama bad response: larger than {MAX_RESPONSE_BYTES} bytes")
+            return response.status, response.reason, response.getheader("Location") or "", raw
+        finally:
+            connection.close()
+
     def _post(self, texts: Sequence[str], timeout: float) -> list[list[float]]:
         inputs = [text[:MAX_INPUT_CHARS] for text in texts]
         body = json.dumps({"input": inputs, "model": self.model}, sort_keys=True)
-        request = urllib.request.Request(
-            self.endpoint,
-            data=body.encode("utf-8"),
-            headers={"Content-Type": "application/json"},
-            method="POST",
-        )
-        try:
-            with _OPENER.open(request, timeout=timeout) as response:
-                status = response.status
-                raw = response.read()
-        except urllib.error.HTTPError as err:
-            raise EmbedError(f"ollama request failed: HTTP status {err.code} {err.reason}") from err
-        except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as err:
-            raise EmbedError(f"ollama request failed: {err}") from err
+        status, reason, location, raw = self._exchange(body.encode("utf-8"), timeout)
+        if 300 <= status < 400:
+            target = f" to {redact_url(location)}" if location else ""
+            raise EmbedError(
+                f"ollama request failed: HTTP status {status} {reason} "
+                f"(redirect{target} not followed; point CCE_OLLAMA_URL at the final address)"
+            )
         if not 200 <= status < 300:
-            raise EmbedError(f"ollama request failed: HTTP status {status}")
+            raise EmbedError(f"ollama request failed: HTTP status {status} {reason}")
         try:
             document = json.loads(raw.decode("utf-8"), parse_int=float)
-        except (UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise EmbedError(f"ollama bad response: {err}") from err
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
+            cause = "nested too deeply" if isinstance(err, RecursionError) else str(err)
+            raise EmbedError(f"ollama bad response: {cause}") from None
         entries = document.get("embeddings") if isinstance(document, dict) else None
         if not isinstance(entries, list):
             raise EmbedError("ollama response missing .embeddings")
@@ -139,9 +251,7 @@ class OllamaEmbedder:
                 f"ollama returned {len(entries)} embedding(s) for {len(inputs)} input(s)"
             )
         vectors = [_as_vector(entry) for entry in entries]
-        for text, vector in zip(inputs, vectors, strict=True):
-            if not vector and text:
-                raise EmbedError("ollama returned an empty embedding for a non-empty input")
+        check_vectors(vectors, inputs, "ollama")
         return vectors
 
     def try_embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
@@ -169,10 +279,18 @@ class OllamaEmbedder:
             print(f"warning: {err}; vector recall disabled for this query", file=sys.stderr)
             return []
 
+    def check_health(self) -> None:
+        """A real one-input request (`["ping"]`) within `health_timeout`; raises `EmbedError`.
+
+        `OllamaUnreachable` when no HTTP exchange happened, `OllamaConfigError` for a base
+        URL that names no server, plain `EmbedError` for every other cause.
+        """
+        self._post(["ping"], self.health_timeout)
+
     def healthy(self) -> bool:
-        """A real one-input request (`["ping"]`); healthy iff it succeeds."""
+        """`check_health` as a boolean."""
         try:
-            self._post(["ping"], self.health_timeout)
+            self.check_health()
         except EmbedError:
             return False
         return True

@@ -5,6 +5,14 @@ and the broken part (docs/index-store.md), while a well-formed store of 50,000 c
 must load fast; so the embedding arrays are parsed with numpy before `json.loads` sees
 the rest, and anything not in that exact shape falls back to the ordinary parser, which
 reports the cause. Unknown keys are ignored and legacy defaults applied.
+
+A store that parses but could not have been written by a compatible cce is refused with
+the reason rather than loaded into wrong answers: a `spec_version` of a newer major
+version, a non-finite embedding value (`NaN`, or `1e999`, which overflows), embeddings
+whose width disagrees with the recorded `embedding_dim`, a hash store whose vectors are
+not 256 wide, or a chunk whose `start_line` is after its `end_line`. JSON nested deeper
+than Python's parser can follow is a `StoreError` too, never a `RecursionError`
+(docs/hostile-input.md#stores).
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
+from cce_retrieval.embedder import EMBED_DIM
 from cce_retrieval.fileio import describe_os_error
 from cce_retrieval.model import Chunk, FloatMatrix, Index
 from cce_retrieval.store_paths import StoreError
@@ -171,6 +180,7 @@ def _parse_document(document: object, extracted: _Extracted | None = None) -> In
         embeddings, lengths = extracted.matrix, extracted.lengths
     else:
         raise _FastPathMiss
+    _check_consistency(spec_version, embedder, dim, chunks, embeddings, lengths)
     return Index(
         embedder=embedder,
         chunks=chunks,
@@ -182,6 +192,46 @@ def _parse_document(document: object, extracted: _Extracted | None = None) -> In
         embedder_model=model,
         embedding_dim=dim,
     )
+
+
+SUPPORTED_SPEC_MAJOR = 1
+"""Stores up to this `spec_version` major load (legacy 0.x too); a newer one is refused."""
+
+
+def _check_consistency(
+    spec_version: str,
+    embedder: str,
+    dim: int | None,
+    chunks: Sequence[Chunk],
+    embeddings: FloatMatrix,
+    lengths: Sequence[int] | None,
+) -> None:
+    """Refuse a parsed store whose parts cannot belong together (see the module docstring)."""
+    major = spec_version.split(".", 1)[0]
+    if not major.isdigit() or int(major) > SUPPORTED_SPEC_MAJOR:
+        raise _ShapeError(
+            f"`spec_version` is {spec_version!r}, but this cce reads stores up to version "
+            f"{SUPPORTED_SPEC_MAJOR}.x; re-index with `cce index`"
+        )
+    for i, chunk in enumerate(chunks):
+        if chunk.start_line > chunk.end_line:
+            raise _ShapeError(
+                f"chunk {i}: `start_line` {chunk.start_line} is after `end_line` {chunk.end_line}"
+            )
+    if embeddings.size and not np.isfinite(embeddings).all():
+        row = int(np.flatnonzero(~np.isfinite(embeddings).all(axis=1))[0])
+        raise _ShapeError(f"chunk {row}: `embedding` holds NaN or an infinite number (e.g. 1e999)")
+    widths = list(lengths) if lengths is not None else [embeddings.shape[1]] * len(chunks)
+    present = {width for width in widths if width}
+    if dim is not None and present - {dim}:
+        width = min(present - {dim})
+        raise _ShapeError(f"`embedding_dim` is {dim} but an embedding has {width} values")
+    width = present.pop() if len(present) == 1 else None
+    if embedder == "hash" and width is not None and width != EMBED_DIM:
+        raise _ShapeError(
+            f"hash embeddings have {EMBED_DIM} values, these have {width}; "
+            "the store was not written by a hash build"
+        )
 
 
 @attrs.frozen(slots=True)
@@ -302,10 +352,14 @@ def parse_index(data: bytes, path: str = "<memory>") -> Index:
     if extracted is not None:
         try:
             return _parse_document(json.loads(extracted.reduced_text), extracted)
-        except (json.JSONDecodeError, _ShapeError, _FastPathMiss):
+        except (json.JSONDecodeError, RecursionError, _ShapeError, _FastPathMiss):
             pass  # not a well-formed compact store: the ordinary path reports why
     try:
         document = json.loads(text)
+    except RecursionError:
+        raise StoreError(
+            "load", path, "not a cce store: the JSON is nested too deeply to be one"
+        ) from None
     except json.JSONDecodeError as err:
         if not text.strip():
             cause = "the file is empty, not a JSON store"

@@ -8,19 +8,34 @@ the exact per-file check order with its counters. It owns the traversal only; re
 chunking happen later on the returned text.
 
 Paths are handled as bytes internally so gitignore globs see the raw name bytes (globset
-matches bytes) and non-UTF-8 names survive until they are shown, lossily, in `rel_path`.
+matches bytes). A non-UTF-8 name is shown in `rel_path` lossily (invalid bytes become
+U+FFFD), as the reference does, unless that would give two entries of one directory the
+same name; then the colliding non-UTF-8 names spell each invalid byte as `\\xNN`, so
+`x\\xff.py`, `x\\xfe.py` and a real `x\ufffd.py` stay three files. An entry whose name
+still collides is a walk error rather than a silent merge (docs/hostile-input.md#file-names).
 A failing `os.scandir` on the root itself (missing, not a directory) counts as one walk
 error and yields nothing.
+
+Files and `.gitignore`s are opened non-blocking and read only if `fstat` says regular file,
+with a size bound, so a FIFO or a device swapped in cannot hang or exhaust the walk.
 """
 
 from __future__ import annotations
 
+import collections
 import enum
 import os
 
 import attrs
 
-from cce_retrieval.gitignore import Gitignore, Match, read_gitignore
+from cce_retrieval.gitignore import (
+    Gitignore,
+    GitignoreReadError,
+    Match,
+    read_gitignore,
+    read_regular_file,
+)
+from cce_retrieval.protection import REFERENCE, STRICT, is_strict_sensitive
 from cce_retrieval.sensitive import is_sensitive
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
@@ -48,6 +63,9 @@ class WalkResult:
     skipped: int
     sensitive_skipped: int
     walk_errors: int
+    strict_only_skipped: int = 0
+    """Files only strict protection skips: kept under reference protection (so a notice can
+    say what strict would have left out), and part of `sensitive_skipped` under strict."""
 
 
 # A `.gitignore` in scope, with the byte offset at which paths relative to its directory
@@ -76,10 +94,17 @@ class _Rejection(enum.Enum):
     SKIPPED = "skipped"
 
 
-def _read_candidate(entry: os.DirEntry[bytes], protect: bool) -> str | _Rejection:
-    """Apply the per-file checks of §2.5 in their exact order; the text if all pass."""
+def _read_candidate(
+    entry: os.DirEntry[bytes], protect: bool, sensitive: bool | None = None
+) -> str | _Rejection:
+    """Apply the per-file checks of §2.5 in their exact order; the text if all pass.
+
+    `sensitive` overrides the name check (the walk decides it once, strict names included).
+    """
     name = entry.name
-    if protect and is_sensitive(name.decode("utf-8", "replace")):
+    if sensitive is None:
+        sensitive = protect and is_sensitive(name.decode("utf-8", "replace"))
+    if sensitive:
         return _Rejection.SENSITIVE
     if _has_jsonl_extension(name):
         return _Rejection.SKIPPED
@@ -90,8 +115,9 @@ def _read_candidate(entry: os.DirEntry[bytes], protect: bool) -> str | _Rejectio
     if size > MAX_FILE_BYTES:
         return _Rejection.SKIPPED
     try:
-        with open(entry.path, "rb") as handle:
-            data = handle.read()
+        # Non-blocking and regular-only: the entry may have been swapped for a FIFO since
+        # `scandir` saw it; the bound holds even if the file grew meanwhile.
+        data = read_regular_file(entry.path, MAX_FILE_BYTES)
     except OSError:
         return _Rejection.SKIPPED
     try:
@@ -100,18 +126,53 @@ def _read_candidate(entry: os.DirEntry[bytes], protect: bool) -> str | _Rejectio
         return _Rejection.SKIPPED
 
 
-def walk(root: str, protect: bool = True) -> WalkResult:
+def _is_utf8(name: bytes) -> bool:
+    try:
+        name.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def display_names(names: list[bytes]) -> dict[bytes, str | None]:
+    """The `rel_path` component of each name of one directory; None for an unresolvable clash.
+
+    Lossy U+FFFD decoding (the reference's form) wherever it keeps names distinct;
+    `\\xNN` escapes for non-UTF-8 names whose lossy forms clash; None for a non-UTF-8
+    name whose escaped form is still another entry's name (it is then a walk error).
+    """
+    lossy = {name: name.decode("utf-8", "replace") for name in names}
+    clashes = collections.Counter(lossy.values())
+    shown: dict[bytes, str] = {}
+    for name in names:
+        text = lossy[name]
+        if clashes[text] > 1 and not _is_utf8(name):
+            text = name.decode("utf-8", "backslashreplace")
+        shown[name] = text
+    # Distinct non-UTF-8 names have distinct escaped forms, so a remaining clash is with a
+    # valid name spelled with a literal `\\xNN`; that real name keeps its spelling.
+    final = collections.Counter(shown.values())
+    return {
+        name: (None if final[text] > 1 and not _is_utf8(name) else text)
+        for name, text in shown.items()
+    }
+
+
+def walk(root: str, protect: bool = True, protection: str = REFERENCE) -> WalkResult:
     """Walk `root` and return the indexable files with the skip/error counters.
 
-    With `protect` on, sensitive basenames (§4.1) are counted and never opened.
+    With `protect` on, sensitive basenames (§4.1) are counted and never opened; with
+    `protection="strict"` also the names `cce_retrieval.protection` adds.
     """
+    strict = protection == STRICT
     files: list[WalkedFile] = []
     skipped = 0
     sensitive_skipped = 0
     walk_errors = 0
-    pending: list[tuple[bytes, bytes, tuple[_Scope, ...]]] = [(os.fsencode(root), b"", ())]
+    strict_only = 0
+    pending: list[tuple[bytes, bytes, str, tuple[_Scope, ...]]] = [(os.fsencode(root), b"", "", ())]
     while pending:
-        dir_path, dir_rel, scopes = pending.pop()
+        dir_path, dir_rel, dir_shown, scopes = pending.pop()
         try:
             with os.scandir(dir_path) as iterator:
                 entries = list(iterator)
@@ -119,9 +180,14 @@ def walk(root: str, protect: bool = True) -> WalkResult:
             walk_errors += 1
             continue
         if any(entry.name == _GITIGNORE_NAME for entry in entries):
-            gitignore = read_gitignore(os.path.join(dir_path, _GITIGNORE_NAME))
+            try:
+                gitignore = read_gitignore(os.path.join(dir_path, _GITIGNORE_NAME))
+            except GitignoreReadError:
+                walk_errors += 1
+                gitignore = None
             if gitignore is not None:
                 scopes = ((gitignore, len(dir_rel) + 1 if dir_rel else 0), *scopes)
+        shown_names = display_names([entry.name for entry in entries])
         for entry in entries:
             name = entry.name
             rel = dir_rel + b"/" + name if dir_rel else name
@@ -137,16 +203,30 @@ def walk(root: str, protect: bool = True) -> WalkResult:
                 if name in _PRUNED_DIR_NAMES_BYTES or name.startswith(b"."):
                     continue
                 if not _is_ignored(scopes, rel, True):
-                    pending.append((entry.path, rel, scopes))
+                    shown = shown_names[name]
+                    if shown is None:
+                        walk_errors += 1
+                        continue
+                    shown_rel = f"{dir_shown}/{shown}" if dir_rel else shown
+                    pending.append((entry.path, rel, shown_rel, scopes))
                 continue
             if not is_file or _is_ignored(scopes, rel, False):
                 continue
-            outcome = _read_candidate(entry, protect)
+            shown = shown_names[name]
+            if shown is None:
+                walk_errors += 1
+                continue
+            shown_rel = f"{dir_shown}/{shown}" if dir_rel else shown
+            sensitive = protect and is_sensitive(name.decode("utf-8", "replace"))
+            if protect and not sensitive and is_strict_sensitive(shown_rel):
+                strict_only += 1
+                sensitive = strict
+            outcome = _read_candidate(entry, protect, sensitive)
             if outcome is _Rejection.SENSITIVE:
                 sensitive_skipped += 1
             elif outcome is _Rejection.SKIPPED:
                 skipped += 1
             else:
-                files.append(WalkedFile(rel.decode("utf-8", "replace"), outcome))
+                files.append(WalkedFile(shown_rel, outcome))
     files.sort(key=lambda walked: walked.rel_path)
-    return WalkResult(tuple(files), skipped, sensitive_skipped, walk_errors)
+    return WalkResult(tuple(files), skipped, sensitive_skipped, walk_errors, strict_only)

@@ -1,0 +1,32 @@
+"""The `cce` console script: the command's imports happen inside the interrupt handler.
+
+Why it exists: importing the command (numpy, tree-sitter grammars, the retrieval and
+statistics packages) takes a noticeable fraction of a second, and a Ctrl-C in that
+window used to end in a `KeyboardInterrupt` traceback. The script's entry point is this
+module, which imports nothing heavy itself (the `cce_cli` package resolves its public
+names lazily), so an interrupt at any point after start-up is `error: interrupted` with
+exit status 130, like one during the command itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+
+INTERRUPTED = 130
+
+
+def main() -> int:
+    """Import and run `cce_cli.main.main`; an early Ctrl-C exits 130 quietly."""
+    try:
+        from cce_cli.main import main as run
+
+        return run()
+    except KeyboardInterrupt:
+        with contextlib.suppress(OSError, ValueError):  # stderr itself may be gone
+            print("error: interrupted", file=sys.stderr)
+        return INTERRUPTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

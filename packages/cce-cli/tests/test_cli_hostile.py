@@ -1,0 +1,384 @@
+"""Hostile environments for the CLI: odd names, broken stdout, Ctrl-C, links, bad flags.
+
+Each test reproduces one way `cce` used to end in a traceback, write through a link,
+lose a file or mislead, and pins what it does now (docs/hostile-input.md).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from cce_cli import cmd_conformance, events
+from cce_cli.main import main
+from cce_cli.output import display_text
+
+CCE = [sys.executable, "-m", "cce_cli"]
+
+
+def run(capsys: pytest.CaptureFixture[str], args: Sequence[str]) -> tuple[int, str, str]:
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def repo(root: Path) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "auth.py").write_text("import util\n\ndef login(user):\n    return user\n")
+    (root / "util.py").write_text("def shared():\n    return 1\n")
+    return root
+
+
+def fixtures(path: Path) -> Path:
+    path.write_text(
+        '{"schema": "cce.relevance/v1", "k": 3}\n'
+        '{"id": "q1", "query": "login user", "expected": ["auth.py"]}\n'
+    )
+    return path
+
+
+# --- display_text ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("src/a.py", "src/a.py"),
+        ("a\\b.py", "a\\b.py"),  # plain: unchanged, as the reference prints it
+        ("x\udcff.py", '"x\\xff.py"'),
+        ("evil\n.py", '"evil\\n.py"'),
+        ("\x1b[31mred.py", '"\\u001b[31mred.py"'),
+        ("gpj.\u202eexe", '"gpj.\\u202eexe"'),
+        ('"quoted".py', '"\\"quoted\\".py"'),
+        ("x\\\udcff", '"x\\\\\\xff"'),
+    ],
+)
+def test_display_text(name: str, shown: str) -> None:
+    assert display_text(name) == shown
+
+
+def test_display_text_keeps_names_apart() -> None:
+    names = ["x\udcff", "x\\xff", '"x\\xff"', "x\ufffd", "x\n", "x\\n"]
+    assert len({display_text(name) for name in names}) == len(names)
+
+
+# --- non-UTF-8 paths (11) ------------------------------------------------------------------
+
+
+def test_non_utf8_directory_and_store_are_printed_escaped(tmp_path: Path) -> None:
+    root = repo(tmp_path / "r\udcfe")
+    indexed = subprocess.run(
+        [*CCE, "index", str(root), "--no-metrics"], capture_output=True, check=False
+    )
+    assert indexed.returncode == 0, indexed.stderr
+    assert b"Traceback" not in indexed.stderr
+    assert f'Indexed "{tmp_path}/r\\xfe"\n'.encode() in indexed.stdout
+    relevance = subprocess.run(
+        [*CCE, "relevance", str(fixtures(tmp_path / "f.jsonl")), "--dir", str(root), "--json"],
+        capture_output=True,
+        check=False,
+    )
+    assert relevance.returncode == 0, relevance.stderr
+    assert json.loads(relevance.stdout)["corpus"] == str(root)  # \udcfe round-trips
+
+
+def test_non_utf8_corpus_file_names_print_escaped(tmp_path: Path) -> None:
+    root = repo(tmp_path / "r")
+    with open(os.path.join(os.fsencode(root), b"w\xff.py"), "wb") as handle:
+        handle.write(b"def login_weird(user):\n    return user\n")
+    searched = subprocess.run(
+        [*CCE, "index", str(root), "--no-metrics"], capture_output=True, check=False
+    )
+    assert searched.returncode == 0
+    out = subprocess.run(
+        [*CCE, "search", "login weird", str(root), "--no-metrics"], capture_output=True, check=False
+    )
+    assert out.returncode == 0 and b"Traceback" not in out.stderr
+    assert "w\ufffd.py".encode() in out.stdout  # the reference's lossy rel_path
+
+
+# --- stdout closed, full, broken pipe (12) ------------------------------------------------
+
+
+def test_closed_stdout_is_an_error_before_any_work(tmp_path: Path) -> None:
+    root = repo(tmp_path / "r")
+    closed = subprocess.run(
+        [*CCE, "index", str(root), "--no-metrics"],
+        stdout=None,
+        stderr=subprocess.PIPE,
+        check=False,
+        preexec_fn=lambda: os.close(1),
+    )
+    assert closed.returncode == 1
+    assert closed.stderr.startswith(b"error: stdout is closed")
+    assert not (root / ".cce").exists()
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_full_stdout_is_an_error(tmp_path: Path) -> None:
+    root = repo(tmp_path / "r")
+    with open("/dev/full", "wb") as full:
+        result = subprocess.run(
+            [*CCE, "index", str(root), "--no-metrics"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            check=False,
+        )
+    assert result.returncode == 1
+    assert result.stderr.endswith(
+        b"error: could not write to stdout: No space left on device (os error 28)\n"
+    )
+
+
+def _broken_pipe(args: Sequence[str]) -> subprocess.CompletedProcess[bytes]:
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        return subprocess.run(args, stdout=write, stderr=subprocess.PIPE, check=False)
+    finally:
+        os.close(write)
+
+
+def test_broken_pipe_is_an_error_line(tmp_path: Path) -> None:
+    root = repo(tmp_path / "r")
+    result = _broken_pipe([*CCE, "index", str(root), "--no-metrics"])
+    assert result.returncode == 1
+    assert (
+        result.stderr == b"error: stdout was closed before all output was written (broken pipe)\n"
+    )
+
+
+def test_fixtures_validate_into_head_is_quiet(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{}\n" * 2000)
+    head = subprocess.Popen(["head", "-1"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert head.stdin is not None
+    validate = subprocess.run(
+        [sys.executable, "-m", "cce_fixtures", "validate", str(bad)],
+        stdout=head.stdin,
+        stderr=subprocess.PIPE,
+        check=False,
+    )
+    head.stdin.close()
+    assert head.stdout is not None
+    first = head.stdout.read()
+    head.wait()
+    assert first.count(b"\n") == 1
+    assert validate.stderr == b""
+
+
+# --- Ctrl-C (15) ---------------------------------------------------------------------------
+
+
+_READY_THEN_RUN = "\n".join(
+    [
+        "import os",
+        "from cce_cli.entry import main",
+        "os.write(int(os.environ['READY_FD']), b'r')",
+        "raise SystemExit(main())",
+    ]
+)
+
+
+@pytest.mark.parametrize("delay", [0.02, 0.1, 0.3])
+def test_early_ctrl_c_is_interrupted_130(tmp_path: Path, delay: float) -> None:
+    # From the moment the entry point is imported (before numpy, tree-sitter and the
+    # command modules load) every Ctrl-C is `error: interrupted`, exit 130. Earlier than
+    # that the interpreter itself is still starting, which no program can handle.
+    root = repo(tmp_path / "r")
+    ready_read, ready_write = os.pipe()
+    process = subprocess.Popen(
+        [sys.executable, "-c", _READY_THEN_RUN, "index", str(root), "--no-metrics"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        pass_fds=(ready_write,),
+        env={**os.environ, "READY_FD": str(ready_write)},
+    )
+    os.close(ready_write)
+    ready = os.read(ready_read, 1)
+    os.close(ready_read)
+    if ready != b"r":
+        _, err = process.communicate(timeout=60)
+        pytest.fail(f"the child did not start: {err.decode(errors='replace')}")
+    time.sleep(delay)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert b"Traceback" not in err
+    if process.returncode == 0:
+        pytest.skip("the command finished before the signal")
+    assert (process.returncode, err) == (130, b"error: interrupted\n")
+
+
+# --- control and bidi characters in human output (17) ---------------------------------------
+
+
+def test_search_escapes_hostile_file_names(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    root = repo(tmp_path / "r")
+    (root / "evil\x1b[2J\u202e.py").write_text("def login_evil(user):\n    return '\x1b[31m'\n")
+    (root / "new\nline.py").write_text("def login_newline(user):\n    pass\n")
+    run(capsys, ["index", str(root), "--no-metrics"])
+    code, out, _ = run(capsys, ["search", "login", str(root), "--no-metrics"])
+    assert code == 0
+    assert "\x1b" not in out and "\u202e" not in out
+    assert '"evil\\u001b[2J\\u202e.py":' in out
+    assert '"new\\nline.py":' in out
+
+
+# --- cce search DIR, footer, graph rows (21) ----------------------------------------------
+
+
+def test_search_takes_the_positional_dir(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = repo(tmp_path / "r")
+    run(capsys, ["index", str(root), "--no-metrics"])
+    monkeypatch.chdir(tmp_path)  # no ./.cce here: the DIR argument must be used
+    code, out, err = run(capsys, ["search", "login", str(root)])
+    assert (code, err) == (0, "")
+    assert "auth.py" in out
+    assert "feedback" not in out
+    assert out.splitlines()[-1].startswith("query-id: ")
+    code, _, err = run(capsys, ["search", "login", str(root), "--dir", str(root)])
+    assert code == 2 and "either DIR or --dir" in err
+
+
+def test_graph_expansion_rows_are_labelled_and_json_is_unchanged(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    root = repo(tmp_path / "r")
+    run(capsys, ["index", str(root), "--no-metrics"])
+    store = str(root / ".cce" / "index.json")
+    _, out, _ = run(capsys, ["search", "login", "--store", store, "--top-k", "1", "--no-metrics"])
+    rows = [line for line in out.splitlines() if line[:3].strip().rstrip(".").isdigit()]
+    assert len(rows) == 2  # one ranked row plus its related file
+    assert not rows[0].endswith("[graph: related file]")
+    assert rows[1].endswith("  [graph: related file]") and "util.py" in rows[1]
+    _, text, _ = run(
+        capsys, ["search", "login", "--store", store, "--top-k", "1", "--no-metrics", "--json"]
+    )
+    assert "graph" not in text and len(json.loads(text)["results"]) == 2
+
+
+# --- --compare , and relevance --dir walk errors (22) ---------------------------------------
+
+
+def test_compare_comma_blames_compare(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    fixture = str(fixtures(tmp_path / "f.jsonl"))
+    code, _, err = run(
+        capsys, ["relevance", fixture, "--dir", str(repo(tmp_path / "r")), "--compare", ","]
+    )
+    assert code == 1
+    assert err == "error: --compare requires exactly two distinct backends, e.g. bm25,hybrid\n"
+
+
+def test_relevance_dir_warns_about_walk_errors(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    root = repo(tmp_path / "r")
+    os.mkfifo(root / ".gitignore")  # unreadable as a .gitignore: one walk error
+    code, _, err = run(
+        capsys, ["relevance", str(fixtures(tmp_path / "f.jsonl")), "--dir", str(root)]
+    )
+    assert code == 0
+    assert err.startswith("warning: 1 directory could not be read;")
+
+
+# --- the metrics log (3) ----------------------------------------------------------------------
+
+
+def test_metrics_log_symlink_is_never_followed(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    root = repo(tmp_path / "r")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    (root / ".cce").mkdir()
+    (root / ".cce" / "metrics.jsonl").symlink_to(victim)
+    code, _, err = run(capsys, ["index", str(root)])
+    assert code == 0
+    code, _, err = run(capsys, ["search", "secret query text", str(root)])
+    assert code == 0
+    assert "is a symlink" in err
+    assert victim.read_text() == "precious\n"
+
+
+def test_metrics_log_gets_whole_lines_or_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = str(tmp_path / ".cce" / "index.json")
+    assert events.append_event(store, {"event": "a"}) is not None
+    log = tmp_path / ".cce" / "metrics.jsonl"
+    before = log.read_bytes()
+    real_write = os.write
+
+    def half_then_full(fd: int, data: bytes) -> int:
+        real_write(fd, data[: len(data) // 2])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("cce_cli.events.os.write", half_then_full)
+    assert events.append_event(store, {"event": "b"}) is None
+    monkeypatch.undo()
+    assert log.read_bytes() == before
+    assert events.append_event(store, {"event": "c"}) is not None
+    assert [json.loads(line)["event"] for line in log.read_text().splitlines()] == ["a", "c"]
+    assert "No space left on device" in capsys.readouterr().err
+
+
+# --- conformance -o (4) ------------------------------------------------------------------------
+
+
+def test_conformance_output_is_replaced_atomically(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = repo(tmp_path / "r")
+    output = tmp_path / "conformance.json"
+    output.write_text("previous good table\n")
+
+    def full_disk(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("cce_retrieval.fileio.os.fsync", full_disk)
+    code, out, err = run(capsys, ["conformance", str(root), "-o", str(output)])
+    assert (code, out) == (1, "")
+    assert "No space left on device" in err
+    assert output.read_text() == "previous good table\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["conformance.json", "r"]
+    monkeypatch.undo()
+    assert run(capsys, ["conformance", str(root), "-o", str(output)])[0] == 0
+    assert json.loads(output.read_text())
+
+
+def test_conformance_can_still_write_to_a_pipe(tmp_path: Path) -> None:
+    root = repo(tmp_path / "r")
+    result = subprocess.run(
+        [*CCE, "conformance", str(root), "-o", "/dev/stdout"], capture_output=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(b"{") and result.stdout.endswith(b"wrote /dev/stdout\n")
+    assert cmd_conformance.configure is not None
+
+
+# --- a device as the store path (1) -----------------------------------------------------------
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mknod of a character device needs root")
+def test_index_refuses_a_device_store(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    import stat
+
+    device = tmp_path / "null"
+    os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    code, out, err = run(capsys, ["index", str(repo(tmp_path / "r")), "--store", str(device)])
+    assert (code, out) == (1, "")
+    assert "exists and is not a regular file; refusing to replace it" in err
+    assert stat.S_ISCHR(os.lstat(device).st_mode)

@@ -1,0 +1,145 @@
+"""Strict protection: every listed name skipped, every listed shape redacted, defaults kept."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cce_retrieval.build import build_index
+from cce_retrieval.embedder import HashEmbedder
+from cce_retrieval.protection import is_strict_sensitive, strict_redact
+from cce_retrieval.redactor import redact
+from cce_retrieval.walker import walk
+
+SECRET_LINES = {
+    'export DB_PASSWORD="hunter2-hunter2"': "hunter2-hunter2",
+    "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY": "wJalrXUtnFEMI",
+    "OPENAI_API_KEY=sk-proj-Abcdefghijklmnopqrstuvwxyz0123456789": "Abcdefghijklmnop",
+    "SECRET_TOKEN=q8w7e6r5t4y3": "q8w7e6r5t4y3",
+    '{"password": "s3cr3t-value"}': "s3cr3t-value",
+    '{"client_secret": "cl13nt-s3cr3t"}': "cl13nt-s3cr3t",
+    "DATABASE_URL=postgresql://app:Pg-Pa55word@db.internal:5432/app": "Pg-Pa55word",
+    'curl -H "Authorization: Bearer abc123def456ghi789"': "abc123def456ghi789",
+    'key = "sk-proj-Zyxwvutsrqponmlkjihgfedcba9876543210"': "Zyxwvutsrqponmlkjihg",
+    'gh = "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzAB"': "11ABCDEFG01234",
+    "//registry.npmjs.org/:_authToken=npm_abcdefghijklmnopqrstuvwxyz0123456789": (
+        "npm_abcdefghijklmnopqrstuvwxyz0123456789"
+    ),
+    "mysql -u root -pMyPa55w0rd shop": "MyPa55w0rd",
+}
+
+
+@pytest.mark.parametrize("line", sorted(SECRET_LINES))
+def test_each_listed_shape_is_redacted_by_strict(line: str) -> None:
+    secret = SECRET_LINES[line]
+    text = f"{line}\n"
+    reference = redact(text)
+    stricter, added = strict_redact(reference, "deploy.sh")
+    assert secret not in stricter
+    assert "[REDACTED:" in stricter
+    assert added >= 1
+
+
+def test_the_reference_misses_these_shapes() -> None:
+    # Why strict exists: the default protection keeps most of them verbatim.
+    kept = [line for line, secret in SECRET_LINES.items() if secret in redact(line)]
+    assert len(kept) >= 10
+
+
+def test_pgp_block_and_footerless_key_are_redacted() -> None:
+    pgp = "a\n-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF\n-----END PGP PRIVATE KEY BLOCK-----\nb"
+    text, added = strict_redact(redact(pgp))
+    assert text == "a\n[REDACTED:PRIVATE_KEY]\nb" and added == 1
+    footerless = "x = 1\n-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\nmore\n"
+    text, added = strict_redact(redact(footerless))
+    assert text == "x = 1\n[REDACTED:PRIVATE_KEY]" and added == 1
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "def login(password: str) -> bool:\n    return check(password)\n",
+        "token: str = get_token()\n",
+        "if not token:\n    raise ValueError('missing token')\n",
+        "PASSWORD_FIELD = FORM.fields\n",
+        'password = os.environ["DB_PASSWORD"]\n',
+        'API_KEY = "${API_KEY}"\n',
+        "url = 'https://example.com/path'\n",
+    ],
+)
+def test_ordinary_code_is_left_alone(code: str) -> None:
+    assert strict_redact(redact(code), "app.py") == (redact(code), 0)
+
+
+def test_strict_is_idempotent() -> None:
+    text = "\n".join(SECRET_LINES) + "\n"
+    once, _ = strict_redact(redact(text), "x.sh")
+    assert strict_redact(once, "x.sh") == (once, 0)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".envrc",
+        "prod.env",
+        "docker.env",
+        ".env_prod",
+        "aws/credentials",
+        "_netrc",
+        "terraform.tfvars",
+        ".npmrc",
+        "deploy/prod.tfvars.json",
+        "id_rsa",  # the reference list is included
+    ],
+)
+def test_listed_names_are_strict_sensitive(path: str) -> None:
+    assert is_strict_sensitive(path)
+
+
+@pytest.mark.parametrize(
+    "path", ["app.py", "env.py", ".env.example", "prod.env.sample", "credentials", "docs/aws.md"]
+)
+def test_other_names_are_not(path: str) -> None:
+    assert not is_strict_sensitive(path)
+
+
+def _corpus(root: Path) -> Path:
+    (root / "aws").mkdir(parents=True)
+    (root / "aws" / "credentials").write_text("[default]\naws_secret_access_key = abc\n")
+    (root / ".envrc").write_text("export TOKEN=abc\n")
+    (root / "app.py").write_text("def f():\n    return 1\n")
+    (root / "deploy.sh").write_text('export DB_PASSWORD="hunter2-hunter2"\nrun\n')
+    return root
+
+
+def test_walk_counts_strict_only_names_in_both_modes(tmp_path: Path) -> None:
+    root = _corpus(tmp_path)
+    reference = walk(str(root))
+    assert [f.rel_path for f in reference.files] == [
+        ".envrc",
+        "app.py",
+        "aws/credentials",
+        "deploy.sh",
+    ]
+    assert (reference.sensitive_skipped, reference.strict_only_skipped) == (0, 2)
+    strict = walk(str(root), protection="strict")
+    assert [f.rel_path for f in strict.files] == ["app.py", "deploy.sh"]
+    assert (strict.sensitive_skipped, strict.strict_only_skipped) == (2, 2)
+
+
+def test_default_build_is_unchanged_and_counts_what_strict_would_do(tmp_path: Path) -> None:
+    root = _corpus(tmp_path)
+    default = build_index(str(root), HashEmbedder())
+    assert default.protection == "reference"
+    assert any("hunter2-hunter2" in chunk.content for chunk in default.index.chunks)
+    assert (default.strict_redactions, default.strict_skips) == (1, 2)
+    strict = build_index(str(root), HashEmbedder(), protection="strict")
+    assert not any("hunter2" in chunk.content for chunk in strict.index.chunks)
+    assert {chunk.file_path for chunk in strict.index.chunks} == {"app.py", "deploy.sh"}
+    assert (strict.strict_redactions, strict.strict_skips) == (1, 2)
+
+
+def test_allow_secrets_counts_nothing(tmp_path: Path) -> None:
+    result = build_index(str(_corpus(tmp_path)), HashEmbedder(), protect=False)
+    assert (result.strict_redactions, result.strict_skips) == (0, 0)
