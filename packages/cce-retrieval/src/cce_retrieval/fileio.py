@@ -90,7 +90,7 @@ def write_atomic(path: str, data: bytes) -> None:
     write_atomic_parts(path, (data,))
 
 
-def write_atomic_parts(path: str, parts: Iterable[bytes]) -> None:
+def write_atomic_parts(path: str, parts: Iterable[bytes | memoryview]) -> None:
     """`write_atomic` of the concatenated `parts`, written as they are produced.
 
     Lets a large file be streamed (and hashed on the way) without ever holding all of

@@ -26,7 +26,7 @@ import hashlib
 import json
 import mmap
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Final
 
 import numpy as np
@@ -65,11 +65,26 @@ def file_sha256(path: str) -> tuple[str, int]:
 # ---------------------------------------------------------------------------------------
 
 
-def _blob(values: Sequence[str]) -> tuple[bytes, npt.NDArray[np.int64]]:
-    encoded = [v.encode("utf-8", "surrogatepass") for v in values]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum([len(e) for e in encoded], out=offsets[1:])
-    return b"".join(encoded), offsets
+def _write_blob(target: str, values: Iterable[str]) -> tuple[int, npt.NDArray[np.int64]]:
+    """Write `values` as one UTF-8 blob, a block at a time; (size, offsets of each value)."""
+    lengths: list[int] = []
+
+    def pieces() -> Iterator[bytes]:
+        block: list[bytes] = []
+        for value in values:
+            encoded = value.encode("utf-8", "surrogatepass")
+            lengths.append(len(encoded))
+            block.append(encoded)
+            if len(block) >= 4096:
+                yield b"".join(block)
+                block = []
+        if block:
+            yield b"".join(block)
+
+    write_atomic_parts(target, pieces())
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return int(offsets[-1]), offsets
 
 
 def _table(values: Sequence[str]) -> tuple[list[str], npt.NDArray[np.int32]]:
@@ -78,7 +93,7 @@ def _table(values: Sequence[str]) -> tuple[list[str], npt.NDArray[np.int32]]:
     return list(table), codes
 
 
-def _npy_bytes(array: npt.NDArray[np.generic]) -> Iterator[bytes]:
+def _npy_bytes(array: npt.NDArray[np.generic]) -> Iterator[bytes | memoryview]:
     """The `.npy` file of `array` (format 1.0/2.0 header, then the raw C-order data)."""
     contiguous = np.ascontiguousarray(array)
     header = {
@@ -89,7 +104,7 @@ def _npy_bytes(array: npt.NDArray[np.generic]) -> Iterator[bytes]:
     buffer = _HeaderBuffer()
     np.lib.format.write_array_header_2_0(buffer, header)
     yield buffer.data
-    yield contiguous.reshape(-1).view(np.uint8).tobytes()
+    yield memoryview(contiguous.reshape(-1).view(np.uint8))  # type: ignore[arg-type]  # no copy
 
 
 class _TransposedNpy:
@@ -142,31 +157,39 @@ def write_sidecar(index: Index, store_path: str, store_sha256: str, store_size: 
     rows, width = index.embeddings.shape if index.embeddings.ndim == 2 else (0, 0)
     paths, path_codes = _table([c.file_path for c in chunks])
     kinds, kind_codes = _table([f"{c.chunk_type}\0{c.kind}\0{c.language}" for c in chunks])
-    ids_blob, ids_offsets = _blob([c.chunk_id for c in chunks])
-    content_blob, content_offsets = _blob([c.content for c in chunks])
+    prefix = store_sha256
+    parts: dict[str, dict[str, object]] = {}
+    offsets: dict[str, npt.NDArray[np.int64]] = {}
+    for name, column in (
+        ("ids", (c.chunk_id for c in chunks)),
+        ("content", (c.content for c in chunks)),
+    ):
+        target = os.path.join(directory, f"{prefix}-{name}.bin")
+        size, offsets[name] = _write_blob(target, column)
+        parts[name] = {"file": os.path.basename(target), "bytes": size}
     terms = list(bm25.term_ids)
     if any(bm25.term_ids[t] != i for i, t in enumerate(terms)):
         raise ValueError("BM25 term ids are not in first-occurrence order")
     # Tokens are runs of ASCII word bytes, so one newline-joined text holds them all.
     terms_blob = "\n".join(terms).encode("ascii")
-    numbers = np.array(
-        [[c.start_line, c.end_line, c.token_count] for c in chunks], dtype=np.int64
+    numbers = np.fromiter(
+        (n for c in chunks for n in (c.start_line, c.end_line, c.token_count)),
+        dtype=np.int64,
+        count=3 * len(chunks),
     ).reshape(len(chunks), 3)
     arrays: dict[str, npt.NDArray[np.generic]] = {
         "numbers": numbers,
         "path_codes": path_codes,
         "kind_codes": kind_codes,
-        "ids_offsets": ids_offsets,
-        "content_offsets": content_offsets,
+        "ids_offsets": offsets["ids"],
+        "content_offsets": offsets["content"],
         "bm25_offsets": bm25.offsets,
         "bm25_docs": bm25.posting_docs,
         "bm25_freqs": bm25.posting_freqs,
         "bm25_doc_lengths": bm25.doc_lengths,
         "id_ranks": id_ranks,
     }
-    blobs = {"ids": ids_blob, "content": content_blob, "terms": terms_blob}
-    prefix = store_sha256
-    parts: dict[str, dict[str, object]] = {}
+    blobs = {"terms": terms_blob}
     target = os.path.join(directory, f"{prefix}-embeddings_by_dim.npy")
     transposed = _TransposedNpy(index.embeddings[:rows])
     write_atomic_parts(target, transposed)
