@@ -72,7 +72,10 @@ class Run:
 
 
 def materialise_baseline(commit: str) -> str:
-    """`.bench/baseline-<commit>/packages/...` from `git archive` (reused across runs)."""
+    """`.bench/baseline-<commit>/packages/...` from `git archive` (reused across runs).
+
+    Both sides are run from such trees (the current side from HEAD), with this
+    interpreter's third-party packages."""
     dest = os.path.join(ROOT, ".bench", f"baseline-{commit[:12]}")
     marker = dest + ".complete"
     if not os.path.exists(marker):
@@ -182,11 +185,8 @@ def side_by_side(corpus: str, baseline: Cli, current: Cli, repeat: int, scratch:
     report("cce search (persisted store)", best(base_search), best(warm), len(outputs) == 1, 10)
     print(f"  {'':<34} peak RSS {mb(best(warm).rss)} (bar 500 MB)")
 
-    index = load_index(cur_store)
     fixtures = os.path.join(scratch, "bench.jsonl")
-    with open(fixtures, "w", encoding="utf-8") as f:
-        f.write(fixture_text(corpus, index.chunks))
-    del index
+    write_fixtures(cur_store, corpus, fixtures, "", current.env)
     copy = os.path.join(scratch, "corpus-copy")
     shutil.copytree(corpus, copy)
     cache = {"CCE_CACHE_DIR": os.path.join(scratch, "cache-relevance")}
@@ -209,6 +209,32 @@ def side_by_side(corpus: str, baseline: Cli, current: Cli, repeat: int, scratch:
         3,
     )
     print(f"   load average at end: {os.getloadavg()[0]:.2f}")
+
+
+def write_fixtures(
+    store: str, corpus: str, out: str, prefix: str, env: Mapping[str, str]
+) -> dict[str, int]:
+    """Fixture file from `store`'s chunks (paths prefixed), made in a child process.
+
+    A child inherits its parent's peak RSS on Linux, so the benchmark process never
+    loads a store itself; the child also returns the store's chunk count per file.
+    """
+    child = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), "--fixture-child", store, corpus, out, prefix],
+        check=True,
+        capture_output=True,
+        env=env,
+    )
+    counts: dict[str, int] = json.loads(child.stdout.decode())
+    return counts
+
+
+def fixture_child(store: str, corpus: str, out: str, prefix: str) -> int:
+    chunks = [attrs.evolve(c, file_path=prefix + c.file_path) for c in load_index(store).chunks]
+    with open(out, "w", encoding="utf-8") as f:
+        f.write(fixture_text(corpus, chunks))
+    print(json.dumps(Counter(c.file_path[len(prefix) :] for c in chunks)))
+    return 0
 
 
 def edit_one_file(root: str) -> str:
@@ -347,12 +373,12 @@ def scale_corpus(stdlib: str, target_chunks: int, chunks_per_file: Counter[str])
 def scale_run(target: int, stdlib: str, current: Cli, scratch: str) -> None:
     print(f"\n== scale: about {target:,} chunks (current code only)")
     probe = os.path.join(scratch, "probe", "index.json")
-    current.run(["index", stdlib, "--store", probe, "--no-metrics"])
-    probe_chunks = load_index(probe).chunks
-    per_file = Counter(c.file_path for c in probe_chunks)
+    env = {"CCE_CACHE_DIR": os.path.join(scratch, "cache-scale")}
+    current.run(["index", stdlib, "--store", probe, "--no-metrics"], env=env)
+    fixtures = os.path.join(scratch, "scale.jsonl")
+    per_file = Counter(write_fixtures(probe, stdlib, fixtures, "copy000/", current.env))
     corpus = scale_corpus(stdlib, target, per_file)
     store = os.path.join(scratch, "scale", ".cce", "index.json")
-    env = {"CCE_CACHE_DIR": os.path.join(scratch, "cache-scale")}
     print(f"   corpus {corpus}; load average {os.getloadavg()[0]:.2f}", flush=True)
     built = current.run(["index", corpus, "--store", store, "--no-metrics"], env=env)
     summary = built.stdout.decode()
@@ -372,10 +398,6 @@ def scale_run(target: int, stdlib: str, current: Cli, scratch: str) -> None:
     for name, (p50, p95) in record["latency_ms"].items():
         print(f"  {name:<8}  p50 {p50:8.2f} ms  p95 {p95:8.2f} ms")
     print(f"  latency process peak RSS {mb(record['rss'])}")
-    fixtures = os.path.join(scratch, "scale.jsonl")
-    with open(fixtures, "w", encoding="utf-8") as f:
-        first_copy = [attrs.evolve(c, file_path=f"copy000/{c.file_path}") for c in probe_chunks]
-        f.write(fixture_text(corpus, first_copy))
     scored = current.run(["relevance", fixtures, "--store", store])
     print(f"  score     {scored.seconds:8.1f} s  peak RSS {mb(scored.rss)} ({FIXTURE_CASES} cases)")
     peak = max(built.rss, cli_search.rss, record["rss"], scored.rss)
@@ -391,19 +413,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--scale", type=int, default=0, metavar="N", help="also run at N chunks")
     parser.add_argument("--skip-side-by-side", action="store_true")
     parser.add_argument("--latency-child", metavar="STORE", help=argparse.SUPPRESS)
+    parser.add_argument("--fixture-child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.latency_child:
         return latency_child(args.latency_child)
+    if args.fixture_child:
+        return fixture_child(*args.fixture_child)
     corpus = os.path.abspath(args.corpus) if args.corpus else default_corpus()
-    current = Cli("current", None)
+    head = subprocess.run(
+        ["git", "-C", ROOT, "rev-parse", "HEAD"], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    # The committed HEAD, not the working tree: editing while a long run goes on is safe.
+    current = Cli(f"current {head[:8]}", materialise_baseline(head))
     with tempfile.TemporaryDirectory(prefix="cce-bench-") as scratch:
         if not args.skip_side_by_side:
             baseline = Cli(f"baseline {args.baseline[:8]}", materialise_baseline(args.baseline))
             side_by_side(corpus, baseline, current, max(1, args.repeat), scratch)
-            bm25_comparison(load_index(os.path.join(scratch, "cur", ".cce", "index.json")))
         if args.scale:
             stdlib = corpus if args.corpus else mirror_stdlib(default_corpus())
             scale_run(args.scale, stdlib, current, scratch)
+        if not args.skip_side_by_side:  # last: it loads a store into this process
+            bm25_comparison(load_index(os.path.join(scratch, "cur", ".cce", "index.json")))
     return 0
 
 

@@ -296,3 +296,42 @@ def test_pool_candidates_dedupes_by_location() -> None:
 
     pooled = pool_candidates([[Hit("b", 1), Hit("a", 5)], [Hit("a", 5), Hit("c", 1)]], depth=1)
     assert [c.location for c in pooled] == [("a", 5, 6, "function"), ("b", 1, 2, "function")]
+
+
+def test_pool_takes_configured_backends_and_external_runs(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fixtures = tmp_path / "f.jsonl"
+    fixtures.write_text(
+        '{"schema":"cce.relevance/v1","corpus":"corpus"}\n'
+        '{"id":"a","query":"load config","expected":["config.py"],"k":3}\n',
+        encoding="utf-8",
+    )
+    (tmp_path / "cce.toml").write_text('[backends.bm25-b04]\nuse = "bm25"\nb = 0.4\n')
+    results = tmp_path / "run.jsonl"
+    code, _, err = _cce(
+        ["relevance", str(fixtures), "--backend", "vector", "--results", str(results)], capsys
+    )
+    assert code == 0, err
+    judging = tmp_path / "j.jsonl"
+    code, _, err = _cce(
+        [
+            "pool",
+            str(fixtures),
+            "--backends",
+            "bm25-b04,mine",
+            "--run",
+            f"mine={results}",
+            "--depth",
+            "3",
+            "-o",
+            str(judging),
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    pooled = {c.location for c in parse_judging(str(judging), judging.read_text())[0].candidates}
+    recorded = json.loads(results.read_text().splitlines()[1])["results"]
+    assert {(r["file_path"], r["start_line"], r["end_line"], r["kind"]) for r in recorded} <= pooled
+    code, _, err = _cce(["pool", str(fixtures), "--backends", "nope"], capsys)
+    assert code == 1 and "unknown backend 'nope'" in err

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 
 import attrs
 
+from cce_cli.arguments import positive_int
 from cce_retrieval import (
     DEFAULT_CACHE_MAX_BYTES,
     BuildCache,
@@ -35,21 +36,11 @@ PROGRESS_DELAY_S = 1.5
 """A bar appears only once the work has taken this long (quick runs stay silent)."""
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
 def add_build_options(parser: argparse.ArgumentParser) -> None:
     """Declare `--jobs N`, `--no-cache` and `--progress/--no-progress`."""
     parser.add_argument(
         "--jobs",
-        type=_positive,
+        type=positive_int,
         default=None,
         metavar="N",
         help="worker processes for chunking and embedding (default: the CPUs, at most 8)",

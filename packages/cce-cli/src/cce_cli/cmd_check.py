@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from cce_cli.anchor_check import CorpusFacts, Problem, fixture_problems
+from cce_cli.buildopts import add_build_options
 from cce_cli.cmd_relevance import corpus_path
 from cce_cli.corpus_checks import stale_store_message, store_corpus_root
 from cce_cli.errors import CliError
@@ -37,7 +38,7 @@ from cce_fixtures import (
     lint_fixtures,
     parse_fixtures,
 )
-from cce_retrieval import HashEmbedder, StoreError, describe_os_error, load_index
+from cce_retrieval import HashEmbedder, StoreError, describe_os_error, load_store
 
 __all__ = ["CHECK_SCHEMA", "configure", "run"]
 
@@ -62,6 +63,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--strict", action="store_true", help="fail (exit 1) on warnings as well as errors"
     )
+    add_build_options(parser)
 
 
 @attrs.define
@@ -106,14 +108,14 @@ class _Corpora:
     def _build(self, directory: str) -> CorpusFacts | Problem:
         if not os.path.isdir(directory):
             return Problem("", None, "error", f"corpus {directory} is not a directory")
-        index = build_or_fail(directory, HashEmbedder()).index
+        index = build_or_fail(directory, HashEmbedder(), args=self.args).index
         if not index.chunks:
             return Problem("", None, "error", f"corpus {directory} resolves to no indexable files")
         return CorpusFacts.of(index, directory)
 
     def _load_store(self, store: str) -> CorpusFacts | Problem:
         try:
-            index = load_index(store)
+            index = load_store(store)
         except StoreError as error:
             raise CliError(str(error)) from None
         stale = stale_store_message(store)

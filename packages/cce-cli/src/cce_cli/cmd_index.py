@@ -19,7 +19,7 @@ import time
 from cce_cli.buildopts import add_build_options
 from cce_cli.errors import CliError
 from cce_cli.events import write_index_event
-from cce_cli.indexes import build_or_fail
+from cce_cli.indexes import build_or_fail, check_server
 from cce_retrieval import (
     BuildResult,
     Embedder,
@@ -70,13 +70,15 @@ def select_embedder(name: str) -> Embedder:
     if not spec.remote:
         return embedder
     base_url = str(getattr(embedder, "base_url", ""))
-    healthy = getattr(embedder, "healthy", None)
-    if callable(healthy) and not healthy():
-        server = "Ollama" if spec.name == "ollama" else f"the {spec.name} server"
-        raise CliError(
+    server = "Ollama" if spec.name == "ollama" else f"the {spec.name} server"
+    check_server(
+        embedder,
+        lambda: (
             f"{spec.name} embedder selected but {server} is unreachable at {base_url}; "
             f"start {server} or index with the default hash embedder"
-        )
+        ),
+        "nothing was indexed",
+    )
     model = getattr(embedder, "model", "")
     print(f"using {spec.name} embedder ({model} @ {base_url})", file=sys.stderr)
     return embedder

@@ -18,7 +18,9 @@ from typing import Any
 
 import attrs
 
-from cce_cli import harness
+from cce_cli import backend_config, harness, runs
+from cce_cli.arguments import positive_int
+from cce_cli.buildopts import add_build_options
 from cce_cli.cmd_relevance import corpus_path, rust_parent
 from cce_cli.errors import CliError
 from cce_cli.indexes import build_or_fail, open_store
@@ -38,22 +40,19 @@ from cce_fixtures import (
     decode_fixture_bytes,
     parse_fixtures,
 )
-from cce_retrieval import HashEmbedder, Index, QueryEmbedder, describe_os_error, write_atomic
+from cce_retrieval import (
+    Backend,
+    HashEmbedder,
+    Index,
+    QueryEmbedder,
+    describe_os_error,
+    write_atomic,
+)
 
 __all__ = ["configure", "read_fixture_text", "run"]
 
 DEFAULT_DEPTH = 10
 _DRAFT_ANCHOR = "#__unjudged__"
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -67,14 +66,28 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--depth",
-        type=_positive,
+        type=positive_int,
         default=DEFAULT_DEPTH,
         metavar="N",
         help=f"results taken from each backend per case (default {DEFAULT_DEPTH})",
     )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="named backend configurations (default: cce.toml or pyproject.toml [tool.cce] "
+        "beside the fixtures or above them)",
+    )
+    parser.add_argument(
+        "--run",
+        metavar="NAME=FILE",
+        action="append",
+        default=[],
+        help="pool an external run (cce.run/v1 or TREC) as backend NAME; repeatable",
+    )
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--dir", metavar="DIR", help="corpus directory (overrides the header)")
     source.add_argument("--store", metavar="STORE", help="a persisted store file")
+    add_build_options(parser)
     parser.add_argument(
         "--apply",
         metavar="JUDGED",
@@ -145,7 +158,7 @@ def _index(args: argparse.Namespace, fixture_set: FixtureSet) -> tuple[Index, Qu
         raise CliError('no corpus: pass --dir <corpus> or declare "corpus" in the fixture header')
     if not os.path.isdir(root):
         raise CliError(f"corpus {root} is not a directory")
-    return build_or_fail(root, HashEmbedder()).index, HashEmbedder()
+    return build_or_fail(root, HashEmbedder(), args=args).index, HashEmbedder()
 
 
 def _write(path: str, text: str, what: str) -> None:
@@ -157,15 +170,18 @@ def _write(path: str, text: str, what: str) -> None:
 
 def _pool(args: argparse.Namespace) -> int:
     fixture_set, _, _ = _parse(str(args.fixtures))
-    try:
-        backends = harness.parse_backends(args.backends)
-    except harness.BackendError as error:
-        raise CliError(str(error).replace("--backend", "--backends")) from None
+    config = backend_config.config_for(args.config, str(args.fixtures))
+    external: dict[str, Backend] = {}
+    for option in args.run:
+        name, path, selected = runs.parse_run_option(str(option))
+        external[name] = runs.load_run(name, path, selected)
+    names = backend_config.choose(args.backends, config, external, flag="--backends")
+    backends = [backend_config.instantiate(name, config, external) for name in names]
     index, embedder = _index(args, fixture_set)
     lines = []
     for case in fixture_set.cases:
-        query = harness.Query(case.query, embedder)
-        ranked = [harness.run_backend(index, name, query, args.depth) for name in backends]
+        query = harness.Query(case.query, embedder, case_id=case.id)
+        ranked = [harness.run_backend(index, backend, query, args.depth) for backend in backends]
         lines.append(render_judging_line(case, pool_candidates(ranked, args.depth)) + "\n")
     text = "".join(lines)
     if args.output is None:

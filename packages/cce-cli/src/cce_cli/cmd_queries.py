@@ -12,6 +12,7 @@ import argparse
 import re
 import sys
 
+from cce_cli.arguments import positive_int
 from cce_cli.errors import CliError
 from cce_cli.output import write_stdout
 from cce_cli.querylog import QueryLog, draft_fixtures, read_query_log
@@ -22,16 +23,6 @@ __all__ = ["configure", "looks_secret", "run"]
 
 _SINCE = re.compile(r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?Z?)?")
 _DRAFT_K = 5
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
 
 
 def _since(text: str) -> str:
@@ -47,7 +38,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("logs", metavar="LOG", nargs="+", help="metrics.jsonl event logs")
     parser.add_argument(
         "--min-count",
-        type=_positive,
+        type=positive_int,
         default=1,
         metavar="N",
         help="only queries searched at least N times (default 1)",
@@ -55,7 +46,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--since", type=_since, metavar="DATE", help="only events at or after this UTC date/time"
     )
-    parser.add_argument("--limit", type=_positive, metavar="N", help="at most N queries")
+    parser.add_argument("--limit", type=positive_int, metavar="N", help="at most N queries")
     parser.add_argument(
         "--fixtures",
         metavar="FILE",
@@ -66,7 +57,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--k",
-        type=_positive,
+        type=positive_int,
         default=_DRAFT_K,
         metavar="K",
         help=f"the k of every draft case (default {_DRAFT_K})",

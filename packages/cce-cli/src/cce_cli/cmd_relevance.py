@@ -10,17 +10,21 @@ stdout in one go (§2.6). Evaluation is `cce_cli.harness`, rendering `cce_cli.re
 The flags beyond the reference's leave the default output alone: `--format` picks a
 renderer, `--results` also writes the `cce.run/v1` file, `--by-tag` adds per-tag
 aggregates, `--test` picks the paired test of `--compare`, and the gate flags on
-`--compare` only add stderr lines and exit status 3 (docs/gating.md).
+`--compare` only add stderr lines and exit status 3 (docs/gating.md). Named backend
+configurations (`--config`, else a discovered `cce.toml`), external runs (`--run
+NAME=FILE`), `--results-format trec` and `--export-qrels` are docs/backends.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
-from collections.abc import Sequence
+import sys
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from cce_cli import corpus_checks, harness, render
+from cce_cli import backend_config, corpus_checks, harness, render, runs
 from cce_cli.buildopts import add_build_options
 from cce_cli.cmd_diff import report_gate
 from cce_cli.diff import diff_backend_reports, head_aggregate
@@ -33,7 +37,17 @@ from cce_cli.report import tag_groups
 from cce_cli.runfile import render_run, write_run
 from cce_fixtures import FixtureError, FixtureSet, decode_fixture_bytes, parse_fixtures
 from cce_metrics import METRICS, Metric
-from cce_retrieval import HashEmbedder, Index, QueryEmbedder, describe_os_error
+from cce_retrieval import (
+    Backend,
+    BackendConfigError,
+    EmbedderConfigError,
+    EmbeddingSpaceError,
+    HashEmbedder,
+    Index,
+    QueryEmbedder,
+    create_embedder,
+    describe_os_error,
+)
 from cce_stats import paired_test_names
 
 __all__ = ["configure", "corpus_path", "run", "rust_join", "rust_parent"]
@@ -108,6 +122,33 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         action=_SetOnce,
         help="also write what each query retrieved, one cce.run/v1 JSON line per case",
+    )
+    parser.add_argument(
+        "--results-format",
+        choices=("run", "trec"),
+        default="run",
+        help="format of --results: cce.run/v1 JSON Lines (default) or a TREC run",
+    )
+    parser.add_argument(
+        "--export-qrels",
+        metavar="FILE",
+        action=_SetOnce,
+        help="also write the fixture set's file-level anchors as TREC qrels",
+    )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        action=_SetOnce,
+        help="named backend configurations (default: cce.toml or pyproject.toml [tool.cce] "
+        "beside the fixtures or in a parent directory)",
+    )
+    parser.add_argument(
+        "--run",
+        metavar="NAME=FILE",
+        action="append",
+        default=[],
+        help="add backend NAME whose results come from FILE (cce.run/v1, FILE#backend, "
+        "or a TREC run); repeatable",
     )
     parser.add_argument(
         "--by-tag", action="store_true", help="add the aggregates per case tag to every output"
@@ -215,18 +256,104 @@ def _build_corpus(args: argparse.Namespace, fixture_set: FixtureSet) -> tuple[In
     return build_or_fail(display, HashEmbedder(), args=args).index, display
 
 
-def _choose_backends(args: argparse.Namespace) -> tuple[str, ...]:
-    try:
-        if args.compare is not None:
-            chosen = harness.parse_backends(args.compare)
-            if len(chosen) != 2:
-                raise CliError("--compare requires exactly two distinct backends, e.g. bm25,hybrid")
-            return chosen
-        if args.backend is not None:
-            return harness.parse_backends(args.backend)
-    except harness.BackendError as error:
-        raise CliError(str(error)) from None
+def _choose_backends(
+    args: argparse.Namespace, config: backend_config.BackendConfig, extra: Mapping[str, Backend]
+) -> tuple[str, ...]:
+    if args.compare is not None:
+        chosen = backend_config.choose(args.compare, config, extra)
+        if len(chosen) != 2:
+            raise CliError("--compare requires exactly two distinct backends, e.g. bm25,hybrid")
+        return chosen
+    if args.backend is not None:
+        return backend_config.choose(args.backend, config, extra)
     return harness.BACKEND_NAMES
+
+
+def _external_runs(
+    args: argparse.Namespace, fixture_set: FixtureSet, config: backend_config.BackendConfig
+) -> dict[str, Backend]:
+    """The `--run` backends by name; warns about cases a run has no results for."""
+    loaded: dict[str, Backend] = {}
+    registered = set(backend_config.all_names(config))
+    for option in args.run:
+        name, path, selected = runs.parse_run_option(str(option))
+        if name in loaded or name in registered:
+            raise CliError(f"--run {option!r}: backend name {name!r} is already taken")
+        run = runs.load_run(name, path, selected)
+        missing = run.missing(fixture_set.cases)
+        if missing:
+            print(
+                f"warning: run {name} ({path}) has no results for {len(missing)} case(s): "
+                f"{', '.join(missing)}; they score as empty result lists",
+                file=sys.stderr,
+            )
+        loaded[name] = run
+    return loaded
+
+
+def _embedding_space(backend: Backend) -> tuple[str, str]:
+    """The (embedder, model) a configured backend asks for; ("", "") = as the index says."""
+    inner = getattr(backend, "inner", backend)
+    return str(getattr(inner, "embedder", "") or ""), str(getattr(inner, "model", "") or "")
+
+
+def _evaluate(
+    args: argparse.Namespace,
+    fixture_set: FixtureSet,
+    index: Index,
+    embedder: QueryEmbedder,
+    chosen: Sequence[str | Backend],
+) -> tuple[harness.BackendReport, ...]:
+    """Evaluate in the chosen order; an in-memory corpus is re-embedded for a backend
+    that asks for another embedder (its own index, its own query vectors)."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for position, backend in enumerate(chosen):
+        space = ("", "") if isinstance(backend, str) else _embedding_space(backend)
+        if args.store is not None or space[0] in ("", index.embedder):
+            space = ("", "")
+        groups.setdefault(space, []).append(position)
+    reports: dict[int, harness.BackendReport] = {}
+    for (name, model), positions in groups.items():
+        group_index, group_embedder = index, embedder
+        if name:
+            try:
+                built = create_embedder(name, model or None)
+            except EmbedderConfigError as error:
+                raise CliError(str(error)) from None
+            group_index = build_or_fail(_corpus_display(args, fixture_set), built, args=args).index
+            group_embedder = built
+        try:
+            evaluated = harness.evaluate(
+                group_index,
+                group_embedder,
+                fixture_set,
+                [chosen[i] for i in positions],
+                graded=args.graded,
+            )
+        except (EmbeddingSpaceError, BackendConfigError) as error:
+            raise CliError(str(error)) from None
+        reports.update(zip(positions, evaluated, strict=True))
+    return tuple(reports[i] for i in range(len(chosen)))
+
+
+def _corpus_display(args: argparse.Namespace, fixture_set: FixtureSet) -> str:
+    if args.dir is not None:
+        return str(args.dir)
+    return corpus_path(str(args.fixtures), fixture_set.corpus or "")
+
+
+def _with_configs(text: str, configs: Mapping[str, Mapping[str, object]]) -> str:
+    """The JSON report with `config` added to each configured backend's object.
+
+    The report holds only strings, integers and nulls, so re-encoding it with the same
+    options reproduces its bytes; it is only done when some backend is configured.
+    """
+    document = json.loads(text)
+    for entry in document["backends"]:
+        config = configs.get(entry["backend"])
+        if config is not None:
+            entry["config"] = dict(config)
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def _check_gate_usage(args: argparse.Namespace, spec: GateSpec) -> None:
@@ -281,6 +408,9 @@ def run(args: argparse.Namespace) -> int:
     _check_gate_usage(args, spec)
     metrics = _choose_metrics(args)
     fixture_set = _read_fixtures(str(args.fixtures))
+    config = backend_config.config_for(args.config, str(args.fixtures))
+    if args.export_qrels is not None:
+        runs.write_text(str(args.export_qrels), runs.qrels_text(fixture_set), "qrels")
     embedder: QueryEmbedder
     if args.store is not None:
         index, embedder = open_store(str(args.store), _ollama_refusal)
@@ -291,9 +421,16 @@ def run(args: argparse.Namespace) -> int:
         index, display = _build_corpus(args, fixture_set)
         embedder = HashEmbedder()
         root = display
-    backends = _choose_backends(args)
+    # The reference reports a missing corpus or store before a bad backend list.
+    extra = _external_runs(args, fixture_set, config)
+    names = _choose_backends(args, config, extra)
+    # Every name becomes a Backend: the built-ins rank exactly like the harness's own
+    # path, and also refuse a query vector of another dimension than the store's.
+    chosen: list[str | Backend] = [
+        backend_config.instantiate(name, config, extra) for name in names
+    ]
     corpus_checks.check_anchors(str(args.fixtures), fixture_set, index, root, args.strict)
-    reports = harness.evaluate(index, embedder, fixture_set, backends, graded=args.graded)
+    reports = _evaluate(args, fixture_set, index, embedder, chosen)
     comparison = (
         harness.compare_reports(reports[0], reports[1], metrics, test=args.test)
         if args.compare
@@ -305,9 +442,14 @@ def run(args: argparse.Namespace) -> int:
     )
     renderer = render.RENDERERS[args.format or next(iter(render.RENDERERS))]
     text = renderer.render(summary)
+    configs = backend_config.recorded_configs(names, config)
+    if configs and renderer.name == "json":
+        text = _with_configs(text, configs)
     if args.results is not None:
-        write_run(
-            str(args.results), render_run(display, index.embedder, fixture_set.cases, reports)
-        )
+        if args.results_format == "trec":
+            results = runs.trec_run_text(fixture_set, reports)
+        else:
+            results = render_run(display, index.embedder, fixture_set.cases, reports)
+        write_run(str(args.results), results)
     write_stdout(text)
     return _gate(args, spec, reports, metrics) if comparison is not None else 0

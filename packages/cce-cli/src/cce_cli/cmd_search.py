@@ -14,15 +14,31 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import time
 from collections.abc import Sequence
 
+from cce_cli import backend_config
+from cce_cli.errors import CliError
 from cce_cli.events import append_event
 from cce_cli.indexes import open_store
 from cce_cli.output import write_stdout
 from cce_metrics import estimate_tokens, seq_sum
-from cce_retrieval import Index, SearchResult, format6, resolve_store_path, rust_trim, search
+from cce_retrieval import (
+    BackendConfigError,
+    EmbeddingSpaceError,
+    Index,
+    Query,
+    QueryEmbedder,
+    SearchResult,
+    backend_spec,
+    check_query_vector,
+    format6,
+    resolve_store_path,
+    rust_trim,
+    search_with_vector,
+)
 
 DEFAULT_TOP_K = 10
 LOW_CONFIDENCE_THRESHOLD = 0.30
@@ -51,6 +67,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-graph", dest="no_graph", action="store_true")
     parser.add_argument("--json", action="store_true", help="print a JSON object")
     parser.add_argument("--no-metrics", dest="no_metrics", action="store_true")
+    parser.add_argument(
+        "--backend",
+        metavar="NAME",
+        help="rank with this registered or configured backend instead of the cce search "
+        "pipeline (results cut to --top-k)",
+    )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="named backend configurations (default: cce.toml found from the current directory)",
+    )
 
 
 def ollama_refusal(base_url: str) -> str:
@@ -137,12 +164,43 @@ def search_event(
     }
 
 
+def _search_backend(
+    args: argparse.Namespace, index: Index, embedder: QueryEmbedder, graph_enabled: bool
+) -> list[SearchResult]:
+    """`--backend NAME`: a registered or configured backend; `--no-graph` turns its
+    `graph` parameter off when it has one."""
+    config = backend_config.config_for(args.config, os.getcwd())
+    name = backend_config.choose(str(args.backend), config)
+    if len(name) != 1:
+        raise CliError("--backend takes exactly one backend name")
+    named = config.backends.get(name[0])
+    base = named.use if named is not None else name[0]
+    overrides: dict[str, object] = {}
+    if not graph_enabled and backend_spec(base).param("graph") is not None:
+        overrides["graph"] = False
+    backend = backend_config.instantiate(name[0], config, None, overrides)
+    try:
+        return backend.search(index, Query(args.query, embedder), args.top_k)
+    except (EmbeddingSpaceError, BackendConfigError) as error:
+        raise CliError(str(error)) from None
+
+
 def run(args: argparse.Namespace) -> int:
     store_path = resolve_store_path(args.store, args.dir)
     index, embedder = open_store(store_path, ollama_refusal)
     graph_enabled = not args.no_graph
     started = time.perf_counter()
-    results = search(index, embedder, args.query, args.top_k, graph_enabled)
+    if args.backend is None:
+        # `search` embeds and ranks; embedding first lets a vector of another dimension
+        # than the store's be refused (the ranking is the same call sequence).
+        qvec = embedder.embed(args.query)
+        try:
+            check_query_vector(index, qvec)
+        except EmbeddingSpaceError as error:
+            raise CliError(str(error)) from None
+        results = search_with_vector(index, qvec, args.query, args.top_k, graph_enabled)
+    else:
+        results = _search_backend(args, index, embedder, graph_enabled)
     latency_ms = (time.perf_counter() - started) * 1000.0
     query_id: str | None = None
     if not args.no_metrics:

@@ -120,14 +120,18 @@ def parse_backends(text: str) -> tuple[str, ...]:
     return tuple(chosen)
 
 
-def _backend(name: str) -> Backend:
+def _backend(name: str | Backend) -> Backend:
+    """A registered backend by name; a `Backend` object (a named configuration, an
+    external run, a plugin) is used as it is."""
+    if not isinstance(name, str):
+        return name
     try:
         return create_backend(name)
     except BackendConfigError as error:
         raise BackendError(str(error)) from None
 
 
-def run_backend(index: Index, backend: str, query: Query, k: int) -> list[SearchResult]:
+def run_backend(index: Index, backend: str | Backend, query: Query, k: int) -> list[SearchResult]:
     """Results of one registered backend for one query, at most `k` of them (spec §3).
 
     A blank query or an empty index returns no results on every backend; hybrid is the
@@ -214,7 +218,7 @@ class BackendReport:
 
 def evaluate_backend(
     index: Index,
-    backend: str,
+    backend: str | Backend,
     cases: Sequence[Case],
     queries: Sequence[Query],
     weights: LineWeights,
@@ -229,14 +233,14 @@ def evaluate_backend(
         score = score_case(case, results, weights, graded=graded)
         reports.append(CaseReport(case.id, case.k, score, results, case.tags))
     scores = [report.score for report in reports]
-    return BackendReport(backend, tuple(reports), macro_average(scores), token_average(scores))
+    return BackendReport(runner.name, tuple(reports), macro_average(scores), token_average(scores))
 
 
 def evaluate(
     index: Index,
     embedder: QueryEmbedder,
     fixture_set: FixtureSet,
-    backends: Sequence[str],
+    backends: Sequence[str | Backend],
     *,
     graded: bool = False,
 ) -> tuple[BackendReport, ...]:
@@ -247,7 +251,7 @@ def evaluate(
     # Only ranged cases read line weights; skip the pass over every chunk without them.
     ranged = any(_expected_spans(case.expected) for case in fixture_set.cases)
     weights = line_weights(index) if ranged else LineWeights.uniform()
-    queries = [Query(case.query, embedder) for case in fixture_set.cases]
+    queries = [Query(case.query, embedder, case_id=case.id) for case in fixture_set.cases]
     return tuple(
         evaluate_backend(index, backend, fixture_set.cases, queries, weights, graded=graded)
         for backend in backends

@@ -19,6 +19,7 @@ from cce_retrieval import (
     BuildResult,
     Embedder,
     EmbeddingSpaceError,
+    EmbedError,
     Index,
     QueryEmbedder,
     StoreError,
@@ -78,7 +79,27 @@ def open_store(path: str, refusal: Callable[[str], str]) -> tuple[Index, QueryEm
     except EmbeddingSpaceError as err:
         raise CliError(str(err)) from None
     if embedder_spec(index.embedder, fallback=True).remote:
-        healthy = getattr(embedder, "healthy", None)
-        if callable(healthy) and not healthy():
-            raise CliError(refusal(str(getattr(embedder, "base_url", ""))))
+        check_server(embedder, lambda: refusal(str(getattr(embedder, "base_url", ""))))
     return index, embedder
+
+
+def check_server(
+    embedder: object,
+    unreachable: Callable[[], str],
+    consequence: str = "refusing to query across mismatched embedding spaces",
+) -> None:
+    """Ask a server-backed embedder whether it works before relying on it.
+
+    An embedder with `check()` raises EmbedError carrying the server's own message (a
+    missing model is reported as such); one with only `healthy()` gets `unreachable()`.
+    """
+    check = getattr(embedder, "check", None)
+    if callable(check):
+        try:
+            check()
+        except EmbedError as err:
+            raise CliError(f"{err}; {consequence}") from None
+        return
+    healthy = getattr(embedder, "healthy", None)
+    if callable(healthy) and not healthy():
+        raise CliError(unreachable())

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from cce_cli import (
+    cmd_backends,
     cmd_check,
     cmd_conformance,
     cmd_diff,
@@ -50,6 +51,7 @@ SUBCOMMANDS: tuple[tuple[str, Command, str], ...] = (
     ("queries", cmd_queries, "list the distinct queries of metrics.jsonl event logs"),
     ("pool", cmd_pool, "pool several backends' results for judging, or apply judgments"),
     ("plan", cmd_plan, "how many queries a comparison needs, from a pilot report"),
+    ("backends", cmd_backends, "list the backends --backend accepts, with their parameters"),
 )
 
 COMMANDS: tuple[tuple[str, Configure, Run, str], ...] = tuple(

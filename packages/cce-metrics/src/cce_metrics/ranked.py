@@ -4,8 +4,10 @@ Why it exists: precision@k, recall, MRR and F1 (`cce_metrics.queries`) are the r
 engine's fixed contract; graded, position-discounted metrics are what IR evaluations
 usually report next to them. This module owns their definitions for anchors (expected
 items that a result can match, several at once) and, through `GainProfile`, for plain
-document rankings, so the anchor metrics and the qrels/run API (`cce_metrics.trec_eval`)
-share one implementation. The contract is written out in docs/metrics.md#ranked-metrics.
+document rankings, so the anchor metrics and the qrels/run API (`cce_metrics.evaluation`)
+share one implementation (precision, recall, F1 and reciprocal rank over a profile are
+here too, for `evaluate`; over anchors they are `cce_metrics.registry`'s). The contract is
+written out in docs/metrics.md#ranked-metrics.
 
 Every metric is computed in two steps:
 

@@ -32,6 +32,7 @@ from cce_retrieval.embedders import (
     EmbedderConfigError,
     EmbedderSpec,
     EmbeddingSpaceError,
+    check_query_vector,
     create_embedder,
     embedder_names,
     embedder_spec,
@@ -54,6 +55,7 @@ from cce_retrieval.jsonfloat import format_json_float
 from cce_retrieval.model import Chunk, Index, SearchResult
 from cce_retrieval.numeric import format6, format6_signed, score_key
 from cce_retrieval.ollama import OllamaEmbedder
+from cce_retrieval.openai import OpenAIEmbedder
 from cce_retrieval.sidecar import load_store, write_sidecar
 from cce_retrieval.sources import (
     SourceFile,
@@ -96,6 +98,7 @@ __all__ = [
     "HashEmbedder",
     "Index",
     "OllamaEmbedder",
+    "OpenAIEmbedder",
     "Param",
     "ProgressCallback",
     "Query",
@@ -114,6 +117,7 @@ __all__ = [
     "backend_spec",
     "bm25_only_search",
     "build_index",
+    "check_query_vector",
     "compare_sources",
     "conformance_document",
     "create_backend",

@@ -14,6 +14,7 @@ adaptation of a plugin's results into `SearchResult`s.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib import metadata
@@ -37,10 +38,12 @@ __all__ = [
     "EmbeddingSpaceError",
     "Param",
     "Query",
+    "Renamed",
     "backend_names",
     "backend_spec",
     "create_backend",
     "register_backend",
+    "toml_value",
 ]
 
 ENTRY_POINT_GROUP = "cce.backends"
@@ -54,10 +57,15 @@ class BackendConfigError(ValueError):
 
 @attrs.frozen(slots=True)
 class Query:
-    """One search to run: the text plus its query vector, embedded at most once."""
+    """One search to run: the text plus its query vector, embedded at most once.
+
+    `case_id` names the labelled case the query comes from, when there is one: backends
+    that replay recorded results (external runs) look their results up by it.
+    """
 
     text: str
     _embedder: QueryEmbedder
+    case_id: str | None = attrs.field(default=None, kw_only=True)
     _vector: list[Sequence[float]] = attrs.field(factory=list, init=False, eq=False)
 
     def vector(self) -> Sequence[float]:
@@ -79,6 +87,15 @@ class Backend(Protocol):
     def search(self, index: Index, query: Query, k: int) -> list[SearchResult]:
         """At most `k` results, best first, ranks 1..n; never mutates `index`."""
         ...
+
+
+def toml_value(value: object) -> str:
+    """`value` spelled as in a `cce.toml` (`true`, `0.4`, `"text"`)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    return repr(value)
 
 
 def _kind_name(kind: type) -> str:
@@ -103,12 +120,12 @@ class Param:
         """`name (kind, default D, range)` for listings and error messages."""
         bounds = ""
         if self.choices is not None:
-            bounds = ", one of " + ", ".join(repr(c) for c in self.choices)
+            bounds = ", one of " + ", ".join(toml_value(c) for c in self.choices)
         elif self.minimum is not None or self.maximum is not None:
             low = "-inf" if self.minimum is None else f"{self.minimum:g}"
             high = "inf" if self.maximum is None else f"{self.maximum:g}"
             bounds = f", in [{low}, {high}]"
-        return f"{self.name} ({self.kind.__name__}, default {self.default!r}{bounds})"
+        return f"{self.name} ({self.kind.__name__}, default {toml_value(self.default)}{bounds})"
 
     def coerce(self, value: object) -> ParamValue:
         """`value` as this parameter's kind; BackendConfigError when it cannot be one."""
@@ -147,7 +164,9 @@ class Param:
         return result
 
 
-BackendFactory = Callable[[Mapping[str, ParamValue]], Backend]
+BackendFactory = Callable[[Mapping[str, ParamValue]], object]
+"""Receives every parameter and returns a `Backend` (or, for a plugin, any object whose
+`search(index, query, k)` returns objects or mappings with the result fields)."""
 
 
 @attrs.frozen(slots=True)
@@ -164,6 +183,8 @@ class BackendSpec:
     params: tuple[Param, ...]
     factory: BackendFactory
     open_params: bool = False
+    adapt: bool = False
+    """Wrap what the factory returns so its results become `SearchResult`s (plugins)."""
 
     def param(self, key: str) -> Param | None:
         return next((p for p in self.params if p.name == key), None)
@@ -196,6 +217,17 @@ class BackendSpec:
             for key in sorted(resolved)
             if key not in defaults or resolved[key] != defaults[key]
         }
+
+
+@attrs.frozen(slots=True)
+class Renamed:
+    """A backend reported under another name (a named configuration of a registered one)."""
+
+    name: str
+    inner: Backend
+
+    def search(self, index: Index, query: Query, k: int) -> list[SearchResult]:
+        return self.inner.search(index, query, k)
 
 
 def _blank(index: Index, query: Query) -> bool:
@@ -452,7 +484,8 @@ def _as_result(backend: str, item: object, rank: int) -> SearchResult:
 
 
 def _plugin_spec(entry: metadata.EntryPoint) -> BackendSpec:
-    """A `BackendSpec` for one entry point: a spec as is, or a bare factory wrapped."""
+    """A `BackendSpec` for one entry point: its own spec (typed parameters), or a bare
+    factory wrapped with open parameters. Loading errors surface when it is used."""
     name = entry.name
 
     def load() -> object:
@@ -463,17 +496,23 @@ def _plugin_spec(entry: metadata.EntryPoint) -> BackendSpec:
                 f"backend plugin {name!r} ({entry.value}) failed to load: {err}"
             ) from err
 
-    def factory(values: Mapping[str, ParamValue]) -> Backend:
+    def factory(values: Mapping[str, ParamValue]) -> object:
         target = load()
         if isinstance(target, BackendSpec):
-            inner: object = target.factory(values)
-        elif callable(target):
-            inner = target(dict(values))
-        else:
-            raise BackendConfigError(f"backend plugin {name!r} is neither a factory nor a spec")
-        return _PluginBackend(name, inner)
+            return target.factory(values)
+        if callable(target):
+            return target(dict(values))
+        raise BackendConfigError(f"backend plugin {name!r} is neither a factory nor a spec")
 
-    return BackendSpec(name, f"plugin {entry.value}", (), factory, open_params=True)
+    try:
+        target = entry.load()
+    except Exception:
+        return BackendSpec(name, f"plugin {entry.value} (fails to load)", (), factory, True, True)
+    if isinstance(target, BackendSpec):
+        return attrs.evolve(target, name=name, factory=factory, adapt=True)
+    lines = (getattr(target, "__doc__", None) or "").strip().splitlines()
+    help_text = lines[0] if lines else f"plugin {entry.value}"
+    return BackendSpec(name, help_text, (), factory, open_params=True, adapt=True)
 
 
 def _entry_points() -> Iterator[metadata.EntryPoint]:
@@ -487,21 +526,8 @@ def load_plugins(force: bool = False) -> None:
         return
     _plugins_loaded = True
     for entry in _entry_points():
-        if entry.name in BACKENDS:
-            continue
-        spec = _plugin_spec(entry)
-        try:
-            target = entry.load()
-        except Exception:  # reported when the backend is used, not at listing time
-            BACKENDS[entry.name] = spec
-            continue
-        if isinstance(target, BackendSpec):
-            BACKENDS[entry.name] = attrs.evolve(
-                target, name=entry.name, factory=spec.factory, open_params=False
-            )
-        else:
-            help_text = (getattr(target, "__doc__", None) or "").strip().splitlines()
-            BACKENDS[entry.name] = attrs.evolve(spec, help=help_text[0] if help_text else spec.help)
+        if entry.name not in BACKENDS:
+            BACKENDS[entry.name] = _plugin_spec(entry)
 
 
 def backend_names() -> tuple[str, ...]:
@@ -519,7 +545,21 @@ def backend_spec(name: str) -> BackendSpec:
     return spec
 
 
-def create_backend(name: str, params: Mapping[str, object] | None = None) -> Backend:
-    """A ready backend: `name`'s factory given its defaults overlaid with `params`."""
+def create_backend(
+    name: str, params: Mapping[str, object] | None = None, *, as_name: str | None = None
+) -> Backend:
+    """A ready backend: `name`'s factory given its defaults overlaid with `params`.
+
+    `as_name` reports it under another name (a named configuration).
+    """
     spec = backend_spec(name)
-    return spec.factory(spec.resolve(params))
+    made = spec.factory(spec.resolve(params))
+    if spec.adapt:
+        backend: Backend = _PluginBackend(spec.name, made)
+    elif isinstance(made, Backend):
+        backend = made
+    else:
+        raise BackendConfigError(f"backend {name!r}: its factory returned no backend")
+    if as_name is not None and as_name != backend.name:
+        return Renamed(as_name, backend)
+    return backend

@@ -21,6 +21,7 @@ import attrs
 from cce_retrieval.embedder import EMBED_DIM, Embedder, HashEmbedder
 from cce_retrieval.model import Index
 from cce_retrieval.ollama import OllamaEmbedder
+from cce_retrieval.openai import OpenAIEmbedder
 
 __all__ = [
     "DEFAULT_EMBEDDER",
@@ -79,6 +80,13 @@ def _ollama(model: str | None, environ: Mapping[str, str] | None) -> Embedder:
     return embedder
 
 
+def _openai(model: str | None, environ: Mapping[str, str] | None) -> Embedder:
+    embedder = OpenAIEmbedder.from_env(environ)
+    if model:
+        embedder.model = model
+    return embedder
+
+
 EMBEDDERS: dict[str, EmbedderSpec] = {
     "hash": EmbedderSpec(
         "hash", "FNV-1a token hashing into 256 buckets (offline, the default)", _hash, EMBED_DIM
@@ -89,6 +97,14 @@ EMBEDDERS: dict[str, EmbedderSpec] = {
         _ollama,
         remote=True,
         model_env="CCE_OLLAMA_MODEL",
+    ),
+    "openai": EmbedderSpec(
+        "openai",
+        "an OpenAI-compatible /v1/embeddings server (CCE_OPENAI_URL, CCE_OPENAI_MODEL, "
+        "key in CCE_OPENAI_API_KEY or OPENAI_API_KEY)",
+        _openai,
+        remote=True,
+        model_env="CCE_OPENAI_MODEL",
     ),
 }
 """Registered embedders in listing order."""

@@ -75,7 +75,8 @@ class Index:
 
     `embedder_model` and `embedding_dim` record the embedding space of an index built by
     an embedder with models (None for the hash embedder, whose store bytes stay the
-    reference's); a query must be embedded in the same space (docs/index-store.md).
+    reference's); a query must be embedded in the same space
+    (docs/backends.md#embedding-space).
     """
 
     embedder: str

@@ -1,0 +1,127 @@
+"""`cce index --embedder openai` and querying its store, against a fake server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from cce_cli.main import main
+
+State = dict[str, object]
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[State]:
+    """Answers 3-dimensional vectors; `state["fail"]` makes every answer hold a NaN."""
+    state: State = {"fail": False, "dim": 3}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            dim = state["dim"]
+            assert isinstance(dim, int)
+            data = [
+                {"embedding": [float(len(text))] + [1.0] * (dim - 1), "index": i}
+                for i, text in enumerate(body["input"])
+            ]
+            payload = json.dumps({"data": data}).encode()
+            if state["fail"]:
+                payload = b'{"data":[{"embedding":[NaN],"index":0}]}'
+            if body["model"] == "missing":
+                self.send_response(404)
+                payload = b'{"error":{"message":"model \\"missing\\" not found"}}'
+            else:
+                self.send_response(200)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True).start()
+    monkeypatch.setenv("CCE_OPENAI_URL", f"http://127.0.0.1:{httpd.server_address[1]}")
+    monkeypatch.setenv("CCE_OPENAI_MODEL", "tiny")
+    monkeypatch.setenv("CCE_OPENAI_API_KEY", "sk-do-not-print")
+    try:
+        yield state
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def cce(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    root = tmp_path / "src"
+    root.mkdir()
+    (root / "a.py").write_text("def alpha():\n    return 1\n", encoding="utf-8")
+    (root / "b.py").write_text("def beta():\n    return 2\n", encoding="utf-8")
+    return root
+
+
+def test_index_and_search_with_the_openai_embedder(
+    server: State, corpus: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = corpus / ".cce" / "index.json"
+    code, out, err = cce(capsys, "index", str(corpus), "--embedder", "openai", "--no-metrics")
+    assert code == 0, err
+    assert err.startswith("using openai embedder (tiny @ http://127.0.0.1:")
+    assert "sk-do-not-print" not in out + err
+    good = store.read_bytes()
+    assert b'"embedder":"openai","embedder_model":"tiny","embedding_dim":3' in good
+    assert b"sk-do-not" not in good
+    fingerprint = (corpus / ".cce" / "fingerprint.json").read_text(encoding="utf-8")
+    assert json.loads(fingerprint)["embed_dim"] == 3
+
+    code, out, err = cce(capsys, "search", "alpha", "--store", str(store), "--no-metrics")
+    assert code == 0, err
+
+    # Another model in the environment: refused, naming both models.
+    monkeypatch.setenv("CCE_OPENAI_MODEL", "other")
+    code, out, err = cce(capsys, "search", "alpha", "--store", str(store), "--no-metrics")
+    assert (code, out) == (1, "")
+    assert "'tiny'" in err and "'other'" in err
+
+    # A failed embedding run leaves the good store exactly as it was.
+    monkeypatch.setenv("CCE_OPENAI_MODEL", "tiny")
+    server["fail"] = True
+    code, out, err = cce(capsys, "index", str(corpus), "--embedder", "openai", "--no-metrics")
+    assert code == 1
+    assert "non-finite" in err or "NaN" in err
+    assert store.read_bytes() == good
+
+    # The server answers again, with another dimension: the query is refused.
+    server["fail"] = False
+    server["dim"] = 5
+    code, out, err = cce(capsys, "relevance", _fixtures(corpus), "--store", str(store))
+    assert code == 1 and "3-dimensional openai vectors" in err and "5 dimensions" in err
+
+
+def test_a_missing_model_is_not_unreachable(
+    server: State, corpus: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CCE_OPENAI_MODEL", "missing")
+    code, out, err = cce(capsys, "index", str(corpus), "--embedder", "openai", "--no-metrics")
+    assert (code, out) == (1, "")
+    assert 'HTTP 404: model "missing" not found; nothing was indexed' in err
+    assert "unreachable" not in err
+
+
+def _fixtures(corpus: Path) -> str:
+    path = corpus.parent / "f.jsonl"
+    path.write_text(
+        '{"schema":"cce.relevance/v1"}\n{"query":"alpha","expected":["a.py"]}\n', encoding="utf-8"
+    )
+    return str(path)
