@@ -1,4 +1,5 @@
-"""`cce conformance` (indexing spec §11) and the project's pinned sample-corpus golden.
+"""`cce conformance` (docs/index-store.md#conformance-document) and the project's pinned
+sample-corpus golden.
 
 The golden `golden/sample.conformance.json` is the conformance document of the
 project's own corpus `eval/corpus/sample`. Regenerate it (then review the diff) with,

@@ -1,4 +1,6 @@
-"""The relevance harness (harness spec §2.5, §3, §4, §6, §10): backends, judgments, pairing.
+"""The relevance harness (docs/harness.md#backend-selection, docs/harness.md#backends,
+docs/metrics.md#chunk-level-metrics, docs/statistics.md#paired-tests, docs/harness.md#evaluation):
+backends, judgments, pairing.
 
 Pipeline tests index the reference's `test/fixture/base` corpus with the hash embedder
 (skipped unless `CCE_REFERENCE_DIR` names the reference data); the rest build small

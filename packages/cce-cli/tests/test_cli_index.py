@@ -1,4 +1,5 @@
-"""`cce index` and the metrics event log (indexing spec §9.5, §10; retrieval spec §11.4)."""
+"""`cce index` and the metrics event log (docs/index-store.md#fingerprint,
+docs/index-store.md#cce-index; docs/retrieval.md#search-events)."""
 
 from __future__ import annotations
 

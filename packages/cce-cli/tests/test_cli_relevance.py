@@ -1,6 +1,7 @@
 r"""`cce relevance` end to end: arguments, error precedence, paths, outputs, goldens.
 
-Covers harness spec §2 (the command) and the process-level cases of §11. Most cases run
+Covers docs/harness.md (the command) and the process-level cases of
+docs/harness.md#output-and-exit-status. Most cases run
 `cce_cli.main.main` in-process (fast); a few run the real `python -m cce_cli` in a
 subprocess to prove that a user error never surfaces as a traceback.
 
@@ -102,7 +103,7 @@ def corpus(tmp_path: Path) -> Path:
     return tmp_path
 
 
-# --- §2.3: Rust Path::parent / join --------------------------------------------------
+# --- docs/harness.md#corpus-path: Rust Path::parent / join ---------------------------
 
 
 @pytest.mark.parametrize(
@@ -164,7 +165,7 @@ def test_corpus_display_is_joined_but_not_normalised(
     assert corpus_path(fixtures, corpus_header) == display
 
 
-# --- §2.1 usage errors (exit 2) --------------------------------------------------------
+# --- docs/harness.md#arguments usage errors (exit 2) -----------------------------------
 
 
 @pytest.mark.parametrize(
@@ -192,7 +193,7 @@ def test_dir_with_store_is_a_usage_error_in_a_real_process(tmp_path: Path) -> No
     )
 
 
-# --- §2.2 processing order and runtime errors (exit 1) ---------------------------------
+# --- docs/harness.md#processing-order processing order and runtime errors (exit 1) -----
 
 
 def test_missing_fixture_file(tmp_path: Path) -> None:
@@ -330,7 +331,7 @@ def test_low_scores_are_not_an_error(corpus: Path, capsys: pytest.CaptureFixture
     assert "  bm25          0.000000    0.000000    0.000000    0.000000\n" in out
 
 
-# --- §11 against the reference data ----------------------------------------------------
+# --- docs/harness.md#output-and-exit-status against the reference data -----------------
 
 
 def test_reference_code_set_human_output(

@@ -1,4 +1,4 @@
-"""Rendering anchors of harness spec §7-§10: format6 cells, the compare block, JSON fields.
+"""Rendering anchors of docs/report-formats.md: format6 cells, the compare block, JSON fields.
 
 The reports here are built by hand (no retrieval), so every expected string below
 follows from the spec's numbers alone.
@@ -182,8 +182,8 @@ def test_json_layout_is_sorted_two_space_and_null_rank() -> None:
     )
 
 
-# The golden's per-query values for bm25 and hybrid (harness spec §12.3): (P@k, first
-# rank) per case; recall is 1.0 everywhere and only the span case carries tokens.
+# The golden's per-query values for bm25 and hybrid (docs/report-formats.md#json-report): (P@k,
+# first rank) per case; recall is 1.0 everywhere and only the span case carries tokens.
 GOLDEN_IDS = (
     "code-read-config",
     "code-parse-json",

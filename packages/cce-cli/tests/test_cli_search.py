@@ -1,4 +1,4 @@
-"""`cce search` end to end (retrieval spec §11, §13.9): store, errors, output, metrics."""
+"""`cce search` end to end (docs/retrieval.md#cce-search): store, errors, output, metrics."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Anchor grammar, display form and matching (harness spec §1.6, §1.7, §10)."""
+"""Anchor grammar, display form and matching (docs/fixtures.md#parsing-an-anchor,
+docs/fixtures.md#matching, docs/fixtures.md)."""
 
 from __future__ import annotations
 

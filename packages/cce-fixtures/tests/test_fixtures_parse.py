@@ -1,4 +1,4 @@
-"""Fixture parsing (harness spec §1.1-§1.5, §10 "Fixture parsing", §12 data)."""
+"""Fixture parsing (docs/fixtures.md)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def test_constants() -> None:
     assert DEFAULT_K == 10
 
 
-# --- §10 fixture parsing 1-3 -------------------------------------------------------------
+# --- docs/fixtures.md fixture parsing 1-3 ------------------------------------------------
 
 
 def test_header_blank_line_and_two_cases() -> None:
@@ -143,7 +143,7 @@ def test_no_cases_error_has_no_line() -> None:
     assert str(error) == error.detail == "the fixture set contains no query cases"
 
 
-# --- §1.4 validation order ---------------------------------------------------------------
+# --- docs/fixtures.md#cases validation order ---------------------------------------------
 
 
 @pytest.mark.parametrize(

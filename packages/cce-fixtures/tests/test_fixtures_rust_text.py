@@ -1,4 +1,4 @@
-"""Rust string semantics (harness spec §0): lines, trim and `{:?}` quoting."""
+"""Rust string semantics (docs/harness.md#text-helpers): lines, trim and `{:?}` quoting."""
 
 from __future__ import annotations
 

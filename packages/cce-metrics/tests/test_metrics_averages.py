@@ -1,4 +1,5 @@
-"""Macro and token averages over queries (harness §4.2, golden aggregates of §12.3)."""
+"""Macro and token averages over queries (docs/metrics.md#macro-averages, golden aggregates of
+docs/metrics.md)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ def test_empty_input_averages_to_zero() -> None:
 
 
 def test_golden_bm25_aggregates() -> None:
-    # (relevant hits, first rank) of the seven code.jsonl cases under bm25 (spec §12.3);
+    # (relevant hits, first rank) of the seven code.jsonl cases under bm25 (docs/metrics.md);
     # the golden prints six decimals, so each value must lie within half a unit of them.
     cases = [(2, 3), (1, 1), (3, 1), (5, 1), (3, 1), (1, 1), (1, 1)]
     averages = macro_average([scored(hits, rank) for hits, rank in cases])

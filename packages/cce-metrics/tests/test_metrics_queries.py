@@ -1,4 +1,5 @@
-"""Chunk-level per-query metrics from judgments (harness §4.1, anchors of §10)."""
+"""Chunk-level per-query metrics from judgments (docs/metrics.md#chunk-level-metrics, anchors of
+docs/metrics.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Line weights and token masses re-derived from the reference sample corpus (spec §5.1, §12.3).
+"""Line weights and token masses re-derived from the reference sample corpus
+(docs/metrics.md#token-metrics, docs/metrics.md).
 
 The chunk spans come from the reference's conformance table; their content is cut from
 the sample files, with a nested chunk's first line starting at the node's column.

@@ -1,4 +1,5 @@
-"""Token-level span metrics and the line-weight table (harness §5, anchors of §10)."""
+"""Token-level span metrics and the line-weight table (docs/metrics.md#token-metrics, anchors of
+docs/metrics.md)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ def scores(expected: list[Span], retrieved: list[Span], k: int = 5) -> TokenScor
     return score_tokens(expected, retrieved, k, UNIFORM)
 
 
-# --- §10 score_tokens anchors -------------------------------------------------------
+# --- docs/metrics.md score_tokens anchors -------------------------------------------------------
 
 
 def test_anchor_1_unranged_anchor_gives_no_token_score() -> None:
@@ -164,7 +165,7 @@ def test_invalid_arguments_are_rejected() -> None:
         scores([("f.py", 1, 4)], [("g.py", 9, 1)])
 
 
-# --- properties against a literal transcription of spec §5.2 ---------------------------
+# --- properties against a literal transcription of docs/metrics.md#token-metrics -------
 
 
 def oracle(

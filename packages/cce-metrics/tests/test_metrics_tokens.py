@@ -1,4 +1,5 @@
-"""cce.tokens/v1, Rust line splitting and left-to-right summation (harness §0, §5.1)."""
+"""cce.tokens/v1, Rust line splitting and left-to-right summation (docs/harness.md#text-helpers,
+docs/metrics.md#token-metrics)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""BM25 over posting arrays: spec anchors (§6, §13.2, §13.3) and rank-bm25 as an oracle."""
+"""BM25 over posting arrays: documented anchors (docs/retrieval.md#bm25,
+docs/retrieval.md#rounding-and-score-keys, docs/retrieval.md#bm25) and rank-bm25 as an oracle."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ def _index(contents: Sequence[str], ids: Sequence[str] | None = None) -> Bm25Ind
 
 @pytest.fixture(scope="module")
 def fixture_contents(reference_path: Callable[..., Path]) -> list[str]:
-    """The 7 chunk contents of test/fixture/base (retrieval spec §13.6 table), store order."""
+    """The 7 chunk contents of test/fixture/base (docs/retrieval.md#hybrid-search table), store
+    order."""
     base = reference_path("test", "fixture", "base")
     auth = (base / "auth.py").read_text(encoding="utf-8").split("\n")
     payments = (base / "payments.py").read_text(encoding="utf-8").split("\n")
@@ -46,7 +48,7 @@ def fixture_contents(reference_path: Callable[..., Path]) -> list[str]:
     ]
 
 
-# --- §13.2 rounding (the keys BM25 and every ranking sort on) ---------------------------
+# --- docs/retrieval.md#rounding-and-score-keys rounding (the keys BM25 and every ranking sort on)
 
 FORMAT6_ANCHORS = [
     (0.1234567, "0.123457"),
@@ -88,7 +90,7 @@ def test_vectorised_score_keys_equal_scalar_score_key(values: list[float]) -> No
     assert got == [score_key(v) for v in data]
 
 
-# --- §6.4 / §13.3 anchors ----------------------------------------------------------------
+# --- docs/retrieval.md#bm25 anchors ------------------------------------------------------
 
 
 def test_worked_example_pins_the_true_value() -> None:
@@ -162,7 +164,7 @@ def test_summation_follows_query_term_order() -> None:
 
 
 def _scalar_score(bm25: Bm25Index, content: str, terms: Sequence[str]) -> float:
-    """The reference's per-document loop of §6.3, written out scalar by scalar."""
+    """The reference's per-document loop of docs/retrieval.md#bm25, written out scalar by scalar."""
     tokens = tokenize(content)
     dl = float(len(tokens))
     s = 0.0

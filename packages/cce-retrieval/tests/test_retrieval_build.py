@@ -1,4 +1,5 @@
-"""The indexing pipeline end to end (indexing spec §1, §6.5, §9, §13 store anchors)."""
+"""The indexing pipeline end to end (docs/index-store.md#pipeline, docs/index-store.md#embedding,
+docs/index-store.md#store store anchors)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
 """Chunker, language-pack and chunk-id tests: the spec's chunk tables, anchors and properties.
 
-Covers indexing spec §5 (pack resolution, pre-order emission, node-type sets and their
-observed consequences, the module fallback line rule), §6.1–§6.2 (chunk_id, token_count),
-the §12 sample table and §13 anchors, the deep-nesting guarantees, the chunker
-properties, and that the query fast path finds exactly the nodes of the cursor walk.
+Covers docs/index-store.md#chunking (pack resolution, pre-order emission, node-type sets and their
+observed consequences, the module fallback line rule), docs/index-store.md (chunk_id, token_count),
+the docs/index-store.md#conformance-document sample table and docs/index-store.md#chunking anchors,
+the deep-nesting guarantees, the chunker properties, and that the query fast path finds exactly the
+nodes of the cursor walk.
 """
 
 from __future__ import annotations
@@ -185,7 +186,7 @@ def test_chunk_id_hashes_only_the_first_100_content_bytes() -> None:
     assert chunk_id("p.c", 1, 1, content[:100] + b"other") == expected
 
 
-# --------------------------------------------------------------------------- §13 anchors
+# -------------------------------------------------- docs/index-store.md#chunking anchors
 
 
 def test_markdown_is_one_plaintext_module_chunk() -> None:
@@ -247,7 +248,7 @@ def test_token_count_is_a_quarter_of_the_utf8_bytes(text: str, tokens: int) -> N
     assert chunk.token_count == tokens
 
 
-# --------------------------------------------------------------------------- §5.6 fallback
+# -------------------------------------------- docs/index-store.md#module-fallback fallback
 
 
 @pytest.mark.parametrize(
@@ -303,7 +304,7 @@ def test_content_is_sliced_from_utf8_bytes() -> None:
     assert chunk.token_count == len(chunk.content.encode("utf-8")) // 4
 
 
-# --------------------------------------------------------------------------- §5.3 consequences
+# --------------------------------------------- docs/index-store.md#language-packs consequences
 
 
 def kinds(path: str, source: str) -> list[tuple[int, int, str]]:

@@ -1,4 +1,4 @@
-"""The conformance document (indexing spec §11, §12)."""
+"""The conformance document (docs/index-store.md#conformance-document)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Anchor and property tests of FNV-1a-64, the hash embedder and cosine (retrieval §4, §13.1)."""
+"""Anchor and property tests of FNV-1a-64, the hash embedder and cosine
+(docs/retrieval.md#embedders)."""
 
 from __future__ import annotations
 

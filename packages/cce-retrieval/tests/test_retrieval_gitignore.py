@@ -1,4 +1,5 @@
-"""`.gitignore` line reading, globset translation and matching (indexing spec §2.3).
+"""`.gitignore` line reading, globset translation and matching
+(docs/index-store.md#gitignore-rules).
 
 Unit tests drive `parse_gitignore` directly; the scoping rules that need directories
 (nearest file decides, self-ignoring file, dir pruning) go through `walk` on tmp trees.

@@ -1,4 +1,5 @@
-"""Import graph resolution (§8.12, indexing §8) and the graph bonus's no-back-fill rule (§13.8)."""
+"""Import graph resolution (docs/retrieval.md#import-graph) and the graph bonus's no-back-fill rule
+(docs/retrieval.md#graph-expansion)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Hybrid search (§8): RRF, intent, the fixture and penalty-corpus anchors, and properties."""
+"""Hybrid search (docs/retrieval.md#hybrid-search): RRF, intent, the fixture and penalty-corpus
+anchors, and properties."""
 
 from __future__ import annotations
 
@@ -69,7 +70,7 @@ def ids_scores(results: Sequence[SearchResult]) -> list[tuple[str, str]]:
     return [(r.chunk_id[:4], format6(r.score)) for r in results]
 
 
-# --- §13.4 RRF ---------------------------------------------------------------------------
+# --- docs/retrieval.md#fusion-and-scoring RRF --------------------------------------------
 
 
 def test_rrf_anchors() -> None:
@@ -80,7 +81,7 @@ def test_rrf_anchors() -> None:
     assert rrf(None, None, 1.0) == 0.0 and rrf(None, None, 1.5) == 0.0
 
 
-# --- §13.5 intent ------------------------------------------------------------------------
+# --- docs/retrieval.md#intent intent -----------------------------------------------------
 
 CODE_LOOKUP = [
     "where is the hash function",
@@ -136,7 +137,7 @@ def test_file_hints_keep_every_dotted_piece_lowercased() -> None:
     assert file_hints("a.py\x1cb") == ["a.py\x1cb"]
 
 
-# --- §13.6 fixture test/fixture/base -------------------------------------------------------
+# --- docs/retrieval.md#hybrid-search fixture test/fixture/base -----------------------------
 
 
 def test_fixture_chunks_and_graph(base: Index) -> None:
@@ -307,7 +308,7 @@ def test_vector_search_ranks_all_chunks(base: Index, embedder: HashEmbedder) -> 
     assert vector_search(base, [], 2)[0].chunk_id == "0246f0f6eead83ee"
 
 
-# --- §13.7 penalty / graph corpus ----------------------------------------------------------
+# --- docs/retrieval.md#fusion-and-scoring penalty / graph corpus ---------------------------
 
 
 def test_penalty_corpus_chunks(penalty: Index) -> None:
@@ -368,13 +369,15 @@ def test_penalty_corpus_bm25_and_empty_vector(penalty: Index) -> None:
     ]
 
 
-# --- A literal transcription of §8 as a differential oracle, and properties -------------
+# --- A literal transcription of docs/retrieval.md#hybrid-search as a differential oracle, and
+# properties -------------
 
 
 def _naive_search(
     index: Index, qvec: list[float], query: str, top_k: int, graph: bool
 ) -> list[tuple[str, float]]:
-    """§8 written out the slow, obvious way (scalar cosine, per-document BM25 loop)."""
+    """docs/retrieval.md#hybrid-search written out the slow, obvious way (scalar cosine,
+    per-document BM25 loop)."""
     chunks = index.chunks
     if not tokenize(query) or not chunks:
         return []

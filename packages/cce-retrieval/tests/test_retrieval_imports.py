@@ -1,4 +1,5 @@
-"""Import extraction per pack: the §7 anchors (exact lists) and the documented quirks."""
+"""Import extraction per pack: the docs/index-store.md#imports anchors (exact lists) and the
+documented quirks."""
 
 from __future__ import annotations
 

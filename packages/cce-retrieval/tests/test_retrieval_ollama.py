@@ -1,4 +1,5 @@
-"""The Ollama embedder against a fake `/api/embed` server on 127.0.0.1 (spec §4.5)."""
+"""The Ollama embedder against a fake `/api/embed` server on 127.0.0.1
+(docs/retrieval.md#ollama-embedder)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Content redaction (§4.2): the spec's anchor pairs, each pattern, each scanner branch."""
+"""Content redaction (docs/index-store.md#content-redaction): the documented anchor pairs, each
+pattern, each scanner branch."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Layer-1 secret protection: the sensitive-basename rule and its spec anchors (§4.1)."""
+"""Layer-1 secret protection: the sensitive-basename rule and its documented anchors
+(docs/index-store.md#sensitive-file-names)."""
 
 from __future__ import annotations
 

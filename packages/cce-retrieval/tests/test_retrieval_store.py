@@ -1,4 +1,5 @@
-"""The store's byte format, atomic writes, load errors and fingerprint (indexing spec §9)."""
+"""The store's byte format, atomic writes, load errors and fingerprint
+(docs/index-store.md#store)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Anchor and property tests of the word tokenizer (retrieval spec §3, indexing spec §6.4)."""
+"""Anchor and property tests of the word tokenizer (docs/retrieval.md#word-tokenizer)."""
 
 from __future__ import annotations
 

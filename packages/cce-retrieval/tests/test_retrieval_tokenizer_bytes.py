@@ -11,7 +11,8 @@ _WORD = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234567
 
 
 def spec_tokenize(text: str) -> list[str]:
-    """Retrieval spec §3 read literally: maximal runs of word bytes, A-Z lowered."""
+    """The word tokenizer (docs/retrieval.md#word-tokenizer) read literally: maximal runs of word
+    bytes, A-Z lowered."""
     tokens: list[str] = []
     current = bytearray()
     for byte in text.encode("utf-8"):

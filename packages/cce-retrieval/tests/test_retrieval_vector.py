@@ -1,4 +1,5 @@
-"""Exact cosine ranking (§4.4, §7): bit-identical to the reference's left-to-right dot product."""
+"""Exact cosine ranking (docs/retrieval.md#cosine, docs/retrieval.md#vector-ranking): bit-identical
+to the reference's left-to-right dot product."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The corpus walk: the §2.8 anchors, pruning, symlinks, per-file checks and counters."""
+"""The corpus walk: the docs/index-store.md#walking-the-tree anchors, pruning, symlinks, per-file
+checks and counters."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def _paths(result: WalkResult) -> list[str]:
     return [walked.rel_path for walked in result.files]
 
 
-# --- §2.8 anchors ---------------------------------------------------------------------
+# --- docs/index-store.md#walking-the-tree anchors -------------------------------------
 
 
 def test_anchor_pruned_dirs_big_and_binary_files(tmp_path: Path) -> None:

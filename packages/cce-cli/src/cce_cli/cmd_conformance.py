@@ -1,4 +1,5 @@
-"""`cce conformance DIR [-o PATH]`: write the cross-implementation chunk table (spec §11).
+"""`cce conformance DIR [-o PATH]`: write the cross-implementation chunk table
+(docs/index-store.md#conformance-document).
 
 Why it exists: the conformance document is how this port proves it chunks exactly like
 the reference. The command builds the index in memory (hash embedder, secret

@@ -1,4 +1,4 @@
-"""`cce index DIR`: build a directory's index and persist it (indexing spec §10).
+"""`cce index DIR`: build a directory's index and persist it (docs/index-store.md#cce-index).
 
 Why it exists: this is the command that turns a source tree into the store every read
 command uses. It owns the user-facing contract: embedder selection, the
@@ -105,7 +105,7 @@ def select_embedder(name: str) -> Embedder:
 
 
 def summary_lines(directory: str, store_path: str, result: BuildResult, elapsed: float) -> str:
-    """The stdout summary of §10, labels padded to 18 columns."""
+    """The stdout summary of docs/index-store.md#cce-index, labels padded to 18 columns."""
     rows = [
         ("files indexed", str(result.files_indexed)),
         ("files skipped", str(result.files_skipped)),

@@ -1,11 +1,13 @@
 """`cce relevance FIXTURES`: score the retrieval pipeline against a labeled fixture set.
 
 Why it exists: this is the edge where the relevance harness meets the user. It owns the
-command's arguments (harness spec §2.1), the order in which inputs are read and
-checked - which decides which error a user sees first (§2.2) - the corpus path and
-its displayed form with Rust `Path` semantics (§2.3), store mode and the refusal to
-score an Ollama-built store without Ollama (§2.4), and writing the whole rendering to
-stdout in one go (§2.6). Evaluation is `cce_cli.harness`, rendering `cce_cli.render`.
+command's arguments (docs/harness.md#arguments), the order in which inputs are read and
+checked - which decides which error a user sees first (docs/harness.md#processing-order) - the
+corpus path and its displayed form with Rust `Path` semantics (docs/harness.md#corpus-path), store
+mode and the refusal to score an Ollama-built store without Ollama (docs/harness.md#store-mode), and
+writing the whole rendering to stdout in one go (docs/harness.md#output-and-exit-status). Evaluation
+is `cce_cli.harness`, rendering
+`cce_cli.render`.
 
 The flags beyond the reference's leave the default output alone: `--format` picks a
 renderer, `--results` also writes the `cce.run/v1` file, `--by-tag` adds per-tag

@@ -1,4 +1,4 @@
-"""`cce search`: hybrid search over a persisted store (retrieval spec §11).
+"""`cce search`: hybrid search over a persisted store (docs/retrieval.md#cce-search).
 
 Why it exists: the command a person (or a script, with `--json`) runs against an index.
 It resolves the store path, picks the query embedder from the name recorded in the
@@ -7,7 +7,7 @@ spaces), runs the hybrid pipeline, logs one `search` metrics event (fail-open) a
 prints the results in the reference's exact human or JSON layout.
 
 Owns: the argument surface, store resolution, the Ollama refusal, the metrics record of
-§11.4 and both renderings. Ranking itself is `cce_retrieval.hybrid`.
+docs/retrieval.md#search-events and both renderings. Ranking itself is `cce_retrieval.hybrid`.
 """
 
 from __future__ import annotations
@@ -164,7 +164,8 @@ def search_event(
     results: Sequence[SearchResult],
     latency_ms: float,
 ) -> dict[str, object]:
-    """The `search` metrics record of §11.4 (schema, ts and id are added by `append_event`)."""
+    """The `search` metrics record of docs/retrieval.md#search-events (schema, ts and id are added
+    by `append_event`)."""
     baseline = sum(index.file_tokens.get(path, 0) for path in {r.file_path for r in results})
     served = sum(estimate_tokens(r.content) for r in results)
     saved = max(baseline - served, 0)

@@ -1,8 +1,8 @@
 """The `metrics.jsonl` event log that `cce index` and `cce search` append to.
 
 Why it exists: both commands record one `cce.metrics/v1` event per run beside the
-store (indexing spec §9.5, retrieval spec §11.4), with the same id scheme, timestamp
-format, file location rule and byte format (compact JSON, keys sorted, floats printed
+store (docs/index-store.md#index-events, docs/retrieval.md#search-events), with the same id scheme,
+timestamp format, file location rule and byte format (compact JSON, keys sorted, floats printed
 like the reference's serde_json). Writing is fail-open: a log that cannot be written
 costs a stderr warning, never the command's result.
 """
@@ -171,7 +171,8 @@ def write_index_event(
     index_bytes: int,
     duration_ms: float,
 ) -> str | None:
-    """Append the `index` event of §9.5 for a store just written; the event id or None."""
+    """Append the `index` event of docs/index-store.md#index-events for a store just written; the
+    event id or None."""
     record: dict[str, object] = {
         "chunks": chunks,
         "duration_ms": duration_ms,

@@ -4,8 +4,9 @@ Why it exists: `cce relevance` is the composition point of the project. The fixt
 contract (cce_fixtures) says what was expected, the retrieval pipeline (cce_retrieval)
 says what came back, cce_metrics turns the pair into scores and cce_stats compares two
 backends. This module owns the glue, and nothing else: how each backend is invoked
-(harness spec §3), how anchors become a judgment matrix, the per-backend report (§4.2)
-and the paired comparison (§6). It never ranks and never formats; rendering lives in
+(docs/harness.md#backends), how anchors become a judgment matrix, the per-backend report
+(docs/metrics.md#macro-averages) and the paired comparison (docs/statistics.md#paired-tests). It
+never ranks and never formats; rendering lives in
 `cce_cli.render`.
 
 Work is shared across the run: the line-weight table is built once from the index's
@@ -68,11 +69,12 @@ __all__ = [
 ]
 
 BACKEND_NAMES: Final = ("bm25", "vector", "hybrid")
-"""The reference's backends: what runs when no backend is chosen (harness spec §2.5).
-Every name `cce_retrieval.backend_names()` lists can be chosen."""
+"""The reference's backends: what runs when no backend is chosen
+(docs/harness.md#backend-selection). Every name `cce_retrieval.backend_names()` lists can be
+chosen."""
 
 COMPARED_METRICS: Final[tuple[Metric, ...]] = METRICS.defaults()
-"""The metrics `--compare` tests, in the fixed report order (harness spec §6.1)."""
+"""The metrics `--compare` tests, in the fixed report order (docs/harness.md#compare-mode)."""
 
 
 class BackendError(ValueError):
@@ -102,8 +104,8 @@ def parse_metrics(text: str | None) -> tuple[Metric, ...]:
 def parse_backends(text: str) -> tuple[str, ...]:
     """Backend names from a comma list: trimmed, blanks skipped, first occurrence kept.
 
-    Raises BackendError for an unknown name or when no name is left (spec §2.5); the
-    valid names come from the backend registry.
+    Raises BackendError for an unknown name or when no name is left
+    (docs/harness.md#backend-selection); the valid names come from the backend registry.
     """
     known = backend_names()
     chosen: list[str] = []
@@ -132,7 +134,8 @@ def _backend(name: str | Backend) -> Backend:
 
 
 def run_backend(index: Index, backend: str | Backend, query: Query, k: int) -> list[SearchResult]:
-    """Results of one registered backend for one query, at most `k` of them (spec §3).
+    """Results of one registered backend for one query, at most `k` of them
+    (docs/harness.md#backends).
 
     A blank query or an empty index returns no results on every backend; hybrid is the
     exact `cce search` pipeline with graph expansion on, cut back to `k`.
@@ -146,7 +149,8 @@ def judge(results: Sequence[SearchResult], anchors: Sequence[Anchor]) -> list[li
 
 
 def line_weights(index: Index) -> LineWeights:
-    """The token weight of every indexed line, from the chunks in index order (§5.1)."""
+    """The token weight of every indexed line, from the chunks in index order
+    (docs/metrics.md#token-metrics)."""
     return LineWeights.from_chunks(
         (chunk.file_path, chunk.start_line, chunk.content) for chunk in index.chunks
     )
@@ -225,7 +229,8 @@ def evaluate_backend(
     *,
     graded: bool = False,
 ) -> BackendReport:
-    """Run every case (fixture order) on one backend and aggregate (spec §4.2)."""
+    """Run every case (fixture order) on one backend and aggregate
+    (docs/metrics.md#macro-averages)."""
     runner = _backend(backend)
     reports: list[CaseReport] = []
     for case, query in zip(cases, queries, strict=True):
@@ -280,7 +285,8 @@ class MetricComparison:
 
 @attrs.frozen(slots=True)
 class Comparison:
-    """Backend B against backend A, case by case, one paired test per metric (§6.1)."""
+    """Backend B against backend A, case by case, one paired test per metric
+    (docs/harness.md#compare-mode)."""
 
     a: str
     b: str

@@ -1,11 +1,11 @@
 """Text and JSON renderings of a relevance run, byte for byte as the reference prints them.
 
-Why it exists: the human summary (harness spec §8) and the `cce.relevance.report/v2`
-JSON report (§9) are contracts - a golden file pins them - so column widths, the
-6-decimal formatting (`format6` for scores and p, `format6_signed` for deltas, t and
-confidence bounds) and the JSON layout live in one place. Both renderers read the one
-report model (`cce_cli.report.RunSummary`) and loop over its metrics, so a metric
-added to the registry needs no change here. `RENDERERS` is the registry of output
+Why it exists: the human summary (docs/report-formats.md#human-report) and the
+`cce.relevance.report/v2` JSON report (docs/report-formats.md#json-report) are contracts - a golden
+file pins them - so column widths, the 6-decimal formatting (`format6` for scores and p,
+`format6_signed` for deltas, t and confidence bounds) and the JSON layout live in one place. Both
+renderers read the one report model (`cce_cli.report.RunSummary`) and loop over its metrics, so a
+metric added to the registry needs no change here. `RENDERERS` is the registry of output
 formats `--format` chooses from (docs/architecture.md#how-to-add-an-output-format).
 Everything here is a pure function of the model; nothing is computed twice and
 nothing is printed.
@@ -90,8 +90,8 @@ def _tag_tables(summary: RunSummary, groups: Sequence[TagGroup]) -> list[str]:
 
 
 def render_human(summary: RunSummary) -> str:
-    """The summary table (§8.1), the per-tag tables when asked for, plus the compare
-    block (§8.2) when comparing."""
+    """The summary table (docs/report-formats.md#summary), the per-tag tables when asked for, plus
+    the compare block (docs/report-formats.md#compare-block) when comparing."""
     lines = [
         f"CCE relevance — ranking quality vs labeled fixtures ({FIXTURE_SCHEMA})",
         f"  corpus  : {summary.corpus}",
@@ -120,7 +120,8 @@ def _test_heading(test_name: str, n: int) -> str:
 
 
 def render_compare(comparison: Comparison) -> str:
-    """Per-case deltas and the paired-test block (§8.2), starting with a blank line."""
+    """Per-case deltas and the paired-test block (docs/report-formats.md#compare-block), starting
+    with a blank line."""
     metrics = [metric.metric for metric in comparison.metrics]
     lines = [
         "",

@@ -1,7 +1,7 @@
 """Expected-result anchors: their grammar, their display form, and how they match hits.
 
 Why it exists: an anchor is the unit of relevance in a `cce.relevance/v1` fixture
-(harness spec §1.6-§1.7). Parsing decides which strings are anchors and with which
+(docs/fixtures.md). Parsing decides which strings are anchors and with which
 exact error; matching decides whether a search result counts as relevant. Both live
 here so the fixture parser and the metric code agree on one definition.
 """
@@ -107,7 +107,8 @@ class Anchor:
 
     @classmethod
     def parse(cls, text: str) -> Anchor:
-        """Parse `path`, `path#kind`, `#kind`, `path@a-b` or `path#kind@a-b` (spec §1.6).
+        """Parse `path`, `path#kind`, `#kind`, `path@a-b` or `path#kind@a-b`
+        (docs/fixtures.md#parsing-an-anchor).
 
         The range facet is split off at the last '@' only when the trimmed tail is made of
         digits and '-'; otherwise the '@' is literal path text. Raises AnchorError.

@@ -2,7 +2,7 @@
 
 Why it exists: a fixture set is NDJSON (one optional header line, then query cases),
 and every tool that reads one must accept and reject exactly what the reference does,
-with the same messages (harness spec §1.1-§1.5). This module owns that contract:
+with the same messages (docs/fixtures.md). This module owns that contract:
 the value types, the cattrs converter that turns a parsed line into a `Case` (its
 structure hooks run the contract's checks in the contract's order), and two entry
 points over one scanner - `parse_fixtures` (stop at the first problem, like the
@@ -248,7 +248,8 @@ def _scan_header(fields: Mapping[str, Any], number: int, state: _ScanState) -> N
 
 
 def _scan_line(line: str, number: int, state: _ScanState) -> None:
-    """Classify one line (spec §1.2) and apply it to `state`; raise FixtureError."""
+    """Classify one line (docs/fixtures.md#classifying-lines) and apply it to `state`; raise
+    FixtureError."""
     if not rust_trim(line):
         return
     try:
@@ -301,7 +302,8 @@ def _scan(text: str, state: _ScanState) -> Iterator[FixtureError]:
 
 
 def parse_fixtures(text: str) -> FixtureSet:
-    """Parse a whole fixture file's text; the first problem raises FixtureError (§1.4)."""
+    """Parse a whole fixture file's text; the first problem raises FixtureError
+    (docs/fixtures.md#cases)."""
     state = _ScanState()
     for problem in _scan(text, state):
         raise problem

@@ -4,7 +4,7 @@ Why it exists: the reference engine reads fixtures with Rust's `str::lines`, tri
 with `str::trim` and prints anchors with `{:?}`. Python's `splitlines()`, `strip()`
 and `repr()` each differ in small ways (they split on U+2028, strip U+001C-U+001F,
 quote with single quotes), so this module owns the three exact equivalents
-(harness spec §0 and §1.5) and nothing else.
+(docs/harness.md#text-helpers and docs/fixtures.md#parse-errors) and nothing else.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Why it exists: the reference reads each line with `serde_json::from_str`, and Python's
 `json.loads` is more lenient in ways that change which fixtures are valid (harness
-spec §1.2, §13.5). This module owns the differences and nothing else:
+docs/fixtures.md#classifying-lines). This module owns the differences and nothing else:
 
 - `NaN`, `Infinity` and `-Infinity` are not JSON;
 - numbers that overflow a double (`1e400`, a 400-digit integer) are errors;

@@ -1,4 +1,4 @@
-"""Per-backend aggregates of per-query scores (harness spec §4.2).
+"""Per-backend aggregates of per-query scores (docs/metrics.md#macro-averages).
 
 Why it exists: the reported averages must match the reference to the last bit, so the
 summation order (case order, strictly left to right) and the divisor rules (macro

@@ -1,4 +1,5 @@
-"""Chunk-level IR metrics of one query, from relevance judgments (harness spec §4.1).
+"""Chunk-level IR metrics of one query, from relevance judgments
+(docs/metrics.md#chunk-level-metrics).
 
 Why it exists: precision@k, recall, MRR and F1 have several textbook variants; the
 reference engine picked specific ones (precision divides by k even when fewer results

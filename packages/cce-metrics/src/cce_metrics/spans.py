@@ -1,7 +1,7 @@
 """Token-level span metrics: how much of the expected code, weighted by tokens, came back.
 
 Why it exists: chunk-level precision treats a 3-line hit and a 300-line hit alike. The
-span metrics of harness spec §5 weigh every line by its `cce.tokens/v1` estimate and
+span metrics of docs/metrics.md#token-metrics weigh every line by its `cce.tokens/v1` estimate and
 compare the lines a query was expected to find with the lines its top-k results cover.
 This module owns the line-weight table, `score_tokens` and its result type. It works on
 plain `(file_path, first_line, last_line)` spans, so any eval tool can use it.
@@ -46,7 +46,8 @@ class _FileMassTable:
 
 
 class LineWeights:
-    """Token weight of every `(file, line)`, as the index's chunks give it (spec §5.1).
+    """Token weight of every `(file, line)`, as the index's chunks give it
+    (docs/metrics.md#token-metrics).
 
     A line weighs `estimate_tokens` of its text in the first chunk, in index order, that
     covers it; lines no chunk covers weigh 1. Immutable after construction: the only
@@ -199,7 +200,7 @@ def score_tokens(
     k: int,
     weights: LineWeights,
 ) -> TokenScore | None:
-    """Token-weighted precision, recall and IoU of one query (harness spec §5.2).
+    """Token-weighted precision, recall and IoU of one query (docs/metrics.md#token-metrics).
 
     `expected` holds the spans of the query's RANGED anchors only (drop unranged ones);
     `retrieved` holds every result's span in rank order, of which only the first

@@ -1,15 +1,15 @@
-"""Okapi BM25 with the Lucene idf over numpy posting arrays (retrieval spec §6).
+"""Okapi BM25 with the Lucene idf over numpy posting arrays (docs/retrieval.md#bm25).
 
 Why it exists: BM25 is one of the two signals of hybrid search and the whole of the
 `bm25` backend. The reference scores every document in a loop; here each term keeps a
 posting array (document indices and term frequencies), so a query touches only the
 documents that contain one of its terms. The floating-point result is still the
 reference's to the last bit: per document the terms are added one at a time in query
-order, and every elementwise numpy operation below is the scalar formula of §6.3 in the
-same order (IEEE-754 elementwise operations are exactly rounded, like the scalar ones).
+order, and every elementwise numpy operation below is the scalar formula of docs/retrieval.md#bm25
+in the same order (IEEE-754 elementwise operations are exactly rounded, like the scalar ones).
 
 Owns: building the statistics once per index (`Bm25Index.build`), the idf, and the
-ranking rule of §6.4 (keep `score_key > 0`, sort by key desc then chunk id asc).
+ranking rule of docs/retrieval.md#bm25 (keep `score_key > 0`, sort by key desc then chunk id asc).
 """
 
 from __future__ import annotations
@@ -70,8 +70,9 @@ class Bm25Index:
         self._id_ranks = id_ranks
         self.k1 = k1
         self.b = b
-        # K1 * (1 - B + B * dl / avgdl): the document half of the §6.3 denominator, in the
-        # reference's operation order, so `f + norm` below is the reference's `denom`.
+        # K1 * (1 - B + B * dl / avgdl): the document half of the docs/retrieval.md#bm25
+        # denominator, in the reference's operation order, so `f + norm` below is the reference's
+        # `denom`.
         if self.n_docs:
             self._length_norm = k1 * (1.0 - b + b * doc_lengths / avgdl)
         else:

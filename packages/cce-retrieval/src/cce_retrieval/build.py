@@ -1,4 +1,4 @@
-"""Directory → in-memory `Index`: the indexing pipeline of indexing spec §1.
+"""Directory → in-memory `Index`: the indexing pipeline of docs/index-store.md#pipeline.
 
 Why it exists: `cce index`, `cce conformance`, `cce relevance --dir` and the benchmark
 all build an index the same way, and the order of the steps is part of the contract
@@ -59,7 +59,8 @@ class BuildError(Exception):
 
 @attrs.frozen(slots=True)
 class BuildResult:
-    """The built index plus the counters `cce index` prints (spec §1, §10)."""
+    """The built index plus the counters `cce index` prints (docs/index-store.md#pipeline,
+    docs/index-store.md#cce-index)."""
 
     index: Index
     files_indexed: int

@@ -1,4 +1,4 @@
-"""AST chunking of one file: chunk spans, ids, token counts and imports (indexing spec §5–§7).
+"""AST chunking of one file: chunk spans, ids, token counts and imports (docs/index-store.md).
 
 Why it exists: chunk ids, line numbers and contents are the backbone of every golden
 (conformance table, store, search output), so this module reproduces the reference's

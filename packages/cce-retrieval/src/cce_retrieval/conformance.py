@@ -1,4 +1,4 @@
-"""The cross-implementation conformance document (indexing spec §11).
+"""The cross-implementation conformance document (docs/index-store.md#conformance-document).
 
 Why it exists: every port of CCE proves it chunks like the reference by emitting the
 same chunk table for the same fixture directory. The table leaves out contents and

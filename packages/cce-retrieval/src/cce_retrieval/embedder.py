@@ -1,4 +1,5 @@
-"""Embedders: the interface, FNV-1a-64, the default hash embedder and cosine (retrieval §4).
+"""Embedders: the interface, FNV-1a-64, the default hash embedder and cosine
+(docs/retrieval.md#embedders).
 
 Why it exists: chunk vectors are persisted in the store and compared bit for bit with
 the reference, so the hash embedder must reproduce `src/embedder.rs` exactly: every

@@ -4,7 +4,7 @@ Why it exists: the reference walker decides which files are indexed with ripgrep
 crate, whose dialect is not git's (e.g. `{a,b}` braces are alternations, an invalid glob
 drops just its own line, `**` glued to other characters means `*`). Off-the-shelf Python
 matchers (`pathspec`, `fnmatch`) diverge on exactly those lines, so this module hand-ports
-the two pieces that matter (indexing spec §2.3):
+the two pieces that matter (docs/index-store.md#gitignore-rules):
 
 * `parse_gitignore` — the line reader (`GitignoreBuilder::add_line`): comments, trailing
   whitespace, `\\!`/`\\#` escapes, whitelist `!`, anchoring `/`, directory-only `/`, the

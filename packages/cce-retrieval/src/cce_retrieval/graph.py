@@ -1,8 +1,8 @@
-"""The file import graph derived from `file_imports` (retrieval spec §8.12, indexing spec §8).
+"""The file import graph derived from `file_imports` (docs/retrieval.md#import-graph).
 
-Why it exists: graph expansion (§8.13) appends chunks from files that import, or are
-imported by, the top results. The graph is never persisted; the reference rebuilds it on
-load by resolving each imported module name against the sorted distinct chunk paths,
+Why it exists: graph expansion (docs/retrieval.md#graph-expansion) appends chunks from files that
+import, or are imported by, the top results. The graph is never persisted; the reference rebuilds it
+on load by resolving each imported module name against the sorted distinct chunk paths,
 with two quirky rules (extension-agnostic stem match first, then a raw `.py`/`.js` suffix
 match) that decide which edges exist, so they are reproduced exactly here.
 

@@ -1,10 +1,12 @@
-"""Hybrid search: BM25 + cosine fused by RRF, blended with confidence (retrieval spec §8).
+"""Hybrid search: BM25 + cosine fused by RRF, blended with confidence
+(docs/retrieval.md#hybrid-search).
 
 Why it exists: this is the ranking `cce search` prints and the `hybrid` backend of the
 relevance harness scores, so every step (intent weight, candidate limits, file hints,
 RRF, confidence blend, path penalty, rounded-key sort, per-file diversity cap, graph
 bonus) follows the reference's operation order exactly. It also hosts the two single-
-signal rankings the harness compares against (`bm25_only_search` §6.5, `vector_search`).
+signal rankings the harness compares against (`bm25_only_search` docs/retrieval.md#bm25-only-search,
+`vector_search`).
 
 Every constant a ranking change would touch is a field of `SearchParams`, whose defaults
 are the reference values. The derived per-index structures live in `cce_retrieval.derived`
@@ -88,7 +90,8 @@ REFERENCE_PARAMS: Final = SearchParams()
 
 
 def is_code_lookup(query: str, query_tokens: Iterable[str] | None = None) -> bool:
-    """Intent rule of §8.2: keyword token, code file extension, or lookup phrase.
+    """Intent rule of docs/retrieval.md#intent: keyword token, code file extension, or lookup
+    phrase.
 
     `query_tokens` may carry the query's tokens when the caller already has them
     (`tokenize` lowercases, so they are the tokens of the lowercased query too).
@@ -112,7 +115,8 @@ def is_code_lookup(query: str, query_tokens: Iterable[str] | None = None) -> boo
 
 
 def file_hints(query: str) -> list[str]:
-    """Whitespace-split raw query pieces containing a `.`, ASCII-lowercased (§8.6)."""
+    """Whitespace-split raw query pieces containing a `.`, ASCII-lowercased
+    (docs/retrieval.md#file-hints)."""
     return [ascii_lower(piece) for piece in rust_split_whitespace(query) if "." in piece]
 
 
@@ -123,7 +127,8 @@ def rrf(
     rrf_k: float = RRF_K,
     vector_weight: float = 1.0,
 ) -> float:
-    """Reciprocal-rank fusion of the 0-based ranks (§8.7): divide first, then weight.
+    """Reciprocal-rank fusion of the 0-based ranks (docs/retrieval.md#fusion-and-scoring): divide
+    first, then weight.
 
     With the reference's vector weight of 1.0 the multiplication is skipped (it is exact
     anyway, but this keeps the reference's operation sequence visible).
@@ -150,7 +155,7 @@ def rank_core(
     top_k: int,
     params: SearchParams = REFERENCE_PARAMS,
 ) -> list[SearchResult]:
-    """§8.1–§8.11: the capped, sorted hybrid list (ranks left at 0, scores raw)."""
+    """docs/retrieval.md: the capped, sorted hybrid list (ranks left at 0, scores raw)."""
     return _rank_core(index, qvec, query, top_k, params)[0]
 
 
@@ -242,7 +247,8 @@ def expand_graph(
     cosines: FloatArray | None = None,
     params: SearchParams = REFERENCE_PARAMS,
 ) -> list[SearchResult]:
-    """§8.13: `results` plus up to 2 chunks from each of up to 2 neighbour files, appended.
+    """docs/retrieval.md#graph-expansion: `results` plus up to 2 chunks from each of up to 2
+    neighbour files, appended.
 
     `cosines` may carry every chunk's cosine with `qvec` when ranking already computed
     them (`search_with_vector` passes them on), so the corpus is not scanned twice.
@@ -365,7 +371,8 @@ def search_counted(
 def bm25_only_search(
     index: Index, query: str, top_k: int, k1: float = BM25_K1, b: float = BM25_B
 ) -> list[SearchResult]:
-    """§6.5: BM25 alone; raw sums as scores, no penalty, cap or graph; ranks 1..n."""
+    """docs/retrieval.md#bm25-only-search: BM25 alone; raw sums as scores, no penalty, cap or graph;
+    ranks 1..n."""
     query_terms = unique_tokens(query)
     if not query_terms or not index.chunks or top_k <= 0:
         return []

@@ -1,4 +1,4 @@
-"""Per-language import extraction: the module names a file imports (indexing spec §7).
+"""Per-language import extraction: the module names a file imports (docs/index-store.md#imports).
 
 Why it exists: the import graph that boosts related files at search time is built from
 these names, and the reference derives them with small, quirky text rules per pack

@@ -18,7 +18,8 @@ FloatMatrix = npt.NDArray[np.float64]
 
 @attrs.frozen(slots=True)
 class Chunk:
-    """One indexed span of a file, with the persisted fields of the store (spec §6)."""
+    """One indexed span of a file, with the persisted fields of the store
+    (docs/index-store.md#chunk-fields)."""
 
     chunk_id: str
     file_path: str
@@ -33,7 +34,7 @@ class Chunk:
 
 @attrs.frozen(slots=True)
 class SearchResult:
-    """One ranked row (retrieval spec §5.3); `score` is the raw, unrounded double."""
+    """One ranked row (docs/retrieval.md#data-model); `score` is the raw, unrounded double."""
 
     rank: int
     chunk_id: str

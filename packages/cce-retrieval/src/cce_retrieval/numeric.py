@@ -4,7 +4,7 @@ Why it exists: the reference compares and sorts scores by their 6-decimal rounde
 and prints them with a fixed 6-decimal formatter built from an integer. Python's
 `round()` (banker's) and `'%.6f'` (rounds the exact binary value) both disagree with it
 on ties, which flips ranks and changes output bytes. Every comparison and every printed
-score in cce goes through these functions (retrieval spec §2).
+score in cce goes through these functions (docs/retrieval.md#numeric-conventions).
 """
 
 from __future__ import annotations
@@ -49,7 +49,8 @@ def format6(x: float) -> str:
 
 
 def format6_signed(x: float) -> str:
-    """`format6` with an explicit `+` on non-negative values (harness spec §7)."""
+    """`format6` with an explicit `+` on non-negative values
+    (docs/report-formats.md#number-formatting)."""
     text = format6(x)
     if text.startswith("-"):
         rest = text[1:]

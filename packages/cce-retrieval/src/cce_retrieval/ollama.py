@@ -1,4 +1,5 @@
-"""The Ollama embedder: vectors from a local Ollama server's `/api/embed` (retrieval spec §4.5).
+"""The Ollama embedder: vectors from a local Ollama server's `/api/embed`
+(docs/retrieval.md#ollama-embedder).
 
 Why it exists: an index can be built with `--embedder ollama`; its chunk vectors then
 live in Ollama's embedding space, so every query against it must be embedded by the

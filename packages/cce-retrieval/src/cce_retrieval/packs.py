@@ -1,7 +1,7 @@
 """The six language packs of the code index and the file-extension → pack resolution.
 
 Why it exists: the reference decides which grammar parses a file, and which node types
-become chunks, from a fixed registry (`src/packs/*.rs`, indexing spec §5.1 and §5.3).
+become chunks, from a fixed registry (`src/packs/*.rs`, docs/index-store.md#language-packs).
 This module owns that registry: pack names, extensions, the exact node-type sets, the
 pinned grammars, and one tree-sitter parser per pack, created on first use and reused
 (no incremental parsing). Everything unclaimed is plaintext; there is no content sniffing.

@@ -1,4 +1,6 @@
-"""Vectorised ranking order shared by BM25 and cosine ranking (retrieval spec §2.3, §6.4, §7).
+"""Vectorised ranking order shared by BM25 and cosine ranking
+(docs/retrieval.md#rounding-and-score-keys, docs/retrieval.md#bm25,
+docs/retrieval.md#vector-ranking).
 
 Why it exists: both single-signal rankings sort by the 6-decimal rounded score
 (`numeric.score_key`) descending, then chunk id ascending, with store order as the last
@@ -31,7 +33,7 @@ def id_order_ranks(chunk_ids: Sequence[str]) -> IntArray:
     """Position of each document in (chunk_id asc, store order) order: the tie-break key.
 
     Sorting by this rank equals a stable sort by chunk id, so duplicate ids fall back to
-    store order (spec §8.14).
+    store order (docs/retrieval.md#determinism).
     """
     order = sorted(range(len(chunk_ids)), key=chunk_ids.__getitem__)
     ranks = np.empty(len(chunk_ids), dtype=np.int64)

@@ -1,4 +1,5 @@
-"""Layer 2 of secret protection: content redaction before indexing (indexing spec §4.2).
+"""Layer 2 of secret protection: content redaction before indexing
+(docs/index-store.md#content-redaction).
 
 Why it exists: the reference rewrites every file's text before chunking, so chunk content,
 ids, token counts and embeddings all derive from redacted text. A byte-identical index

@@ -1,4 +1,5 @@
-"""Layer 1 of secret protection: file names that are never read (indexing spec §4.1).
+"""Layer 1 of secret protection: file names that are never read
+(docs/index-store.md#sensitive-file-names).
 
 Why it exists: some files are secrets by their very name (private keys, `.env` files,
 credential stores). The walker asks `is_sensitive` about every regular file before opening

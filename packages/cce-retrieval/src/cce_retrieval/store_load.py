@@ -341,7 +341,8 @@ def _extract_embeddings(text: str) -> _Extracted | None:
 
 
 def parse_index(data: bytes, path: str = "<memory>") -> Index:
-    """Parse store bytes (§9.4): unknown keys ignored, legacy defaults applied."""
+    """Parse store bytes (docs/index-store.md#loading): unknown keys ignored, legacy defaults
+    applied."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:

@@ -21,12 +21,14 @@ class StoreError(Exception):
 
 
 def default_store_path(directory: str) -> str:
-    """`<directory>/.cce/index.json`, joined onto the directory exactly as typed (§9.1)."""
+    """`<directory>/.cce/index.json`, joined onto the directory exactly as typed
+    (docs/index-store.md#location)."""
     return os.path.join(directory, ".cce", "index.json")
 
 
 def resolve_store_path(store: str | None, directory: str | None) -> str:
-    """§9.1: `--store` verbatim, else `<directory>/.cce/index.json`, else `./.cce/index.json`."""
+    """docs/index-store.md#location: `--store` verbatim, else `<directory>/.cce/index.json`, else
+    `./.cce/index.json`."""
     if store is not None:
         return store
     return default_store_path(directory if directory is not None else ".")

@@ -147,7 +147,8 @@ def _iter_store_pieces(index: Index) -> Iterator[str]:
 
 
 def serialize_index(index: Index) -> bytes:
-    """The exact `index.json` bytes of §9.2: compact, no trailing newline."""
+    """The exact `index.json` bytes of docs/index-store.md#on-disk-format: compact, no trailing
+    newline."""
     return "".join(_iter_store_pieces(index)).encode("utf-8")
 
 

@@ -1,4 +1,5 @@
-"""The word tokenizer shared by the hash embedder, BM25 and intent detection (spec §3).
+"""The word tokenizer shared by the hash embedder, BM25 and intent detection
+(docs/retrieval.md#word-tokenizer).
 
 Why it exists: one definition of "a token" for indexing and querying. A token is a
 maximal run of ASCII `[A-Za-z0-9_]` bytes of the UTF-8 text, with A–Z lowercased; every

@@ -1,4 +1,5 @@
-"""Cosine ranking of every chunk against a query vector (retrieval spec §4.4, §7).
+"""Cosine ranking of every chunk against a query vector (docs/retrieval.md#cosine,
+docs/retrieval.md#vector-ranking).
 
 Why it exists: the vector signal of hybrid search and the whole of the `vector` backend.
 The reference's cosine is a plain left-to-right dot product over `min(len(a), len(b))`

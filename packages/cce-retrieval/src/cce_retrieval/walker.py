@@ -1,4 +1,5 @@
-"""The corpus walk: which files of a directory tree get indexed (indexing spec §2).
+"""The corpus walk: which files of a directory tree get indexed
+(docs/index-store.md#walking-the-tree).
 
 Why it exists: every index, conformance table and relevance run starts from the same list
 of `(rel_path, text)` pairs, and the reference builds it with ripgrep's `ignore` crate. This
@@ -97,7 +98,8 @@ class _Rejection(enum.Enum):
 def _read_candidate(
     entry: os.DirEntry[bytes], protect: bool, sensitive: bool | None = None
 ) -> str | _Rejection:
-    """Apply the per-file checks of §2.5 in their exact order; the text if all pass.
+    """Apply the per-file checks of docs/index-store.md#per-file-checks in their exact order; the
+    text if all pass.
 
     `sensitive` overrides the name check (the walk decides it once, strict names included).
     """
@@ -161,7 +163,8 @@ def display_names(names: list[bytes]) -> dict[bytes, str | None]:
 def walk(root: str, protect: bool = True, protection: str = REFERENCE) -> WalkResult:
     """Walk `root` and return the indexable files with the skip/error counters.
 
-    With `protect` on, sensitive basenames (§4.1) are counted and never opened; with
+    With `protect` on, sensitive basenames (docs/index-store.md#sensitive-file-names) are counted
+    and never opened; with
     `protection="strict"` also the names `cce_retrieval.protection` adds.
     """
     strict = protection == STRICT
