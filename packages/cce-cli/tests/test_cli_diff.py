@@ -481,3 +481,28 @@ def test_diff_other_tests_name_the_test_and_carry_its_statistic(
     assert _diff(argv, capsys)[1] == out
     text = _diff([str(BASE), str(HEAD), "--test", test], capsys)[1]
     assert f"{statistic:>12}" in next(line for line in text.splitlines() if "mean-delta" in line)
+
+
+def test_reports_with_no_case_in_common_are_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A gate over zero paired queries would pass anything; it is refused instead."""
+    base = {
+        "schema": "cce.relevance.report/v2",
+        "corpus": "c",
+        "embedder": "hash",
+        "queries": 1,
+        "backends": [
+            {"backend": "bm25", "per_query": [{"id": "a", "mrr": "1.000000"}], "mrr": "1.000000"}
+        ],
+    }
+    head = json.loads(json.dumps(base))
+    head["backends"][0]["per_query"][0]["id"] = "renamed"
+    (tmp_path / "base.json").write_text(json.dumps(base))
+    (tmp_path / "head.json").write_text(json.dumps(head))
+    code = main(
+        ["diff", str(tmp_path / "base.json"), str(tmp_path / "head.json"), "--fail-on-significant"]
+    )
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.startswith("error: no case ids in common")

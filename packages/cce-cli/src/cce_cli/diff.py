@@ -428,6 +428,12 @@ def diff_reports(
         for case in base_backend.cases
         if case.id in head_cases
     ]
+    if not pairs and (base_backend.cases or head_backend.cases):
+        # A gate over nothing would pass anything: a wrong or renamed report is an error.
+        raise CliError(
+            f"no case ids in common between {base.path} ({base_backend.name}) and "
+            f"{head.path} ({head_backend.name}); diff reports of the same fixture set"
+        )
     tags_of: dict[str, tuple[str, ...]] = {}
     for case in base_backend.cases:
         if case.id in head_cases:
