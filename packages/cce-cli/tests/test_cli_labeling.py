@@ -17,7 +17,13 @@ import pytest
 
 from cce_cli import harness
 from cce_cli.main import main
-from cce_cli.pooling import Candidate, parse_judging, pool_candidates
+from cce_cli.pooling import (
+    Candidate,
+    JudgedCase,
+    apply_judgments,
+    parse_judging,
+    pool_candidates,
+)
 from cce_cli.querylog import draft_case_id, read_query_log
 from cce_fixtures import Anchor, parse_fixtures
 from cce_fixtures.cli import main as validate_main
@@ -69,7 +75,15 @@ def test_queries_counts_most_frequent_first_and_drops_credentials(
         (1, "retry policy"),
     ]
     assert "hunter2" not in out
-    assert "1 distinct queries dropped because they look like credentials" in err
+    assert "1 distinct query dropped because they look like credentials" in err
+
+
+def test_the_same_log_twice_counts_each_search_once(
+    corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = str(corpus / ".cce" / "metrics.jsonl")
+    once = _cce(["queries", log], capsys)[1]
+    assert _cce(["queries", log, log], capsys)[1] == once
 
 
 def test_queries_filters(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -218,9 +232,20 @@ def test_apply_turns_judgments_into_matching_anchors(
     assert validate_main(["validate", str(labeled)]) == 0
     fixture_set = parse_fixtures(labeled.read_text(encoding="utf-8"))
     assert fixture_set.corpus == "corpus"
+    judged_rows = {
+        json.loads(line)["id"]: json.loads(line)["candidates"]
+        for line in judged.read_text(encoding="utf-8").splitlines()
+    }
     for case in fixture_set.cases:
         for hit in relevant[case.id]:
             assert any(anchor.matches(hit) for anchor in case.expected)
+        # ...and nothing judged otherwise is credited, unless it shares path, lines, kind.
+        for row in judged_rows[case.id]:
+            if row["judgment"] == "relevant":
+                continue
+            other = Candidate(row["file_path"], row["start_line"], row["end_line"], row["kind"])
+            twins = [h for h in relevant[case.id] if h.touches(other) and h.kind == other.kind]
+            assert twins or not any(anchor.matches(other) for anchor in case.expected)
         assert case.secondary and not set(case.secondary) & set(case.expected)
     code, _, err = _cce(["relevance", str(labeled), "--backend", "hybrid"], capsys)
     assert code == 0, err
@@ -335,3 +360,17 @@ def test_pool_takes_configured_backends_and_external_runs(
     assert {(r["file_path"], r["start_line"], r["end_line"], r["kind"]) for r in recorded} <= pooled
     code, _, err = _cce(["pool", str(fixtures), "--backends", "nope"], capsys)
     assert code == 1 and "unknown backend 'nope'" in err
+
+
+def test_overlapping_candidates_judged_otherwise_get_the_kind() -> None:
+    case = parse_fixtures('{"id":"a","query":"q","expected":["x.c"]}\n').cases[0]
+    struct = Candidate("ring.c", 12, 12, "struct_specifier", judgment="relevant")
+    function = Candidate("ring.c", 12, 22, "function_definition", judgment="not")
+    alone = Candidate("ring.c", 30, 40, "function_definition", judgment="relevant")
+    judged = JudgedCase("a", "q", (struct, function, alone))
+    applied = apply_judgments([case], [judged], {"a": {"id": "a", "query": "q"}})
+    expected = applied.cases[0]["expected"]
+    assert expected == ["x.c", "ring.c#struct_specifier@12-12", "ring.c@30-40"]
+    anchors = [Anchor.parse(text) for text in expected]
+    assert not any(anchor.matches(function) for anchor in anchors)
+    assert applied.overlapping == ()

@@ -227,6 +227,12 @@ def _apply(args: argparse.Namespace) -> int:
     _write(str(args.output), "\n".join(lines) + "\n", "fixtures")
     for case_id, count in applied.unjudged.items():
         print(f"warning: case {case_id}: {count} candidates still unjudged", file=sys.stderr)
+    for where in applied.overlapping:
+        print(
+            f"warning: case {where} also matches an overlapping candidate of the same kind "
+            "that was judged otherwise; narrow its lines by hand",
+            file=sys.stderr,
+        )
     if applied.unlabeled:
         print(
             f"warning: {len(applied.unlabeled)} cases have no relevant anchor yet and were left "

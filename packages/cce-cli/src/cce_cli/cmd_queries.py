@@ -82,6 +82,10 @@ def _escape(text: str) -> str:
     return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode() for ch in text)
 
 
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
 def render_queries(log: QueryLog) -> str:
     """One line per query: count, last seen, text."""
     return "".join(f"{q.count:>6}  {q.last_seen}  {_escape(q.text)}\n" for q in log.queries)
@@ -99,8 +103,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"warning: {len(log.problems) - 5} more log lines skipped", file=sys.stderr)
     if log.secrets_dropped:
         print(
-            f"note: {log.secrets_dropped} distinct queries dropped because they look like "
-            "credentials",
+            f"note: {_count(log.secrets_dropped, 'distinct query', 'distinct queries')} "
+            "dropped because they look like credentials",
             file=sys.stderr,
         )
     if args.fixtures is not None:
@@ -112,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
                 f"could not write draft fixtures {args.fixtures}: {describe_os_error(error)}"
             ) from None
         print(
-            f"wrote {len(log.queries)} draft cases to {args.fixtures}; fill in each "
+            f"wrote {_count(len(log.queries), 'draft case', 'draft cases')} to {args.fixtures}; "
+            "fill in each "
             '"expected" (or run cce pool) before scoring',
             file=sys.stderr,
         )

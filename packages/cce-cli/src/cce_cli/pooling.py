@@ -58,10 +58,38 @@ class Candidate:
     def location(self) -> tuple[str, int, int, str]:
         return (self.file_path, self.start_line, self.end_line, self.kind)
 
-    def anchor(self) -> str:
-        """`path@a-b`, or `path#kind@a-b` when the judge said the kind is the point."""
-        kind = f"#{self.kind}" if self.use_kind else ""
+    def anchor(self, with_kind: bool = False) -> str:
+        """`path@a-b`, or `path#kind@a-b` when the kind is the point (or `with_kind`)."""
+        kind = f"#{self.kind}" if self.use_kind or with_kind else ""
         return f"{self.file_path}{kind}@{self.start_line}-{self.end_line}"
+
+    def touches(self, other: Candidate) -> bool:
+        """True when this candidate's `path@a-b` anchor would also match `other`."""
+        return (
+            self.file_path == other.file_path
+            and other.end_line >= self.start_line
+            and other.start_line <= self.end_line
+        )
+
+
+_REJECTED_BESIDE: Final[Mapping[str | None, tuple[str | None, ...]]] = {
+    "relevant": ("secondary", "not", None),
+    "secondary": ("not", None),
+}
+
+
+def _anchor_for(candidate: Candidate, rivals: Sequence[Candidate]) -> tuple[str, bool]:
+    """The anchor that matches `candidate` and as few `rivals` as it can; True when one
+    rival is still matched (same path, overlapping lines and the same kind).
+
+    Anchors match any result whose lines touch the range (docs/fixtures.md#matching), so
+    a plain `path@a-b` would also credit an overlapping candidate the judge rejected;
+    then the kind is added, which tells the two apart unless they share it.
+    """
+    touched = [rival for rival in rivals if candidate.touches(rival)]
+    if not touched:
+        return candidate.anchor(), False
+    return candidate.anchor(with_kind=True), any(r.kind == candidate.kind for r in touched)
 
 
 @attrs.frozen(slots=True)
@@ -190,6 +218,8 @@ class Applied:
     unjudged: Mapping[str, int]
     unlabeled: tuple[str, ...]
     added: int
+    overlapping: tuple[str, ...] = ()
+    """Anchors that still match a candidate judged otherwise (same path, lines and kind)."""
 
 
 def _merge(existing: Sequence[Anchor], new: Sequence[str]) -> list[str]:
@@ -213,13 +243,32 @@ def apply_judgments(
     out: list[dict[str, Any]] = []
     unjudged: dict[str, int] = {}
     unlabeled: list[str] = []
+    overlapping: list[str] = []
     added = 0
     for case in cases:
         row = dict(raw_cases[case.id])
         verdicts = by_id.get(case.id)
         candidates = verdicts.candidates if verdicts else ()
-        relevant = [c.anchor() for c in candidates if c.judgment == "relevant"]
-        secondary = [c.anchor() for c in candidates if c.judgment == "secondary"]
+        relevant: list[str] = []
+        secondary: list[str] = []
+        for candidate in candidates:
+            if candidate.judgment not in ("relevant", "secondary"):
+                continue
+            # A relevant anchor must not credit anything else; a secondary one only
+            # must not credit what was judged not relevant or left open.
+            rejected = (
+                ("secondary", "not", None)
+                if candidate.judgment == "relevant"
+                else (
+                    "not",
+                    None,
+                )
+            )
+            rivals = [c for c in candidates if c is not candidate and c.judgment in rejected]
+            anchor, ambiguous = _anchor_for(candidate, rivals)
+            if ambiguous:
+                overlapping.append(f"{case.id}: {anchor}")
+            (relevant if candidate.judgment == "relevant" else secondary).append(anchor)
         open_count = sum(1 for c in candidates if c.judgment is None)
         if open_count:
             unjudged[case.id] = open_count
@@ -235,4 +284,4 @@ def apply_judgments(
             row["secondary"] = merged_secondary
         added += len(merged_secondary) - len(case.secondary)
         out.append(row)
-    return Applied(tuple(out), unjudged, tuple(unlabeled), added)
+    return Applied(tuple(out), unjudged, tuple(unlabeled), added, tuple(overlapping))

@@ -62,7 +62,7 @@ class QueryLog:
 
 
 def _search_events(
-    path: str, lines: Iterable[bytes], problems: list[LogProblem]
+    path: str, lines: Iterable[bytes], problems: list[LogProblem], seen: set[str]
 ) -> Iterable[tuple[str, str]]:
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
@@ -74,6 +74,12 @@ def _search_events(
             continue
         if not isinstance(event, dict) or event.get("event") != SEARCH_EVENT:
             continue
+        event_id = event.get("id")
+        if isinstance(event_id, str):
+            # The same log given twice, or a copy of it, must not count a search twice.
+            if event_id in seen:
+                continue
+            seen.add(event_id)
         query, stamp = event.get("query"), event.get("ts")
         if not isinstance(query, str) or not isinstance(stamp, str):
             problems.append(LogProblem(path, number, 'search event without "query" or "ts"'))
@@ -92,7 +98,8 @@ def read_query_log(
     """Count the distinct non-blank queries of every `search` event in `sources`.
 
     `sources` are (display path, lines) pairs. A query is counted exactly as typed
-    (surrounding whitespace removed). Events stamped before `since` (an ISO-8601 UTC
+    (surrounding whitespace removed); an event id seen before is skipped, so overlapping
+    logs count each search once. Events stamped before `since` (an ISO-8601 UTC
     prefix such as `2026-11-01` or `2026-11-01T12:00:00Z`, compared as text, which is
     exact for the `YYYY-MM-DDTHH:MM:SSZ` stamps cce writes) are ignored. Queries for
     which `looks_secret` holds are dropped and counted, never returned. The order is
@@ -102,8 +109,9 @@ def read_query_log(
     counts: dict[str, int] = {}
     last_seen: dict[str, str] = {}
     secrets: set[str] = set()
+    seen_events: set[str] = set()
     for path, lines in sources:
-        for query, stamp in _search_events(path, lines, problems):
+        for query, stamp in _search_events(path, lines, problems, seen_events):
             text = query.strip()
             if not text or (since is not None and stamp < since):
                 continue
