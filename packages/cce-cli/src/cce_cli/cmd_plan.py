@@ -342,23 +342,12 @@ def render_plan_json(plan: Plan) -> str:
     return json.dumps(_plan_body(plan), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def _read(path: str) -> str:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as error:
-        cause = error.strerror or str(error)
-        raise CliError(f"could not read report {path}: {cause}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise CliError(f"could not read report {path}: it is not valid UTF-8") from None
-
-
 def run(args: argparse.Namespace) -> int:
     """Read the pilot, plan every metric, print the plan."""
     path = str(args.report)
-    plan = make_plan(_read(path), path, args.compare, args.delta, args.alpha, args.power)
+    plan = make_plan(
+        diff_model.read_report_text(path), path, args.compare, args.delta, args.alpha, args.power
+    )
     rendered = render_plan_json(plan) if args.format == "json" else render_plan_text(plan)
     write_stdout(rendered)
     return 0

@@ -21,9 +21,9 @@ import attrs
 from cce_cli import backend_config, harness, runs
 from cce_cli.arguments import positive_int
 from cce_cli.buildopts import add_build_options
-from cce_cli.cmd_relevance import corpus_path, rust_parent
+from cce_cli.cmd_relevance import build_fixture_corpus, corpus_path, rust_parent
 from cce_cli.errors import CliError
-from cce_cli.indexes import build_or_fail, open_store, remote_problem
+from cce_cli.indexes import open_store, remote_problem
 from cce_cli.output import write_stdout
 from cce_cli.pooling import (
     JudgingError,
@@ -150,15 +150,7 @@ def _parse(path: str) -> tuple[FixtureSet, set[str], dict[str, dict[str, Any]]]:
 def _index(args: argparse.Namespace, fixture_set: FixtureSet) -> tuple[Index, QueryEmbedder]:
     if args.store is not None:
         return open_store(str(args.store), remote_problem)
-    if args.dir is not None:
-        root = str(args.dir)
-    elif fixture_set.corpus is not None:
-        root = corpus_path(str(args.fixtures), fixture_set.corpus)
-    else:
-        raise CliError('no corpus: pass --dir <corpus> or declare "corpus" in the fixture header')
-    if not os.path.isdir(root):
-        raise CliError(f"corpus {root} is not a directory")
-    return build_or_fail(root, HashEmbedder(), args=args).index, HashEmbedder()
+    return build_fixture_corpus(args, fixture_set)[0], HashEmbedder()
 
 
 def _write(path: str, text: str, what: str) -> None:

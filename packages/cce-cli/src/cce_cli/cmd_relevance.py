@@ -61,7 +61,7 @@ from cce_retrieval import (
 )
 from cce_stats import paired_test_names
 
-__all__ = ["configure", "corpus_path", "run", "rust_join", "rust_parent"]
+__all__ = ["build_fixture_corpus", "configure", "corpus_path", "run", "rust_join", "rust_parent"]
 
 
 class _SetOnce(argparse.Action):
@@ -260,7 +260,12 @@ def _ollama_refusal(base_url: str, failure: EmbedError | None) -> str:
     )
 
 
-def _build_corpus(args: argparse.Namespace, fixture_set: FixtureSet) -> tuple[Index, str]:
+def build_fixture_corpus(args: argparse.Namespace, fixture_set: FixtureSet) -> tuple[Index, str]:
+    """The in-memory index of `--dir` or the header corpus, and the corpus as displayed.
+
+    Shared by the commands that score or pool a fixture set; walk errors and the strict
+    protection notice go to stderr like `cce index`'s.
+    """
     if args.dir is not None:
         display = str(args.dir)
     elif fixture_set.corpus is not None:
@@ -446,7 +451,7 @@ def run(args: argparse.Namespace) -> int:
         corpus_checks.check_store(display, args.strict)
         root = corpus_checks.store_corpus_root(display)
     else:
-        index, display = _build_corpus(args, fixture_set)
+        index, display = build_fixture_corpus(args, fixture_set)
         embedder = HashEmbedder()
         root = display
     # The reference reports a missing corpus or store before a bad backend list.

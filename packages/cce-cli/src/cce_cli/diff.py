@@ -213,6 +213,11 @@ def parse_report(text: str, path: str) -> SavedReport:
 
 def load_report(path: str) -> SavedReport:
     """Read and parse the report at `path` (UTF-8)."""
+    return parse_report(read_report_text(path), path)
+
+
+def read_report_text(path: str) -> str:
+    """The text of the JSON report at `path`, or a CliError naming it and the cause."""
     try:
         with open(path, "rb") as handle:
             data = handle.read()
@@ -220,10 +225,9 @@ def load_report(path: str) -> SavedReport:
         cause = error.strerror or str(error)
         raise CliError(f"could not read report {path}: {cause}") from None
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         raise CliError(f"could not read report {path}: it is not valid UTF-8") from None
-    return parse_report(text, path)
 
 
 def select_backends(
