@@ -211,3 +211,8 @@ class TestUnderflowingVariance:
 def test_non_finite_deltas_are_refused_not_significant(deltas: list[float]) -> None:
     with pytest.raises(ValueError, match="must be a finite number"):
         paired_t_test(deltas)
+
+
+def test_deltas_whose_sums_overflow_are_refused() -> None:
+    with pytest.raises(ValueError, match="too large to sum"):
+        paired_t_test([1e308, -1e308, 1e308])

@@ -69,7 +69,8 @@ def paired_t_test(deltas: Sequence[float]) -> PairedTTest:
     0.0 otherwise, and the interval collapses onto the first delta.
 
     Raises ValueError when any delta is NaN or infinite: IEEE arithmetic would turn
-    it into p = 0.0, "significant" (docs/statistics.md#non-finite-input).
+    it into p = 0.0, "significant" (docs/statistics.md#non-finite-input); and when the
+    deltas are so large (near 1e308) that their sums overflow.
     """
     require_finite_values("deltas", deltas)
     n = len(deltas)
@@ -90,6 +91,10 @@ def paired_t_test(deltas: Sequence[float]) -> PairedTTest:
         return PairedTTest(n=n, mean_delta=first, t=None, p=p_constant, ci95=(first, first))
 
     variance = reference_seq_sum((delta - mean) * (delta - mean) for delta in deltas) / (n - 1)
+    if not (math.isfinite(mean) and math.isfinite(variance)):
+        # Deltas near the float maximum overflow the sums; the "answer" would be t = 0,
+        # p = 1 with an infinite interval, confidently wrong. Scores never get there.
+        raise ValueError("deltas are too large to sum in floating point")
     sd = math.sqrt(variance)
     df = float(n - 1)
     standard_error = sd / math.sqrt(float(n))
