@@ -463,7 +463,6 @@ def run(args: argparse.Namespace) -> int:
     chosen: list[str | Backend] = [
         backend_config.instantiate(name, config, extra) for name in names
     ]
-    corpus_checks.check_anchors(str(args.fixtures), fixture_set, index, root, args.strict)
     reports = _evaluate(args, fixture_set, index, embedder, chosen)
     comparison = (
         harness.compare_reports(reports[0], reports[1], metrics, test=args.test)
