@@ -10,14 +10,26 @@ exit status 130, like one during the command itself.
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import sys
 
 INTERRUPTED = 130
 
 
+def _quiet_interrupts(unraisable: sys.UnraisableHookArgs) -> None:
+    """Re-deliver a Ctrl-C that landed in a callback Python cannot raise from (an
+    import-time weakref callback, say), so the main thread still stops with
+    `error: interrupted` instead of printing "Exception ignored" and carrying on."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt):
+        _thread.interrupt_main()
+        return
+    sys.__unraisablehook__(unraisable)
+
+
 def main() -> int:
     """Import and run `cce_cli.main.main`; an early Ctrl-C exits 130 quietly."""
+    sys.unraisablehook = _quiet_interrupts
     try:
         from cce_cli.main import main as run
 
