@@ -13,11 +13,11 @@ from types import MappingProxyType
 
 import attrs
 
-from cce_metrics.queries import QueryScore
+from cce_metrics.queries import QueryScore, ReferenceValues
 from cce_metrics.registry import METRICS, TOKEN_METRICS
 
 
-class MacroAverages:
+class MacroAverages(ReferenceValues):
     """Unweighted means over queries of the chunk-level metrics, looked up by key.
 
     `values` maps each metric key to its mean; the reference four are also attributes.
@@ -51,25 +51,6 @@ class MacroAverages:
     def value(self, key: str) -> float:
         """The mean of the metric keyed `key`; KeyError when it was not averaged."""
         return self.values[key]
-
-    @property
-    def precision_at_k(self) -> float:
-        return self.values["precision_at_k"]
-
-    @property
-    def recall(self) -> float:
-        return self.values["recall"]
-
-    @property
-    def mrr(self) -> float:
-        return self.values["mrr"]
-
-    @property
-    def f1(self) -> float:
-        return self.values["f1"]
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"MacroAverages is immutable; cannot set {name!r}")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, MacroAverages):

@@ -19,7 +19,37 @@ from cce_metrics.registry import METRICS, TOKEN_METRICS, Judgment, judgment
 from cce_metrics.spans import TokenScore
 
 
-class QueryScore:
+class ReferenceValues:
+    """Read-only named access to the reference's four chunk metrics, by registry key.
+
+    Shared by the per-query and the averaged scores, which both hold `values` (metric key
+    to value) and are immutable once built.
+    """
+
+    __slots__ = ()
+    values: Mapping[str, float]
+
+    @property
+    def precision_at_k(self) -> float:
+        return self.values["precision_at_k"]
+
+    @property
+    def recall(self) -> float:
+        return self.values["recall"]
+
+    @property
+    def mrr(self) -> float:
+        return self.values["mrr"]
+
+    @property
+    def f1(self) -> float:
+        return self.values["f1"]
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable; cannot set {name!r}")
+
+
+class QueryScore(ReferenceValues):
     """Every metric of one query, looked up by report key; `tokens` is None when the
     query has no ranged anchor.
 
@@ -83,25 +113,6 @@ class QueryScore:
             # A token metric's report key names its TokenScore field.
             return float(getattr(self.tokens, TOKEN_METRICS.get(key).report_key))
         raise KeyError(key)
-
-    @property
-    def precision_at_k(self) -> float:
-        return self.values["precision_at_k"]
-
-    @property
-    def recall(self) -> float:
-        return self.values["recall"]
-
-    @property
-    def mrr(self) -> float:
-        return self.values["mrr"]
-
-    @property
-    def f1(self) -> float:
-        return self.values["f1"]
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"QueryScore is immutable; cannot set {name!r}")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, QueryScore):
