@@ -7,10 +7,11 @@ import shutil
 import sysconfig
 from pathlib import Path
 
+import attrs
 import pytest
 
 from cce_retrieval import build as build_module
-from cce_retrieval.build import build_index
+from cce_retrieval.build import BuildResult, build_index
 from cce_retrieval.buildcache import BuildCache, CacheSalt
 from cce_retrieval.embedder import HashEmbedder
 from cce_retrieval.store import serialize_index
@@ -33,13 +34,22 @@ def entries(directory: Path) -> list[Path]:
     return sorted(directory.glob("*/*.entry"))
 
 
+def store_bytes(result: BuildResult) -> bytes:
+    """The store as `cce index` writes it (chunk text made by the build), checked against
+    the store formatted from the index alone."""
+    assert result.store_chunks is not None
+    made = serialize_index(result.index, result.store_chunks)
+    assert made == serialize_index(result.index)
+    return made
+
+
 def test_parallel_build_is_byte_identical(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = corpus(tmp_path)
     serial = serialize_index(build_index(root, HashEmbedder()).index)
     monkeypatch.setattr(build_module, "_PARALLEL_MIN_BYTES", 0)
     calls: list[int] = []
     parallel = build_index(root, HashEmbedder(), jobs=2, progress=lambda d, t: calls.append(d))
-    assert serialize_index(parallel.index) == serial
+    assert store_bytes(parallel) == serial
     assert calls[0] == 0 and calls[-1] == parallel.files_indexed
 
 
@@ -48,11 +58,11 @@ def test_cold_and_warm_cache_builds_are_byte_identical(tmp_path: Path) -> None:
     plain = serialize_index(build_index(root, HashEmbedder()).index)
     cache_dir = tmp_path / "cache"
     cold = BuildCache(str(cache_dir), salt())
-    assert serialize_index(build_index(root, HashEmbedder(), cache=cold).index) == plain
+    assert store_bytes(build_index(root, HashEmbedder(), cache=cold)) == plain
     files = build_index(root, HashEmbedder()).files_indexed
     assert (cold.hits, cold.writes) == (0, files)
     warm = BuildCache(str(cache_dir), salt())
-    assert serialize_index(build_index(root, HashEmbedder(), cache=warm).index) == plain
+    assert store_bytes(build_index(root, HashEmbedder(), cache=warm)) == plain
     assert (warm.hits, warm.misses) == (files, 0)
 
 
@@ -64,7 +74,7 @@ def test_an_edited_file_misses_and_the_rest_hit(tmp_path: Path) -> None:
     cache = BuildCache(cache_dir, salt())
     result = build_index(root, HashEmbedder(), cache=cache)
     assert (cache.hits, cache.misses) == (result.files_indexed - 1, 1)
-    assert serialize_index(result.index) == serialize_index(build_index(root, HashEmbedder()).index)
+    assert store_bytes(result) == serialize_index(build_index(root, HashEmbedder()).index)
 
 
 @pytest.mark.parametrize(
@@ -105,7 +115,7 @@ def test_a_damaged_entry_is_a_miss_never_trusted(tmp_path: Path, damage: str) ->
     else:  # another file's (valid) entry under this key
         victims[0].write_bytes(victims[1].read_bytes())
     cache = BuildCache(str(cache_dir), salt())
-    assert serialize_index(build_index(root, HashEmbedder(), cache=cache).index) == plain
+    assert store_bytes(build_index(root, HashEmbedder(), cache=cache)) == plain
     assert cache.misses == 1
 
 
@@ -146,6 +156,18 @@ def test_parallel_build_of_a_stdlib_subset_is_byte_identical(tmp_path: Path) -> 
     serial = serialize_index(build_index(str(root), HashEmbedder()).index)
     cache = BuildCache(str(tmp_path / "cache"), salt())
     parallel = build_index(str(root), HashEmbedder(), jobs=2, cache=cache)
-    assert serialize_index(parallel.index) == serial
+    assert store_bytes(parallel) == serial
     warm = build_index(str(root), HashEmbedder(), jobs=2, cache=BuildCache(cache.directory, salt()))
-    assert serialize_index(warm.index) == serial
+    assert store_bytes(warm) == serial
+
+
+def test_made_chunk_text_is_ignored_for_an_index_with_other_chunks(tmp_path: Path) -> None:
+    result = build_index(corpus(tmp_path), HashEmbedder())
+    assert result.store_chunks is not None
+    fewer = attrs.evolve(
+        result.index,
+        chunks=result.index.chunks[:-1],
+        embeddings=result.index.embeddings[:-1],
+    )
+    assert serialize_index(fewer, result.store_chunks) == serialize_index(fewer)
+    assert serialize_index(fewer) != serialize_index(result.index)

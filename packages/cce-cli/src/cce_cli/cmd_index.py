@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
 
     result = build_or_fail(directory, embedder, protect=protect, args=args, protection=protection)
     try:
-        saved = write_store(result.index, store_path)
+        saved = write_store(result.index, store_path, result.store_chunks)
     except StoreError as err:
         raise CliError(f"{err} (any previous store there is unchanged)") from err
     index_bytes = saved.size

@@ -40,6 +40,7 @@ from cce_retrieval.ranking import IntArray, id_order_ranks
 from cce_retrieval.redactor import redact
 from cce_retrieval.sources import SourceFile, source_files
 from cce_retrieval.store_load import embedding_matrix
+from cce_retrieval.store_write import StoreChunks, chunk_array_text
 from cce_retrieval.tokenizer import tokenize
 from cce_retrieval.walker import WalkedFile, walk
 
@@ -75,6 +76,9 @@ class BuildResult:
     """Redactions strict protection adds: made (strict) or that it would make (reference)."""
     strict_skips: int = 0
     """Files only strict protection skips: skipped (strict) or that it would skip (reference)."""
+    store_chunks: StoreChunks | None = None
+    """The store's chunk array text, made per file with the embeddings (hash embedder),
+    for `write_store`; None when the embedder runs after chunking."""
 
 
 def _embed_in_batches(embedder: Embedder, contents: Sequence[str]) -> list[list[float]]:
@@ -126,6 +130,9 @@ def default_jobs() -> int:
 
 
 _worker_embedder: HashEmbedder | None = None
+_worker_floats: dict[int, str] = {}
+"""Float texts already formatted in this process: hash vectors of different files share
+most of their values."""
 
 
 def _count_terms(chunks: Sequence[Chunk]) -> TermCounts:
@@ -178,6 +185,7 @@ def _file_outcome(
     terms = _count_terms(chunked.chunks)
     embeddings: FloatMatrix | None = None
     lengths: tuple[int, ...] | None = None
+    store_text: bytes | None = None
     if embed_hash:
         if _worker_embedder is None:
             _worker_embedder = HashEmbedder()
@@ -187,6 +195,7 @@ def _file_outcome(
             len(chunked.chunks), owners, codes[terms.entry_terms], terms.entry_counts
         )
         lengths = (EMBED_DIM,) * len(chunked.chunks)
+        store_text = chunk_array_text(chunked.chunks, embeddings, lengths, _worker_floats)
     outcome = FileOutcome(
         chunks=chunked.chunks,
         imports=chunked.imports,
@@ -195,6 +204,7 @@ def _file_outcome(
         lengths=lengths,
         terms=terms,
         strict_redactions=strict_redactions,
+        store_text=store_text,
     )
     if cache is not None and embeddings is not None:
         cache.put(cache.key(rel_path, text), outcome)
@@ -393,6 +403,11 @@ def build_index(
             file_imports[rel_path] = list(outcome.imports)
         chunks.extend(outcome.chunks)
     term_parts = [o.terms for o in outcomes]
+    texts = [o.store_text for o in outcomes]
+    store_chunks = None
+    if embed_hash and all(text is not None for text in texts):
+        store_chunks = StoreChunks([text or b"" for text in texts], len(chunks))
+    del texts
     lengths: list[int] | None = None
     if embed_hash:
         parts = [o.embeddings for o in outcomes if o.embeddings is not None]
@@ -426,4 +441,5 @@ def build_index(
         protection=protection,
         strict_redactions=strict_redactions,
         strict_skips=walked.strict_only_skipped,
+        store_chunks=store_chunks,
     )

@@ -38,11 +38,11 @@ from cce_metrics import TOKENIZER_ID
 from cce_retrieval.model import Chunk, FloatMatrix
 from cce_retrieval.ranking import IntArray
 
-CACHE_FORMAT: Final = "cce.build-cache/v2"
+CACHE_FORMAT: Final = "cce.build-cache/v3"
 DEFAULT_MAX_BYTES: Final = 1 << 30
 """Default bound on the cache's total size (1 GiB)."""
 
-_MAGIC: Final = b"CCEBC002"
+_MAGIC: Final = b"CCEBC003"
 _HEADER: Final = struct.Struct("<8s32s32sQ")  # magic, key, payload sha256, json length
 _temp_sequence = itertools.count()
 
@@ -64,6 +64,9 @@ class FileOutcome:
     terms: TermCounts | None = None
     strict_redactions: int = 0
     """What strict protection added (strict) or would add (reference) to this file."""
+    store_text: bytes | None = None
+    """This file's run of chunk objects in `index.json` (`store_write.chunk_array_text`),
+    made beside the embeddings so the store writer only joins bytes."""
 
 
 @attrs.frozen(slots=True, eq=False)
@@ -156,7 +159,8 @@ def code_digest() -> str:
 
 
 def _encode(outcome: FileOutcome) -> tuple[bytes, bytes]:
-    """(json part, array part) of an outcome with embeddings."""
+    """(json part, array part) of an outcome with embeddings; the array part ends with
+    the store text, when there is one."""
     assert outcome.embeddings is not None and outcome.lengths is not None
     assert outcome.terms is not None
     terms = outcome.terms
@@ -189,6 +193,7 @@ def _encode(outcome: FileOutcome) -> tuple[bytes, bytes]:
         "vocabulary": list(terms.vocabulary),
         "entries": len(terms.entry_terms),
         "strict_redactions": outcome.strict_redactions,
+        "store_text": None if outcome.store_text is None else len(outcome.store_text),
     }
     text = json.dumps(meta, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     arrays = b"".join(
@@ -199,16 +204,19 @@ def _encode(outcome: FileOutcome) -> tuple[bytes, bytes]:
                 np.asarray(a, dtype=np.uint32).tobytes()
                 for a in (terms.entry_terms, terms.entry_counts, terms.distinct, terms.lengths)
             ),
+            outcome.store_text or b"",
         )
     )
     return text, arrays
 
 
-def _decode(meta_bytes: bytes, arrays: bytes) -> FileOutcome:
+def _decode(meta_bytes: bytes, arrays: bytes | memoryview) -> FileOutcome:
     meta = json.loads(meta_bytes)
     rows, width, count = int(meta["rows"]), int(meta["width"]), int(meta["nonzero"])
     entries = int(meta["entries"])
-    if len(arrays) != count * 12 + entries * 8 + rows * 8:
+    text_size = meta["store_text"]
+    numeric_size = count * 12 + entries * 8 + rows * 8
+    if len(arrays) != numeric_size + (0 if text_size is None else int(text_size)):
         raise ValueError("array part has the wrong size")
     where = np.frombuffer(arrays, dtype=np.uint32, count=count)
     values = np.frombuffer(arrays, dtype=np.uint64, count=count, offset=count * 4)
@@ -240,7 +248,8 @@ def _decode(meta_bytes: bytes, arrays: bytes) -> FileOutcome:
         embeddings=bits.view(np.float64).reshape(rows, width),
         lengths=lengths,
         terms=terms,
-        strict_redactions=int(meta.get("strict_redactions", 0)),
+        strict_redactions=int(meta["strict_redactions"]),
+        store_text=None if text_size is None else bytes(arrays[numeric_size:]),
     )
 
 
@@ -298,15 +307,16 @@ class BuildCache:
         if hashlib.sha256(payload).digest() != payload_sha:
             return None
         try:
-            return _decode(bytes(payload[:meta_length]), bytes(payload[meta_length:]))
+            return _decode(bytes(payload[:meta_length]), payload[meta_length:])
         except (ValueError, KeyError, TypeError, IndexError):
             return None
 
     def put(self, key: bytes, outcome: FileOutcome) -> None:
         """Write the entry atomically; any OS error just skips it."""
         meta, arrays = _encode(outcome)
-        payload = meta + arrays
-        header = _HEADER.pack(_MAGIC, key, hashlib.sha256(payload).digest(), len(meta))
+        digest = hashlib.sha256(meta)
+        digest.update(arrays)
+        header = _HEADER.pack(_MAGIC, key, digest.digest(), len(meta))
         path = self._path(key)
         directory = os.path.dirname(path)
         temp = os.path.join(directory, f".tmp.{os.getpid()}.{next(_temp_sequence)}")
@@ -314,7 +324,8 @@ class BuildCache:
             os.makedirs(directory, exist_ok=True)
             with open(temp, "xb") as handle:
                 handle.write(header)
-                handle.write(payload)
+                handle.write(meta)
+                handle.write(arrays)
             os.replace(temp, path)
             self.writes += 1
         except OSError:

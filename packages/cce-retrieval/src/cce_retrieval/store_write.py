@@ -4,6 +4,12 @@ Why it exists: the store's bytes are a contract with the reference (docs/index-s
 serde_json compact output, keys in declaration order, floats printed by ryu rather than
 Python's `repr`. This module owns serialisation and `save_index`; it does no walking,
 chunking, embedding or loading.
+
+A store's chunk array is most of its bytes, and each chunk's text depends on that chunk
+and its embedding row only. So the build may format it per file, in its worker
+processes, with `chunk_array_text` (kept in the build cache too), and hand the pieces
+to `write_store` as `StoreChunks`; the writer then only joins bytes. Both routes run
+the same formatting code, so the bytes are the same (docs/index-store.md#writing).
 """
 
 from __future__ import annotations
@@ -21,7 +27,9 @@ from cce_retrieval.model import Chunk, FloatMatrix, Index
 from cce_retrieval.store_paths import StoreError
 
 
-def _format_rows(embeddings: FloatMatrix, lengths: Sequence[int]) -> list[str]:
+def _format_rows(
+    embeddings: FloatMatrix, lengths: Sequence[int], memo: dict[int, str] | None = None
+) -> list[str]:
     """`[f,f,...]` for each row, formatting every DISTINCT non-zero value once.
 
     A store of 50,000 chunks holds 12.8 M floats, but for the hash embedder about 90%
@@ -29,6 +37,8 @@ def _format_rows(embeddings: FloatMatrix, lengths: Sequence[int]) -> list[str]:
     is assembled from runs of zeros (prebuilt `"0.0,"` strings) and its non-zero cells,
     which are formatted once per distinct value and glued to their preceding zero run
     by numpy's element-wise object addition; nothing is done per zero cell in Python.
+    `memo` (bit pattern -> text) carries formatted values across calls, for a caller
+    that formats many small matrices whose values repeat.
     """
     rows, width = embeddings.shape
     if rows == 0 or width == 0:
@@ -45,9 +55,16 @@ def _format_rows(embeddings: FloatMatrix, lengths: Sequence[int]) -> list[str]:
     zero_runs = ["0.0," * k for k in range(width + 1)]
     if nonzero.size:
         distinct_bits, inverse = np.unique(bits[nonzero], return_inverse=True)
-        distinct_text = np.array(
-            [format_json_float(v) for v in distinct_bits.view(np.float64).tolist()], dtype=object
-        )
+        if memo is None:
+            texts = [format_json_float(v) for v in distinct_bits.view(np.float64).tolist()]
+        else:
+            texts = [
+                memo.get(b) or memo.setdefault(b, format_json_float(v))
+                for b, v in zip(
+                    distinct_bits.tolist(), distinct_bits.view(np.float64).tolist(), strict=True
+                )
+            ]
+        distinct_text = np.array(texts, dtype=object)
         previous_end = np.zeros(nonzero.size, dtype=np.int64)
         previous_end[1:] = nz_cols[:-1] + 1
         first_in_row = np.ones(nonzero.size, dtype=bool)
@@ -107,8 +124,57 @@ def _sorted_object(mapping: Mapping[str, object]) -> str:
     return "{" + ",".join(parts) + "}"
 
 
+@attrs.frozen(slots=True, eq=False)
+class StoreChunks:
+    """The text of a store's chunk array made ahead: `pieces` are the UTF-8 bytes of
+    consecutive runs of chunk objects (one run per file, comma-joined inside, empty for
+    a file without chunks), `count` how many chunks they hold together."""
+
+    pieces: Sequence[bytes]
+    count: int
+
+
+def chunk_array_text(
+    chunks: Sequence[Chunk],
+    embeddings: FloatMatrix,
+    lengths: Sequence[int],
+    memo: dict[int, str] | None = None,
+) -> bytes:
+    """The comma-joined store objects of `chunks` (row i of `embeddings`, cut to
+    `lengths[i]`, is chunk i's embedding): one piece of `StoreChunks`."""
+    if not chunks:
+        return b""
+    rows = _format_rows(embeddings[: len(chunks)], lengths[: len(chunks)], memo)
+    return ",".join(
+        _chunk_json(chunk, row) for chunk, row in zip(chunks, rows, strict=True)
+    ).encode("utf-8")
+
+
 _ROWS_PER_BLOCK = 2048
 """Chunks formatted per block when streaming: bounds the text held at once."""
+
+
+def _store_head(index: Index) -> str:
+    # The embedding space is recorded only for embedders with models, so a hash store's
+    # bytes stay exactly the reference's (which ignores unknown keys when loading).
+    space = ""
+    if index.embedder_model is not None:
+        space = ',"embedder_model":' + encode_basestring(index.embedder_model)
+        if index.embedding_dim is not None:
+            space += ',"embedding_dim":' + str(index.embedding_dim)
+    return (
+        '{"spec_version":' + encode_basestring(index.spec_version)
+        + ',"embedder":' + encode_basestring(index.embedder)
+        + space
+        + ',"chunks":['
+    )  # fmt: skip
+
+
+def _store_tail(index: Index) -> str:
+    return (
+        '],"file_imports":' + _sorted_object(index.file_imports)
+        + ',"file_tokens":' + _sorted_object(index.file_tokens) + "}"
+    )  # fmt: skip
 
 
 def _iter_store_pieces(index: Index) -> Iterator[str]:
@@ -121,19 +187,7 @@ def _iter_store_pieces(index: Index) -> Iterator[str]:
     rows = index.embeddings.shape[0] if index.embeddings.ndim == 2 else 0
     if rows < len(index.chunks):
         raise ValueError(f"index has {len(index.chunks)} chunks but only {rows} embedding row(s)")
-    # The embedding space is recorded only for embedders with models, so a hash store's
-    # bytes stay exactly the reference's (which ignores unknown keys when loading).
-    space = ""
-    if index.embedder_model is not None:
-        space = ',"embedder_model":' + encode_basestring(index.embedder_model)
-        if index.embedding_dim is not None:
-            space += ',"embedding_dim":' + str(index.embedding_dim)
-    yield (
-        '{"spec_version":' + encode_basestring(index.spec_version)
-        + ',"embedder":' + encode_basestring(index.embedder)
-        + space
-        + ',"chunks":['
-    )  # fmt: skip
+    yield _store_head(index)
     chunks = index.chunks
     for first in range(0, len(chunks), _ROWS_PER_BLOCK):
         end = min(first + _ROWS_PER_BLOCK, len(chunks))
@@ -142,14 +196,28 @@ def _iter_store_pieces(index: Index) -> Iterator[str]:
             _chunk_json(chunk, embedding)
             for chunk, embedding in zip(chunks[first:end], embeddings, strict=True)
         )
-    yield '],"file_imports":' + _sorted_object(index.file_imports)
-    yield ',"file_tokens":' + _sorted_object(index.file_tokens) + "}"
+    yield _store_tail(index)
 
 
-def serialize_index(index: Index) -> bytes:
+def _iter_store_bytes(index: Index, made: StoreChunks | None) -> Iterator[bytes]:
+    """The store's bytes in pieces; the chunk array from `made` when it has one."""
+    if made is None or made.count != len(index.chunks):
+        for text in _iter_store_pieces(index):
+            yield text.encode("utf-8")
+        return
+    yield _store_head(index).encode("utf-8")
+    first = True
+    for piece in made.pieces:
+        if piece:
+            yield piece if first else b"," + piece
+            first = False
+    yield _store_tail(index).encode("utf-8")
+
+
+def serialize_index(index: Index, made: StoreChunks | None = None) -> bytes:
     """The exact `index.json` bytes of docs/index-store.md#on-disk-format: compact, no trailing
-    newline."""
-    return "".join(_iter_store_pieces(index)).encode("utf-8")
+    newline. `made` is as for `write_store`."""
+    return b"".join(_iter_store_bytes(index, made))
 
 
 @attrs.frozen(slots=True)
@@ -160,18 +228,19 @@ class SavedStore:
     sha256: str
 
 
-def write_store(index: Index, path: str) -> SavedStore:
+def write_store(index: Index, path: str, made: StoreChunks | None = None) -> SavedStore:
     """Stream the store atomically to `path`, hashing the bytes on the way. Raises StoreError.
 
     The digest is of exactly the bytes written, so the fingerprint needs no re-read.
+    `made` is the chunk array's text made by the build (`BuildResult.store_chunks`); it
+    is used only when it holds as many chunks as `index`.
     """
     digest = hashlib.sha256()
     size = 0
 
     def encoded() -> Iterator[bytes]:
         nonlocal size
-        for piece in _iter_store_pieces(index):
-            data = piece.encode("utf-8")
+        for data in _iter_store_bytes(index, made):
             digest.update(data)
             size += len(data)
             yield data
