@@ -135,10 +135,18 @@ _worker_floats: dict[int, str] = {}
 most of their values."""
 
 
+class _Vocabulary(dict[str, int]):
+    """Token → id in first-occurrence order; a new token takes the next id on lookup."""
+
+    def __missing__(self, term: str) -> int:
+        term_id = self[term] = len(self)
+        return term_id
+
+
 def _count_terms(chunks: Sequence[Chunk]) -> TermCounts:
     """Tokenize each chunk once: its distinct tokens and counts, and its length."""
-    vocabulary: dict[str, int] = {}
-    setdefault = vocabulary.setdefault
+    vocabulary = _Vocabulary()
+    term_id = vocabulary.__getitem__
     entry_terms: list[int] = []
     entry_counts: list[int] = []
     distinct = np.zeros(len(chunks), dtype=np.int64)
@@ -148,7 +156,7 @@ def _count_terms(chunks: Sequence[Chunk]) -> TermCounts:
         counts = Counter(tokens)
         lengths[i] = len(tokens)
         distinct[i] = len(counts)
-        entry_terms.extend([setdefault(term, len(vocabulary)) for term in counts])
+        entry_terms.extend(map(term_id, counts))
         entry_counts.extend(counts.values())
     return TermCounts(
         tuple(vocabulary),

@@ -45,6 +45,8 @@ DEFAULT_MAX_BYTES: Final = 1 << 30
 _MAGIC: Final = b"CCEBC003"
 _HEADER: Final = struct.Struct("<8s32s32sQ")  # magic, key, payload sha256, json length
 _temp_sequence = itertools.count()
+_made_dirs: set[str] = set()
+"""Shard directories this process has made or found, so a write does not ask again."""
 
 
 @attrs.frozen(slots=True)
@@ -321,7 +323,9 @@ class BuildCache:
         directory = os.path.dirname(path)
         temp = os.path.join(directory, f".tmp.{os.getpid()}.{next(_temp_sequence)}")
         try:
-            os.makedirs(directory, exist_ok=True)
+            if directory not in _made_dirs:
+                os.makedirs(directory, exist_ok=True)
+                _made_dirs.add(directory)
             with open(temp, "xb") as handle:
                 handle.write(header)
                 handle.write(meta)
@@ -329,6 +333,7 @@ class BuildCache:
             os.replace(temp, path)
             self.writes += 1
         except OSError:
+            _made_dirs.discard(directory)  # it may have been removed since: make it again
             with contextlib.suppress(OSError):
                 os.unlink(temp)
 

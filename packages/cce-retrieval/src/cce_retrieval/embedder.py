@@ -75,6 +75,19 @@ class _SignedBucketMemo(dict[bytes, int]):
         return code
 
 
+class _TermCodeMemo(dict[str, int]):
+    """Token text → its signed bucket, through the byte-keyed memo on first sight."""
+
+    def __init__(self, codes: _SignedBucketMemo) -> None:
+        super().__init__()
+        self._codes = codes
+
+    def __missing__(self, term: str) -> int:
+        code = self._codes[term.encode("ascii")]
+        self[term] = code
+        return code
+
+
 _MATRIX_BATCH_BYTES: Final = 1 << 24
 
 
@@ -87,6 +100,7 @@ class HashEmbedder:
 
     def __init__(self) -> None:
         self._codes = _SignedBucketMemo()
+        self._term_codes = _TermCodeMemo(self._codes)
 
     @property
     def name(self) -> str:
@@ -136,9 +150,8 @@ class HashEmbedder:
 
     def term_codes(self, terms: Sequence[str]) -> npt.NDArray[np.int64]:
         """The signed bucket (0..511, see `_signed_bucket`) of each token, as an array."""
-        codes = self._codes
         return np.fromiter(
-            (codes[term.encode("ascii")] for term in terms), dtype=np.int64, count=len(terms)
+            map(self._term_codes.__getitem__, terms), dtype=np.int64, count=len(terms)
         )
 
     @staticmethod

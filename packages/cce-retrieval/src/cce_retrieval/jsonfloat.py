@@ -20,8 +20,10 @@ def format_json_float(value: float) -> str:
     """
     if not math.isfinite(value):
         return "null"
-    if value == 0.0:
-        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
+    text = repr(value)
+    if "e" not in text:
+        # Between 1e-4 and 1e16 (and for zeros) `repr` is already ryu's layout.
+        return text
     sign = "-" if value < 0 else ""
     text = repr(abs(value))
     mantissa, _, exponent_text = text.partition("e")

@@ -27,6 +27,7 @@ import re
 from typing import TYPE_CHECKING, Final, Protocol, cast
 
 import attrs
+import numpy as np
 import re2  # type: ignore[import-untyped]
 
 if TYPE_CHECKING:
@@ -380,9 +381,9 @@ def strict_redact(text: str, filename: str = "") -> tuple[str, int]:
     text, count = _redact_key_blocks(text)
     lines = text.split("\n")
     data = text.encode("utf-8", "surrogatepass")
+    # A newline is one byte in UTF-8 and never part of another character's bytes.
     starts = [0]
-    for line in lines[:-1]:
-        starts.append(starts[-1] + len(line.encode("utf-8", "surrogatepass")) + 1)
+    starts.extend((np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10) + 1).tolist())
     for index in _candidate_lines(_PATTERN_HINT, data, starts):
         lines[index], made = _redact_patterns(lines[index])
         count += made

@@ -14,17 +14,26 @@ the same formatting code, so the bytes are the same (docs/index-store.md#writing
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterator, Mapping, Sequence
 from json.encoder import encode_basestring  # the C escaper behind ensure_ascii=False
 
 import attrs
 import numpy as np
+import numpy.typing as npt
 
 from cce_retrieval.fileio import describe_os_error, write_atomic_parts
 from cce_retrieval.jsonfloat import format_json_float
 from cce_retrieval.model import Chunk, FloatMatrix, Index
 from cce_retrieval.store_paths import StoreError
+
+
+@functools.cache
+def _zero_runs(width: int) -> tuple[list[str], npt.NDArray[np.object_]]:
+    """`"0.0,"` repeated 0..width times, as a list and as an object array."""
+    runs = ["0.0," * k for k in range(width + 1)]
+    return runs, np.array(runs, dtype=object)
 
 
 def _format_rows(
@@ -52,7 +61,7 @@ def _format_rows(
     nz_cols = nonzero % width
     inside = nz_cols < row_lengths[nz_rows]  # ignore padding past a short row's end
     nonzero, nz_rows, nz_cols = nonzero[inside], nz_rows[inside], nz_cols[inside]
-    zero_runs = ["0.0," * k for k in range(width + 1)]
+    zero_runs, zero_run_objects = _zero_runs(width)
     if nonzero.size:
         distinct_bits, inverse = np.unique(bits[nonzero], return_inverse=True)
         if memo is None:
@@ -70,7 +79,7 @@ def _format_rows(
         first_in_row = np.ones(nonzero.size, dtype=bool)
         first_in_row[1:] = nz_rows[1:] != nz_rows[:-1]
         previous_end[first_in_row] = 0
-        runs = np.array(zero_runs, dtype=object)[nz_cols - previous_end]
+        runs = zero_run_objects[nz_cols - previous_end]
         pieces: list[str] = (runs + distinct_text[inverse.reshape(-1)] + ",").tolist()
     else:
         pieces = []
