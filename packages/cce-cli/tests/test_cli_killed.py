@@ -48,9 +48,10 @@ def check_nothing_is_trusted_wrongly(root: Path, store: Path, cache_dir: Path) -
         assert serialize_index(load_store(str(store))) == serialize_index(parsed)
     cache = BuildCache(str(cache_dir / "build"), CacheSalt.for_build(True, HashEmbedder()))
     cached = build_index(str(root), HashEmbedder(), cache=cache)
-    assert serialize_index(cached.index) == serialize_index(
-        build_index(str(root), HashEmbedder()).index
-    )
+    expected = serialize_index(build_index(str(root), HashEmbedder()).index)
+    assert serialize_index(cached.index) == expected
+    # The chunk text kept in the entries is what `cce index` writes: it must match too.
+    assert serialize_index(cached.index, cached.store_chunks) == expected
 
 
 def kill_rounds(tmp_path: Path, rounds: int, max_delay: float, packages: tuple[str, ...]) -> None:

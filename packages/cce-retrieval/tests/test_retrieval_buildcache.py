@@ -11,10 +11,11 @@ import attrs
 import pytest
 
 from cce_retrieval import build as build_module
+from cce_retrieval import store_write
 from cce_retrieval.build import BuildResult, build_index
 from cce_retrieval.buildcache import BuildCache, CacheSalt
 from cce_retrieval.embedder import HashEmbedder
-from cce_retrieval.store import serialize_index
+from cce_retrieval.store import serialize_index, write_store
 
 SAMPLE = Path(__file__).resolve().parents[3] / "eval" / "corpus" / "sample"
 
@@ -171,3 +172,14 @@ def test_made_chunk_text_is_ignored_for_an_index_with_other_chunks(tmp_path: Pat
     )
     assert serialize_index(fewer, result.store_chunks) == serialize_index(fewer)
     assert serialize_index(fewer) != serialize_index(result.index)
+
+
+def test_made_chunk_text_written_in_many_blocks_is_the_same_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result = build_index(corpus(tmp_path), HashEmbedder())
+    monkeypatch.setattr(store_write, "_BLOCK_BYTES", 1)  # one write per file's chunks
+    store = tmp_path / "index.json"
+    saved = write_store(result.index, str(store), result.store_chunks)
+    assert store.read_bytes() == serialize_index(result.index)
+    assert saved.size == store.stat().st_size

@@ -11,6 +11,7 @@ store untouched; fingerprint, source list and metrics failures are only warnings
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import contextlib
 import os
 import sys
@@ -46,6 +47,7 @@ from cce_retrieval import (
     write_sources,
     write_store,
 )
+from cce_retrieval.sidecar import prepare_sidecar
 
 ALLOW_SECRETS_WARNING = (
     "warning: --allow-secrets set — secret protection is DISABLED; "
@@ -148,10 +150,14 @@ def run(args: argparse.Namespace) -> int:
         print(ALLOW_SECRETS_WARNING, file=sys.stderr)
 
     result = build_or_fail(directory, embedder, protect=protect, args=args, protection=protection)
-    try:
-        saved = write_store(result.index, store_path, result.store_chunks)
-    except StoreError as err:
-        raise CliError(f"{err} (any previous store there is unchanged)") from err
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="cce-sidecar") as helper:
+        # What the sidecar holds depends on the index alone, so it is computed while the
+        # store's bytes go to disk (that thread mostly waits on the disk, not the GIL).
+        sidecar = helper.submit(prepare_sidecar, result.index)
+        try:
+            saved = write_store(result.index, store_path, result.store_chunks)
+        except StoreError as err:
+            raise CliError(f"{err} (any previous store there is unchanged)") from err
     index_bytes = saved.size
 
     try:
@@ -173,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
         )
     # The sidecar only speeds up later reads; without it they parse index.json.
     with contextlib.suppress(OSError, ValueError):
-        write_sidecar(result.index, store_path, saved.sha256, saved.size)
+        write_sidecar(result.index, store_path, saved.sha256, saved.size, sidecar.result())
     if not args.no_metrics:
         write_index_event(
             store_path,

@@ -14,6 +14,7 @@ no store: persisting is `cce_retrieval.store`'s job.
 from __future__ import annotations
 
 import concurrent.futures
+import itertools
 import multiprocessing
 import multiprocessing.context
 import os
@@ -223,16 +224,16 @@ def _bm25_from_counts(
     parts: Sequence[TermCounts | None], chunk_ids: Sequence[str]
 ) -> tuple[Bm25Index, IntArray]:
     """One corpus-wide BM25 from per-file counts (term ids in first-occurrence order)."""
-    vocabulary: dict[str, int] = {}
-    setdefault = vocabulary.setdefault
+    present = [part for part in parts if part is not None]
+    assert len(present) == len(parts)
+    # dict.fromkeys keeps first occurrences in order: the ids a left-to-right scan assigns.
+    terms = dict.fromkeys(itertools.chain.from_iterable(p.vocabulary for p in present))
+    vocabulary = dict(zip(terms, range(len(terms)), strict=True))
+    del terms
+    term_id = vocabulary.__getitem__
     ids: list[IntArray] = []
-    for part in parts:
-        assert part is not None
-        local = np.fromiter(
-            (setdefault(term, len(vocabulary)) for term in part.vocabulary),
-            dtype=np.int64,
-            count=len(part.vocabulary),
-        )
+    for part in present:
+        local = np.fromiter(map(term_id, part.vocabulary), np.int64, len(part.vocabulary))
         ids.append(local[part.entry_terms])
 
     def joined(arrays: Sequence[IntArray]) -> IntArray:
@@ -242,9 +243,9 @@ def _bm25_from_counts(
     bm25 = Bm25Index.from_term_counts(
         vocabulary,
         joined(ids),
-        joined([p.entry_counts for p in parts if p is not None]),
-        joined([p.distinct for p in parts if p is not None]),
-        joined([p.lengths for p in parts if p is not None]),
+        joined([p.entry_counts for p in present]),
+        joined([p.distinct for p in present]),
+        joined([p.lengths for p in present]),
         id_ranks,
     )
     return bm25, id_ranks

@@ -15,6 +15,7 @@ longer exists) are removed before each write. See docs/hostile-input.md#stores.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import errno
 import itertools
@@ -90,12 +91,20 @@ def write_atomic(path: str, data: bytes) -> None:
     write_atomic_parts(path, (data,))
 
 
-def write_atomic_parts(path: str, parts: Iterable[bytes | memoryview]) -> None:
+def write_atomic_parts(
+    path: str,
+    parts: Iterable[bytes | memoryview],
+    finisher: concurrent.futures.Executor | None = None,
+) -> concurrent.futures.Future[None] | None:
     """`write_atomic` of the concatenated `parts`, written as they are produced.
 
     Lets a large file be streamed (and hashed on the way) without ever holding all of
     its bytes at once; the replacement is still all-or-nothing. A symlink is written
     through; a path that is not a regular file raises `NotARegularFileError`.
+
+    With `finisher`, the last step (fsync, then rename into place) runs there and its
+    future is returned, so the caller can go on while the disk catches up; `path` holds
+    the new bytes only once that future is done (its exception is the write's error).
     """
     path = _resolve_target(path)
     directory, name = os.path.split(path)
@@ -109,12 +118,26 @@ def write_atomic_parts(path: str, parts: Iterable[bytes | memoryview]) -> None:
     temp = os.path.join(directory, f".{name}.tmp.{os.getpid()}.{next(_temp_sequence)}")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
+        for data in parts:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    if finisher is not None:
+        return finisher.submit(_sync_and_replace, fd, temp, path)
+    _sync_and_replace(fd, temp, path)
+    return None
+
+
+def _sync_and_replace(fd: int, temp: str, path: str) -> None:
+    """fsync and close `fd` (open on `temp`), then rename `temp` over `path`."""
+    try:
         try:
-            for data in parts:
-                view = memoryview(data)
-                while view:
-                    written = os.write(fd, view)
-                    view = view[written:]
             os.fsync(fd)
         finally:
             os.close(fd)

@@ -21,6 +21,7 @@ Owns: `write_sidecar`, `load_store` (the store with its sidecar), `sidecar_dir`.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import hashlib
 import json
@@ -29,6 +30,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Final
 
+import attrs
 import numpy as np
 import numpy.typing as npt
 
@@ -65,26 +67,13 @@ def file_sha256(path: str) -> tuple[str, int]:
 # ---------------------------------------------------------------------------------------
 
 
-def _write_blob(target: str, values: Iterable[str]) -> tuple[int, npt.NDArray[np.int64]]:
-    """Write `values` as one UTF-8 blob, a block at a time; (size, offsets of each value)."""
-    lengths: list[int] = []
-
-    def pieces() -> Iterator[bytes]:
-        block: list[bytes] = []
-        for value in values:
-            encoded = value.encode("utf-8", "surrogatepass")
-            lengths.append(len(encoded))
-            block.append(encoded)
-            if len(block) >= 4096:
-                yield b"".join(block)
-                block = []
-        if block:
-            yield b"".join(block)
-
-    write_atomic_parts(target, pieces())
-    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    return int(offsets[-1]), offsets
+def _blob(values: Iterable[str]) -> tuple[list[bytes], npt.NDArray[np.int64]]:
+    """`values` as UTF-8 blocks to concatenate, and the offset of each value in them."""
+    encoded = [value.encode("utf-8", "surrogatepass") for value in values]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded)), out=offsets[1:])
+    blocks = [b"".join(encoded[first : first + 4096]) for first in range(0, len(encoded), 4096)]
+    return blocks, offsets
 
 
 def _table(values: Sequence[str]) -> tuple[list[str], npt.NDArray[np.int32]]:
@@ -142,14 +131,24 @@ class _HeaderBuffer:
         self.data += data
 
 
-def write_sidecar(index: Index, store_path: str, store_sha256: str, store_size: int) -> str:
-    """Write the sidecar of the store at `store_path` (whose bytes hash to `store_sha256`).
+@attrs.frozen(slots=True, eq=False)
+class SidecarParts:
+    """Everything a sidecar holds, computed from an index but not yet written.
 
-    Returns the manifest path. Raises OSError; callers treat a failure as harmless
-    (the store itself is complete, and the next reader rebuilds the sidecar).
+    Made by `prepare_sidecar`, which needs only the index, so it can run while the store
+    itself is being written; `write_sidecar` then only writes files.
     """
-    directory = sidecar_dir(store_path)
-    os.makedirs(directory, exist_ok=True)
+
+    blobs: dict[str, list[bytes]]
+    arrays: dict[str, npt.NDArray[np.generic]]
+    embeddings: npt.NDArray[np.float64]
+    manifest: dict[str, object]
+    """The manifest without the store's digest, size and the parts' file names."""
+
+
+def prepare_sidecar(index: Index) -> SidecarParts:
+    """The sidecar of `index`, in memory (the BM25 statistics from the build's counts when
+    it offered them). Raises ValueError when they are not in first-occurrence order."""
     bm25_index, id_ranks = bm25_and_ranks(index)
     graph = ImportGraph.build([c.file_path for c in index.chunks], index.file_imports)
     chunks = index.chunks
@@ -157,16 +156,8 @@ def write_sidecar(index: Index, store_path: str, store_sha256: str, store_size: 
     rows, width = index.embeddings.shape if index.embeddings.ndim == 2 else (0, 0)
     paths, path_codes = _table([c.file_path for c in chunks])
     kinds, kind_codes = _table([f"{c.chunk_type}\0{c.kind}\0{c.language}" for c in chunks])
-    prefix = store_sha256
-    parts: dict[str, dict[str, object]] = {}
-    offsets: dict[str, npt.NDArray[np.int64]] = {}
-    for name, column in (
-        ("ids", (c.chunk_id for c in chunks)),
-        ("content", (c.content for c in chunks)),
-    ):
-        target = os.path.join(directory, f"{prefix}-{name}.bin")
-        size, offsets[name] = _write_blob(target, column)
-        parts[name] = {"file": os.path.basename(target), "bytes": size}
+    ids, ids_offsets = _blob(c.chunk_id for c in chunks)
+    content, content_offsets = _blob(c.content for c in chunks)
     terms = list(bm25.term_ids)
     if any(bm25.term_ids[t] != i for i, t in enumerate(terms)):
         raise ValueError("BM25 term ids are not in first-occurrence order")
@@ -181,32 +172,15 @@ def write_sidecar(index: Index, store_path: str, store_sha256: str, store_size: 
         "numbers": numbers,
         "path_codes": path_codes,
         "kind_codes": kind_codes,
-        "ids_offsets": offsets["ids"],
-        "content_offsets": offsets["content"],
+        "ids_offsets": ids_offsets,
+        "content_offsets": content_offsets,
         "bm25_offsets": bm25.offsets,
         "bm25_docs": bm25.posting_docs,
         "bm25_freqs": bm25.posting_freqs,
         "bm25_doc_lengths": bm25.doc_lengths,
         "id_ranks": id_ranks,
     }
-    blobs = {"terms": terms_blob}
-    target = os.path.join(directory, f"{prefix}-embeddings_by_dim.npy")
-    transposed = _TransposedNpy(index.embeddings[:rows])
-    write_atomic_parts(target, transposed)
-    parts["embeddings_by_dim"] = {"file": os.path.basename(target), "bytes": transposed.size}
-    for name, array in arrays.items():
-        target = os.path.join(directory, f"{prefix}-{name}.npy")
-        pieces = list(_npy_bytes(array))
-        write_atomic_parts(target, pieces)
-        parts[name] = {"file": os.path.basename(target), "bytes": sum(map(len, pieces))}
-    for name, blob in blobs.items():
-        target = os.path.join(directory, f"{prefix}-{name}.bin")
-        write_atomic(target, blob)
-        parts[name] = {"file": os.path.basename(target), "bytes": len(blob)}
-    manifest = {
-        "schema": SIDECAR_SCHEMA,
-        "store_sha256": store_sha256,
-        "store_size": store_size,
+    manifest: dict[str, object] = {
         "chunks": len(chunks),
         "embedding_rows": rows,
         "embedding_width": width,
@@ -222,7 +196,63 @@ def write_sidecar(index: Index, store_path: str, store_sha256: str, store_size: 
         "bm25_avgdl": bm25.avgdl,
         "terms": len(terms),
         "graph_edges": sorted(graph.edges),
-        "parts": parts,
+    }
+    return SidecarParts(
+        {"ids": ids, "content": content, "terms": [terms_blob]},
+        arrays,
+        index.embeddings[:rows],
+        manifest,
+    )
+
+
+def write_sidecar(
+    index: Index,
+    store_path: str,
+    store_sha256: str,
+    store_size: int,
+    prepared: SidecarParts | None = None,
+) -> str:
+    """Write the sidecar of the store at `store_path` (whose bytes hash to `store_sha256`).
+
+    `prepared` is `prepare_sidecar(index)` when the caller made it already. Parts are
+    synced on background threads while the next ones are written; the manifest goes
+    last, once every part is in place. Returns the manifest path. Raises OSError;
+    callers treat a failure as harmless (the store itself is complete, and the next
+    reader rebuilds the sidecar).
+    """
+    if prepared is None:
+        prepared = prepare_sidecar(index)
+    directory = sidecar_dir(store_path)
+    os.makedirs(directory, exist_ok=True)
+    prefix = store_sha256
+    parts: dict[str, dict[str, object]] = {}
+    with concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="cce-sidecar") as syncer:
+        pending: list[concurrent.futures.Future[None]] = []
+
+        def write(file: str, name: str, pieces: Iterable[bytes | memoryview], size: int) -> None:
+            target = os.path.join(directory, f"{prefix}-{file}")
+            done = write_atomic_parts(target, pieces, syncer)
+            if done is not None:
+                pending.append(done)
+            parts[name] = {"file": os.path.basename(target), "bytes": size}
+
+        # The largest part first: its sync overlaps everything written after it.
+        transposed = _TransposedNpy(prepared.embeddings)
+        write("embeddings_by_dim.npy", "embeddings_by_dim", transposed, transposed.size)
+        for name, blocks in prepared.blobs.items():
+            write(f"{name}.bin", name, blocks, sum(map(len, blocks)))
+        for name, array in prepared.arrays.items():
+            pieces = list(_npy_bytes(array))
+            write(f"{name}.npy", name, pieces, sum(map(len, pieces)))
+        for done in pending:
+            done.result()
+    order = ["ids", "content", "embeddings_by_dim", *prepared.arrays, "terms"]
+    manifest = {
+        "schema": SIDECAR_SCHEMA,
+        "store_sha256": store_sha256,
+        "store_size": store_size,
+        **prepared.manifest,
+        "parts": {name: parts[name] for name in order},
     }
     manifest_path = os.path.join(directory, f"{prefix}.json")
     write_atomic(manifest_path, json.dumps(manifest, ensure_ascii=False).encode("utf-8"))

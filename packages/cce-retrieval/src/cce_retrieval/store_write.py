@@ -208,19 +208,33 @@ def _iter_store_pieces(index: Index) -> Iterator[str]:
     yield _store_tail(index)
 
 
+_BLOCK_BYTES = 1 << 23
+"""Bytes of made chunk text joined per write."""
+
+
 def _iter_store_bytes(index: Index, made: StoreChunks | None) -> Iterator[bytes]:
     """The store's bytes in pieces; the chunk array from `made` when it has one."""
     if made is None or made.count != len(index.chunks):
         for text in _iter_store_pieces(index):
             yield text.encode("utf-8")
         return
-    yield _store_head(index).encode("utf-8")
+    block: list[bytes] = [_store_head(index).encode("utf-8")]
+    size = 0
     first = True
     for piece in made.pieces:
-        if piece:
-            yield piece if first else b"," + piece
-            first = False
-    yield _store_tail(index).encode("utf-8")
+        if not piece:
+            continue
+        if not first:
+            block.append(b",")
+        first = False
+        block.append(piece)
+        size += len(piece)
+        # Few, large writes: each write and hash update is one release of the GIL.
+        if size >= _BLOCK_BYTES:
+            yield b"".join(block)
+            block, size = [], 0
+    block.append(_store_tail(index).encode("utf-8"))
+    yield b"".join(block)
 
 
 def serialize_index(index: Index, made: StoreChunks | None = None) -> bytes:
