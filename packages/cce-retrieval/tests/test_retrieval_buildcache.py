@@ -183,3 +183,21 @@ def test_made_chunk_text_written_in_many_blocks_is_the_same_store(
     saved = write_store(result.index, str(store), result.store_chunks)
     assert store.read_bytes() == serialize_index(result.index)
     assert saved.size == store.stat().st_size
+
+
+def test_a_build_without_store_text_skips_that_part_of_the_entries(tmp_path: Path) -> None:
+    root = corpus(tmp_path)
+    cache_dir = tmp_path / "cache"
+    plain = serialize_index(build_index(root, HashEmbedder()).index)
+    build_index(root, HashEmbedder(), cache=BuildCache(str(cache_dir), salt()), store_text=False)
+    victim = max(entries(cache_dir), key=lambda p: p.stat().st_size)
+    data = victim.read_bytes()
+    victim.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))  # the last byte is store text
+    unread = BuildCache(str(cache_dir), salt())
+    result = build_index(root, HashEmbedder(), cache=unread, store_text=False)
+    assert result.store_chunks is None
+    assert serialize_index(result.index) == plain
+    assert unread.misses == 0
+    read = BuildCache(str(cache_dir), salt())
+    assert store_bytes(build_index(root, HashEmbedder(), cache=read)) == plain
+    assert read.misses == 1

@@ -149,7 +149,9 @@ def run(args: argparse.Namespace) -> int:
     if not protect:
         print(ALLOW_SECRETS_WARNING, file=sys.stderr)
 
-    result = build_or_fail(directory, embedder, protect=protect, args=args, protection=protection)
+    result = build_or_fail(
+        directory, embedder, protect=protect, args=args, protection=protection, store_text=True
+    )
     with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="cce-sidecar") as helper:
         # What the sidecar holds depends on the index alone, so it is computed while the
         # store's bytes go to disk (that thread mostly waits on the disk, not the GIL).

@@ -58,12 +58,15 @@ def build_or_fail(
     protect: bool = True,
     args: argparse.Namespace | None = None,
     protection: str | None = None,
+    store_text: bool = False,
 ) -> BuildResult:
     """`build_index`, with a build failure (e.g. an embedder error) as a `CliError`.
 
     `args` carries the shared build options (`--jobs`, `--no-cache`, `--progress`);
     without it the build is serial and uncached. `protection` (else `args.protection`,
-    else the default) selects reference or strict secret protection.
+    else the default) selects reference or strict secret protection. `store_text` asks
+    for the store's chunk text made during the build (`BuildResult.store_chunks`), for a
+    caller that writes the store.
     """
     if protection is None:
         protection = getattr(args, "protection", None) or DEFAULT_PROTECTION
@@ -81,6 +84,7 @@ def build_or_fail(
                 jobs=settings.jobs,
                 cache=settings.cache,
                 progress=progress,
+                store_text=store_text,
             )
     except BuildError as err:
         raise CliError(str(err)) from None

@@ -175,11 +175,14 @@ def _file_outcome(
     embed_hash: bool,
     cache: BuildCache | None,
     protection: str = REFERENCE,
+    store_text: bool = True,
 ) -> FileOutcome:
     """Redact, chunk, count tokens and (for the hash embedder) embed one file.
 
     The unit of parallel work. Tokens are counted once, for BM25, and the hash
     embedding is made from those counts (`HashEmbedder.matrix_from_term_counts`).
+    The store text is made when `store_text` asks for it or a cache entry is written
+    (so the entry serves a later `cce index` too), and returned only when asked for.
     """
     global _worker_embedder
     redacted = redact(text) if protect else text
@@ -194,7 +197,8 @@ def _file_outcome(
     terms = _count_terms(chunked.chunks)
     embeddings: FloatMatrix | None = None
     lengths: tuple[int, ...] | None = None
-    store_text: bytes | None = None
+    want_text = store_text
+    made_text: bytes | None = None
     if embed_hash:
         if _worker_embedder is None:
             _worker_embedder = HashEmbedder()
@@ -204,7 +208,8 @@ def _file_outcome(
             len(chunked.chunks), owners, codes[terms.entry_terms], terms.entry_counts
         )
         lengths = (EMBED_DIM,) * len(chunked.chunks)
-        store_text = chunk_array_text(chunked.chunks, embeddings, lengths, _worker_floats)
+        if want_text or cache is not None:
+            made_text = chunk_array_text(chunked.chunks, embeddings, lengths, _worker_floats)
     outcome = FileOutcome(
         chunks=chunked.chunks,
         imports=chunked.imports,
@@ -213,10 +218,12 @@ def _file_outcome(
         lengths=lengths,
         terms=terms,
         strict_redactions=strict_redactions,
-        store_text=store_text,
+        store_text=made_text,
     )
     if cache is not None and embeddings is not None:
         cache.put(cache.key(rel_path, text), outcome)
+    if not want_text and made_text is not None:
+        outcome = attrs.evolve(outcome, store_text=None)  # not sent back for nothing
     return outcome
 
 
@@ -252,7 +259,7 @@ def _bm25_from_counts(
 
 
 def _file_outcome_task(
-    task: tuple[str, str, bool, bool, BuildCache | None, str],
+    task: tuple[str, str, bool, bool, BuildCache | None, str, bool],
 ) -> FileOutcome:
     return _file_outcome(*task)
 
@@ -284,6 +291,7 @@ def _outcomes(
     jobs: int,
     progress: ProgressCallback | None,
     protection: str = REFERENCE,
+    store_text: bool = True,
 ) -> list[FileOutcome]:
     """Every file's outcome in walk order: from the cache where it has it, else computed."""
     total = len(files)
@@ -292,7 +300,7 @@ def _outcomes(
     for i, walked_file in enumerate(files):
         hit = None
         if cache is not None:
-            hit = cache.get(cache.key(walked_file.rel_path, walked_file.text))
+            hit = cache.get(cache.key(walked_file.rel_path, walked_file.text), store_text)
         if hit is None:
             missing.append(i)
         else:
@@ -301,7 +309,8 @@ def _outcomes(
     if progress is not None:
         progress(done, total)
     tasks = [
-        (files[i].rel_path, files[i].text, protect, embed_hash, cache, protection) for i in missing
+        (files[i].rel_path, files[i].text, protect, embed_hash, cache, protection, store_text)
+        for i in missing
     ]
     pending_bytes = sum(len(files[i].text) for i in missing)
     workers = min(jobs, len(missing))
@@ -388,6 +397,7 @@ def build_index(
     cache: BuildCache | None = None,
     progress: ProgressCallback | None = None,
     protection: str = REFERENCE,
+    store_text: bool = True,
 ) -> BuildResult:
     """Walk, redact (when `protect`), chunk and embed `root`. Raises BuildError.
 
@@ -397,10 +407,14 @@ def build_index(
     `protection="strict"` adds `cce_retrieval.protection`'s names and shapes on top of the
     reference protection; under the default, what strict would add is only counted, so the
     index is byte-identical to the reference's and a caller can say what strict would do.
+    `store_text=False` (a caller that writes no store) leaves `BuildResult.store_chunks`
+    None and skips the store text in cache entries it reads.
     """
     walked = walk(root, protect, protection)
     embed_hash = isinstance(embedder, HashEmbedder)
-    outcomes = _outcomes(walked.files, protect, embed_hash, cache, jobs, progress, protection)
+    outcomes = _outcomes(
+        walked.files, protect, embed_hash, cache, jobs, progress, protection, store_text
+    )
     strict_redactions = sum(outcome.strict_redactions for outcome in outcomes)
     chunks: list[Chunk] = []
     file_imports: dict[str, list[str]] = {}
@@ -414,7 +428,7 @@ def build_index(
     term_parts = [o.terms for o in outcomes]
     texts = [o.store_text for o in outcomes]
     store_chunks = None
-    if embed_hash and all(text is not None for text in texts):
+    if store_text and embed_hash and all(text is not None for text in texts):
         store_chunks = StoreChunks([text or b"" for text in texts], len(chunks))
     del texts
     lengths: list[int] | None = None

@@ -43,7 +43,9 @@ DEFAULT_MAX_BYTES: Final = 1 << 30
 """Default bound on the cache's total size (1 GiB)."""
 
 _MAGIC: Final = b"CCEBC003"
-_HEADER: Final = struct.Struct("<8s32s32sQ")  # magic, key, payload sha256, json length
+# magic, key, SHA-256 and length of the json part, SHA-256 and length of the store text
+# part; the array part is what lies between them.
+_HEADER: Final = struct.Struct("<8s32s32sQ32sQ")
 _temp_sequence = itertools.count()
 _made_dirs: set[str] = set()
 """Shard directories this process has made or found, so a write does not ask again."""
@@ -161,8 +163,7 @@ def code_digest() -> str:
 
 
 def _encode(outcome: FileOutcome) -> tuple[bytes, bytes]:
-    """(json part, array part) of an outcome with embeddings; the array part ends with
-    the store text, when there is one."""
+    """(json part, array part) of an outcome with embeddings."""
     assert outcome.embeddings is not None and outcome.lengths is not None
     assert outcome.terms is not None
     terms = outcome.terms
@@ -195,7 +196,7 @@ def _encode(outcome: FileOutcome) -> tuple[bytes, bytes]:
         "vocabulary": list(terms.vocabulary),
         "entries": len(terms.entry_terms),
         "strict_redactions": outcome.strict_redactions,
-        "store_text": None if outcome.store_text is None else len(outcome.store_text),
+        "store_text": outcome.store_text is not None,
     }
     text = json.dumps(meta, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     arrays = b"".join(
@@ -206,19 +207,16 @@ def _encode(outcome: FileOutcome) -> tuple[bytes, bytes]:
                 np.asarray(a, dtype=np.uint32).tobytes()
                 for a in (terms.entry_terms, terms.entry_counts, terms.distinct, terms.lengths)
             ),
-            outcome.store_text or b"",
         )
     )
     return text, arrays
 
 
-def _decode(meta_bytes: bytes, arrays: bytes | memoryview) -> FileOutcome:
+def _decode(meta_bytes: bytes, arrays: bytes | memoryview, store_text: bytes | None) -> FileOutcome:
     meta = json.loads(meta_bytes)
     rows, width, count = int(meta["rows"]), int(meta["width"]), int(meta["nonzero"])
     entries = int(meta["entries"])
-    text_size = meta["store_text"]
-    numeric_size = count * 12 + entries * 8 + rows * 8
-    if len(arrays) != numeric_size + (0 if text_size is None else int(text_size)):
+    if len(arrays) != count * 12 + entries * 8 + rows * 8:
         raise ValueError("array part has the wrong size")
     where = np.frombuffer(arrays, dtype=np.uint32, count=count)
     values = np.frombuffer(arrays, dtype=np.uint64, count=count, offset=count * 4)
@@ -251,7 +249,7 @@ def _decode(meta_bytes: bytes, arrays: bytes | memoryview) -> FileOutcome:
         lengths=lengths,
         terms=terms,
         strict_redactions=int(meta["strict_redactions"]),
-        store_text=None if text_size is None else bytes(arrays[numeric_size:]),
+        store_text=store_text if meta["store_text"] is True else None,
     )
 
 
@@ -278,16 +276,23 @@ class BuildCache:
         hex_key = key.hex()
         return os.path.join(self.directory, hex_key[:2], hex_key + ".entry")
 
-    def get(self, key: bytes) -> FileOutcome | None:
-        """The verified entry for `key`, or None (missing, partial, damaged: all misses)."""
+    def get(self, key: bytes, store_text: bool = True) -> FileOutcome | None:
+        """The verified entry for `key`, or None (missing, partial, damaged: all misses).
+
+        Without `store_text` the entry's store text is neither read nor verified (and the
+        outcome has none): a build that writes no store skips most of the entry's bytes.
+        """
         path = self._path(key)
         try:
             with open(path, "rb") as handle:
-                data = handle.read()
+                header = handle.read(_HEADER.size)
+                size = os.fstat(handle.fileno()).st_size
+                text_length = _HEADER.unpack(header)[5] if len(header) == _HEADER.size else 0
+                body = handle.read(-1 if store_text else max(0, size - _HEADER.size - text_length))
         except OSError:
             self.misses += 1
             return None
-        outcome = self._verify(key, data)
+        outcome = self._verify(key, header, body, store_text)
         if outcome is None:
             self.misses += 1
             with contextlib.suppress(OSError):
@@ -299,17 +304,29 @@ class BuildCache:
         return outcome
 
     @staticmethod
-    def _verify(key: bytes, data: bytes) -> FileOutcome | None:
-        if len(data) < _HEADER.size:
+    def _verify(key: bytes, header: bytes, body: bytes, with_text: bool) -> FileOutcome | None:
+        """The outcome in `body` (what follows `header`), or None if anything disagrees;
+        `body` ends with the store text part exactly when `with_text`."""
+        if len(header) != _HEADER.size:
             return None
-        magic, stored_key, payload_sha, meta_length = _HEADER.unpack_from(data)
-        payload = memoryview(data)[_HEADER.size :]
-        if magic != _MAGIC or stored_key != key or meta_length > len(payload):
+        magic, stored_key, payload_sha, meta_length, text_sha, text_length = _HEADER.unpack(header)
+        if magic != _MAGIC or stored_key != key:
             return None
+        view = memoryview(body)
+        payload_length = len(view) - (text_length if with_text else 0)
+        if meta_length > payload_length or payload_length < 0:
+            return None
+        payload = view[:payload_length]
         if hashlib.sha256(payload).digest() != payload_sha:
             return None
+        store_text = None
+        if with_text:
+            text = view[payload_length:]
+            if hashlib.sha256(text).digest() != text_sha:
+                return None
+            store_text = bytes(text)
         try:
-            return _decode(bytes(payload[:meta_length]), payload[meta_length:])
+            return _decode(bytes(payload[:meta_length]), payload[meta_length:], store_text)
         except (ValueError, KeyError, TypeError, IndexError):
             return None
 
@@ -318,7 +335,10 @@ class BuildCache:
         meta, arrays = _encode(outcome)
         digest = hashlib.sha256(meta)
         digest.update(arrays)
-        header = _HEADER.pack(_MAGIC, key, digest.digest(), len(meta))
+        text = outcome.store_text or b""
+        header = _HEADER.pack(
+            _MAGIC, key, digest.digest(), len(meta), hashlib.sha256(text).digest(), len(text)
+        )
         path = self._path(key)
         directory = os.path.dirname(path)
         temp = os.path.join(directory, f".tmp.{os.getpid()}.{next(_temp_sequence)}")
@@ -330,6 +350,7 @@ class BuildCache:
                 handle.write(header)
                 handle.write(meta)
                 handle.write(arrays)
+                handle.write(text)
             os.replace(temp, path)
             self.writes += 1
         except OSError:
