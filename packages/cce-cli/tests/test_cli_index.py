@@ -20,7 +20,8 @@ from cce_cli.main import main
 from cce_retrieval.build import BuildResult
 from cce_retrieval.model import Index
 from cce_retrieval.ollama import OllamaUnreachable
-from cce_retrieval.store import load_index
+from cce_retrieval.sidecar import load_store
+from cce_retrieval.store import load_index, serialize_index
 
 BASE_STORE_SHA = "79b974d7821318cdc5bab689902a6047fd96428048c16d4fe7ee2494ce8d0660"
 SAMPLES_STORE_SHA = "edba69d10907dedb74f9a4f29ba154d13ab59200ffb4b22c07243c4358a7ddcb"
@@ -157,6 +158,25 @@ def test_reindex_unchanged_is_byte_identical_and_removed_file_disappears(
     os.remove(os.path.join(root, "app.py"))
     assert run_cce(["index", root, "--no-metrics"], capsys)[0] == 0
     assert {c.file_path for c in load_index(str(store)).chunks} == {"auth.py"}
+
+
+def test_reindex_unchanged_keeps_the_sidecar_and_a_change_replaces_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = small_repo(tmp_path / "repo")
+    store = Path(root, ".cce", "index.json")
+    sidecar = Path(root, ".cce", "index.json.sidecar")
+    assert run_cce(["index", root, "--no-metrics", "--no-cache"], capsys)[0] == 0
+    before = {p.name: p.stat().st_ino for p in sidecar.iterdir()}
+    assert run_cce(["index", root, "--no-metrics", "--no-cache"], capsys)[0] == 0
+    # Same store bytes: the sidecar of that digest is already complete and stays as is.
+    assert {p.name: p.stat().st_ino for p in sidecar.iterdir()} == before
+    assert serialize_index(load_store(str(store))) == store.read_bytes()
+    Path(root, "auth.py").write_text("def logout(user):\n    return None\n")
+    assert run_cce(["index", root, "--no-metrics", "--no-cache"], capsys)[0] == 0
+    digest = hashlib.sha256(store.read_bytes()).hexdigest()
+    assert {p.name.split("-")[0].split(".")[0] for p in sidecar.iterdir()} == {digest}
+    assert serialize_index(load_store(str(store))) == store.read_bytes()
 
 
 # --- errors ---------------------------------------------------------------------------

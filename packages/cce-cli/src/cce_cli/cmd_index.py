@@ -47,7 +47,8 @@ from cce_retrieval import (
     write_sources,
     write_store,
 )
-from cce_retrieval.sidecar import prepare_sidecar
+from cce_retrieval.sidecar import prepare_sidecar, sidecar_dir, sidecar_is_current
+from cce_retrieval.store_write import store_digest
 
 ALLOW_SECRETS_WARNING = (
     "warning: --allow-secrets set — secret protection is DISABLED; "
@@ -152,10 +153,17 @@ def run(args: argparse.Namespace) -> int:
     result = build_or_fail(
         directory, embedder, protect=protect, args=args, protection=protection, store_text=True
     )
+    # Re-indexing an unchanged tree makes the same store bytes, whose sidecar is already
+    # in place; only made chunk text makes the digest cheap enough to check first.
+    current: str | None = None
+    if result.store_chunks is not None and os.path.isdir(sidecar_dir(store_path)):
+        predicted = store_digest(result.index, result.store_chunks)
+        if sidecar_is_current(store_path, predicted.sha256, predicted.size):
+            current = predicted.sha256
     with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="cce-sidecar") as helper:
         # What the sidecar holds depends on the index alone, so it is computed while the
         # store's bytes go to disk (that thread mostly waits on the disk, not the GIL).
-        sidecar = helper.submit(prepare_sidecar, result.index)
+        sidecar = None if current else helper.submit(prepare_sidecar, result.index)
         try:
             saved = write_store(result.index, store_path, result.store_chunks)
         except StoreError as err:
@@ -180,8 +188,10 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     # The sidecar only speeds up later reads; without it they parse index.json.
-    with contextlib.suppress(OSError, ValueError):
-        write_sidecar(result.index, store_path, saved.sha256, saved.size, sidecar.result())
+    if current != saved.sha256:
+        with contextlib.suppress(OSError, ValueError):
+            prepared = None if sidecar is None else sidecar.result()
+            write_sidecar(result.index, store_path, saved.sha256, saved.size, prepared)
     if not args.no_metrics:
         write_index_event(
             store_path,

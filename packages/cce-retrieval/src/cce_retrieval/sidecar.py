@@ -16,7 +16,8 @@ Each part is written atomically (temp file, fsync, rename) and parts of a digest
 change once written, so a run killed at any moment leaves either a complete sidecar
 or one without a manifest, which is never trusted.
 
-Owns: `write_sidecar`, `load_store` (the store with its sidecar), `sidecar_dir`.
+Owns: `prepare_sidecar` and `write_sidecar`, `sidecar_is_current`, `load_store` (the store
+with its sidecar), `sidecar_dir`.
 """
 
 from __future__ import annotations
@@ -258,6 +259,16 @@ def write_sidecar(
     write_atomic(manifest_path, json.dumps(manifest, ensure_ascii=False).encode("utf-8"))
     _remove_other_digests(directory, prefix)
     return manifest_path
+
+
+def sidecar_is_current(store_path: str, store_sha256: str, store_size: int) -> bool:
+    """Whether the sidecar beside `store_path` already describes a store with this digest
+    and size, by the checks a reader makes: rewriting it would write the same bytes."""
+    try:
+        _read_manifest(sidecar_dir(store_path), store_sha256, store_size)
+    except _Untrusted:
+        return False
+    return True
 
 
 def _remove_other_digests(directory: str, keep: str) -> None:

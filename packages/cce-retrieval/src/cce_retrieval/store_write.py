@@ -251,6 +251,16 @@ class SavedStore:
     sha256: str
 
 
+def store_digest(index: Index, made: StoreChunks | None = None) -> SavedStore:
+    """The size and SHA-256 `write_store(index, path, made)` would report, without writing."""
+    digest = hashlib.sha256()
+    size = 0
+    for data in _iter_store_bytes(index, made):
+        digest.update(data)
+        size += len(data)
+    return SavedStore(size, digest.hexdigest())
+
+
 def write_store(index: Index, path: str, made: StoreChunks | None = None) -> SavedStore:
     """Stream the store atomically to `path`, hashing the bytes on the way. Raises StoreError.
 
