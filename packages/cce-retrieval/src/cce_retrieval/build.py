@@ -14,7 +14,6 @@ no store: persisting is `cce_retrieval.store`'s job.
 from __future__ import annotations
 
 import concurrent.futures
-import itertools
 import multiprocessing
 import multiprocessing.context
 import os
@@ -234,15 +233,13 @@ def _bm25_from_counts(
     """One corpus-wide BM25 from per-file counts (term ids in first-occurrence order)."""
     present = [part for part in parts if part is not None]
     assert len(present) == len(parts)
-    # dict.fromkeys keeps first occurrences in order: the ids a left-to-right scan assigns.
-    terms = dict.fromkeys(itertools.chain.from_iterable(p.vocabulary for p in present))
-    vocabulary = dict(zip(terms, range(len(terms)), strict=True))
-    del terms
-    term_id = vocabulary.__getitem__
+    growing = _Vocabulary()
+    term_id = growing.__getitem__
     ids: list[IntArray] = []
     for part in present:
         local = np.fromiter(map(term_id, part.vocabulary), np.int64, len(part.vocabulary))
         ids.append(local[part.entry_terms])
+    vocabulary = dict(growing)  # a plain dict: a lookup must never add a term later
 
     def joined(arrays: Sequence[IntArray]) -> IntArray:
         return np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
