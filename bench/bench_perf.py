@@ -6,7 +6,9 @@ the baseline commit's packages with `git archive` into `.bench/baseline-<commit>
 runs its CLI (same interpreter, same third-party packages, its own sources first on
 `PYTHONPATH`) next to the current CLI, alternating the two, and prints each
 measurement as `baseline / current`. It also checks that both sides printed and wrote
-the same bytes, so a speed-up that changed an output is reported as a failure.
+the same bytes, so a speed-up that changed an output is reported as a failure. Both
+sides run with their bytecode compiled into `.bench/pycache`, as installed packages are
+(`compile_bytecode`).
 
 Measured (on the stdlib mirror of bench/corpus.py unless a directory is given):
 - `cce index`, cold (empty build cache): wall time, peak RSS, store bytes identical;
@@ -92,6 +94,32 @@ def materialise_baseline(commit: str) -> str:
     return dest
 
 
+BYTECODE = os.path.join(ROOT, ".bench", "pycache")
+
+
+def compile_bytecode(trees: Sequence[str]) -> None:
+    """Compile every module both sides import, into `.bench/pycache`.
+
+    An installed package has its bytecode (pip compiles at install, and Python writes it
+    on first import); without it each run compiles ~300 modules from source, about 0.5 s
+    on a slow machine, which would hide what the commands themselves cost. Both sides get
+    the same treatment; PYTHONDONTWRITEBYTECODE is dropped for the measured children.
+    """
+    import site
+    import sysconfig
+
+    dirs = {sysconfig.get_paths()["stdlib"], *site.getsitepackages(), *trees}
+    env = {**os.environ, "PYTHONPYCACHEPREFIX": BYTECODE}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", "-j0", *sorted(dirs)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=False,  # a file that does not compile (a test fixture) is not ours to fix
+    )
+
+
 class Cli:
     """One side's `cce`: the current sources, or a baseline tree put first on the path."""
 
@@ -99,9 +127,12 @@ class Cli:
         self.label = label
         self.env = dict(os.environ)
         self.env.pop("PYTHONPATH", None)
+        self.env.pop("PYTHONDONTWRITEBYTECODE", None)
+        self.env["PYTHONPYCACHEPREFIX"] = BYTECODE
+        self.paths: list[str] = []
         if source_root is not None:
-            paths = [os.path.join(source_root, "packages", p, "src") for p in PACKAGES]
-            self.env["PYTHONPATH"] = os.pathsep.join(paths)
+            self.paths = [os.path.join(source_root, "packages", p, "src") for p in PACKAGES]
+            self.env["PYTHONPATH"] = os.pathsep.join(self.paths)
 
     def run(self, args: Sequence[str], env: Mapping[str, str] | None = None) -> Run:
         merged = {**self.env, **(env or {})}
@@ -176,7 +207,8 @@ def side_by_side(corpus: str, baseline: Cli, current: Cli, repeat: int, scratch:
     same = sha(base_store) == sha(cur_store)
     report("cce index (cold cache)", best(base_runs), best(cur_runs), same, 1.6)
 
-    search_args = ["search", SEARCH_QUERY, "--no-metrics", "--store"]
+    # `--json`: the bytes the reference pins (the human listing now labels graph rows).
+    search_args = ["search", SEARCH_QUERY, "--no-metrics", "--json", "--store"]
     base_search = [baseline.run([*search_args, base_store]) for _ in range(repeat)]
     first = current.run([*search_args, cur_store])
     warm = [current.run([*search_args, cur_store]) for _ in range(repeat)]
@@ -428,8 +460,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="cce-bench-") as scratch:
         if not args.skip_side_by_side:
             baseline = Cli(f"baseline {args.baseline[:8]}", materialise_baseline(args.baseline))
+            compile_bytecode([*baseline.paths, *current.paths])
             side_by_side(corpus, baseline, current, max(1, args.repeat), scratch)
         if args.scale:
+            compile_bytecode(current.paths)
             stdlib = corpus if args.corpus else mirror_stdlib(default_corpus())
             scale_run(args.scale, stdlib, current, scratch)
         if not args.skip_side_by_side:  # last: it loads a store into this process

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -31,7 +32,7 @@ CASES = 100
 BACKENDS = ("bm25", "vector", "hybrid")
 
 
-def fixture_text(corpus: str, chunks: list[Chunk]) -> str:
+def fixture_text(corpus: str, chunks: Sequence[Chunk]) -> str:
     lines = [json.dumps({"schema": "cce.relevance/v1", "corpus": corpus})]
     for i, (query, chunk) in enumerate(make_queries(chunks, CASES)):
         anchor = chunk.file_path

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Sequence
 
 from cce_retrieval.model import Chunk
 
@@ -22,7 +23,7 @@ def name_of(chunk: Chunk) -> str | None:
     return match.group(1) if match else None
 
 
-def make_queries(chunks: list[Chunk], count: int, seed: int = 7) -> list[tuple[str, Chunk]]:
+def make_queries(chunks: Sequence[Chunk], count: int, seed: int = 7) -> list[tuple[str, Chunk]]:
     """`count` (query, source chunk) pairs; the query names the chunk in plain words."""
     rng = random.Random(seed)
     named = [c for c in chunks if c.chunk_type != "module" and name_of(c)]

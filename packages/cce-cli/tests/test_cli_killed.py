@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from cce_cli.buildopts import CACHE_DIR_ENV
+from cce_retrieval import sidecar
 from cce_retrieval.build import build_index
 from cce_retrieval.buildcache import BuildCache, CacheSalt
 from cce_retrieval.embedder import HashEmbedder
@@ -81,10 +82,19 @@ def kill_rounds(tmp_path: Path, rounds: int, max_delay: float, packages: tuple[s
     assert serialize_index(load_store(str(store))) == expected
 
 
+@pytest.fixture
+def digests_remembered_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every load here records the store's digest by its file status, even for a store
+    written a moment ago, so the next round's replaced store tests that record too."""
+    monkeypatch.setattr(sidecar, "_SETTLED_NS", 0)
+
+
+@pytest.mark.usefixtures("digests_remembered_at_once")
 def test_killed_index_quick(tmp_path: Path) -> None:
     kill_rounds(tmp_path, rounds=3, max_delay=1.5, packages=("json",))
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("digests_remembered_at_once")
 def test_killed_index_at_many_moments(tmp_path: Path) -> None:
     kill_rounds(tmp_path, rounds=20, max_delay=4.0, packages=("json", "email", "asyncio"))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -14,7 +16,7 @@ import numpy as np
 import pytest
 
 from cce_cli.cmd_search import ollama_refusal, render_human, render_json, snippet
-from cce_cli.main import main
+from cce_cli.main import SUBCOMMANDS, main
 from cce_metrics.tokens import estimate_tokens
 from cce_retrieval.build import build_index
 from cce_retrieval.embedder import HashEmbedder
@@ -341,3 +343,33 @@ def test_ollama_store_with_healthy_server(
         ("00000000000000a1", "0.622066"),
     ]
     assert [r["rank"] for r in results] == [1, 2]
+
+
+def test_search_imports_only_what_it_runs(store: Path) -> None:
+    # Start-up time is most of a search: the chunker, its grammars, the build cache and
+    # the other commands' modules must stay unloaded.
+    probe = (
+        "import sys\n"
+        "from cce_cli.main import main\n"
+        f"code = main(['search', 'cache', '--store', {str(store)!r}, '--no-metrics'])\n"
+        "heavy = ['cce_retrieval.build', 'cce_retrieval.chunker', 'cce_retrieval.buildcache',\n"
+        "         'cce_cli.cmd_relevance', 'cce_cli.cmd_index', 'cce_stats', 'tree_sitter']\n"
+        "print(code, [name for name in heavy if name in sys.modules])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.splitlines()[-1] == "0 []"
+
+
+def test_help_still_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["--help"])
+    assert stop.value.code == 0
+    listing = capsys.readouterr().out
+    for name, _, help_text in SUBCOMMANDS:
+        assert name in listing and help_text[:30] in listing
+    with pytest.raises(SystemExit) as stop:
+        main(["relevance", "--help"])
+    assert stop.value.code == 0
+    assert "--compare" in capsys.readouterr().out

@@ -276,3 +276,28 @@ def test_order_and_duplicates_of_expected_spans_do_not_matter(
 ) -> None:
     shuffled = list(reversed(expected)) + expected
     assert scores(shuffled, retrieved, k) == scores(expected, retrieved, k)
+
+
+def test_weights_are_computed_per_file_when_first_weighed_with_the_same_result() -> None:
+    chunks = [
+        ("a.py", 1, "def f():\n    return 1\n"),
+        ("b.py", 4, "x = [\n  1,\n]"),
+        ("a.py", 2, "    return 1 + 2 + 3"),  # a later writer of line 2: ignored
+        ("c.py", 1, ""),
+    ]
+    lazy = LineWeights.from_chunks(chunks)
+    assert lazy.weight("a.py", 2) == estimate_tokens("    return 1")
+    assert set(lazy._by_file) == {"a.py"}  # b.py is not estimated until asked for
+    eager = LineWeights(
+        {
+            "a.py": {1: estimate_tokens("def f():"), 2: estimate_tokens("    return 1")},
+            "b.py": {
+                4: estimate_tokens("x = ["),
+                5: estimate_tokens("  1,"),
+                6: estimate_tokens("]"),
+            },
+        }
+    )
+    assert lazy.mass("b.py", 4, 6) == eager.mass("b.py", 4, 6)
+    assert lazy == eager and LineWeights.from_chunks(chunks) == eager
+    assert lazy.weight("c.py", 1) == 1 and lazy.mass("missing.py", 1, 3) == 3

@@ -165,9 +165,10 @@ def test_cache_notices_a_replaced_chunk_list() -> None:
 
 
 def test_explicit_build_is_a_snapshot() -> None:
-    index = Index(embedder="hash", chunks=[chunk("a.py", "alpha", "a1")])
+    chunks = [chunk("a.py", "alpha", "a1")]
+    index = Index(embedder="hash", chunks=chunks)
     derived = RetrievalIndex.build(index)
-    index.chunks[0] = chunk("z.py", "zeta", "z9")
+    chunks[0] = chunk("z.py", "zeta", "z9")
     assert derived.chunks[0].chunk_id == "a1"
     assert derived.content_lower(0) == "alpha"
 

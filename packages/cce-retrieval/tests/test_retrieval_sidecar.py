@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import json
+import os
+import pickle
 import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from cce_retrieval import sidecar
 from cce_retrieval.build import build_index
 from cce_retrieval.embedder import HashEmbedder
 from cce_retrieval.hybrid import bm25_only_search, search, vector_search
 from cce_retrieval.model import Index
 from cce_retrieval.sidecar import load_store, sidecar_dir, write_sidecar
 from cce_retrieval.store import load_index, serialize_index, write_store
+from cce_retrieval.stored_chunks import StoredChunks
 
 SAMPLE = Path(__file__).resolve().parents[3] / "eval" / "corpus" / "sample"
 QUERIES = ("lru cache eviction", "retry with backoff", "ring buffer push", "def get", "")
@@ -104,3 +108,111 @@ def test_a_damaged_store_is_still_an_error(tmp_path: Path) -> None:
     Path(store).write_bytes(data[: len(data) // 2])
     with pytest.raises(Exception, match="truncated"):
         load_store(store)
+
+
+# --- chunks decoded on demand -----------------------------------------------------------
+
+
+def test_sidecar_chunks_are_decoded_on_demand_and_equal_the_parsed_ones(tmp_path: Path) -> None:
+    store, _ = persisted(tmp_path)
+    parsed = load_index(store).chunks
+    stored = load_store(store).chunks
+    assert isinstance(stored, StoredChunks)
+    assert len(stored) == len(parsed)
+    assert stored[-1] == parsed[-1] and stored[0] == parsed[0]
+    assert stored[1:4] == list(parsed[1:4])
+    with pytest.raises(IndexError):
+        stored[len(parsed)]
+    assert list(stored.chunk_ids()) == [c.chunk_id for c in parsed]
+    assert [stored.file_path(i) for i in range(len(stored))] == [c.file_path for c in parsed]
+    by_file: dict[str, list[int]] = {}
+    for i, chunk in enumerate(parsed):
+        by_file.setdefault(chunk.file_path, []).append(i)
+    assert stored.indices_by_file() == by_file
+    first = stored[2]
+    assert stored.materialise()[2] is first  # decoded once, then reused
+    assert stored == parsed and parsed == stored
+    assert pickle.loads(pickle.dumps(stored)) == list(parsed)
+
+
+def test_a_query_decodes_only_the_chunks_it_reads(tmp_path: Path) -> None:
+    store, _ = persisted(tmp_path)
+    index = load_store(store)
+    search(index, HashEmbedder(), "lru cache eviction", 3, True)
+    chunks = index.chunks
+    assert isinstance(chunks, StoredChunks)
+    assert 0 < len(chunks._made) < len(chunks)
+
+
+# --- the store's digest, remembered by its file status ----------------------------------
+
+
+def hashes_counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    calls: list[str] = []
+    real = sidecar.file_sha256
+
+    def counting(path: str) -> tuple[str, int]:
+        calls.append(path)
+        return real(path)
+
+    monkeypatch.setattr(sidecar, "file_sha256", counting)
+    return calls
+
+
+def test_a_settled_store_is_hashed_once_then_known_by_its_status(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, _ = persisted(tmp_path)
+    monkeypatch.setattr(sidecar, "_SETTLED_NS", 0)
+    calls = hashes_counted(monkeypatch)
+    assert_same_index(load_store(store), load_index(store))
+    assert_same_index(load_store(store), load_index(store))
+    assert calls == [store]
+    assert len(list(Path(sidecar_dir(store)).glob("*.status.json"))) == 1
+
+
+def test_a_store_written_just_now_is_hashed_every_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its change time is within the clock's resolution of the hash: a write in the same
+    # tick could leave the status unchanged, so the status is not trusted yet.
+    store, _ = persisted(tmp_path)
+    calls = hashes_counted(monkeypatch)
+    load_store(store)
+    load_store(store)
+    assert calls == [store, store]
+    assert not list(Path(sidecar_dir(store)).glob("*.status.json"))
+
+
+def test_a_store_rewritten_in_place_with_its_old_size_and_times_is_hashed_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, _ = persisted(tmp_path)
+    monkeypatch.setattr(sidecar, "_SETTLED_NS", 0)
+    load_store(store)
+    data = Path(store).read_bytes()
+    st = os.stat(store)
+    position = data.index(b"def ") + 4
+    with open(store, "r+b") as handle:  # same inode, same size
+        handle.seek(position)
+        handle.write(b"Z")
+    os.utime(store, ns=(st.st_atime_ns, st.st_mtime_ns))  # the old modification time back
+    calls = hashes_counted(monkeypatch)
+    loaded = load_store(store)
+    assert calls == [store]  # the change time moved, so the status no longer matches
+    assert_same_index(loaded, load_index(store))
+
+
+def test_a_status_record_naming_another_digest_is_ignored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, _ = persisted(tmp_path)
+    monkeypatch.setattr(sidecar, "_SETTLED_NS", 0)
+    load_store(store)
+    record_path = next(Path(sidecar_dir(store)).glob("*.status.json"))
+    record = json.loads(record_path.read_text())
+    record["sha256"] = "0" * 64
+    record_path.write_text(json.dumps(record))
+    calls = hashes_counted(monkeypatch)
+    assert_same_index(load_store(store), load_index(store))
+    assert calls == [store]

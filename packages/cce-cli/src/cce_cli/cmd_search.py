@@ -19,27 +19,22 @@ import re
 import time
 from collections.abc import Sequence
 
-from cce_cli import backend_config
 from cce_cli.errors import CliError
 from cce_cli.events import append_event
 from cce_cli.indexes import is_unreachable, open_store
 from cce_cli.output import display_text, write_stdout
-from cce_metrics import estimate_tokens, seq_sum
 from cce_retrieval import (
-    BackendConfigError,
     EmbeddingSpaceError,
-    EmbedError,
-    Index,
-    Query,
-    QueryEmbedder,
     QueryVectorError,
-    SearchResult,
-    backend_spec,
     format6,
     resolve_store_path,
     rust_trim,
     search_counted,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from cce_retrieval import EmbedError, Index, QueryEmbedder, SearchResult
 
 DEFAULT_TOP_K = 10
 LOW_CONFIDENCE_THRESHOLD = 0.30
@@ -166,6 +161,8 @@ def search_event(
 ) -> dict[str, object]:
     """The `search` metrics record of docs/retrieval.md#search-events (schema, ts and id are added
     by `append_event`)."""
+    from cce_metrics import estimate_tokens, seq_sum  # only when the event is logged
+
     baseline = sum(index.file_tokens.get(path, 0) for path in {r.file_path for r in results})
     served = sum(estimate_tokens(r.content) for r in results)
     saved = max(baseline - served, 0)
@@ -196,6 +193,10 @@ def _search_backend(
 ) -> list[SearchResult]:
     """`--backend NAME`: a registered or configured backend; `--no-graph` turns its
     `graph` parameter off when it has one."""
+    # Backend configuration (and the plugin entry points) only when a backend is asked for.
+    from cce_cli import backend_config
+    from cce_retrieval import BackendConfigError, Query, backend_spec
+
     config = backend_config.config_for(args.config, os.getcwd())
     name = backend_config.choose(str(args.backend), config)
     if len(name) != 1:

@@ -16,22 +16,13 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from cce_cli.buildopts import BuildSettings, build_settings, progress_bar
 from cce_cli.errors import CliError
 from cce_retrieval import (
-    DEFAULT_PROTECTION,
-    PROTECTIONS,
-    BuildError,
-    BuildResult,
-    Embedder,
     EmbeddingSpaceError,
     EmbedError,
-    Index,
     OllamaConfigError,
     OllamaUnreachable,
-    QueryEmbedder,
     StoreError,
-    build_index,
     embedder_spec,
     load_store,
     query_embedder,
@@ -39,9 +30,18 @@ from cce_retrieval import (
     repair_stale_fingerprint,
 )
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from cce_retrieval import BuildResult, Embedder, Index, QueryEmbedder
+
+# The build's names (chunker, grammars, build cache, progress bars) are imported where a
+# build runs: `cce search` opens a store and should not pay for them.
+
 
 def add_protection_argument(parser: argparse.ArgumentParser, default: str | None) -> None:
     """`--protection reference|strict` for every command that builds an index."""
+    from cce_retrieval import PROTECTIONS
+
     parser.add_argument(
         "--protection",
         choices=PROTECTIONS,
@@ -68,6 +68,9 @@ def build_or_fail(
     for the store's chunk text made during the build (`BuildResult.store_chunks`), for a
     caller that writes the store.
     """
+    from cce_cli.buildopts import BuildSettings, build_settings, progress_bar
+    from cce_retrieval import DEFAULT_PROTECTION, BuildError, build_index
+
     if protection is None:
         protection = getattr(args, "protection", None) or DEFAULT_PROTECTION
     if args is None:
@@ -95,6 +98,8 @@ def build_or_fail(
 
 def protection_notice(result: BuildResult) -> str | None:
     """Under reference protection, the one line saying what strict protection would add."""
+    from cce_retrieval import DEFAULT_PROTECTION
+
     if result.protection != DEFAULT_PROTECTION or not (
         result.strict_redactions or result.strict_skips
     ):

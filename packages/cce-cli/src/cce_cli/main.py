@@ -11,26 +11,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import sys
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from cce_cli import (
-    cmd_backends,
-    cmd_check,
-    cmd_conformance,
-    cmd_diff,
-    cmd_index,
-    cmd_plan,
-    cmd_pool,
-    cmd_queries,
-    cmd_relevance,
-    cmd_search,
-)
 from cce_cli.errors import CliError
 from cce_cli.output import stdout_error
 
-Configure = Callable[[argparse.ArgumentParser], None]
 Run = Callable[[argparse.Namespace], int]
 
 
@@ -42,35 +30,63 @@ class Command(Protocol):
     def run(self, args: argparse.Namespace) -> int: ...
 
 
-# One line per subcommand, in the order `cce --help` lists them.
-SUBCOMMANDS: tuple[tuple[str, Command, str], ...] = (
-    ("index", cmd_index, "index a directory into a persisted store"),
-    ("search", cmd_search, "search a persisted store"),
-    ("conformance", cmd_conformance, "write the cross-implementation chunk table"),
-    ("relevance", cmd_relevance, "score retrieval against labeled fixtures"),
-    ("diff", cmd_diff, "compare two saved relevance reports query by query, with a pass/fail gate"),
-    ("check", cmd_check, "find fixture anchors that match nothing"),
-    ("queries", cmd_queries, "list the distinct queries of metrics.jsonl event logs"),
-    ("pool", cmd_pool, "pool several backends' results for judging, or apply judgments"),
-    ("plan", cmd_plan, "how many queries a comparison needs, from a pilot report"),
-    ("backends", cmd_backends, "list the backends --backend accepts, with their parameters"),
+# One line per subcommand, in the order `cce --help` lists them: name, module, help.
+SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
+    ("index", "cmd_index", "index a directory into a persisted store"),
+    ("search", "cmd_search", "search a persisted store"),
+    ("conformance", "cmd_conformance", "write the cross-implementation chunk table"),
+    ("relevance", "cmd_relevance", "score retrieval against labeled fixtures"),
+    (
+        "diff",
+        "cmd_diff",
+        "compare two saved relevance reports query by query, with a pass/fail gate",
+    ),
+    ("check", "cmd_check", "find fixture anchors that match nothing"),
+    ("queries", "cmd_queries", "list the distinct queries of metrics.jsonl event logs"),
+    ("pool", "cmd_pool", "pool several backends' results for judging, or apply judgments"),
+    ("plan", "cmd_plan", "how many queries a comparison needs, from a pilot report"),
+    ("backends", "cmd_backends", "list the backends --backend accepts, with their parameters"),
 )
 
-COMMANDS: tuple[tuple[str, Configure, Run, str], ...] = tuple(
-    (name, module.configure, module.run, help_text) for name, module, help_text in SUBCOMMANDS
-)
+
+def command_module(module: str) -> Command:
+    """The subcommand module `cce_cli.<module>`, imported now."""
+    loaded: Command = importlib.import_module(f"cce_cli.{module}")
+    return loaded
 
 
-def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Run]]:
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The subcommand `argv` names: its first argument that is not an option, if known.
+
+    The top-level parser has no option taking a value, so that argument is the command.
+    """
+    names = {name for name, _, _ in SUBCOMMANDS}
+    for arg in argv:
+        if arg == "--":
+            return None
+        if not arg.startswith("-"):
+            return arg if arg in names else None
+    return None
+
+
+def build_parser(
+    only: str | None = None, every: bool = True
+) -> tuple[argparse.ArgumentParser, dict[str, Run]]:
+    """The argparse tree. Every subcommand is listed; its arguments are configured for
+    all of them (`every`), or only for `only`, so one command's run imports only its
+    own module (a `cce search` never loads the chunker or the statistics)."""
     parser = argparse.ArgumentParser(
         prog="cce", description="cce: measure how good code retrieval is"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     runners: dict[str, Run] = {}
-    for name, configure, run, help_text in COMMANDS:
-        configure(sub.add_parser(name, help=help_text, description=help_text))
-        runners[name] = run
+    for name, module_name, help_text in SUBCOMMANDS:
+        command = sub.add_parser(name, help=help_text, description=help_text)
+        if every or name == only:
+            module = command_module(module_name)
+            module.configure(command)
+            runners[name] = module.run
     return parser, runners
 
 
@@ -97,8 +113,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _report("error: stdout is closed; nothing was done (redirect it, e.g. > /dev/null)")
         return 1
     try:
-        parser, runners = build_parser()
-        args = parser.parse_args(argv)
+        arguments = sys.argv[1:] if argv is None else list(argv)
+        only = chosen_command(arguments)
+        parser, runners = build_parser(only, every=False)
+        args = parser.parse_args(arguments)
         code = runners[args.command](args)
         sys.stdout.flush()  # what `print` buffered: a full disk surfaces here
         return code

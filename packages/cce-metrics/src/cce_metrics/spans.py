@@ -51,11 +51,11 @@ class LineWeights:
 
     A line weighs `estimate_tokens` of its text in the first chunk, in index order, that
     covers it; lines no chunk covers weigh 1. Immutable after construction: the only
-    state that changes later is a private cache of per-file prefix sums, filled the
-    first time a file's span mass is asked for.
+    state that changes later is private caches, a file's weights (when built
+    `from_chunks`) and its prefix sums, filled the first time the file is weighed.
     """
 
-    __slots__ = ("_by_file", "_mass_tables")
+    __slots__ = ("_by_file", "_mass_tables", "_pending")
 
     def __init__(self, weights_by_file: Mapping[str, Mapping[int, int]]) -> None:
         """Wrap an already-built `file -> {line: weight}` table (copied defensively)."""
@@ -63,6 +63,7 @@ class LineWeights:
             file_path: dict(lines) for file_path, lines in weights_by_file.items() if lines
         }
         self._mass_tables: dict[str, _FileMassTable] = {}
+        self._pending: dict[str, list[tuple[int, str]]] = {}
 
     @classmethod
     def from_chunks(cls, chunks: Iterable[tuple[str, int, str]]) -> LineWeights:
@@ -70,31 +71,48 @@ class LineWeights:
 
         First writer wins per line: the order of chunks, not their nesting, decides
         which text a line is weighed by (a nested chunk's first line is partial).
+        A file's weights are computed the first time one of its lines is weighed: a
+        fixture set touches a few hundred files of an index's thousands, and estimating
+        every indexed line was most of the cost of scoring token spans.
         """
-        by_file: dict[str, dict[int, int]] = {}
+        pending: dict[str, list[tuple[int, str]]] = {}
         for file_path, start_line, content in chunks:
             if not content:
                 continue  # covers no line; keeps the table free of empty files
-            file_weights = by_file.get(file_path)
-            if file_weights is None:
-                file_weights = by_file[file_path] = {}
+            file_chunks = pending.get(file_path)
+            if file_chunks is None:
+                file_chunks = pending[file_path] = []
+            file_chunks.append((start_line, content))
+        weights = cls.__new__(cls)
+        weights._by_file = {}
+        weights._mass_tables = {}
+        weights._pending = pending
+        return weights
+
+    def _file_weights(self, file_path: str) -> dict[int, int] | None:
+        file_weights = self._by_file.get(file_path)
+        if file_weights is not None or not self._pending:
+            return file_weights
+        file_chunks = self._pending.pop(file_path, None)
+        if file_chunks is None:
+            return None
+        file_weights = self._by_file[file_path] = {}
+        # setdefault keeps the first writer; the bound method and zip keep this loop,
+        # which runs once per weighed line, as lean as plain Python allows.
+        keep_first = file_weights.setdefault
+        for start_line, content in file_chunks:
             estimates = line_token_estimates(content)
-            # setdefault keeps the first writer; the bound method and zip keep this loop,
-            # which runs once per indexed line, as lean as plain Python allows.
-            keep_first = file_weights.setdefault
             for line, estimate in zip(
                 range(start_line, start_line + len(estimates)), estimates, strict=True
             ):
                 keep_first(line, estimate)
-        return cls._adopt(by_file)
+        return file_weights
 
-    @classmethod
-    def _adopt(cls, by_file: dict[str, dict[int, int]]) -> LineWeights:
-        """Take ownership of a freshly built table without the defensive copy."""
-        weights = cls.__new__(cls)
-        weights._by_file = by_file
-        weights._mass_tables = {}
-        return weights
+    def _complete(self) -> dict[str, dict[int, int]]:
+        """Every file's weights (what equality and the summary need)."""
+        for file_path in list(self._pending):
+            self._file_weights(file_path)
+        return self._by_file
 
     @classmethod
     def uniform(cls) -> LineWeights:
@@ -103,7 +121,7 @@ class LineWeights:
 
     def weight(self, file_path: str, line: int) -> int:
         """Weight of one line; 1 for lines and files no chunk covers."""
-        file_weights = self._by_file.get(file_path)
+        file_weights = self._file_weights(file_path)
         if file_weights is None:
             return 1
         return file_weights.get(line, 1)
@@ -113,7 +131,7 @@ class LineWeights:
         if first_line > last_line:
             return 0
         line_count = last_line - first_line + 1
-        file_weights = self._by_file.get(file_path)
+        file_weights = self._file_weights(file_path)
         if not file_weights:
             return line_count
         table = self._mass_table(file_path, file_weights)
@@ -136,13 +154,13 @@ class LineWeights:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, LineWeights):
             return NotImplemented
-        return self._by_file == other._by_file
+        return self._complete() == other._complete()
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         line_count = 0
-        for file_weights in self._by_file.values():
+        for file_weights in self._complete().values():
             line_count += len(file_weights)
         return f"LineWeights(files={len(self._by_file)}, lines={line_count})"
 

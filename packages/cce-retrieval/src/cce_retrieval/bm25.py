@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from cce_retrieval.ranking import FloatArray, IntArray, id_order_ranks, score_keys, top_order
+from cce_retrieval.ranking import FloatArray, IntArray, id_order_ranks, ranked_prefix
 from cce_retrieval.tokenizer import tokenize
 
 BM25_K1 = 1.2
@@ -235,7 +235,7 @@ class Bm25Index:
         # filtering on that first keeps the rounding work to the documents that survive.
         keep = scores * 1_000_000.0 >= 0.5
         docs, scores = docs[keep], scores[keep]
-        order = top_order(score_keys(scores), self._id_ranks[docs], limit)
+        order = ranked_prefix(scores, self._id_ranks[docs], limit)
         return docs[order], scores[order]
 
     def score(self, query_terms: Sequence[str]) -> list[tuple[int, float]]:

@@ -15,6 +15,7 @@ Owns: `RetrievalIndex` (plus its per-(k1, b) BM25 views), `retrieval_index`, `in
 
 from __future__ import annotations
 
+import functools
 import weakref
 from collections.abc import Callable, Sequence
 
@@ -24,6 +25,7 @@ from cce_retrieval.bm25 import BM25_B, BM25_K1, Bm25Index
 from cce_retrieval.graph import ImportGraph
 from cce_retrieval.model import Chunk, Index
 from cce_retrieval.ranking import FloatArray, IntArray, id_order_ranks
+from cce_retrieval.stored_chunks import StoredChunks
 from cce_retrieval.text import ascii_lower
 from cce_retrieval.vector import VectorIndex
 
@@ -51,12 +53,16 @@ class RetrievalIndex:
         index: Index,
         bm25: Bm25Index | None = None,
         id_ranks: IntArray | None = None,
-        graph: ImportGraph | None = None,
+        graph: ImportGraph | Callable[[], ImportGraph] | None = None,
     ) -> None:
         """Derive everything from `index`; `bm25`, `id_ranks` and `graph` may come
         ready-made from the store's sidecar (docs/index-store.md#sidecar)."""
-        self.chunks: tuple[Chunk, ...] = tuple(index.chunks)
-        chunk_ids = [c.chunk_id for c in self.chunks]
+        stored = index.chunks if isinstance(index.chunks, StoredChunks) else None
+        # A sidecar's chunks are immutable already; any other list is snapshotted.
+        self.chunks: Sequence[Chunk] = stored if stored is not None else tuple(index.chunks)
+        chunk_ids: Sequence[str] = (
+            stored.chunk_ids() if stored is not None else [c.chunk_id for c in self.chunks]
+        )
         offered = _OFFERED.pop(index, None)
         if bm25 is None and offered is not None and offered[0] == _Stamp.of(index):
             bm25, id_ranks = offered[1]()
@@ -66,17 +72,42 @@ class RetrievalIndex:
             bm25 = Bm25Index.build([c.content for c in self.chunks], chunk_ids, id_ranks)
         self.id_ranks = id_ranks
         self.bm25 = bm25
-        # VectorIndex keeps its own transposed copy; the graph copies what it resolves.
+        # VectorIndex keeps its own transposed copy (none when the sidecar's matrix is
+        # already by dimension); the graph copies what it resolves.
         self.vectors = VectorIndex(index.embeddings, chunk_ids, id_ranks)
         if graph is None:
-            graph = ImportGraph.build([c.file_path for c in self.chunks], index.file_imports)
-        self.graph = graph
-        self.chunks_by_file: dict[str, list[int]] = {}
-        for i, chunk in enumerate(self.chunks):
-            self.chunks_by_file.setdefault(chunk.file_path, []).append(i)
+            paths = (
+                [stored.file_path(i) for i in range(len(stored))]
+                if stored is not None
+                else [c.file_path for c in self.chunks]
+            )
+            imports = {path: list(modules) for path, modules in index.file_imports.items()}
+            graph = functools.partial(ImportGraph.build, paths, imports)
+        self._graph: ImportGraph | Callable[[], ImportGraph] = graph
+        self._chunks_by_file: dict[str, list[int]] | None = None
         self._bm25_views: dict[tuple[float, float], Bm25Index] = {(BM25_K1, BM25_B): self.bm25}
         self._content_lower: dict[int, str] = {}
         self._path_lower: dict[int, str] = {}
+
+    @property
+    def graph(self) -> ImportGraph:
+        """The import graph, resolved on first use (only graph expansion needs it)."""
+        if not isinstance(self._graph, ImportGraph):
+            self._graph = self._graph()
+        return self._graph
+
+    @property
+    def chunks_by_file(self) -> dict[str, list[int]]:
+        """Each file's chunk indices in store order, made on first use."""
+        if self._chunks_by_file is None:
+            if isinstance(self.chunks, StoredChunks):
+                self._chunks_by_file = self.chunks.indices_by_file()
+            else:
+                by_file: dict[str, list[int]] = {}
+                for i, chunk in enumerate(self.chunks):
+                    by_file.setdefault(chunk.file_path, []).append(i)
+                self._chunks_by_file = by_file
+        return self._chunks_by_file
 
     @classmethod
     def build(cls, index: Index) -> RetrievalIndex:

@@ -13,11 +13,9 @@ import json
 import os
 from typing import Final
 
-from cce_metrics import TOKENIZER_ID
 from cce_retrieval.embedders import EMBEDDERS
 from cce_retrieval.fileio import write_atomic
 from cce_retrieval.model import Index
-from cce_retrieval.packs import PACK_SET
 from cce_retrieval.store_write import embedding_lengths
 
 STORE_SPEC_VERSION: Final = "1.0"
@@ -58,14 +56,22 @@ def fingerprint_document(
     index: Index,
     store_digest: str,
     redaction: bool,
-    pack_set: str = PACK_SET,
+    pack_set: str | None = None,
     protection: str | None = None,
 ) -> bytes:
     """The fingerprint's compact JSON, `sha256` being the hash of itself with `sha256=""`.
 
     `protection` is recorded only when it is not the default (`"strict"`), so a
-    default-protection fingerprint keeps the reference's bytes.
+    default-protection fingerprint keeps the reference's bytes. `pack_set` defaults to
+    this build's language packs.
     """
+    # Imported here: reading a store (which may repair its fingerprint) must not load
+    # the grammars or the metrics package.
+    from cce_metrics.tokens import TOKENIZER_ID
+    from cce_retrieval.packs import PACK_SET
+
+    if pack_set is None:
+        pack_set = PACK_SET
     record: dict[str, object] = {
         "block_nesting_limit": BLOCK_NESTING_LIMIT,
         "embed_dim": embed_dim(index),
@@ -130,7 +136,7 @@ def write_fingerprint(
     index: Index,
     store_path: str,
     redaction: bool,
-    pack_set: str = PACK_SET,
+    pack_set: str | None = None,
     protection: str | None = None,
 ) -> str:
     """Hash the saved store as read back from disk and write its fingerprint atomically.

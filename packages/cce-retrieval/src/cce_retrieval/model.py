@@ -9,6 +9,8 @@ does not hold 12.8 million Python floats.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import attrs
 import numpy as np
 import numpy.typing as npt
@@ -81,7 +83,7 @@ class Index:
     """
 
     embedder: str
-    chunks: list[Chunk]
+    chunks: Sequence[Chunk]
     embeddings: FloatMatrix = attrs.field(factory=_empty_matrix)
     file_imports: dict[str, list[str]] = attrs.field(factory=dict)
     file_tokens: dict[str, int] = attrs.field(factory=dict)

@@ -6,7 +6,8 @@ Why it exists: both single-signal rankings sort by the 6-decimal rounded score
 (`numeric.score_key`) descending, then chunk id ascending, with store order as the last
 resort; over tens of thousands of chunks that has to be numpy, not a Python sort. This
 module owns the vectorised `score_key`, the chunk-id tie-break ranks (computed once per
-index) and the partial top-k ordering.
+index) and the partial top-k ordering (`top_order`, and `ranked_prefix`, which keys only
+the values that can reach the prefix).
 """
 
 from __future__ import annotations
@@ -58,3 +59,23 @@ def top_order(keys: IntArray, id_ranks: IntArray, limit: int | None = None) -> I
     near = np.flatnonzero(negated <= threshold)
     order = near[np.lexsort((id_ranks[near], negated[near]))]
     return order[:limit].astype(np.int64)
+
+
+def ranked_prefix(values: FloatArray, id_ranks: IntArray, limit: int | None) -> IntArray:
+    """`top_order(score_keys(values), id_ranks, limit)`, rounding only near the top.
+
+    Rounding every score to its key is most of a ranking's cost over a large corpus, yet
+    only the first `limit` positions are asked for. Keys are monotone in the values, so
+    every position of that prefix has a key at least the key of `t`, the limit-th
+    largest value, hence a value of at least `t - 1e-6` (a key m needs x * 1e6 >= m - 0.5,
+    and key(t) >= t * 1e6 - 0.5). Only positions above that bound, with a margin for the
+    rounding of `x * 1e6` itself, are keyed and ordered; the result is the same prefix.
+    """
+    n = len(values)
+    if limit is None or limit <= 0 or 4 * limit >= n:
+        return top_order(score_keys(values), id_ranks, limit)
+    kth_largest = float(np.partition(values, n - limit)[n - limit])
+    margin = 2e-6 + abs(kth_largest) * 1e-9
+    near = np.flatnonzero(values >= kth_largest - margin)
+    order = top_order(score_keys(values[near]), id_ranks[near], limit)
+    return near[order]

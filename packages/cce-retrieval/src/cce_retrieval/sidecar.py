@@ -28,6 +28,7 @@ import hashlib
 import json
 import mmap
 import os
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Final
 
@@ -39,11 +40,13 @@ from cce_retrieval.bm25 import Bm25Index
 from cce_retrieval.derived import RetrievalIndex, bm25_and_ranks, prime
 from cce_retrieval.fileio import describe_os_error, write_atomic, write_atomic_parts
 from cce_retrieval.graph import ImportGraph
-from cce_retrieval.model import Chunk, Index
-from cce_retrieval.store_load import load_index
+from cce_retrieval.model import Index
+from cce_retrieval.store_load import parse_index
 from cce_retrieval.store_paths import StoreError
+from cce_retrieval.stored_chunks import StoredChunks, StoredColumns
 
 SIDECAR_SCHEMA: Final = "cce.sidecar/v1"
+_STATUS_SUFFIX: Final = ".status.json"
 _HASH_BLOCK: Final = 1 << 22
 
 
@@ -314,6 +317,32 @@ def _read_manifest(directory: str, digest: str, size: int) -> dict[str, object]:
     return manifest
 
 
+def _kind_triple(text: str) -> tuple[str, str, str]:
+    chunk_type, kind, language = text.split("\0")
+    return chunk_type, kind, language
+
+
+def _check_columns(columns: StoredColumns, n: int) -> None:
+    """Every column has n entries (n + 1 offsets) and every code names a table entry."""
+    if not (
+        columns.numbers.shape == (n, 3)
+        and columns.path_codes.shape == (n,)
+        and columns.kind_codes.shape == (n,)
+        and columns.ids_at.shape == (n + 1,)
+        and columns.content_at.shape == (n + 1,)
+    ):
+        raise _Untrusted
+    if n and (
+        int(columns.path_codes.max()) >= len(columns.paths)
+        or int(columns.kind_codes.max()) >= len(columns.kinds)
+        or int(columns.path_codes.min()) < 0
+        or int(columns.kind_codes.min()) < 0
+        or int(columns.ids_at[-1]) != len(columns.ids)
+        or int(columns.content_at[-1]) != len(columns.content)
+    ):
+        raise _Untrusted
+
+
 def _sidecar_index(directory: str, manifest: dict[str, object]) -> Index:
     parts = manifest["parts"]
     assert isinstance(parts, dict)
@@ -337,35 +366,20 @@ def _sidecar_index(directory: str, manifest: dict[str, object]) -> Index:
             raise _Untrusted from err
 
     n = int(str(manifest["chunks"]))
-    paths = [str(p) for p in manifest["paths"]]  # type: ignore[attr-defined]
-    kinds = [str(k).split("\0") for k in manifest["kinds"]]  # type: ignore[attr-defined]
-    numbers = np.asarray(array("numbers")).tolist()
-    path_codes = np.asarray(array("path_codes")).tolist()
-    kind_codes = np.asarray(array("kind_codes")).tolist()
-    ids, ids_at = blob("ids"), np.asarray(array("ids_offsets")).tolist()
-    content, content_at = blob("content"), np.asarray(array("content_offsets")).tolist()
-    if not (len(numbers) == len(path_codes) == len(kind_codes) == n):
-        raise _Untrusted
-    if len(ids_at) != n + 1 or len(content_at) != n + 1:
-        raise _Untrusted
-    chunks: list[Chunk] = []
-    append = chunks.append
-    for i in range(n):
-        chunk_type, kind, language = kinds[kind_codes[i]]
-        start, end, tokens = numbers[i]
-        append(
-            Chunk(
-                ids[ids_at[i] : ids_at[i + 1]].decode("utf-8", "surrogatepass"),
-                paths[path_codes[i]],
-                start,
-                end,
-                chunk_type,
-                kind,
-                language,
-                content[content_at[i] : content_at[i + 1]].decode("utf-8", "surrogatepass"),
-                tokens,
-            )
-        )
+    kinds = tuple(_kind_triple(str(k)) for k in manifest["kinds"])  # type: ignore[attr-defined]
+    columns = StoredColumns(
+        ids=blob("ids"),
+        ids_at=array("ids_offsets"),  # type: ignore[arg-type]
+        content=blob("content"),
+        content_at=array("content_offsets"),  # type: ignore[arg-type]
+        numbers=array("numbers"),  # type: ignore[arg-type]
+        path_codes=array("path_codes"),  # type: ignore[arg-type]
+        kind_codes=array("kind_codes"),  # type: ignore[arg-type]
+        paths=tuple(str(p) for p in manifest["paths"]),  # type: ignore[attr-defined]
+        kinds=kinds,
+    )
+    _check_columns(columns, n)
+    chunks = StoredChunks(columns)
     by_dim = array("embeddings_by_dim")
     rows = int(str(manifest["embedding_rows"]))
     width = int(str(manifest["embedding_width"]))
@@ -401,29 +415,106 @@ def _sidecar_index(directory: str, manifest: dict[str, object]) -> Index:
     )
     if id_ranks.shape != (n,) or bm25.n_docs != n:
         raise _Untrusted
-    edges = [(str(a), str(b)) for a, b in manifest["graph_edges"]]  # type: ignore[attr-defined]
-    derived = RetrievalIndex(index, bm25, id_ranks, ImportGraph(edges))  # type: ignore[arg-type]
+    raw_edges = manifest["graph_edges"]
+
+    def graph() -> ImportGraph:
+        return ImportGraph([(str(a), str(b)) for a, b in raw_edges])  # type: ignore[attr-defined]
+
+    derived = RetrievalIndex(index, bm25, id_ranks, graph)  # type: ignore[arg-type]
     prime(index, derived)
     return index
+
+
+_SETTLED_NS: Final = 2_000_000_000
+"""A store must have been untouched this long before it was hashed for the digest to be
+remembered by its file status (below): a write in the same clock tick as the hash could
+otherwise leave the status unchanged."""
+
+
+def _status(st: os.stat_result) -> list[int]:
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def _remembered_digest(directory: str, st: os.stat_result) -> str | None:
+    """The digest recorded for a store with exactly this file status, if any.
+
+    Replacing a store (a rename) gives it a new inode, and writing it in place changes
+    its change time, which no program can set back; so an equal status means the bytes
+    are the ones that were hashed, as git trusts its index for unchanged files.
+    """
+    status = _status(st)
+    try:
+        entries = [e.path for e in os.scandir(directory) if e.name.endswith(_STATUS_SUFFIX)]
+    except OSError:
+        return None
+    for entry in entries:
+        try:
+            with open(entry, "rb") as handle:
+                record = json.loads(handle.read())
+        except (OSError, ValueError):
+            continue
+        if (
+            isinstance(record, dict)
+            and record.get("status") == status
+            and isinstance(record.get("sha256"), str)
+            and os.path.basename(entry) == record["sha256"] + _STATUS_SUFFIX
+        ):
+            return str(record["sha256"])
+    return None
+
+
+def _remember_digest(directory: str, digest: str, st: os.stat_result, hashed_at_ns: int) -> None:
+    """Record `digest` for the store's status `st`, when that status is settled."""
+    if hashed_at_ns - max(st.st_mtime_ns, st.st_ctime_ns) < _SETTLED_NS:
+        return
+    record = {"schema": SIDECAR_SCHEMA, "sha256": digest, "status": _status(st)}
+    with contextlib.suppress(OSError):
+        write_atomic(
+            os.path.join(directory, digest + _STATUS_SUFFIX), json.dumps(record).encode("utf-8")
+        )
 
 
 def load_store(path: str) -> Index:
     """The store at `path`, from its sidecar when that matches the store's bytes.
 
-    Otherwise `index.json` is parsed (any failure is the usual StoreError) and the
-    sidecar rebuilt, best effort: a read-only directory just means no sidecar.
+    The store is hashed unless its file status is the one recorded when it was last
+    hashed (`_remembered_digest`). When the sidecar does not match, `index.json` is
+    parsed (any failure is the usual StoreError) and the sidecar rebuilt, best effort:
+    a read-only directory just means no sidecar.
     """
-    try:
-        digest, size = file_sha256(path)
-    except OSError as err:
-        raise StoreError("load", path, describe_os_error(err)) from err
     directory = sidecar_dir(path)
     try:
+        before = os.stat(path)
+    except OSError as err:
+        raise StoreError("load", path, describe_os_error(err)) from err
+    digest = _remembered_digest(directory, before)
+    remember = digest is None
+    hashed_at = time.time_ns()
+    if digest is None:
+        try:
+            digest, _ = file_sha256(path)
+            after = os.stat(path)
+        except OSError as err:
+            raise StoreError("load", path, describe_os_error(err)) from err
+        if _status(after) != _status(before):
+            remember = False  # changed while being read: the next run hashes again
+    size = before.st_size
+    try:
         manifest = _read_manifest(directory, digest, size)
-        return _sidecar_index(directory, manifest)
+        index = _sidecar_index(directory, manifest)
     except (_Untrusted, KeyError, TypeError, ValueError, AttributeError):
         pass
-    index = load_index(path)
+    else:
+        if remember:
+            _remember_digest(directory, digest, before, hashed_at)
+        return index
+    # The sidecar is keyed by the digest of exactly the bytes parsed here.
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as err:
+        raise StoreError("load", path, describe_os_error(err)) from err
+    index = parse_index(data, path)
     with contextlib.suppress(OSError, ValueError):
-        write_sidecar(index, path, digest, size)
+        write_sidecar(index, path, hashlib.sha256(data).hexdigest(), len(data))
     return index

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from cce_retrieval.model import FloatMatrix
-from cce_retrieval.ranking import FloatArray, IntArray, id_order_ranks, score_keys, top_order
+from cce_retrieval.ranking import FloatArray, IntArray, id_order_ranks, ranked_prefix
 
 
 class VectorIndex:
@@ -67,7 +67,7 @@ class VectorIndex:
         Without `limit` every chunk is ordered; with it, only the first `limit` (same prefix).
         """
         cos = self.cosines(qvec)
-        return top_order(score_keys(cos), self._id_ranks, limit), cos
+        return ranked_prefix(cos, self._id_ranks, limit), cos
 
     def rank_by_cosine(self, qvec: Sequence[float]) -> list[tuple[int, float]]:
         """The reference's `rank_by_cosine`: (chunk index, raw cosine) for every chunk."""
