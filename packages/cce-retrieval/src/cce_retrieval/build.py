@@ -40,6 +40,7 @@ from cce_retrieval.protection import REFERENCE, STRICT, strict_redact
 from cce_retrieval.ranking import IntArray, id_order_ranks
 from cce_retrieval.redactor import redact
 from cce_retrieval.sources import SourceFile, source_files
+from cce_retrieval.spool import PieceSpool
 from cce_retrieval.store_load import embedding_matrix
 from cce_retrieval.store_write import StoreChunks, chunk_array_text
 from cce_retrieval.tokenizer import tokenize
@@ -314,10 +315,22 @@ def _outcomes(
     progress: ProgressCallback | None,
     protection: str = REFERENCE,
     store_text: bool = True,
-) -> list[FileOutcome]:
-    """Every file's outcome in walk order: from the cache where it has it, else computed."""
+) -> tuple[list[FileOutcome], PieceSpool]:
+    """Every file's outcome in walk order: from the cache where it has it, else computed.
+
+    Each outcome's store text is moved into the returned spool as it arrives (the
+    outcomes keep none), so the largest output of a big build is not held on the heap.
+    """
     total = len(files)
     outcomes: list[FileOutcome | None] = [None] * total
+    texts = PieceSpool(total)
+
+    def take_text(i: int, outcome: FileOutcome) -> FileOutcome:
+        if outcome.store_text is None:
+            return outcome
+        texts.put(i, outcome.store_text)
+        return attrs.evolve(outcome, store_text=None)
+
     missing: list[int] = []
     for i, walked_file in enumerate(files):
         hit = None
@@ -326,7 +339,7 @@ def _outcomes(
         if hit is None:
             missing.append(i)
         else:
-            outcomes[i] = hit
+            outcomes[i] = take_text(i, hit)
     done = total - len(missing)
     if progress is not None:
         progress(done, total)
@@ -345,17 +358,17 @@ def _outcomes(
         ) as pool:
             results = pool.map(_packed_outcome_task, tasks, chunksize=4)
             for i, packed in zip(missing, results, strict=True):
-                outcomes[i] = _unpacked(packed)
+                outcomes[i] = take_text(i, _unpacked(packed))
                 done += 1
                 if progress is not None:
                     progress(done, total)
     else:
         for i, task in zip(missing, tasks, strict=True):
-            outcomes[i] = _file_outcome_task(task)
+            outcomes[i] = take_text(i, _file_outcome_task(task))
             done += 1
             if progress is not None:
                 progress(done, total)
-    return [outcome for outcome in outcomes if outcome is not None]
+    return [outcome for outcome in outcomes if outcome is not None], texts
 
 
 def _stack(parts: list[FloatMatrix], rows: int) -> FloatMatrix:
@@ -434,7 +447,7 @@ def build_index(
     """
     walked = walk(root, protect, protection)
     embed_hash = isinstance(embedder, HashEmbedder)
-    outcomes = _outcomes(
+    outcomes, texts = _outcomes(
         walked.files, protect, embed_hash, cache, jobs, progress, protection, store_text
     )
     strict_redactions = sum(outcome.strict_redactions for outcome in outcomes)
@@ -448,11 +461,11 @@ def build_index(
             file_imports[rel_path] = list(outcome.imports)
         chunks.extend(outcome.chunks)
     term_parts = [o.terms for o in outcomes]
-    texts = [o.store_text for o in outcomes]
     store_chunks = None
-    if store_text and embed_hash and all(text is not None for text in texts):
-        store_chunks = StoreChunks([text or b"" for text in texts], len(chunks))
-    del texts
+    if store_text and embed_hash and texts.complete:
+        store_chunks = StoreChunks(texts, len(chunks))
+    else:
+        texts.close()
     lengths: list[int] | None = None
     if embed_hash:
         parts = [o.embeddings for o in outcomes if o.embeddings is not None]
