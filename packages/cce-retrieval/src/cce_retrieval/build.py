@@ -278,10 +278,23 @@ def _packed_outcome_task(task: _Task) -> _Packed:
     return attrs.evolve(outcome, embeddings=None), matrix.shape[1], where, flat[where]
 
 
-def _unpacked(packed: _Packed) -> FileOutcome:
+@attrs.frozen(slots=True, eq=False)
+class _SparseRows:
+    """A file's hash embedding rows as their non-zero cells (row-major flat positions)."""
+
+    rows: int
+    where: npt.NDArray[np.uint32]
+    values: npt.NDArray[np.float64]
+
+
+def _unpacked(packed: _Packed) -> FileOutcome | tuple[FileOutcome, _SparseRows]:
+    """The worker's outcome; a hash matrix of the usual width stays as its cells (the
+    build scatters them straight into the index matrix, with no per-file dense copy)."""
     outcome, width, where, values = packed
     if width < 0:
         return outcome
+    if width == EMBED_DIM:
+        return outcome, _SparseRows(len(outcome.chunks), where, values)
     flat = np.zeros(len(outcome.chunks) * width, dtype=np.float64)
     flat[where] = values
     return attrs.evolve(outcome, embeddings=flat.reshape(len(outcome.chunks), width))
@@ -315,8 +328,11 @@ def _outcomes(
     progress: ProgressCallback | None,
     protection: str = REFERENCE,
     store_text: bool = True,
-) -> tuple[list[FileOutcome], PieceSpool]:
+) -> tuple[list[FileOutcome], PieceSpool, list[FloatMatrix | _SparseRows | None]]:
     """Every file's outcome in walk order: from the cache where it has it, else computed.
+
+    Also each file's embedding rows: the outcome's matrix, or the cells a worker sent
+    (then the outcome itself carries no matrix).
 
     Each outcome's store text is moved into the returned spool as it arrives (the
     outcomes keep none), so the largest output of a big build is not held on the heap.
@@ -324,6 +340,7 @@ def _outcomes(
     total = len(files)
     outcomes: list[FileOutcome | None] = [None] * total
     texts = PieceSpool(total)
+    sparse: dict[int, _SparseRows] = {}
 
     def take_text(i: int, outcome: FileOutcome) -> FileOutcome:
         if outcome.store_text is None:
@@ -358,7 +375,10 @@ def _outcomes(
         ) as pool:
             results = pool.map(_packed_outcome_task, tasks, chunksize=4)
             for i, packed in zip(missing, results, strict=True):
-                outcomes[i] = take_text(i, _unpacked(packed))
+                unpacked = _unpacked(packed)
+                if isinstance(unpacked, tuple):
+                    unpacked, sparse[i] = unpacked
+                outcomes[i] = take_text(i, unpacked)
                 done += 1
                 if progress is not None:
                     progress(done, total)
@@ -368,16 +388,44 @@ def _outcomes(
             done += 1
             if progress is not None:
                 progress(done, total)
-    return [outcome for outcome in outcomes if outcome is not None], texts
+    complete = [outcome for outcome in outcomes if outcome is not None]
+    assert len(complete) == total
+    rows = [sparse.get(i) or outcome.embeddings for i, outcome in enumerate(complete)]
+    return complete, texts, rows
 
 
-def _stack(parts: list[FloatMatrix], rows: int) -> FloatMatrix:
-    """Concatenate per-file hash matrices, releasing each part as soon as it is copied."""
-    matrix = np.empty((rows, EMBED_DIM), dtype=np.float64)
+def release_free_memory() -> None:
+    """Hand the heap's free pages back to the operating system (glibc's `malloc_trim`).
+
+    A build reads, decodes and drops gigabytes of short-lived objects (file texts,
+    worker results, cache entries); glibc keeps the freed pages, so the process's
+    resident size stays at its high-water mark while the store is written, which at a
+    million chunks is the difference between fitting in 8 GB or not. Elsewhere (or when
+    the C library is not glibc) this does nothing.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        trim = ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return
+    trim(0)
+
+
+def _stack(parts: list[FloatMatrix | _SparseRows], rows: int) -> FloatMatrix:
+    """Concatenate per-file hash rows, releasing each part as soon as it is copied."""
+    matrix = np.zeros((rows, EMBED_DIM), dtype=np.float64)
     first = 0
     for i, part in enumerate(parts):
-        matrix[first : first + part.shape[0]] = part
-        first += part.shape[0]
+        if isinstance(part, _SparseRows):
+            block = matrix[first : first + part.rows].reshape(-1)
+            block[part.where] = part.values
+            first += part.rows
+        else:
+            matrix[first : first + part.shape[0]] = part
+            first += part.shape[0]
         parts[i] = matrix[:0]
     return matrix
 
@@ -447,7 +495,7 @@ def build_index(
     """
     walked = walk(root, protect, protection)
     embed_hash = isinstance(embedder, HashEmbedder)
-    outcomes, texts = _outcomes(
+    outcomes, texts, file_rows = _outcomes(
         walked.files, protect, embed_hash, cache, jobs, progress, protection, store_text
     )
     strict_redactions = sum(outcome.strict_redactions for outcome in outcomes)
@@ -468,8 +516,8 @@ def build_index(
         texts.close()
     lengths: list[int] | None = None
     if embed_hash:
-        parts = [o.embeddings for o in outcomes if o.embeddings is not None]
-        del outcomes
+        parts = [part for part in file_rows if part is not None]
+        del outcomes, file_rows
         embeddings = _stack(parts, len(chunks))
     else:
         embeddings, lengths = _embed_generic(embedder, walked.files, outcomes, cache)
@@ -488,7 +536,7 @@ def build_index(
     # BM25 from the counts the workers made, laid out only if a search asks for it.
     chunk_ids = [c.chunk_id for c in chunks]
     offer_bm25(index, lambda: _bm25_from_counts(term_parts, chunk_ids))
-    return BuildResult(
+    result = BuildResult(
         index=index,
         files_indexed=len(walked.files),
         files_skipped=walked.skipped,
@@ -501,3 +549,6 @@ def build_index(
         strict_skips=walked.strict_only_skipped,
         store_chunks=store_chunks,
     )
+    del walked  # every file's text: what is left to write needs none of them
+    release_free_memory()
+    return result
