@@ -198,7 +198,6 @@ def _file_outcome(
     terms = _count_terms(chunked.chunks)
     embeddings: FloatMatrix | None = None
     lengths: tuple[int, ...] | None = None
-    want_text = store_text
     made_text: bytes | None = None
     if embed_hash:
         if _worker_embedder is None:
@@ -209,7 +208,7 @@ def _file_outcome(
             len(chunked.chunks), owners, codes[terms.entry_terms], terms.entry_counts
         )
         lengths = (EMBED_DIM,) * len(chunked.chunks)
-        if want_text or cache is not None:
+        if store_text or cache is not None:
             made_text = chunk_array_text(chunked.chunks, embeddings, lengths, _worker_floats)
     outcome = FileOutcome(
         chunks=chunked.chunks,
@@ -223,7 +222,7 @@ def _file_outcome(
     )
     if cache is not None and embeddings is not None:
         cache.put(cache.key(rel_path, text), outcome)
-    if not want_text and made_text is not None:
+    if not store_text and made_text is not None:
         outcome = attrs.evolve(outcome, store_text=None)  # not sent back for nothing
     return outcome
 
@@ -258,24 +257,10 @@ def _bm25_from_counts(
 
 
 _Task = tuple[str, str, bool, bool, BuildCache | None, str, bool]
-_Packed = tuple[FileOutcome, int, npt.NDArray[np.uint32], npt.NDArray[np.float64]]
 
 
 def _file_outcome_task(task: _Task) -> FileOutcome:
     return _file_outcome(*task)
-
-
-def _packed_outcome_task(task: _Task) -> _Packed:
-    """`_file_outcome_task` for a worker process: the embedding matrix travels back as its
-    non-zero cells only (hash vectors are ~90% zeros), so far fewer bytes are pickled."""
-    outcome = _file_outcome(*task)
-    matrix = outcome.embeddings
-    if matrix is None or matrix.ndim != 2:
-        return outcome, -1, np.zeros(0, dtype=np.uint32), np.zeros(0, dtype=np.float64)
-    flat = np.ascontiguousarray(matrix, dtype=np.float64).reshape(-1)
-    # By bit pattern, so a -0.0 cell is kept like any other.
-    where = np.flatnonzero(flat.view(np.uint64)).astype(np.uint32)
-    return attrs.evolve(outcome, embeddings=None), matrix.shape[1], where, flat[where]
 
 
 @attrs.frozen(slots=True, eq=False)
@@ -287,17 +272,19 @@ class _SparseRows:
     values: npt.NDArray[np.float64]
 
 
-def _unpacked(packed: _Packed) -> FileOutcome | tuple[FileOutcome, _SparseRows]:
-    """The worker's outcome; a hash matrix of the usual width stays as its cells (the
-    build scatters them straight into the index matrix, with no per-file dense copy)."""
-    outcome, width, where, values = packed
-    if width < 0:
-        return outcome
-    if width == EMBED_DIM:
-        return outcome, _SparseRows(len(outcome.chunks), where, values)
-    flat = np.zeros(len(outcome.chunks) * width, dtype=np.float64)
-    flat[where] = values
-    return attrs.evolve(outcome, embeddings=flat.reshape(len(outcome.chunks), width))
+def _packed_outcome_task(task: _Task) -> tuple[FileOutcome, _SparseRows | None]:
+    """`_file_outcome_task` for a worker process: the hash matrix travels back as its
+    non-zero cells only (hash vectors are ~90% zeros), so far fewer bytes are pickled,
+    and the build scatters them straight into the index matrix (no per-file dense copy)."""
+    outcome = _file_outcome(*task)
+    matrix = outcome.embeddings
+    if matrix is None:
+        return outcome, None
+    assert matrix.shape[1] == EMBED_DIM  # the width `_stack` scatters into
+    flat = np.ascontiguousarray(matrix, dtype=np.float64).reshape(-1)
+    # By bit pattern, so a -0.0 cell is kept like any other.
+    where = np.flatnonzero(flat.view(np.uint64)).astype(np.uint32)
+    return attrs.evolve(outcome, embeddings=None), _SparseRows(len(matrix), where, flat[where])
 
 
 def _exit_with_parent(parent: int) -> None:
@@ -374,11 +361,10 @@ def _outcomes(
             initargs=(os.getpid(),),
         ) as pool:
             results = pool.map(_packed_outcome_task, tasks, chunksize=4)
-            for i, packed in zip(missing, results, strict=True):
-                unpacked = _unpacked(packed)
-                if isinstance(unpacked, tuple):
-                    unpacked, sparse[i] = unpacked
-                outcomes[i] = take_text(i, unpacked)
+            for i, (outcome, cells) in zip(missing, results, strict=True):
+                if cells is not None:
+                    sparse[i] = cells
+                outcomes[i] = take_text(i, outcome)
                 done += 1
                 if progress is not None:
                     progress(done, total)

@@ -143,20 +143,28 @@ class StoreChunks:
     count: int
 
 
+def _chunk_array(
+    chunks: Sequence[Chunk],
+    embeddings: FloatMatrix,
+    lengths: Sequence[int],
+    memo: dict[int, str] | None = None,
+) -> str:
+    """The comma-joined store objects of `chunks` (row i of `embeddings`, cut to
+    `lengths[i]`, is chunk i's embedding)."""
+    if not chunks:
+        return ""
+    rows = _format_rows(embeddings[: len(chunks)], lengths[: len(chunks)], memo)
+    return ",".join(_chunk_json(chunk, row) for chunk, row in zip(chunks, rows, strict=True))
+
+
 def chunk_array_text(
     chunks: Sequence[Chunk],
     embeddings: FloatMatrix,
     lengths: Sequence[int],
     memo: dict[int, str] | None = None,
 ) -> bytes:
-    """The comma-joined store objects of `chunks` (row i of `embeddings`, cut to
-    `lengths[i]`, is chunk i's embedding): one piece of `StoreChunks`."""
-    if not chunks:
-        return b""
-    rows = _format_rows(embeddings[: len(chunks)], lengths[: len(chunks)], memo)
-    return ",".join(
-        _chunk_json(chunk, row) for chunk, row in zip(chunks, rows, strict=True)
-    ).encode("utf-8")
+    """`_chunk_array` as UTF-8 bytes: one piece of `StoreChunks`."""
+    return _chunk_array(chunks, embeddings, lengths, memo).encode("utf-8")
 
 
 _ROWS_PER_BLOCK = 2048
@@ -200,11 +208,8 @@ def _iter_store_pieces(index: Index) -> Iterator[str]:
     chunks = index.chunks
     for first in range(0, len(chunks), _ROWS_PER_BLOCK):
         end = min(first + _ROWS_PER_BLOCK, len(chunks))
-        embeddings = _format_rows(index.embeddings[first:end], lengths[first:end])
-        yield ("," if first else "") + ",".join(
-            _chunk_json(chunk, embedding)
-            for chunk, embedding in zip(chunks[first:end], embeddings, strict=True)
-        )
+        block = _chunk_array(chunks[first:end], index.embeddings[first:end], lengths[first:end])
+        yield ("," if first else "") + block
     yield _store_tail(index)
 
 

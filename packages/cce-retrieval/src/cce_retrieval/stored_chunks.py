@@ -49,6 +49,14 @@ def _text(blob: Blob, start: int, end: int) -> str:
     return blob[start:end].decode("utf-8", "surrogatepass")
 
 
+def _position(i: int, n: int) -> int:
+    """Sequence index `i` (negative from the end) as a position in 0..n-1."""
+    position = i + n if i < 0 else i
+    if not 0 <= position < n:
+        raise IndexError("chunk index out of range")
+    return position
+
+
 class _IdColumn(Sequence[str]):
     __slots__ = ("_columns", "_n")
 
@@ -67,9 +75,7 @@ class _IdColumn(Sequence[str]):
     def __getitem__(self, i: int | slice) -> str | list[str]:
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(self._n))]
-        position = i + self._n if i < 0 else i
-        if not 0 <= position < self._n:
-            raise IndexError("chunk index out of range")
+        position = _position(i, self._n)
         at = self._columns.ids_at
         return _text(self._columns.ids, int(at[position]), int(at[position + 1]))
 
@@ -99,7 +105,7 @@ class StoredChunks(Sequence[Chunk]):
             return [self[j] for j in range(*i.indices(self._n))]
         if self._all is not None:
             return self._all[i]
-        position = self._position(i)
+        position = _position(i, self._n)
         chunk = self._made.get(position)
         if chunk is None:
             chunk = self._made[position] = self._decode(position)
@@ -121,12 +127,6 @@ class StoredChunks(Sequence[Chunk]):
 
     def __repr__(self) -> str:
         return f"StoredChunks({self._n} chunks)"
-
-    def _position(self, i: int) -> int:
-        position = i + self._n if i < 0 else i
-        if not 0 <= position < self._n:
-            raise IndexError("chunk index out of range")
-        return position
 
     def _decode(self, i: int) -> Chunk:
         c = self._columns
@@ -183,7 +183,7 @@ class StoredChunks(Sequence[Chunk]):
 
     def file_path(self, i: int) -> str:
         """Chunk i's file path, without decoding the chunk."""
-        return self._columns.paths[int(self._columns.path_codes[self._position(i)])]
+        return self._columns.paths[int(self._columns.path_codes[_position(i, self._n)])]
 
     def chunk_ids(self) -> Sequence[str]:
         """The chunk ids in store order, as a view decoding one id per access."""
