@@ -170,19 +170,12 @@ def choose(
     flag: str = "--backend",
 ) -> tuple[str, ...]:
     """Names from a comma list: trimmed, blanks skipped, first occurrence kept, all known."""
-    known = all_names(config, tuple(extra or {}))
-    chosen: list[str] = []
-    for part in text.split(","):
-        name = rust_trim(part)
-        if not name:
-            continue
-        if name not in known:
-            raise CliError(f"unknown backend {name!r}; expected one of {', '.join(known)}")
-        if name not in chosen:
-            chosen.append(name)
-    if not chosen:
-        raise CliError(f"{flag} needs at least one of {', '.join(known)}")
-    return tuple(chosen)
+    from cce_cli.harness import BackendError, parse_backends  # the harness's own rule
+
+    try:
+        return parse_backends(text, all_names(config, tuple(extra or {})), flag)
+    except BackendError as err:
+        raise CliError(str(err)) from None
 
 
 def instantiate(

@@ -101,13 +101,17 @@ def parse_metrics(text: str | None) -> tuple[Metric, ...]:
     return tuple(item for item in METRICS if item in chosen)
 
 
-def parse_backends(text: str) -> tuple[str, ...]:
+def parse_backends(
+    text: str, known: Sequence[str] | None = None, flag: str = "--backend"
+) -> tuple[str, ...]:
     """Backend names from a comma list: trimmed, blanks skipped, first occurrence kept.
 
     Raises BackendError for an unknown name or when no name is left
-    (docs/harness.md#backend-selection); the valid names come from the backend registry.
+    (docs/harness.md#backend-selection); the valid names are `known`, by default the
+    backend registry's (`flag` names the option in that message).
     """
-    known = backend_names()
+    if known is None:
+        known = backend_names()
     chosen: list[str] = []
     for part in text.split(","):
         name = rust_trim(part)
@@ -118,7 +122,7 @@ def parse_backends(text: str) -> tuple[str, ...]:
         if name not in chosen:
             chosen.append(name)
     if not chosen:
-        raise BackendError(f"--backend needs at least one of {', '.join(known)}")
+        raise BackendError(f"{flag} needs at least one of {', '.join(known)}")
     return tuple(chosen)
 
 
