@@ -14,6 +14,7 @@ no store: persisting is `cce_retrieval.store`'s job.
 from __future__ import annotations
 
 import concurrent.futures
+import itertools
 import multiprocessing
 import multiprocessing.context
 import os
@@ -26,11 +27,10 @@ from typing import Final, Protocol, runtime_checkable
 
 import attrs
 import numpy as np
-import numpy.typing as npt
 
 from cce_metrics import estimate_tokens
 from cce_retrieval.bm25 import Bm25Index
-from cce_retrieval.buildcache import BuildCache, FileOutcome, TermCounts
+from cce_retrieval.buildcache import BuildCache, FileOutcome, SparseRows, TermCounts
 from cce_retrieval.chunker import chunk_file
 from cce_retrieval.derived import offer_bm25
 from cce_retrieval.embedder import EMBED_DIM, Embedder, EmbedError, HashEmbedder, check_vectors
@@ -233,21 +233,25 @@ def _bm25_from_counts(
     """One corpus-wide BM25 from per-file counts (term ids in first-occurrence order)."""
     present = [part for part in parts if part is not None]
     assert len(present) == len(parts)
-    growing = _Vocabulary()
-    term_id = growing.__getitem__
-    ids: list[IntArray] = []
-    for part in present:
-        local = np.fromiter(map(term_id, part.vocabulary), np.int64, len(part.vocabulary))
-        ids.append(local[part.entry_terms])
-    vocabulary = dict(growing)  # a plain dict: a lookup must never add a term later
+    # Term ids in first-occurrence order over the files' vocabularies, concatenated:
+    # dict.fromkeys keeps that order and does the whole merge in C.
+    local_terms = list(itertools.chain.from_iterable(part.vocabulary for part in present))
+    vocabulary = {term: i for i, term in enumerate(dict.fromkeys(local_terms))}
+    codes = np.fromiter(map(vocabulary.__getitem__, local_terms), np.int64, len(local_terms))
+    vocabulary_starts = np.zeros(len(present) + 1, dtype=np.int64)
+    np.cumsum([len(part.vocabulary) for part in present], out=vocabulary_starts[1:])
 
     def joined(arrays: Sequence[IntArray]) -> IntArray:
         return np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
 
+    entry_terms = joined([part.entry_terms for part in present])
+    entry_files = np.repeat(vocabulary_starts[:-1], [len(p.entry_terms) for p in present])
+    ids = codes[entry_terms + entry_files]
+
     id_ranks = id_order_ranks(chunk_ids)
     bm25 = Bm25Index.from_term_counts(
         vocabulary,
-        joined(ids),
+        ids,
         joined([p.entry_counts for p in present]),
         joined([p.distinct for p in present]),
         joined([p.lengths for p in present]),
@@ -263,16 +267,7 @@ def _file_outcome_task(task: _Task) -> FileOutcome:
     return _file_outcome(*task)
 
 
-@attrs.frozen(slots=True, eq=False)
-class _SparseRows:
-    """A file's hash embedding rows as their non-zero cells (row-major flat positions)."""
-
-    rows: int
-    where: npt.NDArray[np.uint32]
-    values: npt.NDArray[np.float64]
-
-
-def _packed_outcome_task(task: _Task) -> tuple[FileOutcome, _SparseRows | None]:
+def _packed_outcome_task(task: _Task) -> tuple[FileOutcome, SparseRows | None]:
     """`_file_outcome_task` for a worker process: the hash matrix travels back as its
     non-zero cells only (hash vectors are ~90% zeros), so far fewer bytes are pickled,
     and the build scatters them straight into the index matrix (no per-file dense copy)."""
@@ -284,7 +279,8 @@ def _packed_outcome_task(task: _Task) -> tuple[FileOutcome, _SparseRows | None]:
     flat = np.ascontiguousarray(matrix, dtype=np.float64).reshape(-1)
     # By bit pattern, so a -0.0 cell is kept like any other.
     where = np.flatnonzero(flat.view(np.uint64)).astype(np.uint32)
-    return attrs.evolve(outcome, embeddings=None), _SparseRows(len(matrix), where, flat[where])
+    cells = SparseRows(len(matrix), EMBED_DIM, where, flat[where])
+    return attrs.evolve(outcome, embeddings=None), cells
 
 
 def _exit_with_parent(parent: int) -> None:
@@ -315,7 +311,7 @@ def _outcomes(
     progress: ProgressCallback | None,
     protection: str = REFERENCE,
     store_text: bool = True,
-) -> tuple[list[FileOutcome], PieceSpool, list[FloatMatrix | _SparseRows | None]]:
+) -> tuple[list[FileOutcome], PieceSpool, list[FloatMatrix | SparseRows | None]]:
     """Every file's outcome in walk order: from the cache where it has it, else computed.
 
     Also each file's embedding rows: the outcome's matrix, or the cells a worker sent
@@ -327,7 +323,7 @@ def _outcomes(
     total = len(files)
     outcomes: list[FileOutcome | None] = [None] * total
     texts = PieceSpool(total)
-    sparse: dict[int, _SparseRows] = {}
+    sparse: dict[int, SparseRows] = {}
 
     def take_text(i: int, outcome: FileOutcome) -> FileOutcome:
         if outcome.store_text is None:
@@ -339,7 +335,14 @@ def _outcomes(
     for i, walked_file in enumerate(files):
         hit = None
         if cache is not None:
-            hit = cache.get(cache.key(walked_file.rel_path, walked_file.text), store_text)
+            key = cache.key(walked_file.rel_path, walked_file.text)
+            if embed_hash:
+                found = cache.get_sparse(key, store_text)
+                # Hash rows are EMBED_DIM wide; anything else was not made by this build.
+                if found is not None and (found[1].width == EMBED_DIM or found[1].rows == 0):
+                    hit, sparse[i] = found
+            else:
+                hit = cache.get(key, store_text)
         if hit is None:
             missing.append(i)
         else:
@@ -400,14 +403,21 @@ def release_free_memory() -> None:
     trim(0)
 
 
-def _stack(parts: list[FloatMatrix | _SparseRows], rows: int) -> FloatMatrix:
-    """Concatenate per-file hash rows, releasing each part as soon as it is copied."""
-    matrix = np.zeros((rows, EMBED_DIM), dtype=np.float64)
+def _stack(parts: list[FloatMatrix | SparseRows], rows: int) -> FloatMatrix:
+    """Concatenate per-file hash rows, releasing each part as soon as it is copied.
+
+    The matrix is laid out one dimension after another (Fortran order): that is the
+    layout cosine scoring reads (`VectorIndex` then needs no transposed copy, a second
+    matrix the size of the first) and the sidecar stores.
+    """
+    by_dimension = np.zeros((EMBED_DIM, rows), dtype=np.float64)
+    matrix = by_dimension.T
     first = 0
     for i, part in enumerate(parts):
-        if isinstance(part, _SparseRows):
-            block = matrix[first : first + part.rows].reshape(-1)
-            block[part.where] = part.values
+        if isinstance(part, SparseRows):
+            assert part.width == EMBED_DIM or part.rows == 0
+            part_rows, dims = np.divmod(part.where.astype(np.int64), EMBED_DIM)
+            by_dimension[dims, part_rows + first] = part.values
             first += part.rows
         else:
             matrix[first : first + part.shape[0]] = part

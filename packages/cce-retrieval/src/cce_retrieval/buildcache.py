@@ -33,16 +33,17 @@ from typing import Final
 
 import attrs
 import numpy as np
+import numpy.typing as npt
 
 from cce_metrics import TOKENIZER_ID
 from cce_retrieval.model import Chunk, FloatMatrix
 from cce_retrieval.ranking import IntArray
 
-CACHE_FORMAT: Final = "cce.build-cache/v3"
+CACHE_FORMAT: Final = "cce.build-cache/v4"
 DEFAULT_MAX_BYTES: Final = 1 << 30
 """Default bound on the cache's total size (1 GiB)."""
 
-_MAGIC: Final = b"CCEBC003"
+_MAGIC: Final = b"CCEBC004"
 # magic, key, SHA-256 and length of the json part, SHA-256 and length of the store text
 # part; the array part is what lies between them.
 _HEADER: Final = struct.Struct("<8s32s32sQ32sQ")
@@ -86,6 +87,23 @@ class TermCounts:
     entry_counts: IntArray
     distinct: IntArray
     lengths: IntArray
+
+
+@attrs.frozen(slots=True, eq=False)
+class SparseRows:
+    """Embedding rows as their non-zero cells: `where` holds row-major flat positions in
+    a `rows` x `width` matrix, `values` the cells. Hash vectors are ~90% zeros, so this
+    is how they travel from workers and out of cache entries."""
+
+    rows: int
+    width: int
+    where: npt.NDArray[np.uint32]
+    values: npt.NDArray[np.float64]
+
+    def dense(self) -> FloatMatrix:
+        flat = np.zeros(self.rows * self.width, dtype=np.float64)
+        flat[self.where] = self.values
+        return flat.reshape(self.rows, self.width)
 
 
 @attrs.frozen(slots=True)
@@ -162,43 +180,66 @@ def code_digest() -> str:
     return digest.hexdigest()
 
 
+_CHUNK_STRING_FIELDS: Final = 6
+"""chunk_id, file_path, chunk_type, kind, language, content: a chunk's strings."""
+
+
+def _strings_part(outcome: FileOutcome) -> tuple[bytes, bytes]:
+    """Every string of an outcome as (character lengths, one UTF-8 blob).
+
+    Grouped by field (every chunk id, then every path, ..., then imports and the
+    vocabulary), so decoding is one UTF-8 decode and plain slicing: no JSON escaping
+    either way, and chunk contents (most of an entry) are copied, not parsed.
+    """
+    chunks = outcome.chunks
+    assert outcome.terms is not None
+    strings = [
+        *(c.chunk_id for c in chunks),
+        *(c.file_path for c in chunks),
+        *(c.chunk_type for c in chunks),
+        *(c.kind for c in chunks),
+        *(c.language for c in chunks),
+        *(c.content for c in chunks),
+        *outcome.imports,
+        *outcome.terms.vocabulary,
+    ]
+    lengths = np.fromiter(map(len, strings), dtype=np.uint32, count=len(strings))
+    return lengths.tobytes(), "".join(strings).encode("utf-8", "surrogatepass")
+
+
 def _encode(outcome: FileOutcome) -> tuple[bytes, bytes]:
-    """(json part, array part) of an outcome with embeddings."""
+    """(json part, array part) of an outcome with embeddings.
+
+    The json part holds only counts; the array part, in order: the sparse embedding
+    cells (uint32 positions, uint64 bit patterns), the term counts and each chunk's
+    numbers (uint32), the embedding row lengths (int64), the string lengths (uint32)
+    and the strings' UTF-8 blob (`_strings_part`).
+    """
     assert outcome.embeddings is not None and outcome.lengths is not None
     assert outcome.terms is not None
     terms = outcome.terms
+    chunks = outcome.chunks
     matrix = np.ascontiguousarray(outcome.embeddings, dtype=np.float64)
     rows, width = matrix.shape if matrix.ndim == 2 else (0, 0)
     flat_bits = matrix.reshape(-1).view(np.uint64)
     # Sparse by bit pattern (not value), so -0.0 survives; hash vectors are ~90% zeros.
     where = np.flatnonzero(flat_bits).astype(np.uint32)
+    string_lengths, blob = _strings_part(outcome)
     meta = {
-        "chunks": [
-            [
-                c.chunk_id,
-                c.file_path,
-                c.start_line,
-                c.end_line,
-                c.chunk_type,
-                c.kind,
-                c.language,
-                c.content,
-                c.token_count,
-            ]
-            for c in outcome.chunks
-        ],
-        "imports": list(outcome.imports),
-        "file_tokens": outcome.file_tokens,
         "rows": rows,
         "width": width,
-        "lengths": list(outcome.lengths),
         "nonzero": int(where.size),
-        "vocabulary": list(terms.vocabulary),
         "entries": len(terms.entry_terms),
+        "imports": len(outcome.imports),
+        "vocabulary": len(terms.vocabulary),
+        "blob": len(blob),
+        "file_tokens": outcome.file_tokens,
         "strict_redactions": outcome.strict_redactions,
         "store_text": outcome.store_text is not None,
     }
-    text = json.dumps(meta, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    numbers = np.array(
+        [[c.start_line, c.end_line, c.token_count] for c in chunks], dtype=np.uint32
+    ).reshape(-1, 3)
     arrays = b"".join(
         (
             where.tobytes(),
@@ -207,50 +248,79 @@ def _encode(outcome: FileOutcome) -> tuple[bytes, bytes]:
                 np.asarray(a, dtype=np.uint32).tobytes()
                 for a in (terms.entry_terms, terms.entry_counts, terms.distinct, terms.lengths)
             ),
+            numbers.T.tobytes(),
+            np.asarray(outcome.lengths, dtype=np.int64).tobytes(),
+            string_lengths,
+            blob,
         )
     )
-    return text, arrays
+    return json.dumps(meta, separators=(",", ":")).encode("utf-8"), arrays
 
 
-def _decode(meta_bytes: bytes, arrays: bytes | memoryview, store_text: bytes | None) -> FileOutcome:
+def _decode(
+    meta_bytes: bytes, arrays: bytes | memoryview, store_text: bytes | None
+) -> tuple[FileOutcome, SparseRows]:
+    """The entry's outcome, without embeddings, and its embedding cells."""
     meta = json.loads(meta_bytes)
     rows, width, count = int(meta["rows"]), int(meta["width"]), int(meta["nonzero"])
-    entries = int(meta["entries"])
-    if len(arrays) != count * 12 + entries * 8 + rows * 8:
+    entries, blob_size = int(meta["entries"]), int(meta["blob"])
+    imports, vocabulary_size = int(meta["imports"]), int(meta["vocabulary"])
+    string_count = rows * _CHUNK_STRING_FIELDS + imports + vocabulary_size
+    expected = count * 12 + entries * 8 + rows * 8 + rows * 12 + rows * 8
+    if (
+        min(rows, width, count, entries, blob_size, imports, vocabulary_size) < 0
+        or len(arrays) != expected + string_count * 4 + blob_size
+    ):
         raise ValueError("array part has the wrong size")
-    where = np.frombuffer(arrays, dtype=np.uint32, count=count)
-    values = np.frombuffer(arrays, dtype=np.uint64, count=count, offset=count * 4)
-    at = count * 12
+    at = 0
 
-    def take(n: int) -> IntArray:
+    def take(n: int, dtype: type[np.generic] = np.uint32) -> npt.NDArray[np.generic]:
         nonlocal at
-        part = np.frombuffer(arrays, dtype=np.uint32, count=n, offset=at).astype(np.int64)
-        at += n * 4
+        part = np.frombuffer(arrays, dtype=dtype, count=n, offset=at)
+        at += part.nbytes
         return part
 
+    where = take(count).view(np.uint32)
+    values = take(count, np.uint64)
+    entry_terms, entry_counts, distinct, token_lengths = (
+        take(n).astype(np.int64) for n in (entries, entries, rows, rows)
+    )
+    starts, ends, token_counts = (take(rows).tolist() for _ in range(3))
+    lengths = tuple(take(rows, np.int64).tolist())
+    string_lengths = take(string_count)
+    text = bytes(arrays[at : at + blob_size]).decode("utf-8", "surrogatepass")
+    bounds = np.zeros(string_count + 1, dtype=np.int64)
+    np.cumsum(string_lengths, out=bounds[1:])
+    if int(bounds[-1]) != len(text):
+        raise ValueError("string lengths disagree")
+    edges = bounds.tolist()
+    strings = [text[a:b] for a, b in itertools.pairwise(edges)]
+    field = [strings[k * rows : (k + 1) * rows] for k in range(_CHUNK_STRING_FIELDS)]
+    ids, paths, chunk_types, kinds, languages, contents = field
+    imports_at = rows * _CHUNK_STRING_FIELDS
     terms = TermCounts(
-        tuple(meta["vocabulary"]), take(entries), take(entries), take(rows), take(rows)
+        tuple(strings[imports_at + imports :]), entry_terms, entry_counts, distinct, token_lengths
     )
     if int(terms.distinct.sum()) != entries or (
         entries and int(terms.entry_terms.max()) >= len(terms.vocabulary)
     ):
         raise ValueError("term counts disagree")
-    bits = np.zeros(rows * width, dtype=np.uint64)
-    bits[where] = values
-    chunks = tuple(Chunk(*row) for row in meta["chunks"])
-    lengths = tuple(int(n) for n in meta["lengths"])
-    if len(chunks) != rows or len(lengths) != rows:
-        raise ValueError("row counts disagree")
-    return FileOutcome(
+    if count and int(where.max()) >= rows * width:
+        raise ValueError("embedding cells outside the matrix")
+    cells = SparseRows(rows, width, where, values.view(np.float64))
+    chunks = tuple(
+        map(Chunk, ids, paths, starts, ends, chunk_types, kinds, languages, contents, token_counts)
+    )
+    outcome = FileOutcome(
         chunks=chunks,
-        imports=tuple(meta["imports"]),
+        imports=tuple(strings[imports_at : imports_at + imports]),
         file_tokens=int(meta["file_tokens"]),
-        embeddings=bits.view(np.float64).reshape(rows, width),
         lengths=lengths,
         terms=terms,
         strict_redactions=int(meta["strict_redactions"]),
         store_text=store_text if meta["store_text"] is True else None,
     )
+    return outcome, cells
 
 
 class BuildCache:
@@ -282,6 +352,17 @@ class BuildCache:
         Without `store_text` the entry's store text is neither read nor verified (and the
         outcome has none): a build that writes no store skips most of the entry's bytes.
         """
+        found = self.get_sparse(key, store_text)
+        if found is None:
+            return None
+        outcome, cells = found
+        return attrs.evolve(outcome, embeddings=cells.dense())
+
+    def get_sparse(
+        self, key: bytes, store_text: bool = True
+    ) -> tuple[FileOutcome, SparseRows] | None:
+        """`get`, with the embedding rows as their non-zero cells beside an outcome that
+        has none (for a caller that scatters them into a larger matrix)."""
         path = self._path(key)
         try:
             with open(path, "rb") as handle:
@@ -292,8 +373,8 @@ class BuildCache:
         except OSError:
             self.misses += 1
             return None
-        outcome = self._verify(key, header, body, store_text)
-        if outcome is None:
+        found = self._verify(key, header, body, store_text)
+        if found is None:
             self.misses += 1
             with contextlib.suppress(OSError):
                 os.unlink(path)  # never trusted; do not keep reading it
@@ -301,10 +382,12 @@ class BuildCache:
         self.hits += 1
         with contextlib.suppress(OSError):
             os.utime(path)  # recently used: evicted last
-        return outcome
+        return found
 
     @staticmethod
-    def _verify(key: bytes, header: bytes, body: bytes, with_text: bool) -> FileOutcome | None:
+    def _verify(
+        key: bytes, header: bytes, body: bytes, with_text: bool
+    ) -> tuple[FileOutcome, SparseRows] | None:
         """The outcome in `body` (what follows `header`), or None if anything disagrees;
         `body` ends with the store text part exactly when `with_text`."""
         if len(header) != _HEADER.size:
