@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rank_bm25 import BM25Okapi
 
-from cce_retrieval.bm25 import Bm25Index
+from cce_retrieval.bm25 import Bm25Index, _stable_order
 from cce_retrieval.numeric import format6, rhaz, score_key
 from cce_retrieval.ranking import id_order_ranks, score_keys, top_order
 from cce_retrieval.tokenizer import tokenize, unique_tokens
@@ -248,3 +248,11 @@ def test_top_order_is_the_prefix_of_the_full_sort(keys: list[int], limit: int | 
     full = sorted(range(len(keys)), key=lambda i: (-keys[i], int(id_ranks[i])))
     expected = full if limit is None else full[: max(limit, 0)]
     assert top_order(key_array, id_ranks, limit).tolist() == expected
+
+
+@given(st.lists(st.integers(0, 300_000), max_size=300), st.integers(0, 2))
+def test_postings_order_is_numpys_stable_argsort(values: list[int], narrow: int) -> None:
+    ids = np.asarray(values, dtype=np.int64) >> (narrow * 8)
+    bound = int(ids.max()) + 1 if len(ids) else 0
+    expected = np.argsort(ids, kind="stable")
+    assert _stable_order(ids, bound).tolist() == expected.tolist()
