@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cce_metrics import LineWeights, Span, TokenScore, estimate_tokens, rust_lines, score_tokens
+from cce_metrics.tokens import line_token_estimates
 
 UNIFORM = LineWeights.uniform()
 
@@ -301,3 +302,25 @@ def test_weights_are_computed_per_file_when_first_weighed_with_the_same_result()
     assert lazy.mass("b.py", 4, 6) == eager.mass("b.py", 4, 6)
     assert lazy == eager and LineWeights.from_chunks(chunks) == eager
     assert lazy.weight("c.py", 1) == 1 and lazy.mass("missing.py", 1, 3) == 3
+
+
+CHUNK_TEXT = st.text(alphabet="ab \r\n\u00e9", max_size=40)
+
+
+@given(
+    st.lists(st.tuples(FILES, st.integers(0, 30), CHUNK_TEXT), max_size=12),
+    st.lists(st.tuples(FILES, st.integers(-3, 45), st.integers(0, 20)), max_size=10),
+)
+def test_mass_from_chunks_equals_a_line_by_line_first_writer_table(
+    chunks: list[tuple[str, int, str]], queries: list[tuple[str, int, int]]
+) -> None:
+    weights: dict[str, dict[int, int]] = {}
+    for path, start, content in chunks:
+        file_weights = weights.setdefault(path, {})
+        for offset, estimate in enumerate(line_token_estimates(content)):
+            file_weights.setdefault(start + offset, estimate)
+    table = LineWeights.from_chunks(chunks)
+    for path, first, extra in queries:
+        last = first + extra
+        brute = sum(weights.get(path, {}).get(line, 1) for line in range(first, last + 1))
+        assert table.mass(path, first, last) == brute

@@ -14,6 +14,7 @@ lines costs a couple of binary searches, not thousands of lookups.
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TypeAlias
 
@@ -45,6 +46,73 @@ class _FileMassTable:
     excess: list[int]
 
 
+@attrs.frozen(slots=True)
+class _DenseMassTable:
+    """Prefix sums over every line 0..top of one file: `excess[i]` = Σ (weight − 1) of
+    lines 0..i-1 (lines no chunk covers add 0)."""
+
+    excess: list[int]
+
+    def mass(self, first_line: int, last_line: int) -> int:
+        top = len(self.excess) - 1
+        high = min(max(last_line + 1, 0), top)
+        low = min(max(first_line, 0), top)
+        return last_line - first_line + 1 + self.excess[high] - self.excess[low]
+
+
+def _line_count(content: str) -> int:
+    """How many lines `line_token_estimates(content)` weighs (`rust_lines`)."""
+    return content.count("\n") + (0 if content.endswith("\n") else 1)
+
+
+def _uncovered(covered: list[Interval], first: int, last: int) -> list[Interval]:
+    """The parts of `first..=last` outside the sorted, disjoint intervals `covered`, which
+    then take the whole range in (merged)."""
+    gaps: list[Interval] = []
+    at = bisect.bisect_left(covered, (first, first))
+    if at and covered[at - 1][1] >= first:
+        at -= 1
+    cursor = first
+    end = at
+    while end < len(covered) and covered[end][0] <= last + 1:
+        low, high = covered[end]
+        if low > cursor:
+            gaps.append((cursor, min(low - 1, last)))
+        cursor = max(cursor, high + 1)
+        end += 1
+    if cursor <= last:
+        gaps.append((cursor, last))
+    merged_first = min(first, covered[at][0]) if at < end else first
+    merged_last = max(last, covered[end - 1][1]) if at < end else last
+    covered[at:end] = [(merged_first, merged_last)]
+    return gaps
+
+
+def _dense_mass_table(file_chunks: list[tuple[int, str]]) -> _DenseMassTable | None:
+    """The mass table of one file's chunks (index order, first writer wins per line), or
+    None for a chunk starting before line 0 (then the per-line table serves).
+
+    Chunks arrive outer before inner, so most are already covered whole and are never
+    estimated; the rest write only their uncovered lines, a slice at a time.
+    """
+    if any(start < 0 for start, _ in file_chunks):
+        return None
+    spans = [(start, start + _line_count(content) - 1, content) for start, content in file_chunks]
+    top = max(last for _, last, _ in spans) + 1
+    excess_by_line = [0] * (top + 1)
+    covered: list[Interval] = []
+    for start, last, content in spans:
+        gaps = _uncovered(covered, start, last)
+        if not gaps:
+            continue
+        estimates = line_token_estimates(content)
+        for first, end in gaps:
+            excess_by_line[first : end + 1] = [
+                estimate - 1 for estimate in estimates[first - start : end - start + 1]
+            ]
+    return _DenseMassTable(list(itertools.accumulate(excess_by_line, initial=0)))
+
+
 class LineWeights:
     """Token weight of every `(file, line)`, as the index's chunks give it
     (docs/metrics.md#token-metrics).
@@ -55,7 +123,7 @@ class LineWeights:
     `from_chunks`) and its prefix sums, filled the first time the file is weighed.
     """
 
-    __slots__ = ("_by_file", "_mass_tables", "_pending")
+    __slots__ = ("_by_file", "_chunks", "_dense_tables", "_mass_tables", "_pending")
 
     def __init__(self, weights_by_file: Mapping[str, Mapping[int, int]]) -> None:
         """Wrap an already-built `file -> {line: weight}` table (copied defensively)."""
@@ -64,6 +132,8 @@ class LineWeights:
         }
         self._mass_tables: dict[str, _FileMassTable] = {}
         self._pending: dict[str, list[tuple[int, str]]] = {}
+        self._chunks: dict[str, list[tuple[int, str]]] = {}
+        self._dense_tables: dict[str, _DenseMassTable | None] = {}
 
     @classmethod
     def from_chunks(cls, chunks: Iterable[tuple[str, int, str]]) -> LineWeights:
@@ -87,6 +157,8 @@ class LineWeights:
         weights._by_file = {}
         weights._mass_tables = {}
         weights._pending = pending
+        weights._chunks = dict(pending)
+        weights._dense_tables = {}
         return weights
 
     def _file_weights(self, file_path: str) -> dict[int, int] | None:
@@ -131,6 +203,14 @@ class LineWeights:
         if first_line > last_line:
             return 0
         line_count = last_line - first_line + 1
+        file_chunks = self._chunks.get(file_path)
+        if file_chunks is not None:
+            if file_path in self._dense_tables:
+                dense = self._dense_tables[file_path]
+            else:
+                dense = self._dense_tables[file_path] = _dense_mass_table(file_chunks)
+            if dense is not None:
+                return dense.mass(first_line, last_line)
         file_weights = self._file_weights(file_path)
         if not file_weights:
             return line_count
