@@ -8,13 +8,17 @@ import sysconfig
 from pathlib import Path
 
 import attrs
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cce_retrieval import build as build_module
 from cce_retrieval import store_write
 from cce_retrieval.build import BuildResult, build_index
-from cce_retrieval.buildcache import BuildCache, CacheSalt
+from cce_retrieval.buildcache import BuildCache, CacheSalt, FileOutcome, TermCounts
 from cce_retrieval.embedder import HashEmbedder
+from cce_retrieval.model import Chunk
 from cce_retrieval.store import serialize_index, write_store
 
 SAMPLE = Path(__file__).resolve().parents[3] / "eval" / "corpus" / "sample"
@@ -201,3 +205,61 @@ def test_a_build_without_store_text_skips_that_part_of_the_entries(tmp_path: Pat
     read = BuildCache(str(cache_dir), salt())
     assert store_bytes(build_index(root, HashEmbedder(), cache=read)) == plain
     assert read.misses == 1
+
+
+TEXT = st.text(st.characters(codec="utf-8") | st.sampled_from(["\ud800", " ", "\n"]), max_size=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(TEXT, TEXT, TEXT, st.integers(0, 2**31)), max_size=5),
+    st.lists(TEXT, max_size=4),
+    st.lists(TEXT, max_size=6, unique=True),
+    st.booleans(),
+)
+def test_an_entry_gives_back_exactly_the_outcome_put(
+    tmp_path_factory: pytest.TempPathFactory,
+    rows: list[tuple[str, str, str, int]],
+    imports: list[str],
+    vocabulary: list[str],
+    with_text: bool,
+) -> None:
+    """Any strings (empty, spaced, lone surrogates) and numbers survive the entry format,
+    whichever of its encodings (words or lengths) each field takes."""
+    chunks = tuple(
+        Chunk(chunk_id, "p/" + path, n % 7, n % 11, "function", kind, "python", content, n)
+        for chunk_id, path, (kind, content), n in (
+            (r[0], r[1], (r[2], r[1] + r[2]), r[3]) for r in rows
+        )
+    )
+    n = len(chunks)
+    matrix = np.zeros((n, 4))
+    if n:
+        matrix[0, 1], matrix[-1, 3] = -0.0, 0.25
+    k = len(vocabulary)
+    terms = TermCounts(
+        tuple(vocabulary),
+        np.arange(n * min(k, 1), dtype=np.int64) % max(k, 1),
+        np.full(n * min(k, 1), 3, dtype=np.int64),
+        np.full(n, min(k, 1), dtype=np.int64),
+        np.arange(n, dtype=np.int64),
+    )
+    outcome = FileOutcome(
+        chunks, tuple(imports), 17, matrix, (4,) * n, terms, 2, b"[1]" if with_text else None
+    )
+    cache = BuildCache(str(tmp_path_factory.mktemp("cache")), salt())
+    cache.put(b"k" * 32, outcome)
+    back = cache.get(b"k" * 32)
+    assert back is not None
+    assert back.chunks == outcome.chunks and back.imports == outcome.imports
+    assert back.terms is not None and back.terms.vocabulary == terms.vocabulary
+    for name in ("entry_terms", "entry_counts", "distinct", "lengths"):
+        assert getattr(back.terms, name).tolist() == getattr(terms, name).tolist()
+    assert back.embeddings is not None
+    assert back.embeddings.view(np.uint64).tolist() == matrix.view(np.uint64).tolist()
+    assert (back.lengths, back.file_tokens, back.strict_redactions, back.store_text) == (
+        outcome.lengths,
+        17,
+        2,
+        outcome.store_text,
+    )

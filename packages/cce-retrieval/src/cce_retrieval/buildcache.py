@@ -29,6 +29,7 @@ import json
 import os
 import struct
 import time
+from collections.abc import Sequence
 from typing import Final
 
 import attrs
@@ -180,40 +181,30 @@ def code_digest() -> str:
     return digest.hexdigest()
 
 
-_CHUNK_STRING_FIELDS: Final = 6
-"""chunk_id, file_path, chunk_type, kind, language, content: a chunk's strings."""
+def _words(values: Sequence[str]) -> str | None:
+    """`values` space-joined when `str.split` gives exactly them back (none is empty or
+    holds whitespace: chunk ids and tokens never do), else None."""
+    joined = " ".join(values)
+    return joined if joined.split() == list(values) else None
 
 
-def _strings_part(outcome: FileOutcome) -> tuple[bytes, bytes]:
-    """Every string of an outcome as (character lengths, one UTF-8 blob).
-
-    Grouped by field (every chunk id, then every path, ..., then imports and the
-    vocabulary), so decoding is one UTF-8 decode and plain slicing: no JSON escaping
-    either way, and chunk contents (most of an entry) are copied, not parsed.
-    """
-    chunks = outcome.chunks
-    assert outcome.terms is not None
-    strings = [
-        *(c.chunk_id for c in chunks),
-        *(c.file_path for c in chunks),
-        *(c.chunk_type for c in chunks),
-        *(c.kind for c in chunks),
-        *(c.language for c in chunks),
-        *(c.content for c in chunks),
-        *outcome.imports,
-        *outcome.terms.vocabulary,
-    ]
-    lengths = np.fromiter(map(len, strings), dtype=np.uint32, count=len(strings))
-    return lengths.tobytes(), "".join(strings).encode("utf-8", "surrogatepass")
+def _lengths_and_text(values: Sequence[str]) -> tuple[bytes, str]:
+    lengths = np.fromiter(map(len, values), dtype=np.uint32, count=len(values))
+    return lengths.tobytes(), "".join(values)
 
 
 def _encode(outcome: FileOutcome) -> tuple[bytes, bytes]:
     """(json part, array part) of an outcome with embeddings.
 
-    The json part holds only counts; the array part, in order: the sparse embedding
-    cells (uint32 positions, uint64 bit patterns), the term counts and each chunk's
-    numbers (uint32), the embedding row lengths (int64), the string lengths (uint32)
-    and the strings' UTF-8 blob (`_strings_part`).
+    The json part holds only counts. The array part, in order: the sparse embedding
+    cells (uint32 positions, uint64 bit patterns); the term counts and each chunk's
+    line numbers and token count (uint32); the embedding row lengths (int64); codes
+    (uint32) of each chunk's path, type, kind and language into a table of their
+    distinct values; the character lengths (uint32) of the strings kept whole (chunk
+    contents, imports, the table, and the ids and vocabulary unless they are words);
+    then the UTF-8 text: those strings, the space-joined ids, the space-joined
+    vocabulary. Decoding is one UTF-8 decode, slicing and `str.split`: no escaping
+    either way, and chunk contents (most of an entry) are copied, never parsed.
     """
     assert outcome.embeddings is not None and outcome.lengths is not None
     assert outcome.terms is not None
@@ -224,14 +215,38 @@ def _encode(outcome: FileOutcome) -> tuple[bytes, bytes]:
     flat_bits = matrix.reshape(-1).view(np.uint64)
     # Sparse by bit pattern (not value), so -0.0 survives; hash vectors are ~90% zeros.
     where = np.flatnonzero(flat_bits).astype(np.uint32)
-    string_lengths, blob = _strings_part(outcome)
+    labels = [
+        *(c.file_path for c in chunks),
+        *(c.chunk_type for c in chunks),
+        *(c.kind for c in chunks),
+        *(c.language for c in chunks),
+    ]
+    table = list(dict.fromkeys(labels))
+    code_of = {label: code for code, label in enumerate(table)}
+    codes = np.fromiter(map(code_of.__getitem__, labels), dtype=np.uint32, count=len(labels))
+    ids = [c.chunk_id for c in chunks]
+    id_words, vocabulary_words = _words(ids), _words(terms.vocabulary)
+    whole = [
+        *(c.content for c in chunks),
+        *outcome.imports,
+        *table,
+        *(ids if id_words is None else ()),
+        *(terms.vocabulary if vocabulary_words is None else ()),
+    ]
+    lengths, whole_text = _lengths_and_text(whole)
+    blob = (whole_text + (id_words or "") + (vocabulary_words or "")).encode(
+        "utf-8", "surrogatepass"
+    )
     meta = {
         "rows": rows,
         "width": width,
         "nonzero": int(where.size),
         "entries": len(terms.entry_terms),
         "imports": len(outcome.imports),
+        "table": len(table),
         "vocabulary": len(terms.vocabulary),
+        "id_words": None if id_words is None else len(id_words),
+        "vocabulary_words": None if vocabulary_words is None else len(vocabulary_words),
         "blob": len(blob),
         "file_tokens": outcome.file_tokens,
         "strict_redactions": outcome.strict_redactions,
@@ -250,11 +265,19 @@ def _encode(outcome: FileOutcome) -> tuple[bytes, bytes]:
             ),
             numbers.T.tobytes(),
             np.asarray(outcome.lengths, dtype=np.int64).tobytes(),
-            string_lengths,
+            codes.tobytes(),
+            lengths,
             blob,
         )
     )
     return json.dumps(meta, separators=(",", ":")).encode("utf-8"), arrays
+
+
+def _count(meta: dict[str, object], name: str) -> int:
+    value = meta[name]
+    if type(value) is not int or value < 0:
+        raise ValueError(f"bad count {name!r}")
+    return value
 
 
 def _decode(
@@ -262,15 +285,19 @@ def _decode(
 ) -> tuple[FileOutcome, SparseRows]:
     """The entry's outcome, without embeddings, and its embedding cells."""
     meta = json.loads(meta_bytes)
-    rows, width, count = int(meta["rows"]), int(meta["width"]), int(meta["nonzero"])
-    entries, blob_size = int(meta["entries"]), int(meta["blob"])
-    imports, vocabulary_size = int(meta["imports"]), int(meta["vocabulary"])
-    string_count = rows * _CHUNK_STRING_FIELDS + imports + vocabulary_size
-    expected = count * 12 + entries * 8 + rows * 8 + rows * 12 + rows * 8
-    if (
-        min(rows, width, count, entries, blob_size, imports, vocabulary_size) < 0
-        or len(arrays) != expected + string_count * 4 + blob_size
-    ):
+    rows, width, count = _count(meta, "rows"), _count(meta, "width"), _count(meta, "nonzero")
+    entries, blob_size = _count(meta, "entries"), _count(meta, "blob")
+    imports, table_size = _count(meta, "imports"), _count(meta, "table")
+    vocabulary_size = _count(meta, "vocabulary")
+    id_chars, vocabulary_chars = (
+        None if meta[name] is None else _count(meta, name)
+        for name in ("id_words", "vocabulary_words")
+    )
+    whole_count = rows + imports + table_size
+    whole_count += rows if id_chars is None else 0
+    whole_count += vocabulary_size if vocabulary_chars is None else 0
+    fixed = count * 12 + entries * 8 + rows * (8 + 12 + 8 + 16)
+    if len(arrays) != fixed + whole_count * 4 + blob_size:
         raise ValueError("array part has the wrong size")
     at = 0
 
@@ -287,20 +314,34 @@ def _decode(
     )
     starts, ends, token_counts = (take(rows).tolist() for _ in range(3))
     lengths = tuple(take(rows, np.int64).tolist())
-    string_lengths = take(string_count)
+    codes = take(rows * 4).tolist()
+    bounds = np.zeros(whole_count + 1, dtype=np.int64)
+    np.cumsum(take(whole_count), out=bounds[1:])
     text = bytes(arrays[at : at + blob_size]).decode("utf-8", "surrogatepass")
-    bounds = np.zeros(string_count + 1, dtype=np.int64)
-    np.cumsum(string_lengths, out=bounds[1:])
-    if int(bounds[-1]) != len(text):
+    whole_chars = int(bounds[-1])
+    strings = [text[a:b] for a, b in itertools.pairwise(bounds.tolist())]
+    contents = strings[:rows]
+    import_names = tuple(strings[rows : rows + imports])
+    table = strings[rows + imports : rows + imports + table_size]
+    rest = strings[rows + imports + table_size :]
+    if id_chars is None:
+        ids, rest = rest[:rows], rest[rows:]
+    else:
+        ids = text[whole_chars : whole_chars + id_chars].split()
+        whole_chars += id_chars
+    if vocabulary_chars is None:
+        vocabulary = tuple(rest)
+    else:
+        vocabulary = tuple(text[whole_chars : whole_chars + vocabulary_chars].split())
+        whole_chars += vocabulary_chars
+    if whole_chars != len(text) or len(ids) != rows or len(vocabulary) != vocabulary_size:
         raise ValueError("string lengths disagree")
-    edges = bounds.tolist()
-    strings = [text[a:b] for a, b in itertools.pairwise(edges)]
-    field = [strings[k * rows : (k + 1) * rows] for k in range(_CHUNK_STRING_FIELDS)]
-    ids, paths, chunk_types, kinds, languages, contents = field
-    imports_at = rows * _CHUNK_STRING_FIELDS
-    terms = TermCounts(
-        tuple(strings[imports_at + imports :]), entry_terms, entry_counts, distinct, token_lengths
-    )
+    if codes and max(codes) >= table_size:
+        raise ValueError("label code outside the table")
+    labels = list(map(table.__getitem__, codes))
+    paths, chunk_types = labels[:rows], labels[rows : 2 * rows]
+    kinds, languages = labels[2 * rows : 3 * rows], labels[3 * rows :]
+    terms = TermCounts(vocabulary, entry_terms, entry_counts, distinct, token_lengths)
     if int(terms.distinct.sum()) != entries or (
         entries and int(terms.entry_terms.max()) >= len(terms.vocabulary)
     ):
@@ -313,11 +354,11 @@ def _decode(
     )
     outcome = FileOutcome(
         chunks=chunks,
-        imports=tuple(strings[imports_at : imports_at + imports]),
-        file_tokens=int(meta["file_tokens"]),
+        imports=import_names,
+        file_tokens=_count(meta, "file_tokens"),
         lengths=lengths,
         terms=terms,
-        strict_redactions=int(meta["strict_redactions"]),
+        strict_redactions=_count(meta, "strict_redactions"),
         store_text=store_text if meta["store_text"] is True else None,
     )
     return outcome, cells
