@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import shutil
 import sysconfig
 from pathlib import Path
+from typing import Any
 
 import attrs
 import numpy as np
@@ -79,6 +81,33 @@ def test_an_edited_file_misses_and_the_rest_hit(tmp_path: Path) -> None:
     cache = BuildCache(cache_dir, salt())
     result = build_index(root, HashEmbedder(), cache=cache)
     assert (cache.hits, cache.misses) == (result.files_indexed - 1, 1)
+    assert store_bytes(result) == serialize_index(build_index(root, HashEmbedder()).index)
+
+
+def test_files_without_entries_are_computed_by_a_worker_while_the_rest_are_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = corpus(tmp_path)
+    cache_dir = str(tmp_path / "cache")
+    build_index(root, HashEmbedder(), cache=BuildCache(cache_dir, salt()))
+    Path(root, "cache.py").write_text(Path(root, "cache.py").read_text() + "\n# edited\n")
+    monkeypatch.setattr(build_module, "_PARALLEL_MIN_BYTES", 0)
+    pools: list[int] = []
+    real_pool = concurrent.futures.ProcessPoolExecutor
+
+    def counted_pool(workers: int, **options: Any) -> concurrent.futures.ProcessPoolExecutor:
+        pools.append(workers)
+        return real_pool(workers, **options)
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", counted_pool)
+    cache = BuildCache(cache_dir, salt())
+    calls: list[int] = []
+    result = build_index(
+        root, HashEmbedder(), jobs=2, cache=cache, progress=lambda d, t: calls.append(d)
+    )
+    assert pools == [1]  # one file to compute: one worker, beside the reading here
+    assert (cache.hits, cache.misses) == (result.files_indexed - 1, 1)
+    assert calls == [result.files_indexed - 1, result.files_indexed]
     assert store_bytes(result) == serialize_index(build_index(root, HashEmbedder()).index)
 
 

@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Final, Protocol, runtime_checkable
 
 import attrs
@@ -331,52 +331,80 @@ def _outcomes(
         texts.put(i, outcome.store_text)
         return attrs.evolve(outcome, store_text=None)
 
-    missing: list[int] = []
-    for i, walked_file in enumerate(files):
-        hit = None
-        if cache is not None:
-            key = cache.key(walked_file.rel_path, walked_file.text)
-            if embed_hash:
-                found = cache.get_sparse(key, store_text)
-                # Hash rows are EMBED_DIM wide; anything else was not made by this build.
-                if found is not None and (found[1].width == EMBED_DIM or found[1].rows == 0):
-                    hit, sparse[i] = found
-            else:
-                hit = cache.get(key, store_text)
-        if hit is None:
-            missing.append(i)
-        else:
-            outcomes[i] = take_text(i, hit)
-    done = total - len(missing)
-    if progress is not None:
-        progress(done, total)
-    tasks = [
-        (files[i].rel_path, files[i].text, protect, embed_hash, cache, protection, store_text)
-        for i in missing
-    ]
-    pending_bytes = sum(len(files[i].text) for i in missing)
-    workers = min(jobs, len(missing))
-    if workers > 1 and pending_bytes >= _PARALLEL_MIN_BYTES:
-        with concurrent.futures.ProcessPoolExecutor(
+    def task(i: int) -> _Task:
+        walked_file = files[i]
+        return (
+            walked_file.rel_path,
+            walked_file.text,
+            protect,
+            embed_hash,
+            cache,
+            protection,
+            store_text,
+        )
+
+    done = 0
+
+    def finish(
+        i: int, outcome: FileOutcome, cells: SparseRows | None = None, report: bool = True
+    ) -> None:
+        nonlocal done
+        if cells is not None:
+            sparse[i] = cells
+        outcomes[i] = take_text(i, outcome)
+        done += 1
+        if report and progress is not None:
+            progress(done, total)
+
+    keys = [None if cache is None else cache.key(f.rel_path, f.text) for f in files]
+    # Files with no entry at all are computed by workers while the entries there are
+    # read here: after a small edit, the edited files cost little wall time of their own.
+    absent = [i for i, key in enumerate(keys) if key is None or cache is None or not cache.has(key)]
+    absent_bytes = sum(len(files[i].text) for i in absent)
+    workers = min(jobs, len(absent))
+    pool: concurrent.futures.ProcessPoolExecutor | None = None
+    results: Iterator[tuple[FileOutcome, SparseRows | None]] = iter(())
+    if jobs > 1 and absent_bytes >= _PARALLEL_MIN_BYTES and (workers > 1 or len(absent) < total):
+        pool = concurrent.futures.ProcessPoolExecutor(
             workers,
             mp_context=_pool_context(),
             initializer=_exit_with_parent,
             initargs=(os.getpid(),),
-        ) as pool:
-            results = pool.map(_packed_outcome_task, tasks, chunksize=4)
-            for i, (outcome, cells) in zip(missing, results, strict=True):
-                if cells is not None:
-                    sparse[i] = cells
-                outcomes[i] = take_text(i, outcome)
-                done += 1
-                if progress is not None:
-                    progress(done, total)
-    else:
-        for i, task in zip(missing, tasks, strict=True):
-            outcomes[i] = take_text(i, _file_outcome_task(task))
-            done += 1
-            if progress is not None:
-                progress(done, total)
+        )
+    try:
+        if pool is not None:
+            results = pool.map(_packed_outcome_task, [task(i) for i in absent], chunksize=4)
+        late: list[int] = []
+        absent_set = set(absent)
+        for i, key in enumerate(keys):
+            if key is None or i in absent_set:
+                continue
+            assert cache is not None
+            hit = None
+            cells = None
+            if embed_hash:
+                found = cache.get_sparse(key, store_text)
+                # Hash rows are EMBED_DIM wide; anything else was not made by this build.
+                if found is not None and (found[1].width == EMBED_DIM or found[1].rows == 0):
+                    hit, cells = found
+            else:
+                hit = cache.get(key, store_text)
+            if hit is None:
+                late.append(i)
+            else:
+                finish(i, hit, cells, report=False)
+        if progress is not None:
+            progress(done, total)
+        if pool is not None:
+            for i, (outcome, cells) in zip(absent, results, strict=True):
+                finish(i, outcome, cells)
+        else:
+            late = sorted([*absent, *late])
+        for i in late:
+            finish(i, _file_outcome_task(task(i)))
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
     complete = [outcome for outcome in outcomes if outcome is not None]
     assert len(complete) == total
     rows = [sparse.get(i) or outcome.embeddings for i, outcome in enumerate(complete)]

@@ -387,6 +387,14 @@ class BuildCache:
         hex_key = key.hex()
         return os.path.join(self.directory, hex_key[:2], hex_key + ".entry")
 
+    def has(self, key: bytes) -> bool:
+        """Whether an entry file for `key` exists (it may still be a miss when read); a
+        key without one counts as a miss."""
+        if os.path.exists(self._path(key)):
+            return True
+        self.misses += 1
+        return False
+
     def get(self, key: bytes, store_text: bool = True) -> FileOutcome | None:
         """The verified entry for `key`, or None (missing, partial, damaged: all misses).
 
