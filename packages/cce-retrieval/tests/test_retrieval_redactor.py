@@ -4,12 +4,14 @@ pattern, each scanner branch."""
 from __future__ import annotations
 
 import re
+import string
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cce_retrieval.redactor import _redact_private_keys, _scan_value, redact
+from cce_retrieval.redactor import _case_fold, _redact_private_keys, _scan_value, redact
+from cce_retrieval.text import ascii_lower
 
 SPEC_ANCHORS = [
     ('password = "hunter2secret"', 'password = "[REDACTED:SECRET]"'),
@@ -435,3 +437,19 @@ def test_str_scanner_equals_byte_scanner(text: str) -> None:
         return
     end, inner, _quote, closed = by_str
     assert (len(text[:end].encode("utf-8")), inner.encode("utf-8"), closed) == by_bytes
+
+
+FOLD_TEXT = st.lists(
+    st.characters(codec="utf-8") | st.sampled_from(["K", "S", "\u212a", "\u017f", "\ud800", "É"]),
+    max_size=40,
+).map("".join)
+
+
+@given(FOLD_TEXT)
+def test_case_fold_and_ascii_lower_equal_their_per_character_tables(text: str) -> None:
+    """The byte-level fast paths against the plain per-character definitions."""
+    ascii_table = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+    fold_table = {**ascii_table, ord("\u212a"): "k", ord("\u017f"): "s"}
+    assert ascii_lower(text) == text.translate(ascii_table)
+    assert _case_fold(text) == text.translate(fold_table)
+    assert len(_case_fold(text)) == len(text)

@@ -59,20 +59,31 @@ _TOKEN_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 # U+212A KELVIN SIGN folds with `k`, U+017F LONG S with `s`. Mapping every member of the
 # keywords' orbits to its ASCII lowercase letter (one code point for one, so offsets are
 # kept) lets a plain lowercase pattern find exactly the case-insensitive matches.
-_CASE_FOLD = str.maketrans(
-    {
-        **{chr(upper): chr(upper + 0x20) for upper in range(ord("A"), ord("Z") + 1)},
-        "\u212a": "k",
-        "\u017f": "s",
-    }
-)
+_KELVIN_SIGN_UTF8 = "\u212a".encode()
+_LONG_S_UTF8 = "\u017f".encode()
+
+
+def _case_fold(text: str) -> str:
+    """A–Z, U+212A and U+017F mapped to their ASCII lowercase letters, all else kept.
+
+    Done on the UTF-8 bytes (`bytes.lower` touches only A–Z, and UTF-8 never holds one
+    character's bytes inside another's), which is many times faster than `str.translate`
+    over a whole file; an ASCII file is just `str.lower`.
+    """
+    if text.isascii():
+        return text.lower()
+    data = text.encode("utf-8", "surrogatepass").lower()
+    data = data.replace(_KELVIN_SIGN_UTF8, b"k").replace(_LONG_S_UTF8, b"s")
+    return data.decode("utf-8", "surrogatepass")
+
+
 _KEYWORDS = (
     "password|passwd|secret[_-]?key|secret|api[_-]?key|access[_-]?key|auth[_-]?token"
     "|private[_-]?key|token"
 )
 _RUST_SPACE = "[" + "".join(f"\\u{ord(ch):04x}" for ch in sorted(RUST_WHITESPACE)) + "]"
 # The leading `\b` is checked in `_assignment_prefixes`; see the module docstring.
-# Searched over the case-folded text (see `_CASE_FOLD`); it starts with literal
+# Searched over the case-folded text (see `_case_fold`); it starts with literal
 # alternatives, which the regex engine scans for quickly.
 _ASSIGNMENT_PREFIX = re.compile(f"(?:{_KEYWORDS})\\b(?:{_RUST_SPACE}*[:=]{_RUST_SPACE}*)")
 
@@ -127,7 +138,7 @@ def _assignment_prefixes(text: str) -> Iterator[tuple[int, int]]:
     one character later, which is what the leading `\\b` does inside the regex engine: the
     boundary depends only on the start position, so every match starting there fails.
     """
-    folded = text.translate(_CASE_FOLD)
+    folded = _case_fold(text)
     position = 0
     while (found := _ASSIGNMENT_PREFIX.search(folded, position)) is not None:
         start, end = found.span()
