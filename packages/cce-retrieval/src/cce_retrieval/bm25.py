@@ -89,7 +89,10 @@ class Bm25Index:
         # denominator, in the reference's operation order, so `f + norm` below is the reference's
         # `denom`.
         if self.n_docs:
-            self._length_norm = k1 * (1.0 - b + b * doc_lengths / avgdl)
+            # A corpus of empty documents has avgdl 0 and NaN norms, as in the reference;
+            # no posting ever reads them (an empty document has none).
+            with np.errstate(invalid="ignore", divide="ignore"):
+                self._length_norm = k1 * (1.0 - b + b * doc_lengths / avgdl)
         else:
             self._length_norm = np.zeros(0, dtype=np.float64)
         self._contributions: dict[int, FloatArray] = {}
