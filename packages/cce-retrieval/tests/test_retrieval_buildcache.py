@@ -19,6 +19,7 @@ from cce_retrieval import build as build_module
 from cce_retrieval import store_write
 from cce_retrieval.build import BuildResult, build_index
 from cce_retrieval.buildcache import BuildCache, CacheSalt, FileOutcome, TermCounts
+from cce_retrieval.derived import bm25_and_ranks
 from cce_retrieval.embedder import HashEmbedder
 from cce_retrieval.model import Chunk
 from cce_retrieval.store import serialize_index, write_store
@@ -294,3 +295,61 @@ def test_an_entry_gives_back_exactly_the_outcome_put(
         2,
         outcome.store_text,
     )
+
+
+def bm25_entries(cache_dir: Path) -> list[Path]:
+    return [p for p in entries(cache_dir) if p.read_bytes()[:8] == b"CCEBM001"]
+
+
+def test_a_repeated_build_takes_bm25_from_the_cache_and_an_edit_does_not(
+    tmp_path: Path,
+) -> None:
+    root = corpus(tmp_path)
+    cache_dir = tmp_path / "cache"
+    first = build_index(root, HashEmbedder(), cache=BuildCache(str(cache_dir), salt()))
+    built = bm25_and_ranks(first.index)
+    assert len(bm25_entries(cache_dir)) == 1
+    again = build_index(root, HashEmbedder(), cache=BuildCache(str(cache_dir), salt()))
+    cached = bm25_and_ranks(again.index)
+    for made, kept in zip(built[0].arrays(), cached[0].arrays(), strict=True):
+        if isinstance(made, np.ndarray):
+            assert made.tolist() == np.asarray(kept).tolist()
+        else:
+            assert made == kept
+    assert built[1].tolist() == cached[1].tolist()
+    plain = build_index(root, HashEmbedder())
+    for query in ("cache get entry", "def", "queue"):
+        assert again_ranked(again, query) == again_ranked(plain, query)
+    Path(root, "cache.py").write_text(Path(root, "cache.py").read_text() + "\ndef added(): pass\n")
+    edited = build_index(root, HashEmbedder(), cache=BuildCache(str(cache_dir), salt()))
+    bm25_and_ranks(edited.index)
+    assert len(bm25_entries(cache_dir)) == 2  # another set of files, another entry
+
+
+def again_ranked(result: BuildResult, query: str) -> tuple[list[int], list[float]]:
+    bm25, _ = bm25_and_ranks(result.index)
+    order, scores = bm25.rank(query.split())
+    return order.tolist(), scores.tolist()
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip"])
+def test_a_damaged_bm25_entry_is_rebuilt_never_trusted(tmp_path: Path, damage: str) -> None:
+    root = corpus(tmp_path)
+    cache_dir = tmp_path / "cache"
+    expected = bm25_and_ranks(build_index(root, HashEmbedder()).index)[0].arrays()
+    bm25_and_ranks(
+        build_index(root, HashEmbedder(), cache=BuildCache(str(cache_dir), salt())).index
+    )
+    (entry,) = bm25_entries(cache_dir)
+    data = bytearray(entry.read_bytes())
+    if damage == "truncate":
+        del data[-9:]
+    else:
+        data[-40] ^= 0x01
+    entry.write_bytes(bytes(data))
+    result = build_index(root, HashEmbedder(), cache=BuildCache(str(cache_dir), salt()))
+    got = bm25_and_ranks(result.index)[0].arrays()
+    assert np.asarray(got.posting_docs).tolist() == np.asarray(expected.posting_docs).tolist()
+    assert got.term_ids == expected.term_ids
+    (rewritten,) = bm25_entries(cache_dir)
+    assert rewritten.read_bytes() != bytes(data)  # the damaged one was replaced

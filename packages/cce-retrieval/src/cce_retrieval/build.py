@@ -227,6 +227,24 @@ def _file_outcome(
     return outcome
 
 
+def _cached_bm25(
+    cache: BuildCache | None,
+    corpus_key: bytes | None,
+    parts: Sequence[TermCounts | None],
+    chunk_ids: Sequence[str],
+) -> tuple[Bm25Index, IntArray]:
+    """`_bm25_from_counts`, kept in the build cache for the next build of the same files
+    (a repeated `cce relevance --dir` then lays out no postings at all)."""
+    if cache is not None and corpus_key is not None:
+        found = cache.get_bm25(corpus_key, len(chunk_ids))
+        if found is not None:
+            return found
+    made = _bm25_from_counts(parts, chunk_ids)
+    if cache is not None and corpus_key is not None:
+        cache.put_bm25(corpus_key, *made)
+    return made
+
+
 def _bm25_from_counts(
     parts: Sequence[TermCounts | None], chunk_ids: Sequence[str]
 ) -> tuple[Bm25Index, IntArray]:
@@ -311,6 +329,7 @@ def _outcomes(
     progress: ProgressCallback | None,
     protection: str = REFERENCE,
     store_text: bool = True,
+    keys: Sequence[bytes] = (),
 ) -> tuple[list[FileOutcome], PieceSpool, list[FloatMatrix | SparseRows | None]]:
     """Every file's outcome in walk order: from the cache where it has it, else computed.
 
@@ -319,8 +338,12 @@ def _outcomes(
 
     Each outcome's store text is moved into the returned spool as it arrives (the
     outcomes keep none), so the largest output of a big build is not held on the heap.
+    `keys` are the files' cache keys (`BuildCache.key`), when there is a cache.
     """
     total = len(files)
+    if cache is not None and len(keys) != total:
+        keys = [cache.key(f.rel_path, f.text) for f in files]
+    entry_keys: list[bytes | None] = list(keys) if cache is not None else [None] * total
     outcomes: list[FileOutcome | None] = [None] * total
     texts = PieceSpool(total)
     sparse: dict[int, SparseRows] = {}
@@ -356,10 +379,11 @@ def _outcomes(
         if report and progress is not None:
             progress(done, total)
 
-    keys = [None if cache is None else cache.key(f.rel_path, f.text) for f in files]
     # Files with no entry at all are computed by workers while the entries there are
     # read here: after a small edit, the edited files cost little wall time of their own.
-    absent = [i for i, key in enumerate(keys) if key is None or cache is None or not cache.has(key)]
+    absent = [
+        i for i, key in enumerate(entry_keys) if key is None or cache is None or not cache.has(key)
+    ]
     absent_bytes = sum(len(files[i].text) for i in absent)
     workers = min(jobs, len(absent))
     pool: concurrent.futures.ProcessPoolExecutor | None = None
@@ -376,7 +400,7 @@ def _outcomes(
             results = pool.map(_packed_outcome_task, [task(i) for i in absent], chunksize=4)
         late: list[int] = []
         absent_set = set(absent)
-        for i, key in enumerate(keys):
+        for i, key in enumerate(entry_keys):
             if key is None or i in absent_set:
                 continue
             assert cache is not None
@@ -519,8 +543,17 @@ def build_index(
     """
     walked = walk(root, protect, protection)
     embed_hash = isinstance(embedder, HashEmbedder)
+    file_keys = [] if cache is None else [cache.key(f.rel_path, f.text) for f in walked.files]
     outcomes, texts, file_rows = _outcomes(
-        walked.files, protect, embed_hash, cache, jobs, progress, protection, store_text
+        walked.files,
+        protect,
+        embed_hash,
+        cache,
+        jobs,
+        progress,
+        protection,
+        store_text,
+        file_keys,
     )
     strict_redactions = sum(outcome.strict_redactions for outcome in outcomes)
     chunks: list[Chunk] = []
@@ -559,7 +592,8 @@ def build_index(
     )
     # BM25 from the counts the workers made, laid out only if a search asks for it.
     chunk_ids = [c.chunk_id for c in chunks]
-    offer_bm25(index, lambda: _bm25_from_counts(term_parts, chunk_ids))
+    corpus_key = None if cache is None else cache.corpus_key(file_keys)
+    offer_bm25(index, lambda: _cached_bm25(cache, corpus_key, term_parts, chunk_ids))
     result = BuildResult(
         index=index,
         files_indexed=len(walked.files),

@@ -37,6 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from cce_metrics import TOKENIZER_ID
+from cce_retrieval.bm25 import Bm25Index
 from cce_retrieval.model import Chunk, FloatMatrix
 from cce_retrieval.ranking import IntArray
 
@@ -45,6 +46,8 @@ DEFAULT_MAX_BYTES: Final = 1 << 30
 """Default bound on the cache's total size (1 GiB)."""
 
 _MAGIC: Final = b"CCEBC004"
+_BM25_MAGIC: Final = b"CCEBM001"
+"""A whole build's BM25 statistics (`BuildCache.put_bm25`), in the entry layout."""
 # magic, key, SHA-256 and length of the json part, SHA-256 and length of the store text
 # part; the array part is what lies between them.
 _HEADER: Final = struct.Struct("<8s32s32sQ32sQ")
@@ -364,6 +367,48 @@ def _decode(
     return outcome, cells
 
 
+def _decode_bm25(key: bytes, data: bytes, n_docs: int) -> tuple[Bm25Index, IntArray] | None:
+    magic, stored_key, payload_sha, meta_length, _, text_length = _HEADER.unpack_from(data)
+    body = memoryview(data)[_HEADER.size :]
+    if magic != _BM25_MAGIC or stored_key != key or text_length != 0:
+        return None
+    if hashlib.sha256(body).digest() != payload_sha:
+        return None
+    meta = json.loads(bytes(body[:meta_length]))
+    terms, postings = _count(meta, "terms"), _count(meta, "postings")
+    docs, word_bytes = _count(meta, "docs"), _count(meta, "words")
+    avgdl = meta["avgdl"]
+    arrays = body[meta_length:]
+    if docs != n_docs or type(avgdl) is not float:
+        return None
+    if len(arrays) != (terms + 1) * 8 + postings * 16 + docs * 16 + word_bytes:
+        return None
+    offsets = np.frombuffer(arrays, dtype=np.int64, count=terms + 1)
+    at = offsets.nbytes
+    posting_docs = np.frombuffer(arrays, dtype=np.int64, count=postings, offset=at)
+    at += posting_docs.nbytes
+    freqs = np.frombuffer(arrays, dtype=np.float64, count=postings, offset=at)
+    at += freqs.nbytes
+    doc_lengths = np.frombuffer(arrays, dtype=np.float64, count=docs, offset=at)
+    at += doc_lengths.nbytes
+    id_ranks = np.frombuffer(arrays, dtype=np.int64, count=docs, offset=at)
+    at += id_ranks.nbytes
+    words = bytes(arrays[at:]).decode("ascii").split()
+    if (
+        len(words) != terms
+        or int(offsets[0]) != 0
+        or int(offsets[-1]) != postings
+        or bool(np.any(np.diff(offsets) < 0))
+        or (postings and (int(posting_docs.min()) < 0 or int(posting_docs.max()) >= docs))
+    ):
+        return None
+    term_ids = {term: i for i, term in enumerate(words)}
+    if len(term_ids) != terms:
+        return None
+    bm25 = Bm25Index(term_ids, offsets, posting_docs, freqs, doc_lengths, avgdl, id_ranks)
+    return bm25, id_ranks
+
+
 class BuildCache:
     """A directory of entries `<dir>/<key[:2]>/<key>.entry`, bounded to `max_bytes`."""
 
@@ -471,6 +516,12 @@ class BuildCache:
         header = _HEADER.pack(
             _MAGIC, key, digest.digest(), len(meta), hashlib.sha256(text).digest(), len(text)
         )
+        if self._write(key, (header, meta, arrays, text)):
+            self.writes += 1
+
+    def _write(self, key: bytes, parts: Sequence[bytes]) -> bool:
+        """Write `parts` as the file of `key`, atomically; False (and nothing left behind)
+        on any OS error."""
         path = self._path(key)
         directory = os.path.dirname(path)
         temp = os.path.join(directory, f".tmp.{os.getpid()}.{next(_temp_sequence)}")
@@ -479,16 +530,84 @@ class BuildCache:
                 os.makedirs(directory, exist_ok=True)
                 _made_dirs.add(directory)
             with open(temp, "xb") as handle:
-                handle.write(header)
-                handle.write(meta)
-                handle.write(arrays)
-                handle.write(text)
+                for part in parts:
+                    handle.write(part)
             os.replace(temp, path)
-            self.writes += 1
         except OSError:
             _made_dirs.discard(directory)  # it may have been removed since: make it again
             with contextlib.suppress(OSError):
                 os.unlink(temp)
+            return False
+        return True
+
+    def corpus_key(self, file_keys: Sequence[bytes]) -> bytes:
+        """The key of what a whole build derives from its files (their keys, walk order)."""
+        digest = hashlib.sha256(b"cce.build-cache/corpus-bm25\0" + self._salt)
+        digest.update(struct.pack("<Q", len(file_keys)))
+        for key in file_keys:
+            digest.update(key)
+        return digest.digest()
+
+    def put_bm25(self, key: bytes, bm25: Bm25Index, id_ranks: IntArray) -> None:
+        """Keep a whole build's BM25 statistics and chunk-id ranks under `corpus_key`.
+
+        Skipped unless every term is an ASCII word (tokens always are) and the ids are
+        dense: then the space-joined terms give the table back exactly.
+        """
+        stats = bm25.arrays()
+        terms = sorted(stats.term_ids, key=stats.term_ids.__getitem__)
+        words = _words(terms)
+        if words is None or not words.isascii():
+            return
+        if [stats.term_ids[t] for t in terms] != list(range(len(terms))):
+            return
+        encoded_words = words.encode("ascii")
+        meta = json.dumps(
+            {
+                "terms": len(terms),
+                "postings": len(stats.posting_docs),
+                "docs": len(stats.doc_lengths),
+                "avgdl": stats.avgdl,
+                "words": len(encoded_words),
+            },
+            separators=(",", ":"),
+        ).encode("utf-8")
+        arrays = b"".join(
+            (
+                np.asarray(stats.offsets, dtype=np.int64).tobytes(),
+                np.asarray(stats.posting_docs, dtype=np.int64).tobytes(),
+                np.asarray(stats.posting_freqs, dtype=np.float64).tobytes(),
+                np.asarray(stats.doc_lengths, dtype=np.float64).tobytes(),
+                np.asarray(id_ranks, dtype=np.int64).tobytes(),
+                encoded_words,
+            )
+        )
+        digest = hashlib.sha256(meta)
+        digest.update(arrays)
+        empty = hashlib.sha256(b"").digest()
+        header = _HEADER.pack(_BM25_MAGIC, key, digest.digest(), len(meta), empty, 0)
+        self._write(key, (header, meta, arrays))
+
+    def get_bm25(self, key: bytes, n_docs: int) -> tuple[Bm25Index, IntArray] | None:
+        """What `put_bm25` kept under `key`, for a build of `n_docs` chunks, or None
+        (missing, damaged or disagreeing with itself: never trusted, then deleted)."""
+        path = self._path(key)
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            return None
+        try:
+            found = _decode_bm25(key, data, n_docs)
+        except (ValueError, KeyError, TypeError, IndexError, struct.error):
+            found = None
+        if found is None:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(path)
+        return found
 
     def prune(self) -> int:
         """Delete least recently used entries until the total fits `max_bytes`; the count.
