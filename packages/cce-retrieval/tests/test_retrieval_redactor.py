@@ -449,7 +449,7 @@ FOLD_TEXT = st.lists(
 def test_case_fold_and_ascii_lower_equal_their_per_character_tables(text: str) -> None:
     """The byte-level fast paths against the plain per-character definitions."""
     ascii_table = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
-    fold_table = {**ascii_table, ord("\u212a"): "k", ord("\u017f"): "s"}
+    fold_table: dict[int, int | str] = {**ascii_table, ord("\u212a"): "k", ord("\u017f"): "s"}
     assert ascii_lower(text) == text.translate(ascii_table)
     assert _case_fold(text) == text.translate(fold_table)
     assert len(_case_fold(text)) == len(text)
