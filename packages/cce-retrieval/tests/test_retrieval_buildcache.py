@@ -353,3 +353,12 @@ def test_a_damaged_bm25_entry_is_rebuilt_never_trusted(tmp_path: Path, damage: s
     assert got.term_ids == expected.term_ids
     (rewritten,) = bm25_entries(cache_dir)
     assert rewritten.read_bytes() != bytes(data)  # the damaged one was replaced
+
+
+def test_a_bm25_entry_larger_than_a_quarter_of_the_bound_is_not_kept(tmp_path: Path) -> None:
+    root = corpus(tmp_path)
+    small, large = tmp_path / "small", tmp_path / "large"
+    for directory, bound in ((small, 4096), (large, 1 << 30)):
+        result = build_index(root, HashEmbedder(), cache=BuildCache(str(directory), salt(), bound))
+        bm25_and_ranks(result.index)
+    assert bm25_entries(small) == [] and len(bm25_entries(large)) == 1

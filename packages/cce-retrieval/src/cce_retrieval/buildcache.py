@@ -552,7 +552,8 @@ class BuildCache:
         """Keep a whole build's BM25 statistics and chunk-id ranks under `corpus_key`.
 
         Skipped unless every term is an ASCII word (tokens always are) and the ids are
-        dense: then the space-joined terms give the table back exactly.
+        dense: then the space-joined terms give the table back exactly. Also skipped
+        when it would take more than a quarter of the cache's bound.
         """
         stats = bm25.arrays()
         terms = sorted(stats.term_ids, key=stats.term_ids.__getitem__)
@@ -562,6 +563,10 @@ class BuildCache:
         if [stats.term_ids[t] for t in terms] != list(range(len(terms))):
             return
         encoded_words = words.encode("ascii")
+        size = (len(stats.offsets) + len(id_ranks)) * 8 + len(encoded_words)
+        size += (len(stats.posting_docs) + len(stats.doc_lengths)) * 16
+        if size > self.max_bytes // 4:
+            return  # would evict most of the files' entries to make room
         meta = json.dumps(
             {
                 "terms": len(terms),
