@@ -59,22 +59,12 @@ _TOKEN_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 # U+212A KELVIN SIGN folds with `k`, U+017F LONG S with `s`. Mapping every member of the
 # keywords' orbits to its ASCII lowercase letter (one code point for one, so offsets are
 # kept) lets a plain lowercase pattern find exactly the case-insensitive matches.
-_KELVIN_SIGN_UTF8 = "\u212a".encode()
-_LONG_S_UTF8 = "\u017f".encode()
-
-
 def _case_fold(text: str) -> str:
-    """A–Z, U+212A and U+017F mapped to their ASCII lowercase letters, all else kept.
-
-    Done on the UTF-8 bytes (`bytes.lower` touches only A–Z, and UTF-8 never holds one
-    character's bytes inside another's), which is many times faster than `str.translate`
-    over a whole file; an ASCII file is just `str.lower`.
-    """
-    if text.isascii():
-        return text.lower()
-    data = text.encode("utf-8", "surrogatepass").lower()
-    data = data.replace(_KELVIN_SIGN_UTF8, b"k").replace(_LONG_S_UTF8, b"s")
-    return data.decode("utf-8", "surrogatepass")
+    """A–Z, U+212A and U+017F mapped to their ASCII lowercase letters, all else kept."""
+    folded = ascii_lower(text)
+    if folded.isascii():
+        return folded
+    return folded.replace("\u212a", "k").replace("\u017f", "s")
 
 
 _KEYWORDS = (
