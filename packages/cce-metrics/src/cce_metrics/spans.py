@@ -123,7 +123,7 @@ class LineWeights:
     `from_chunks`) and its prefix sums, filled the first time the file is weighed.
     """
 
-    __slots__ = ("_by_file", "_chunks", "_dense_tables", "_mass_tables", "_pending")
+    __slots__ = ("_by_file", "_chunks", "_dense_tables", "_mass_tables")
 
     def __init__(self, weights_by_file: Mapping[str, Mapping[int, int]]) -> None:
         """Wrap an already-built `file -> {line: weight}` table (copied defensively)."""
@@ -131,8 +131,8 @@ class LineWeights:
             file_path: dict(lines) for file_path, lines in weights_by_file.items() if lines
         }
         self._mass_tables: dict[str, _FileMassTable] = {}
-        self._pending: dict[str, list[tuple[int, str]]] = {}
         self._chunks: dict[str, list[tuple[int, str]]] = {}
+        """Each file's `(start_line, content)` chunks, when built `from_chunks`."""
         self._dense_tables: dict[str, _DenseMassTable | None] = {}
 
     @classmethod
@@ -156,16 +156,15 @@ class LineWeights:
         weights = cls.__new__(cls)
         weights._by_file = {}
         weights._mass_tables = {}
-        weights._pending = pending
-        weights._chunks = dict(pending)
+        weights._chunks = pending
         weights._dense_tables = {}
         return weights
 
     def _file_weights(self, file_path: str) -> dict[int, int] | None:
         file_weights = self._by_file.get(file_path)
-        if file_weights is not None or not self._pending:
+        if file_weights is not None:
             return file_weights
-        file_chunks = self._pending.pop(file_path, None)
+        file_chunks = self._chunks.get(file_path)
         if file_chunks is None:
             return None
         file_weights = self._by_file[file_path] = {}
@@ -182,7 +181,7 @@ class LineWeights:
 
     def _complete(self) -> dict[str, dict[int, int]]:
         """Every file's weights (what equality and the summary need)."""
-        for file_path in list(self._pending):
+        for file_path in self._chunks:
             self._file_weights(file_path)
         return self._by_file
 
