@@ -324,3 +324,10 @@ def test_mass_from_chunks_equals_a_line_by_line_first_writer_table(
         last = first + extra
         brute = sum(weights.get(path, {}).get(line, 1) for line in range(first, last + 1))
         assert table.mass(path, first, last) == brute
+
+
+def test_a_chunk_claiming_a_huge_line_number_is_weighed_without_a_table_of_every_line() -> None:
+    weights = LineWeights.from_chunks([("far.py", 10**15, "abcdefgh\nabcd")])
+    assert weights.mass("far.py", 10**15, 10**15 + 1) == 2 + 1
+    assert weights.mass("far.py", 1, 10) == 10
+    assert weights._dense_tables == {"far.py": None}  # the per-line table served

@@ -88,9 +88,15 @@ def _uncovered(covered: list[Interval], first: int, last: int) -> list[Interval]
     return gaps
 
 
+_DENSE_SLACK_LINES = 1 << 16
+"""Lines a dense table may hold beyond twice those its chunks cover."""
+
+
 def _dense_mass_table(file_chunks: list[tuple[int, str]]) -> _DenseMassTable | None:
     """The mass table of one file's chunks (index order, first writer wins per line), or
-    None for a chunk starting before line 0 (then the per-line table serves).
+    None (then the per-line table serves) for a chunk starting before line 0 or chunks
+    so sparse that a table of every line up to the last would be far larger than they
+    are (a store may claim any line number).
 
     Chunks arrive outer before inner, so most are already covered whole and are never
     estimated; the rest write only their uncovered lines, a slice at a time.
@@ -99,6 +105,8 @@ def _dense_mass_table(file_chunks: list[tuple[int, str]]) -> _DenseMassTable | N
         return None
     spans = [(start, start + _line_count(content) - 1, content) for start, content in file_chunks]
     top = max(last for _, last, _ in spans) + 1
+    if top > 2 * sum(last - start + 1 for start, last, _ in spans) + _DENSE_SLACK_LINES:
+        return None
     excess_by_line = [0] * (top + 1)
     covered: list[Interval] = []
     for start, last, content in spans:
