@@ -341,8 +341,7 @@ def _outcomes(
     `keys` are the files' cache keys (`BuildCache.key`), when there is a cache.
     """
     total = len(files)
-    if cache is not None and len(keys) != total:
-        keys = [cache.key(f.rel_path, f.text) for f in files]
+    assert cache is None or len(keys) == total
     entry_keys: list[bytes | None] = list(keys) if cache is not None else [None] * total
     outcomes: list[FileOutcome | None] = [None] * total
     texts = PieceSpool(total)

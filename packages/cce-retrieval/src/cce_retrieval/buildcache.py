@@ -409,6 +409,16 @@ def _decode_bm25(key: bytes, data: bytes, n_docs: int) -> tuple[Bm25Index, IntAr
     return bm25, id_ranks
 
 
+def _settle(path: str, trusted: bool) -> None:
+    """After reading the file at `path`: a trusted one is marked recently used (evicted
+    last), an untrusted one is deleted (never read again)."""
+    with contextlib.suppress(OSError):
+        if trusted:
+            os.utime(path)
+        else:
+            os.unlink(path)
+
+
 class BuildCache:
     """A directory of entries `<dir>/<key[:2]>/<key>.entry`, bounded to `max_bytes`."""
 
@@ -468,14 +478,11 @@ class BuildCache:
             self.misses += 1
             return None
         found = self._verify(key, header, body, store_text)
+        _settle(path, found is not None)
         if found is None:
             self.misses += 1
-            with contextlib.suppress(OSError):
-                os.unlink(path)  # never trusted; do not keep reading it
-            return None
-        self.hits += 1
-        with contextlib.suppress(OSError):
-            os.utime(path)  # recently used: evicted last
+        else:
+            self.hits += 1
         return found
 
     @staticmethod
@@ -606,12 +613,7 @@ class BuildCache:
             found = _decode_bm25(key, data, n_docs)
         except (ValueError, KeyError, TypeError, IndexError, struct.error):
             found = None
-        if found is None:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
-            return None
-        with contextlib.suppress(OSError):
-            os.utime(path)
+        _settle(path, found is not None)
         return found
 
     def prune(self) -> int:

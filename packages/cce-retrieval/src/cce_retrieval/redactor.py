@@ -55,6 +55,7 @@ _TOKEN_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     )
 )
 
+
 # Rust's simple case folding adds one non-ASCII member to two ASCII letters' orbits:
 # U+212A KELVIN SIGN folds with `k`, U+017F LONG S with `s`. Mapping every member of the
 # keywords' orbits to its ASCII lowercase letter (one code point for one, so offsets are
