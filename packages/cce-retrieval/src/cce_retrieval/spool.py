@@ -15,18 +15,22 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator, Sequence
-from typing import IO, Final, overload
+from collections.abc import Iterator
+from typing import IO, Final
+
+from cce_retrieval.positional import PositionalSequence
 
 DEFAULT_MEMORY_LIMIT: Final = 256 << 20
 
 
-class PieceSpool(Sequence[bytes]):
+class PieceSpool(PositionalSequence[bytes]):
     """`count` byte pieces, put once each by position, read back as a sequence.
 
     A position never put reads as None from `get` and makes the spool incomplete
     (`complete`); reading it through the sequence interface raises KeyError.
     """
+
+    _noun = "piece"
 
     def __init__(self, count: int, memory_limit: int = DEFAULT_MEMORY_LIMIT) -> None:
         self._count = count
@@ -93,18 +97,7 @@ class PieceSpool(Sequence[bytes]):
     def __len__(self) -> int:
         return self._count
 
-    @overload
-    def __getitem__(self, i: int) -> bytes: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[bytes]: ...
-
-    def __getitem__(self, i: int | slice) -> bytes | list[bytes]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(self._count))]
-        position = i + self._count if i < 0 else i
-        if not 0 <= position < self._count:
-            raise IndexError("piece index out of range")
+    def _item(self, position: int) -> bytes:
         piece = self.get(position)
         if piece is None:
             raise KeyError(position)

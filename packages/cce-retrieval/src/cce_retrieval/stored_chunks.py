@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import mmap
 from collections.abc import Iterator, Sequence
-from typing import overload
 
 import attrs
 import numpy as np
 import numpy.typing as npt
 
 from cce_retrieval.model import Chunk
+from cce_retrieval.positional import PositionalSequence
 
 Blob = mmap.mmap | bytes
 
@@ -49,16 +49,9 @@ def _text(blob: Blob, start: int, end: int) -> str:
     return blob[start:end].decode("utf-8", "surrogatepass")
 
 
-def _position(i: int, n: int) -> int:
-    """Sequence index `i` (negative from the end) as a position in 0..n-1."""
-    position = i + n if i < 0 else i
-    if not 0 <= position < n:
-        raise IndexError("chunk index out of range")
-    return position
-
-
-class _IdColumn(Sequence[str]):
+class _IdColumn(PositionalSequence[str]):
     __slots__ = ("_columns", "_n")
+    _noun = "chunk"
 
     def __init__(self, columns: StoredColumns, n: int) -> None:
         self._columns, self._n = columns, n
@@ -66,24 +59,16 @@ class _IdColumn(Sequence[str]):
     def __len__(self) -> int:
         return self._n
 
-    @overload
-    def __getitem__(self, i: int) -> str: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[str]: ...
-
-    def __getitem__(self, i: int | slice) -> str | list[str]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(self._n))]
-        position = _position(i, self._n)
+    def _item(self, position: int) -> str:
         at = self._columns.ids_at
         return _text(self._columns.ids, int(at[position]), int(at[position + 1]))
 
 
-class StoredChunks(Sequence[Chunk]):
+class StoredChunks(PositionalSequence[Chunk]):
     """An immutable sequence of the chunks held in `StoredColumns`, decoded lazily."""
 
     __slots__ = ("_all", "_columns", "_made", "_n")
+    _noun = "chunk"
 
     def __init__(self, columns: StoredColumns) -> None:
         self._columns = columns
@@ -94,18 +79,9 @@ class StoredChunks(Sequence[Chunk]):
     def __len__(self) -> int:
         return self._n
 
-    @overload
-    def __getitem__(self, i: int) -> Chunk: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[Chunk]: ...
-
-    def __getitem__(self, i: int | slice) -> Chunk | list[Chunk]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(self._n))]
+    def _item(self, position: int) -> Chunk:
         if self._all is not None:
-            return self._all[i]
-        position = _position(i, self._n)
+            return self._all[position]
         chunk = self._made.get(position)
         if chunk is None:
             chunk = self._made[position] = self._decode(position)
@@ -183,7 +159,7 @@ class StoredChunks(Sequence[Chunk]):
 
     def file_path(self, i: int) -> str:
         """Chunk i's file path, without decoding the chunk."""
-        return self._columns.paths[int(self._columns.path_codes[_position(i, self._n)])]
+        return self._columns.paths[int(self._columns.path_codes[self.position(i)])]
 
     def chunk_ids(self) -> Sequence[str]:
         """The chunk ids in store order, as a view decoding one id per access."""
