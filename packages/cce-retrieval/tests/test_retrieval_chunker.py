@@ -762,3 +762,24 @@ def test_environment_does_not_leak_into_chunking(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("PYTHONHASHSEED", "123")
     monkeypatch.chdir(os.path.dirname(__file__))
     assert chunk_file("m.py", "def f():\n    pass\n") == before
+
+
+def test_a_pickled_chunk_comes_back_equal_with_every_protocol() -> None:
+    """Workers send chunks to the building process by pickle (`Chunk.__reduce__`)."""
+    import pickle
+
+    chunk = Chunk(
+        chunk_id="0123456789abcdef",
+        file_path="pkg/é.py",
+        start_line=3,
+        end_line=9,
+        chunk_type="function",
+        kind="function_definition",
+        language="python",
+        content="def f():\n    return '\\ud800'\n",
+        token_count=7,
+    )
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+        back = pickle.loads(pickle.dumps(chunk, protocol=protocol))
+        assert back == chunk
+        assert type(back) is Chunk
