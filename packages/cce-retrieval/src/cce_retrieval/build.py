@@ -177,6 +177,7 @@ def _file_outcome(
     cache: BuildCache | None,
     protection: str = REFERENCE,
     store_text: bool = True,
+    key: bytes | None = None,
 ) -> FileOutcome:
     """Redact, chunk, count tokens and (for the hash embedder) embed one file.
 
@@ -184,6 +185,7 @@ def _file_outcome(
     embedding is made from those counts (`HashEmbedder.matrix_from_term_counts`).
     The store text is made when `store_text` asks for it or a cache entry is written
     (so the entry serves a later `cce index` too), and returned only when asked for.
+    `key` is the file's cache key when the caller has it (`BuildCache.key`).
     """
     global _worker_embedder
     redacted = redact(text) if protect else text
@@ -221,7 +223,7 @@ def _file_outcome(
         store_text=made_text,
     )
     if cache is not None and embeddings is not None:
-        cache.put(cache.key(rel_path, text), outcome)
+        cache.put(cache.key(rel_path, text) if key is None else key, outcome)
     if not store_text and made_text is not None:
         outcome = attrs.evolve(outcome, store_text=None)  # not sent back for nothing
     return outcome
@@ -278,7 +280,7 @@ def _bm25_from_counts(
     return bm25, id_ranks
 
 
-_Task = tuple[str, str, bool, bool, BuildCache | None, str, bool]
+_Task = tuple[str, str, bool, bool, BuildCache | None, str, bool, bytes | None]
 
 
 def _file_outcome_task(task: _Task) -> FileOutcome:
@@ -363,6 +365,7 @@ def _outcomes(
             cache,
             protection,
             store_text,
+            entry_keys[i],
         )
 
     done = 0
