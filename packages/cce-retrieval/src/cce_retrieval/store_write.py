@@ -106,19 +106,31 @@ def embedding_lengths(index: Index) -> list[int]:
     return [width if i < rows else 0 for i in range(len(index.chunks))]
 
 
-def _chunk_json(chunk: Chunk, embedding: str) -> str:
+def _chunk_json(chunk: Chunk, embedding: str, escaped: dict[str, str] | None = None) -> str:
+    """One chunk's store object; `escaped` memoises the JSON strings of the fields that
+    repeat from chunk to chunk (path, type, kind, language)."""
+    memo = {} if escaped is None else escaped
+
+    def repeated(value: str) -> str:
+        text = memo.get(value)
+        if text is None:
+            text = memo[value] = encode_basestring(value)
+        return text
+
+    # One f-string builds the object in a single allocation (a `+` chain copies the
+    # growing text once per field, and the embedding text is most of it).
     return (
-        '{"chunk_id":' + encode_basestring(chunk.chunk_id)
-        + ',"file_path":' + encode_basestring(chunk.file_path)
-        + ',"start_line":' + str(chunk.start_line)
-        + ',"end_line":' + str(chunk.end_line)
-        + ',"chunk_type":' + encode_basestring(chunk.chunk_type)
-        + ',"kind":' + encode_basestring(chunk.kind)
-        + ',"language":' + encode_basestring(chunk.language)
-        + ',"content":' + encode_basestring(chunk.content)
-        + ',"token_count":' + str(chunk.token_count)
-        + ',"embedding":' + embedding + "}"
-    )  # fmt: skip
+        f'{{"chunk_id":{encode_basestring(chunk.chunk_id)}'
+        f',"file_path":{repeated(chunk.file_path)}'
+        f',"start_line":{chunk.start_line}'
+        f',"end_line":{chunk.end_line}'
+        f',"chunk_type":{repeated(chunk.chunk_type)}'
+        f',"kind":{repeated(chunk.kind)}'
+        f',"language":{repeated(chunk.language)}'
+        f',"content":{encode_basestring(chunk.content)}'
+        f',"token_count":{chunk.token_count}'
+        f',"embedding":{embedding}}}'
+    )
 
 
 def _sorted_object(mapping: Mapping[str, object]) -> str:
@@ -154,7 +166,10 @@ def _chunk_array(
     if not chunks:
         return ""
     rows = _format_rows(embeddings[: len(chunks)], lengths[: len(chunks)], memo)
-    return ",".join(_chunk_json(chunk, row) for chunk, row in zip(chunks, rows, strict=True))
+    escaped: dict[str, str] = {}
+    return ",".join(
+        [_chunk_json(chunk, row, escaped) for chunk, row in zip(chunks, rows, strict=True)]
+    )
 
 
 def chunk_array_text(
