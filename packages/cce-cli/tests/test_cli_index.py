@@ -507,3 +507,28 @@ def test_append_event_fails_open(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert events.append_event(str(blocker / "index.json"), {"event": "x"}) is None
     err = capsys.readouterr().err
     assert err.startswith(f"warning: could not write metrics to {blocker / 'metrics.jsonl'}: ")
+
+
+def test_a_failed_store_write_leaves_the_sidecar_as_it_was(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sidecar's parts are staged while the store is written; if the store is not
+    saved, what was staged goes again and the previous sidecar stays the store's."""
+    from cce_retrieval.store_paths import StoreError
+
+    root = small_repo(tmp_path / "repo")
+    assert run_cce(["index", root, "--no-metrics"], capsys)[0] == 0
+    store = Path(root, ".cce", "index.json")
+    sidecar_dir = Path(str(store) + ".sidecar")
+    before = {p.name: p.read_bytes() for p in sidecar_dir.iterdir()}
+    Path(root, "new.py").write_text("def new():\n    pass\n")
+
+    def refuse(*args: object, **kwargs: object) -> object:
+        raise StoreError("write", str(store), "No space left on device (os error 28)")
+
+    monkeypatch.setattr(cmd_index, "write_store", refuse)
+    code, out, err = run_cce(["index", root, "--no-metrics"], capsys)
+    assert (code, out) == (1, "")
+    assert "previous store there is unchanged" in err
+    assert {p.name: p.read_bytes() for p in sidecar_dir.iterdir()} == before
+    assert load_store(str(store)).chunks == load_index(str(store)).chunks

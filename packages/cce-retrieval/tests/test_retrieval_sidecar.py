@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pickle
@@ -216,3 +217,48 @@ def test_a_status_record_naming_another_digest_is_ignored(
     calls = hashes_counted(monkeypatch)
     assert_same_index(load_store(store), load_index(store))
     assert calls == [store]
+
+
+def test_staged_parts_become_the_same_sidecar_as_a_direct_write(tmp_path: Path) -> None:
+    import concurrent.futures
+
+    store, index = persisted(tmp_path)
+    directory = Path(sidecar_dir(store))
+    direct = {p.name: p.read_bytes() for p in directory.iterdir()}
+    shutil.rmtree(directory)
+    with concurrent.futures.ThreadPoolExecutor(2) as syncer:
+        staged = sidecar.stage_sidecar(store, sidecar.prepare_sidecar(index), syncer)
+    # Before the store's digest is known only staging files exist, and no manifest.
+    assert all(p.name.startswith(".staged.") for p in directory.iterdir())
+    data = Path(store).read_bytes()
+    write_sidecar(index, store, hashlib.sha256(data).hexdigest(), len(data), staged=staged)
+    assert {p.name: p.read_bytes() for p in directory.iterdir()} == direct
+
+
+def test_staging_files_of_a_killed_writer_are_never_read_and_are_removed(tmp_path: Path) -> None:
+    store, index = persisted(tmp_path)
+    directory = Path(sidecar_dir(store))
+    part = next(directory.glob("*-embeddings_by_dim.npy"))
+    stray = directory / ".staged.999999.0.embeddings_by_dim.npy"
+    stray.write_bytes(b"\0" * part.stat().st_size)
+    assert_same_index(load_store(store), load_index(store))
+    data = Path(store).read_bytes()
+    write_sidecar(index, store, hashlib.sha256(data).hexdigest(), len(data))
+    assert not stray.exists()
+
+
+def test_discarding_a_staged_sidecar_leaves_the_directory_as_it_was(tmp_path: Path) -> None:
+    import concurrent.futures
+
+    store, index = persisted(tmp_path)
+    directory = Path(sidecar_dir(store))
+    before = sorted(p.name for p in directory.iterdir())
+    with concurrent.futures.ThreadPoolExecutor(2) as syncer:
+        staged = sidecar.stage_sidecar(store, sidecar.prepare_sidecar(index), syncer)
+    staged.discard()
+    assert sorted(p.name for p in directory.iterdir()) == before
+    shutil.rmtree(directory)
+    with concurrent.futures.ThreadPoolExecutor(2) as syncer:
+        staged = sidecar.stage_sidecar(store, sidecar.prepare_sidecar(index), syncer)
+    staged.discard()
+    assert not directory.exists()  # staging made it, so discarding removes it

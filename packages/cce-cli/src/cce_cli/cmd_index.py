@@ -47,7 +47,13 @@ from cce_retrieval import (
     write_sources,
     write_store,
 )
-from cce_retrieval.sidecar import prepare_sidecar, sidecar_dir, sidecar_is_current
+from cce_retrieval.sidecar import (
+    StagedSidecar,
+    prepare_sidecar,
+    sidecar_dir,
+    sidecar_is_current,
+    stage_sidecar,
+)
 from cce_retrieval.store_write import store_digest
 
 ALLOW_SECRETS_WARNING = (
@@ -134,6 +140,17 @@ def walk_error_warning(count: int) -> str:
     )
 
 
+def _stage_sidecar(
+    result: BuildResult, store_path: str, syncer: concurrent.futures.Executor
+) -> StagedSidecar | None:
+    """The sidecar's parts, written under staging names; None if they could not be (the
+    store is complete without them, and the next reader rebuilds them)."""
+    try:
+        return stage_sidecar(store_path, prepare_sidecar(result.index), syncer)
+    except (OSError, ValueError):
+        return None
+
+
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     directory: str | None = args.dir
@@ -160,13 +177,20 @@ def run(args: argparse.Namespace) -> int:
         predicted = store_digest(result.index, result.store_chunks)
         if sidecar_is_current(store_path, predicted.sha256, predicted.size):
             current = predicted.sha256
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="cce-sidecar") as helper:
-        # What the sidecar holds depends on the index alone, so it is computed while the
-        # store's bytes go to disk (that thread mostly waits on the disk, not the GIL).
-        sidecar = None if current else helper.submit(prepare_sidecar, result.index)
+    # The syncer is shut down last: the helper's writes hand their fsyncs to it.
+    with (
+        concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="cce-sidecar-sync") as syncer,
+        concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="cce-sidecar") as helper,
+    ):
+        # What the sidecar holds depends on the index alone, so it is computed and its
+        # parts written (under staging names) while the store's bytes go to disk; only
+        # the renames to the store's digest and the manifest wait for the store.
+        staging = None if current else helper.submit(_stage_sidecar, result, store_path, syncer)
         try:
             saved = write_store(result.index, store_path, result.store_chunks)
         except StoreError as err:
+            if staging is not None and (staged := staging.result()) is not None:
+                staged.discard()
             raise CliError(f"{err} (any previous store there is unchanged)") from err
     index_bytes = saved.size
 
@@ -188,10 +212,12 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     # The sidecar only speeds up later reads; without it they parse index.json.
+    staged = None if staging is None else staging.result()
     if current != saved.sha256:
         with contextlib.suppress(OSError, ValueError):
-            prepared = None if sidecar is None else sidecar.result()
-            write_sidecar(result.index, store_path, saved.sha256, saved.size, prepared)
+            write_sidecar(result.index, store_path, saved.sha256, saved.size, staged=staged)
+    elif staged is not None:
+        staged.discard()
     if not args.no_metrics:
         write_index_event(
             store_path,

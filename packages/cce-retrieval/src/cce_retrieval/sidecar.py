@@ -16,8 +16,8 @@ Each part is written atomically (temp file, fsync, rename) and parts of a digest
 change once written, so a run killed at any moment leaves either a complete sidecar
 or one without a manifest, which is never trusted.
 
-Owns: `prepare_sidecar` and `write_sidecar`, `sidecar_is_current`, `load_store` (the store
-with its sidecar), `sidecar_dir`.
+Owns: `prepare_sidecar`, `stage_sidecar` and `write_sidecar`, `sidecar_is_current`,
+`load_store` (the store with its sidecar), `sidecar_dir`.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import hashlib
+import itertools
 import json
 import mmap
 import os
@@ -209,37 +210,65 @@ def prepare_sidecar(index: Index) -> SidecarParts:
     )
 
 
-def write_sidecar(
-    index: Index,
-    store_path: str,
-    store_sha256: str,
-    store_size: int,
-    prepared: SidecarParts | None = None,
-) -> str:
-    """Write the sidecar of the store at `store_path` (whose bytes hash to `store_sha256`).
+_STAGED_PREFIX: Final = ".staged."
+_staging_sequence = itertools.count()
 
-    `prepared` is `prepare_sidecar(index)` when the caller made it already. Parts are
-    synced on background threads while the next ones are written; the manifest goes
-    last, once every part is in place. Returns the manifest path. Raises OSError;
-    callers treat a failure as harmless (the store itself is complete, and the next
-    reader rebuilds the sidecar).
+
+@attrs.frozen(slots=True, eq=False)
+class StagedSidecar:
+    """A sidecar's parts written (or being written) under staging names in its directory,
+    before the store's digest is known; `write_sidecar` renames them into place.
+
+    A run killed before then leaves only staging files, which no manifest names and the
+    next sidecar write deletes.
     """
-    if prepared is None:
-        prepared = prepare_sidecar(index)
+
+    directory: str
+    prepared: SidecarParts
+    parts: dict[str, tuple[str, int]]
+    """Part name → (file name after the digest's `D-`, byte size)."""
+    staged_names: dict[str, str]
+    """Part name → its staging file's name."""
+    pending: list[concurrent.futures.Future[None]]
+
+    def settle(self) -> None:
+        """Wait for every part to be on disk; raises the first write's error."""
+        for done in self.pending:
+            done.result()
+
+    def discard(self) -> None:
+        """Wait for the writes, then remove every staging file (the store was not saved)."""
+        for done in self.pending:
+            with contextlib.suppress(Exception):
+                done.result()
+        for name in self.staged_names.values():
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(self.directory, name))
+        with contextlib.suppress(OSError):
+            os.rmdir(self.directory)  # only if staging made it and nothing else is there
+
+
+def stage_sidecar(
+    store_path: str, prepared: SidecarParts, syncer: concurrent.futures.Executor
+) -> StagedSidecar:
+    """Write the parts of `prepared` beside `store_path` under staging names.
+
+    Needs no store digest, so it runs while the store itself is written. Each part's
+    fsync and rename run on `syncer` while the next part is written. Raises OSError.
+    """
     directory = sidecar_dir(store_path)
     os.makedirs(directory, exist_ok=True)
-    prefix = store_sha256
-    parts: dict[str, dict[str, object]] = {}
-    with concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="cce-sidecar") as syncer:
-        pending: list[concurrent.futures.Future[None]] = []
+    staged = StagedSidecar(directory, prepared, {}, {}, [])
 
-        def write(file: str, name: str, pieces: Iterable[bytes | memoryview], size: int) -> None:
-            target = os.path.join(directory, f"{prefix}-{file}")
-            done = write_atomic_parts(target, pieces, syncer)
-            if done is not None:
-                pending.append(done)
-            parts[name] = {"file": os.path.basename(target), "bytes": size}
+    def write(file: str, name: str, pieces: Iterable[bytes | memoryview], size: int) -> None:
+        staged_name = f"{_STAGED_PREFIX}{os.getpid()}.{next(_staging_sequence)}.{file}"
+        done = write_atomic_parts(os.path.join(directory, staged_name), pieces, syncer)
+        if done is not None:
+            staged.pending.append(done)
+        staged.parts[name] = (file, size)
+        staged.staged_names[name] = staged_name
 
+    try:
         # The largest part first: its sync overlaps everything written after it.
         transposed = _TransposedNpy(prepared.embeddings)
         write("embeddings_by_dim.npy", "embeddings_by_dim", transposed, transposed.size)
@@ -248,14 +277,55 @@ def write_sidecar(
         for name, array in prepared.arrays.items():
             pieces = list(_npy_bytes(array))
             write(f"{name}.npy", name, pieces, sum(map(len, pieces)))
-        for done in pending:
-            done.result()
-    order = ["ids", "content", "embeddings_by_dim", *prepared.arrays, "terms"]
+    except BaseException:
+        staged.discard()
+        raise
+    return staged
+
+
+def write_sidecar(
+    index: Index,
+    store_path: str,
+    store_sha256: str,
+    store_size: int,
+    prepared: SidecarParts | None = None,
+    staged: StagedSidecar | None = None,
+) -> str:
+    """Write the sidecar of the store at `store_path` (whose bytes hash to `store_sha256`).
+
+    `prepared` is `prepare_sidecar(index)` when the caller made it already; `staged` is
+    `stage_sidecar` of it when its parts are already written, and then only the renames
+    and the manifest are left. The manifest goes last, once every part is in place.
+    Returns the manifest path. Raises OSError; callers treat a failure as harmless (the
+    store itself is complete, and the next reader rebuilds the sidecar).
+    """
+    if staged is None:
+        if prepared is None:
+            prepared = prepare_sidecar(index)
+        with concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="cce-sidecar") as syncer:
+            staged = stage_sidecar(store_path, prepared, syncer)
+            staged.settle()
+    try:
+        staged.settle()
+        directory = staged.directory
+        prefix = store_sha256
+        parts: dict[str, dict[str, object]] = {}
+        for name, (file, size) in staged.parts.items():
+            target = f"{prefix}-{file}"
+            os.replace(
+                os.path.join(directory, staged.staged_names[name]),
+                os.path.join(directory, target),
+            )
+            parts[name] = {"file": target, "bytes": size}
+    except BaseException:
+        staged.discard()
+        raise
+    order = ["ids", "content", "embeddings_by_dim", *staged.prepared.arrays, "terms"]
     manifest = {
         "schema": SIDECAR_SCHEMA,
         "store_sha256": store_sha256,
         "store_size": store_size,
-        **prepared.manifest,
+        **staged.prepared.manifest,
         "parts": {name: parts[name] for name in order},
     }
     manifest_path = os.path.join(directory, f"{prefix}.json")
