@@ -80,6 +80,10 @@ def kill_rounds(tmp_path: Path, rounds: int, max_delay: float, packages: tuple[s
     expected = serialize_index(build_index(str(root), HashEmbedder()).index)
     assert store.read_bytes() == expected
     assert serialize_index(load_store(str(store))) == expected
+    # Whatever killed runs left in the sidecar (staged parts, other digests) is gone.
+    digest = sidecar.file_sha256(str(store))[0]
+    leftovers = [p.name for p in Path(sidecar.sidecar_dir(str(store))).iterdir()]
+    assert [name for name in leftovers if not name.startswith(digest)] == []
 
 
 @pytest.fixture
