@@ -61,6 +61,46 @@ def test_parallel_build_is_byte_identical(tmp_path: Path, monkeypatch: pytest.Mo
     assert calls[0] == 0 and calls[-1] == parallel.files_indexed
 
 
+@pytest.mark.parametrize("store_text", [True, False])
+def test_workers_writing_entries_send_back_what_a_serial_build_makes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_text: bool
+) -> None:
+    """With a cache, workers send each outcome in its entry's encoding (`EncodedOutcome`);
+    decoded here it must give the serial build's index, BM25 and strict counts."""
+    root = corpus(tmp_path)
+    # A URL password: only strict protection redacts it, so the strict count is not 0.
+    Path(root, "db.py").write_text('print("postgresql://admin:Xk29fPq7LmZ@db.internal/prod")\n')
+    serial = build_index(root, HashEmbedder(), store_text=store_text)
+    monkeypatch.setattr(build_module, "_PARALLEL_MIN_BYTES", 0)
+    sent: list[str] = []
+    real_task = build_module._packed_outcome_task
+
+    def recorded(task: Any) -> Any:
+        result = real_task(task)
+        sent.append(type(result).__name__)
+        return result
+
+    # Run the workers' task in-process (a thread pool) so what they send is observable.
+    monkeypatch.setattr(build_module, "_packed_outcome_task", recorded)
+    monkeypatch.setattr(
+        concurrent.futures,
+        "ProcessPoolExecutor",
+        lambda workers, **options: concurrent.futures.ThreadPoolExecutor(workers),
+    )
+    cache = BuildCache(str(tmp_path / "cache"), salt())
+    parallel = build_index(root, HashEmbedder(), jobs=2, cache=cache, store_text=store_text)
+    assert set(sent) == {"EncodedOutcome"} and len(sent) == serial.files_indexed
+    assert serialize_index(parallel.index) == serialize_index(serial.index)
+    if store_text:
+        assert store_bytes(parallel) == serialize_index(serial.index)
+    else:
+        assert parallel.store_chunks is None
+    assert parallel.strict_redactions == serial.strict_redactions > 0
+    got, want = bm25_and_ranks(parallel.index), bm25_and_ranks(serial.index)
+    assert got[0].arrays().term_ids == want[0].arrays().term_ids
+    assert got[1].tolist() == want[1].tolist()
+
+
 def test_cold_and_warm_cache_builds_are_byte_identical(tmp_path: Path) -> None:
     root = corpus(tmp_path)
     plain = serialize_index(build_index(root, HashEmbedder()).index)

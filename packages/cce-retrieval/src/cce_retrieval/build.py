@@ -30,7 +30,13 @@ import numpy as np
 
 from cce_metrics import estimate_tokens
 from cce_retrieval.bm25 import Bm25Index
-from cce_retrieval.buildcache import BuildCache, FileOutcome, SparseRows, TermCounts
+from cce_retrieval.buildcache import (
+    BuildCache,
+    EncodedOutcome,
+    FileOutcome,
+    SparseRows,
+    TermCounts,
+)
 from cce_retrieval.chunker import chunk_file
 from cce_retrieval.derived import offer_bm25
 from cce_retrieval.embedder import EMBED_DIM, Embedder, EmbedError, HashEmbedder, check_vectors
@@ -178,14 +184,15 @@ def _file_outcome(
     protection: str = REFERENCE,
     store_text: bool = True,
     key: bytes | None = None,
-) -> FileOutcome:
+) -> tuple[FileOutcome, EncodedOutcome | None]:
     """Redact, chunk, count tokens and (for the hash embedder) embed one file.
 
     The unit of parallel work. Tokens are counted once, for BM25, and the hash
     embedding is made from those counts (`HashEmbedder.matrix_from_term_counts`).
     The store text is made when `store_text` asks for it or a cache entry is written
     (so the entry serves a later `cce index` too), and returned only when asked for.
-    `key` is the file's cache key when the caller has it (`BuildCache.key`).
+    `key` is the file's cache key when the caller has it (`BuildCache.key`). Returns
+    the outcome and, when a cache entry was made, the outcome in its encoding.
     """
     global _worker_embedder
     redacted = redact(text) if protect else text
@@ -222,11 +229,15 @@ def _file_outcome(
         strict_redactions=strict_redactions,
         store_text=made_text,
     )
+    encoded = None
     if cache is not None and embeddings is not None:
-        cache.put(cache.key(rel_path, text) if key is None else key, outcome)
+        encoded = cache.put(cache.key(rel_path, text) if key is None else key, outcome)
     if not store_text and made_text is not None:
-        outcome = attrs.evolve(outcome, store_text=None)  # not sent back for nothing
-    return outcome
+        # Not sent back for nothing.
+        outcome = attrs.evolve(outcome, store_text=None)
+        if encoded is not None:
+            encoded = attrs.evolve(encoded, store_text=None)
+    return outcome, encoded
 
 
 def _cached_bm25(
@@ -284,14 +295,19 @@ _Task = tuple[str, str, bool, bool, BuildCache | None, str, bool, bytes | None]
 
 
 def _file_outcome_task(task: _Task) -> FileOutcome:
-    return _file_outcome(*task)
+    return _file_outcome(*task)[0]
 
 
-def _packed_outcome_task(task: _Task) -> tuple[FileOutcome, SparseRows | None]:
-    """`_file_outcome_task` for a worker process: the hash matrix travels back as its
-    non-zero cells only (hash vectors are ~90% zeros), so far fewer bytes are pickled,
-    and the build scatters them straight into the index matrix (no per-file dense copy)."""
-    outcome = _file_outcome(*task)
+def _packed_outcome_task(task: _Task) -> tuple[FileOutcome, SparseRows | None] | EncodedOutcome:
+    """`_file_outcome_task` for a worker process, in the form cheapest to send back.
+
+    With a cache, that is the entry just written (`EncodedOutcome`): the building process
+    decodes it as it would a hit. Otherwise the hash matrix travels back as its non-zero
+    cells only (hash vectors are ~90% zeros), so far fewer bytes are pickled, and the
+    build scatters them straight into the index matrix (no per-file dense copy)."""
+    outcome, encoded = _file_outcome(*task)
+    if encoded is not None:
+        return encoded
     matrix = outcome.embeddings
     if matrix is None:
         return outcome, None
@@ -389,7 +405,7 @@ def _outcomes(
     absent_bytes = sum(len(files[i].text) for i in absent)
     workers = min(jobs, len(absent))
     pool: concurrent.futures.ProcessPoolExecutor | None = None
-    results: Iterator[tuple[FileOutcome, SparseRows | None]] = iter(())
+    results: Iterator[tuple[FileOutcome, SparseRows | None] | EncodedOutcome] = iter(())
     if jobs > 1 and absent_bytes >= _PARALLEL_MIN_BYTES and (workers > 1 or len(absent) < total):
         pool = concurrent.futures.ProcessPoolExecutor(
             workers,
@@ -422,7 +438,8 @@ def _outcomes(
         if progress is not None:
             progress(done, total)
         if pool is not None:
-            for i, (outcome, cells) in zip(absent, results, strict=True):
+            for i, result in zip(absent, results, strict=True):
+                outcome, cells = result.decode() if isinstance(result, EncodedOutcome) else result
                 finish(i, outcome, cells)
         else:
             late = sorted([*absent, *late])

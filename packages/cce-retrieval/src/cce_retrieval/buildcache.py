@@ -409,6 +409,24 @@ def _decode_bm25(key: bytes, data: bytes, n_docs: int) -> tuple[Bm25Index, IntAr
     return bm25, id_ranks
 
 
+@attrs.frozen(slots=True, eq=False)
+class EncodedOutcome:
+    """A file's outcome in its cache entry's encoding, as `BuildCache.put` made it.
+
+    A build worker that has just written an entry sends the outcome back in this form:
+    three byte strings pickle in no time, where the outcome's chunks and term counts
+    would be pickled object by object, and `decode` is the reader's own decoding.
+    """
+
+    meta: bytes
+    arrays: bytes
+    store_text: bytes | None
+
+    def decode(self) -> tuple[FileOutcome, SparseRows]:
+        """The outcome (its embeddings as cells beside it), as a cache hit gives it."""
+        return _decode(self.meta, self.arrays, self.store_text)
+
+
 def _settle(path: str, trusted: bool) -> None:
     """After reading the file at `path`: a trusted one is marked recently used (evicted
     last), an untrusted one is deleted (never read again)."""
@@ -514,8 +532,9 @@ class BuildCache:
         except (ValueError, KeyError, TypeError, IndexError):
             return None
 
-    def put(self, key: bytes, outcome: FileOutcome) -> None:
-        """Write the entry atomically; any OS error just skips it."""
+    def put(self, key: bytes, outcome: FileOutcome) -> EncodedOutcome:
+        """Write the entry atomically; any OS error just skips it. Returns the outcome in
+        the entry's encoding, written or not."""
         meta, arrays = _encode(outcome)
         digest = hashlib.sha256(meta)
         digest.update(arrays)
@@ -525,6 +544,7 @@ class BuildCache:
         )
         if self._write(key, (header, meta, arrays, text)):
             self.writes += 1
+        return EncodedOutcome(meta, arrays, outcome.store_text)
 
     def _write(self, key: bytes, parts: Sequence[bytes]) -> bool:
         """Write `parts` as the file of `key`, atomically; False (and nothing left behind)
