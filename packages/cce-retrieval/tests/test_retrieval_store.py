@@ -29,6 +29,7 @@ from cce_retrieval.store import (
     store_sha256,
     write_fingerprint,
 )
+from cce_retrieval.store_write import chunk_array_text
 
 
 def make_chunk(path: str = "a.py", content: str = "def f(): pass", line: int = 1) -> Chunk:
@@ -418,6 +419,61 @@ def test_vectorised_rows_equal_per_value_formatting(index: Index) -> None:
     assert len(document["chunks"]) == len(index.chunks)
     for row_text in naive_store_embeddings(index):
         assert f'"embedding":{row_text}' in data
+
+
+_FIELD_TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=12)
+
+
+@st.composite
+def chunk_runs(draw: st.DrawFn) -> tuple[list[Chunk], list[list[float]]]:
+    """Chunks with arbitrary field text (quotes, controls, non-BMP) and ragged rows."""
+    width = draw(st.integers(min_value=0, max_value=7))
+    count = draw(st.integers(min_value=0, max_value=5))
+    chunks = [
+        Chunk(
+            chunk_id=draw(_FIELD_TEXT),
+            file_path=draw(st.sampled_from(["a.py", 'q"\\é.py', "🙂/\n.rs"])),
+            start_line=draw(st.integers(min_value=0, max_value=10**6)),
+            end_line=draw(st.integers(min_value=0, max_value=10**6)),
+            chunk_type=draw(st.sampled_from(["function", "class", "module"])),
+            kind=draw(_FIELD_TEXT),
+            language=draw(st.sampled_from(["python", "rust"])),
+            content=draw(_FIELD_TEXT),
+            token_count=draw(st.integers(min_value=0, max_value=10**9)),
+        )
+        for _ in range(count)
+    ]
+    rows = [draw(st.lists(_CELL, max_size=width)) for _ in range(count)]
+    return chunks, rows
+
+
+@settings(max_examples=150)
+@given(chunk_runs(), st.booleans())
+def test_made_chunk_text_equals_one_json_object_per_chunk(
+    run: tuple[list[Chunk], list[list[float]]], with_memo: bool
+) -> None:
+    """`chunk_array_text` (pieces placed by position, joined once) against the plain
+    definition: each chunk's fields in declaration order, compact, values as JSON."""
+    chunks, rows = run
+    matrix, lengths = embedding_matrix(rows)
+    if matrix.ndim != 2:
+        matrix = np.zeros((len(chunks), 0))
+    lengths = lengths or [len(row) for row in rows]
+    expected = ",".join(
+        '{"chunk_id":' + json.dumps(c.chunk_id, ensure_ascii=False)
+        + ',"file_path":' + json.dumps(c.file_path, ensure_ascii=False)
+        + f',"start_line":{c.start_line},"end_line":{c.end_line}'
+        + ',"chunk_type":' + json.dumps(c.chunk_type, ensure_ascii=False)
+        + ',"kind":' + json.dumps(c.kind, ensure_ascii=False)
+        + ',"language":' + json.dumps(c.language, ensure_ascii=False)
+        + ',"content":' + json.dumps(c.content, ensure_ascii=False)
+        + f',"token_count":{c.token_count}'
+        + ',"embedding":[' + ",".join(format_json_float(v) for v in row) + "]}"
+        for c, row in zip(chunks, rows, strict=True)
+    )  # fmt: skip
+    memo: dict[int, bytes] | None = {} if with_memo else None
+    for _ in range(2):  # a second call reads the formatted values from the memo
+        assert chunk_array_text(chunks, matrix, lengths, memo) == expected.encode("utf-8")
 
 
 @settings(max_examples=60)

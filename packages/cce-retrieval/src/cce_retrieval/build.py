@@ -138,7 +138,7 @@ def default_jobs() -> int:
 
 
 _worker_embedder: HashEmbedder | None = None
-_worker_floats: dict[int, str] = {}
+_worker_floats: dict[int, bytes] = {}
 """Float texts already formatted in this process: hash vectors of different files share
 most of their values."""
 

@@ -14,10 +14,10 @@ the same formatting code, so the bytes are the same (docs/index-store.md#writing
 
 from __future__ import annotations
 
-import functools
 import hashlib
 from collections.abc import Iterator, Mapping, Sequence
 from json.encoder import encode_basestring  # the C escaper behind ensure_ascii=False
+from typing import cast
 
 import attrs
 import numpy as np
@@ -29,108 +29,11 @@ from cce_retrieval.model import Chunk, FloatMatrix, Index
 from cce_retrieval.store_paths import StoreError
 
 
-@functools.cache
-def _zero_runs(width: int) -> tuple[list[str], npt.NDArray[np.object_]]:
-    """`"0.0,"` repeated 0..width times, as a list and as an object array."""
-    runs = ["0.0," * k for k in range(width + 1)]
-    return runs, np.array(runs, dtype=object)
-
-
-def _format_rows(
-    embeddings: FloatMatrix, lengths: Sequence[int], memo: dict[int, str] | None = None
-) -> list[str]:
-    """`[f,f,...]` for each row, formatting every DISTINCT non-zero value once.
-
-    A store of 50,000 chunks holds 12.8 M floats, but for the hash embedder about 90%
-    of them are 0.0 and the rest take a few ten thousand distinct values. So each row
-    is assembled from runs of zeros (prebuilt `"0.0,"` strings) and its non-zero cells,
-    which are formatted once per distinct value and glued to their preceding zero run
-    by numpy's element-wise object addition; nothing is done per zero cell in Python.
-    `memo` (bit pattern -> text) carries formatted values across calls, for a caller
-    that formats many small matrices whose values repeat.
-    """
-    rows, width = embeddings.shape
-    if rows == 0 or width == 0:
-        return ["[]"] * rows
-    flat = np.ascontiguousarray(embeddings, dtype=np.float64).reshape(-1)
-    row_lengths = np.asarray(lengths, dtype=np.int64)
-    # Bit patterns, not values: -0.0 has non-zero bits and keeps its own text.
-    bits = flat.view(np.uint64)
-    nonzero = np.flatnonzero(bits)
-    nz_rows = nonzero // width
-    nz_cols = nonzero % width
-    inside = nz_cols < row_lengths[nz_rows]  # ignore padding past a short row's end
-    nonzero, nz_rows, nz_cols = nonzero[inside], nz_rows[inside], nz_cols[inside]
-    zero_runs, zero_run_objects = _zero_runs(width)
-    if nonzero.size:
-        distinct_bits, inverse = np.unique(bits[nonzero], return_inverse=True)
-        if memo is None:
-            texts = [format_json_float(v) for v in distinct_bits.view(np.float64).tolist()]
-        else:
-            texts = [
-                memo.get(b) or memo.setdefault(b, format_json_float(v))
-                for b, v in zip(
-                    distinct_bits.tolist(), distinct_bits.view(np.float64).tolist(), strict=True
-                )
-            ]
-        distinct_text = np.array(texts, dtype=object)
-        previous_end = np.zeros(nonzero.size, dtype=np.int64)
-        previous_end[1:] = nz_cols[:-1] + 1
-        first_in_row = np.ones(nonzero.size, dtype=bool)
-        first_in_row[1:] = nz_rows[1:] != nz_rows[:-1]
-        previous_end[first_in_row] = 0
-        runs = zero_run_objects[nz_cols - previous_end]
-        pieces: list[str] = (runs + distinct_text[inverse.reshape(-1)] + ",").tolist()
-    else:
-        pieces = []
-    bounds = np.searchsorted(nz_rows, np.arange(rows + 1), side="left").tolist()
-    starts, ends = np.asarray(bounds[:-1]), np.asarray(bounds[1:])
-    last_end = np.zeros(rows, dtype=np.int64)
-    has_nonzero = ends > starts
-    last_end[has_nonzero] = nz_cols[ends[has_nonzero] - 1] + 1
-    tails = (row_lengths - last_end).tolist()
-    out: list[str] = []
-    for i, length in enumerate(row_lengths.tolist()):
-        if length == 0:
-            out.append("[]")
-            continue
-        body = "".join(pieces[bounds[i] : bounds[i + 1]]) + zero_runs[tails[i]]
-        out.append("[" + body[:-1] + "]")
-    return out
-
-
 def embedding_lengths(index: Index) -> list[int]:
     rows, width = index.embeddings.shape if index.embeddings.ndim == 2 else (0, 0)
     if index.embedding_lengths is not None:
         return list(index.embedding_lengths)
     return [width if i < rows else 0 for i in range(len(index.chunks))]
-
-
-def _chunk_json(chunk: Chunk, embedding: str, escaped: dict[str, str] | None = None) -> str:
-    """One chunk's store object; `escaped` memoises the JSON strings of the fields that
-    repeat from chunk to chunk (path, type, kind, language)."""
-    memo = {} if escaped is None else escaped
-
-    def repeated(value: str) -> str:
-        text = memo.get(value)
-        if text is None:
-            text = memo[value] = encode_basestring(value)
-        return text
-
-    # One f-string builds the object in a single allocation (a `+` chain copies the
-    # growing text once per field, and the embedding text is most of it).
-    return (
-        f'{{"chunk_id":{encode_basestring(chunk.chunk_id)}'
-        f',"file_path":{repeated(chunk.file_path)}'
-        f',"start_line":{chunk.start_line}'
-        f',"end_line":{chunk.end_line}'
-        f',"chunk_type":{repeated(chunk.chunk_type)}'
-        f',"kind":{repeated(chunk.kind)}'
-        f',"language":{repeated(chunk.language)}'
-        f',"content":{encode_basestring(chunk.content)}'
-        f',"token_count":{chunk.token_count}'
-        f',"embedding":{embedding}}}'
-    )
 
 
 def _sorted_object(mapping: Mapping[str, object]) -> str:
@@ -155,31 +58,138 @@ class StoreChunks:
     count: int
 
 
+_zero_run_texts: list[bytes] = [b""]
+
+
+def _zero_runs(count: int) -> list[bytes]:
+    """`b"0.0,"` repeated 0..count times (at least; grown on demand, kept for the process)."""
+    while len(_zero_run_texts) <= count:
+        _zero_run_texts.append(_zero_run_texts[-1] + b"0.0,")
+    return _zero_run_texts
+
+
+def _float_texts(bits: npt.NDArray[np.uint64], memo: dict[int, bytes] | None) -> list[bytes]:
+    """The JSON text of each (distinct) float64 bit pattern in `bits`."""
+    keys = bits.tolist()
+    found: list[bytes | None] = [None] * len(keys) if memo is None else list(map(memo.get, keys))
+    if None in found:
+        values = bits.view(np.float64).tolist()
+        for i, text in enumerate(found):
+            if text is None:
+                found[i] = made = format_json_float(values[i]).encode("ascii")
+                if memo is not None:
+                    memo[keys[i]] = made
+    return cast(list[bytes], found)
+
+
 def _chunk_array(
     chunks: Sequence[Chunk],
     embeddings: FloatMatrix,
     lengths: Sequence[int],
-    memo: dict[int, str] | None = None,
-) -> str:
-    """The comma-joined store objects of `chunks` (row i of `embeddings`, cut to
-    `lengths[i]`, is chunk i's embedding)."""
-    if not chunks:
-        return ""
-    rows = _format_rows(embeddings[: len(chunks)], lengths[: len(chunks)], memo)
+    memo: dict[int, bytes] | None = None,
+) -> bytes:
+    """The comma-joined store objects of `chunks`, as UTF-8 (row i of `embeddings`, cut
+    to `lengths[i]`, is chunk i's embedding).
+
+    A store of 50,000 chunks holds 12.8 M floats, but for the hash embedder about 90%
+    of them are 0.0 and the rest take a few ten thousand distinct values. So the text is
+    laid out as one sequence of pieces, joined once: per chunk its fields up to the
+    content, the escaped content, the fields up to the embedding; then per non-zero cell
+    the zeros before it (prebuilt `0.0,` runs) and its value's text (formatted once per
+    distinct value; `memo`, bit pattern → text, carries them across calls); then the
+    row's trailing zeros and the object's end. numpy places every piece by its position,
+    so nothing is done per zero cell and no row or object text is built on its own.
+    Raises UnicodeEncodeError for text that is not valid Unicode (a lone surrogate).
+    """
+    n = len(chunks)
+    if not n:
+        return b""
+    matrix = embeddings[:n]
+    rows, width = matrix.shape if matrix.ndim == 2 else (0, 0)
+    row_lengths = np.zeros(n, dtype=np.int64)
+    row_lengths[:] = np.asarray(lengths[:n], dtype=np.int64)
+    if rows and width:
+        # Bit patterns, not values: -0.0 has non-zero bits and keeps its own text.
+        bits = np.ascontiguousarray(matrix, dtype=np.float64).reshape(-1).view(np.uint64)
+        cells = np.flatnonzero(bits)
+        cell_rows, cell_cols = np.divmod(cells, width)
+        inside = cell_cols < row_lengths[cell_rows]  # padding past a short row's end
+        cell_bits = bits[cells[inside]]
+        cell_rows, cell_cols = cell_rows[inside], cell_cols[inside]
+    else:
+        cell_bits = np.zeros(0, dtype=np.uint64)
+        cell_rows = cell_cols = np.zeros(0, dtype=np.int64)
+    count = int(cell_rows.size)
+    # Chunk r's pieces start at 4r + 2 * (cells before row r): 3 field pieces, 2 per
+    # cell, 1 closing piece.
+    firsts = np.searchsorted(cell_rows, np.arange(n + 1), side="left")
+    pieces = np.empty(4 * n + 2 * count, dtype=object)
+    heads = 4 * np.arange(n, dtype=np.int64) + 2 * firsts[:-1]
     escaped: dict[str, str] = {}
-    return ",".join(
-        [_chunk_json(chunk, row, escaped) for chunk, row in zip(chunks, rows, strict=True)]
-    )
+
+    def repeated(value: str) -> str:
+        text = escaped.get(value)
+        if text is None:
+            text = escaped[value] = encode_basestring(value)
+        return text
+
+    pieces[heads] = [
+        (
+            f'{{"chunk_id":{encode_basestring(c.chunk_id)}'
+            f',"file_path":{escaped.get(c.file_path) or repeated(c.file_path)}'
+            f',"start_line":{c.start_line}'
+            f',"end_line":{c.end_line}'
+            f',"chunk_type":{escaped.get(c.chunk_type) or repeated(c.chunk_type)}'
+            f',"kind":{escaped.get(c.kind) or repeated(c.kind)}'
+            f',"language":{escaped.get(c.language) or repeated(c.language)}'
+            ',"content":'
+        ).encode()
+        for c in chunks
+    ]
+    pieces[heads + 1] = [encode_basestring(c.content).encode() for c in chunks]
+    pieces[heads + 2] = [
+        f',"token_count":{c.token_count},"embedding":['.encode("ascii") for c in chunks
+    ]
+    has_cells = firsts[1:] > firsts[:-1]
+    last_end = np.zeros(n, dtype=np.int64)
+    if count:
+        distinct, inverse = np.unique(cell_bits, return_inverse=True)
+        texts = np.array(_float_texts(distinct, memo), dtype=object)
+        first_in_row = np.ones(count, dtype=bool)
+        first_in_row[1:] = cell_rows[1:] != cell_rows[:-1]
+        previous_end = np.zeros(count, dtype=np.int64)
+        previous_end[1:] = cell_cols[:-1] + 1
+        gaps = cell_cols - np.where(first_in_row, 0, previous_end)
+        widest = int(gaps.max())
+        zeros = _zero_runs(widest)[: widest + 1]
+        # Before a row's first cell: its zeros; after a cell: the comma, then the zeros.
+        separators = np.array(zeros + [b"," + run for run in zeros], dtype=object)
+        at = 4 * cell_rows + 2 * np.arange(count, dtype=np.int64) + 3
+        pieces[at] = separators[gaps + np.where(first_in_row, 0, widest + 1)]
+        pieces[at + 1] = texts[inverse.reshape(-1)]
+        last_end[has_cells] = cell_cols[firsts[1:][has_cells] - 1] + 1
+    tails = row_lengths - last_end
+    widest = int(tails.max())
+    zeros = _zero_runs(widest)[1 : widest + 1]
+    # A row's end: after a cell, a comma and its trailing zeros; else only zeros (none
+    # for an empty row). The last zero's comma is dropped.
+    after_cell = [b"]}", *(b"," + run[:-1] + b"]}" for run in zeros)]
+    zeros_only = [b"]}", *(run[:-1] + b"]}" for run in zeros)]
+    closings = np.array([*after_cell, *zeros_only], dtype=object)
+    ends = closings[tails + np.where(has_cells, 0, widest + 1)]
+    ends[:-1] = ends[:-1] + b","  # objects are comma-separated
+    pieces[4 * np.arange(n, dtype=np.int64) + 2 * firsts[1:] + 3] = ends
+    return b"".join(pieces.tolist())
 
 
 def chunk_array_text(
     chunks: Sequence[Chunk],
     embeddings: FloatMatrix,
     lengths: Sequence[int],
-    memo: dict[int, str] | None = None,
+    memo: dict[int, bytes] | None = None,
 ) -> bytes:
-    """`_chunk_array` as UTF-8 bytes: one piece of `StoreChunks`."""
-    return _chunk_array(chunks, embeddings, lengths, memo).encode("utf-8")
+    """`_chunk_array`: one piece of `StoreChunks`."""
+    return _chunk_array(chunks, embeddings, lengths, memo)
 
 
 _ROWS_PER_BLOCK = 2048
@@ -209,8 +219,8 @@ def _store_tail(index: Index) -> str:
     )  # fmt: skip
 
 
-def _iter_store_pieces(index: Index) -> Iterator[str]:
-    """The store text in pieces: the header, one piece per block of chunks, the tail.
+def _iter_store_pieces(index: Index) -> Iterator[bytes]:
+    """The store's bytes in pieces: the header, one piece per block of chunks, the tail.
 
     Rows are formatted a block at a time (each row's text depends on that row only), so
     a million-chunk store never exists as one string.
@@ -219,13 +229,13 @@ def _iter_store_pieces(index: Index) -> Iterator[str]:
     rows = index.embeddings.shape[0] if index.embeddings.ndim == 2 else 0
     if rows < len(index.chunks):
         raise ValueError(f"index has {len(index.chunks)} chunks but only {rows} embedding row(s)")
-    yield _store_head(index)
+    yield _store_head(index).encode("utf-8")
     chunks = index.chunks
     for first in range(0, len(chunks), _ROWS_PER_BLOCK):
         end = min(first + _ROWS_PER_BLOCK, len(chunks))
         block = _chunk_array(chunks[first:end], index.embeddings[first:end], lengths[first:end])
-        yield ("," if first else "") + block
-    yield _store_tail(index)
+        yield (b"," if first else b"") + block
+    yield _store_tail(index).encode("utf-8")
 
 
 _BLOCK_BYTES = 1 << 23
@@ -235,8 +245,7 @@ _BLOCK_BYTES = 1 << 23
 def _iter_store_bytes(index: Index, made: StoreChunks | None) -> Iterator[bytes]:
     """The store's bytes in pieces; the chunk array from `made` when it has one."""
     if made is None or made.count != len(index.chunks):
-        for text in _iter_store_pieces(index):
-            yield text.encode("utf-8")
+        yield from _iter_store_pieces(index)
         return
     block: list[bytes] = [_store_head(index).encode("utf-8")]
     size = 0
