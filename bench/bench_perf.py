@@ -11,7 +11,8 @@ sides run with their bytecode compiled into `.bench/pycache`, as installed packa
 (`compile_bytecode`).
 
 Measured (on the stdlib mirror of bench/corpus.py unless a directory is given):
-- `cce index`, cold (empty build cache): wall time, peak RSS, store bytes identical;
+- `cce index`, cold (empty build cache, fresh store directory): wall time, peak RSS, store
+  bytes identical;
 - `cce search` on the persisted store: end to end and peak RSS (first and warm run);
 - `cce relevance --dir`: cold, second run, and after a one-file edit (on a copy);
 - BM25 query time against rank-bm25 and bm25s (numpy backend) on the same tokens.
@@ -194,12 +195,15 @@ def fixture_text(corpus: str, chunks: Sequence[Chunk]) -> str:
 def side_by_side(corpus: str, baseline: Cli, current: Cli, repeat: int, scratch: str) -> None:
     print(f"\n== side by side: {baseline.label} vs {current.label} on {corpus}")
     print(f"   load average at start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} CPUs)")
-    base_store = os.path.join(scratch, "base", ".cce", "index.json")
-    cur_store = os.path.join(scratch, "cur", ".cce", "index.json")
     base_runs: list[Run] = []
     cur_runs: list[Run] = []
     for attempt in range(repeat):
+        # Cold means nothing from an earlier attempt either: a fresh build cache and a
+        # fresh store directory (an existing sidecar of the same bytes would be kept
+        # rather than written, which a first index never gets).
         cold = {"CCE_CACHE_DIR": os.path.join(scratch, f"cache-cold-{attempt}")}
+        base_store = os.path.join(scratch, f"base-{attempt}", ".cce", "index.json")
+        cur_store = os.path.join(scratch, f"cur-{attempt}", ".cce", "index.json")
         base_runs.append(baseline.run(["index", corpus, "--store", base_store, "--no-metrics"]))
         cur_runs.append(
             current.run(["index", corpus, "--store", cur_store, "--no-metrics"], env=cold)
