@@ -192,7 +192,8 @@ def fixture_text(corpus: str, chunks: Sequence[Chunk]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def side_by_side(corpus: str, baseline: Cli, current: Cli, repeat: int, scratch: str) -> None:
+def side_by_side(corpus: str, baseline: Cli, current: Cli, repeat: int, scratch: str) -> str:
+    """Both sides alternately on `corpus`; returns the current side's last store."""
     print(f"\n== side by side: {baseline.label} vs {current.label} on {corpus}")
     print(f"   load average at start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} CPUs)")
     base_runs: list[Run] = []
@@ -245,6 +246,7 @@ def side_by_side(corpus: str, baseline: Cli, current: Cli, repeat: int, scratch:
         3,
     )
     print(f"   load average at end: {os.getloadavg()[0]:.2f}")
+    return cur_store
 
 
 def write_fixtures(
@@ -465,13 +467,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.skip_side_by_side:
             baseline = Cli(f"baseline {args.baseline[:8]}", materialise_baseline(args.baseline))
             compile_bytecode([*baseline.paths, *current.paths])
-            side_by_side(corpus, baseline, current, max(1, args.repeat), scratch)
+            current_store = side_by_side(corpus, baseline, current, max(1, args.repeat), scratch)
         if args.scale:
             compile_bytecode(current.paths)
             stdlib = corpus if args.corpus else mirror_stdlib(default_corpus())
             scale_run(args.scale, stdlib, current, scratch)
         if not args.skip_side_by_side:  # last: it loads a store into this process
-            bm25_comparison(load_index(os.path.join(scratch, "cur", ".cce", "index.json")))
+            bm25_comparison(load_index(current_store))
     return 0
 
 
