@@ -304,7 +304,6 @@ def write_sidecar(
             prepared = prepare_sidecar(index)
         with concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="cce-sidecar") as syncer:
             staged = stage_sidecar(store_path, prepared, syncer)
-            staged.settle()
     try:
         staged.settle()
         directory = staged.directory
