@@ -532,3 +532,30 @@ def test_a_failed_store_write_leaves_the_sidecar_as_it_was(
     assert "previous store there is unchanged" in err
     assert {p.name: p.read_bytes() for p in sidecar_dir.iterdir()} == before
     assert load_store(str(store)).chunks == load_index(str(store)).chunks
+
+
+def test_a_sidecar_that_could_not_be_staged_is_not_prepared_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cce_retrieval import sidecar
+
+    root = small_repo(tmp_path / "repo")
+    prepared: list[int] = []
+    real_prepare = sidecar.prepare_sidecar
+
+    def counted(index: Index) -> object:
+        prepared.append(1)
+        return real_prepare(index)
+
+    def refuse(*args: object) -> object:
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(cmd_index, "prepare_sidecar", counted)
+    monkeypatch.setattr(sidecar, "prepare_sidecar", counted)
+    monkeypatch.setattr(cmd_index, "stage_sidecar", refuse)
+    code, _, _ = run_cce(["index", root, "--no-metrics"], capsys)
+    assert code == 0
+    assert prepared == [1]
+    assert not Path(root, ".cce", "index.json.sidecar").exists()
+    store = os.path.join(root, ".cce", "index.json")
+    assert load_store(store).chunks == load_index(store).chunks

@@ -211,13 +211,15 @@ def run(args: argparse.Namespace) -> int:
             f"warning: could not write the store's source list: {describe_os_error(err)}",
             file=sys.stderr,
         )
-    # The sidecar only speeds up later reads; without it they parse index.json.
+    # The sidecar only speeds up later reads; without it they parse index.json. Staging
+    # that failed is not tried again: the same directory or index would fail it again.
     staged = None if staging is None else staging.result()
-    if current != saved.sha256:
+    if current == saved.sha256:
+        if staged is not None:
+            staged.discard()
+    elif staging is None or staged is not None:
         with contextlib.suppress(OSError, ValueError):
             write_sidecar(result.index, store_path, saved.sha256, saved.size, staged=staged)
-    elif staged is not None:
-        staged.discard()
     if not args.no_metrics:
         write_index_event(
             store_path,
