@@ -82,14 +82,14 @@ def _float_texts(bits: npt.NDArray[np.uint64], memo: dict[int, bytes] | None) ->
     return cast(list[bytes], found)
 
 
-def _chunk_array(
+def chunk_array_text(
     chunks: Sequence[Chunk],
     embeddings: FloatMatrix,
     lengths: Sequence[int],
     memo: dict[int, bytes] | None = None,
 ) -> bytes:
     """The comma-joined store objects of `chunks`, as UTF-8 (row i of `embeddings`, cut
-    to `lengths[i]`, is chunk i's embedding).
+    to `lengths[i]`, is chunk i's embedding): one piece of `StoreChunks`.
 
     A store of 50,000 chunks holds 12.8 M floats, but for the hash embedder about 90%
     of them are 0.0 and the rest take a few ten thousand distinct values. So the text is
@@ -106,8 +106,7 @@ def _chunk_array(
         return b""
     matrix = embeddings[:n]
     rows, width = matrix.shape if matrix.ndim == 2 else (0, 0)
-    row_lengths = np.zeros(n, dtype=np.int64)
-    row_lengths[:] = np.asarray(lengths[:n], dtype=np.int64)
+    row_lengths = np.asarray(lengths[:n], dtype=np.int64)
     if rows and width:
         # Bit patterns, not values: -0.0 has non-zero bits and keeps its own text.
         bits = np.ascontiguousarray(matrix, dtype=np.float64).reshape(-1).view(np.uint64)
@@ -182,16 +181,6 @@ def _chunk_array(
     return b"".join(pieces.tolist())
 
 
-def chunk_array_text(
-    chunks: Sequence[Chunk],
-    embeddings: FloatMatrix,
-    lengths: Sequence[int],
-    memo: dict[int, bytes] | None = None,
-) -> bytes:
-    """`_chunk_array`: one piece of `StoreChunks`."""
-    return _chunk_array(chunks, embeddings, lengths, memo)
-
-
 _ROWS_PER_BLOCK = 2048
 """Chunks formatted per block when streaming: bounds the text held at once."""
 
@@ -233,7 +222,7 @@ def _iter_store_pieces(index: Index) -> Iterator[bytes]:
     chunks = index.chunks
     for first in range(0, len(chunks), _ROWS_PER_BLOCK):
         end = min(first + _ROWS_PER_BLOCK, len(chunks))
-        block = _chunk_array(chunks[first:end], index.embeddings[first:end], lengths[first:end])
+        block = chunk_array_text(chunks[first:end], index.embeddings[first:end], lengths[first:end])
         yield (b"," if first else b"") + block
     yield _store_tail(index).encode("utf-8")
 
