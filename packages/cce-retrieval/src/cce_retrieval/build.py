@@ -191,7 +191,7 @@ def _file_outcome(
     embedding is made from those counts (`HashEmbedder.matrix_from_term_counts`).
     The store text is made when `store_text` asks for it or a cache entry is written
     (so the entry serves a later `cce index` too), and returned only when asked for.
-    `key` is the file's cache key when the caller has it (`BuildCache.key`). Returns
+    `key` is the file's cache key (`BuildCache.key`), given whenever `cache` is. Returns
     the outcome and, when a cache entry was made, the outcome in its encoding.
     """
     global _worker_embedder
@@ -231,7 +231,8 @@ def _file_outcome(
     )
     encoded = None
     if cache is not None and embeddings is not None:
-        encoded = cache.put(cache.key(rel_path, text) if key is None else key, outcome)
+        assert key is not None
+        encoded = cache.put(key, outcome)
     if not store_text and made_text is not None:
         # Not sent back for nothing.
         outcome = attrs.evolve(outcome, store_text=None)
@@ -499,11 +500,12 @@ def _stack(parts: list[FloatMatrix | SparseRows], rows: int) -> FloatMatrix:
 
 def _embed_generic(
     embedder: Embedder,
-    files: Sequence[WalkedFile],
     outcomes: list[FileOutcome],
     cache: BuildCache | None,
+    keys: Sequence[bytes],
 ) -> tuple[FloatMatrix, list[int] | None]:
-    """Embed with a non-hash embedder, in batches across files; reuse cached vectors."""
+    """Embed with a non-hash embedder, in batches across files; reuse cached vectors.
+    `keys` are the files' cache keys when there is a cache."""
     vectors: list[list[float]] = []
     fresh: list[str] = []
     fresh_at: list[int] = []
@@ -522,7 +524,7 @@ def _embed_generic(
         vectors[at] = row[:width].tolist()
     if cache is not None:
         first = 0
-        for walked_file, outcome in zip(files, outcomes, strict=True):
+        for key, outcome in zip(keys, outcomes, strict=True):
             count = len(outcome.chunks)
             if outcome.embeddings is None:
                 part = vectors[first : first + count]
@@ -533,7 +535,7 @@ def _embed_generic(
                 entry = attrs.evolve(
                     outcome, embeddings=matrix, lengths=tuple(len(v) for v in part)
                 )
-                cache.put(cache.key(walked_file.rel_path, walked_file.text), entry)
+                cache.put(key, entry)
             first += count
     return embedding_matrix(vectors)
 
@@ -596,7 +598,7 @@ def build_index(
         del outcomes, file_rows
         embeddings = _stack(parts, len(chunks))
     else:
-        embeddings, lengths = _embed_generic(embedder, walked.files, outcomes, cache)
+        embeddings, lengths = _embed_generic(embedder, outcomes, cache, file_keys)
     model = embedder_model(embedder)
     dim = int(embeddings.shape[1]) if model is not None and embeddings.ndim == 2 else None
     index = Index(
