@@ -427,6 +427,15 @@ class EncodedOutcome:
         return _decode(self.meta, self.arrays, self.store_text)
 
 
+def _header(magic: bytes, key: bytes, meta: bytes, arrays: bytes, text: bytes = b"") -> bytes:
+    """The `_HEADER` of an entry file holding `meta`, `arrays` and then `text`."""
+    digest = hashlib.sha256(meta)
+    digest.update(arrays)
+    return _HEADER.pack(
+        magic, key, digest.digest(), len(meta), hashlib.sha256(text).digest(), len(text)
+    )
+
+
 def _settle(path: str, trusted: bool) -> None:
     """After reading the file at `path`: a trusted one is marked recently used (evicted
     last), an untrusted one is deleted (never read again)."""
@@ -536,13 +545,8 @@ class BuildCache:
         """Write the entry atomically; any OS error just skips it. Returns the outcome in
         the entry's encoding, written or not."""
         meta, arrays = _encode(outcome)
-        digest = hashlib.sha256(meta)
-        digest.update(arrays)
         text = outcome.store_text or b""
-        header = _HEADER.pack(
-            _MAGIC, key, digest.digest(), len(meta), hashlib.sha256(text).digest(), len(text)
-        )
-        if self._write(key, (header, meta, arrays, text)):
+        if self._write(key, (_header(_MAGIC, key, meta, arrays, text), meta, arrays, text)):
             self.writes += 1
         return EncodedOutcome(meta, arrays, outcome.store_text)
 
@@ -614,11 +618,7 @@ class BuildCache:
                 encoded_words,
             )
         )
-        digest = hashlib.sha256(meta)
-        digest.update(arrays)
-        empty = hashlib.sha256(b"").digest()
-        header = _HEADER.pack(_BM25_MAGIC, key, digest.digest(), len(meta), empty, 0)
-        self._write(key, (header, meta, arrays))
+        self._write(key, (_header(_BM25_MAGIC, key, meta, arrays), meta, arrays))
 
     def get_bm25(self, key: bytes, n_docs: int) -> tuple[Bm25Index, IntArray] | None:
         """What `put_bm25` kept under `key`, for a build of `n_docs` chunks, or None
