@@ -30,7 +30,7 @@ import os
 import struct
 import time
 from collections.abc import Sequence
-from typing import Final
+from typing import Final, TypeVar
 
 import attrs
 import numpy as np
@@ -52,6 +52,7 @@ _BM25_MAGIC: Final = b"CCEBM001"
 # part; the array part is what lies between them.
 _HEADER: Final = struct.Struct("<8s32s32sQ32sQ")
 _temp_sequence = itertools.count()
+_Scalar = TypeVar("_Scalar", bound=np.generic)
 _made_dirs: set[str] = set()
 """Shard directories this process has made or found, so a write does not ask again."""
 
@@ -276,6 +277,27 @@ def _encode(outcome: FileOutcome) -> tuple[bytes, bytes]:
     return json.dumps(meta, separators=(",", ":")).encode("utf-8"), arrays
 
 
+class _ArrayReader:
+    """Consecutive typed arrays and then bytes, read front to back out of an entry's
+    array part without copying (the caller has checked the part's total size)."""
+
+    def __init__(self, data: bytes | memoryview) -> None:
+        self._data = data
+        self._at = 0
+
+    def take(self, n: int, dtype: type[_Scalar]) -> npt.NDArray[_Scalar]:
+        part: npt.NDArray[_Scalar] = np.frombuffer(
+            self._data, dtype=dtype, count=n, offset=self._at
+        )
+        self._at += part.nbytes
+        return part
+
+    def take_bytes(self, n: int) -> bytes:
+        part = bytes(self._data[self._at : self._at + n])
+        self._at += n
+        return part
+
+
 def _count(meta: dict[str, object], name: str) -> int:
     value = meta[name]
     if type(value) is not int or value < 0:
@@ -302,25 +324,18 @@ def _decode(
     fixed = count * 12 + entries * 8 + rows * (8 + 12 + 8 + 16)
     if len(arrays) != fixed + whole_count * 4 + blob_size:
         raise ValueError("array part has the wrong size")
-    at = 0
-
-    def take(n: int, dtype: type[np.generic] = np.uint32) -> npt.NDArray[np.generic]:
-        nonlocal at
-        part = np.frombuffer(arrays, dtype=dtype, count=n, offset=at)
-        at += part.nbytes
-        return part
-
-    where = take(count).view(np.uint32)
-    values = take(count, np.uint64)
+    reader = _ArrayReader(arrays)
+    where = reader.take(count, np.uint32)
+    values = reader.take(count, np.uint64)
     entry_terms, entry_counts, distinct, token_lengths = (
-        take(n).astype(np.int64) for n in (entries, entries, rows, rows)
+        reader.take(n, np.uint32).astype(np.int64) for n in (entries, entries, rows, rows)
     )
-    starts, ends, token_counts = (take(rows).tolist() for _ in range(3))
-    lengths = tuple(take(rows, np.int64).tolist())
-    codes = take(rows * 4).tolist()
+    starts, ends, token_counts = (reader.take(rows, np.uint32).tolist() for _ in range(3))
+    lengths = tuple(reader.take(rows, np.int64).tolist())
+    codes = reader.take(rows * 4, np.uint32).tolist()
     bounds = np.zeros(whole_count + 1, dtype=np.int64)
-    np.cumsum(take(whole_count), out=bounds[1:])
-    text = bytes(arrays[at : at + blob_size]).decode("utf-8", "surrogatepass")
+    np.cumsum(reader.take(whole_count, np.uint32), out=bounds[1:])
+    text = reader.take_bytes(blob_size).decode("utf-8", "surrogatepass")
     whole_chars = int(bounds[-1])
     strings = [text[a:b] for a, b in itertools.pairwise(bounds.tolist())]
     contents = strings[:rows]
@@ -383,17 +398,13 @@ def _decode_bm25(key: bytes, data: bytes, n_docs: int) -> tuple[Bm25Index, IntAr
         return None
     if len(arrays) != (terms + 1) * 8 + postings * 16 + docs * 16 + word_bytes:
         return None
-    offsets = np.frombuffer(arrays, dtype=np.int64, count=terms + 1)
-    at = offsets.nbytes
-    posting_docs = np.frombuffer(arrays, dtype=np.int64, count=postings, offset=at)
-    at += posting_docs.nbytes
-    freqs = np.frombuffer(arrays, dtype=np.float64, count=postings, offset=at)
-    at += freqs.nbytes
-    doc_lengths = np.frombuffer(arrays, dtype=np.float64, count=docs, offset=at)
-    at += doc_lengths.nbytes
-    id_ranks = np.frombuffer(arrays, dtype=np.int64, count=docs, offset=at)
-    at += id_ranks.nbytes
-    words = bytes(arrays[at:]).decode("ascii").split()
+    reader = _ArrayReader(arrays)
+    offsets = reader.take(terms + 1, np.int64)
+    posting_docs = reader.take(postings, np.int64)
+    freqs = reader.take(postings, np.float64)
+    doc_lengths = reader.take(docs, np.float64)
+    id_ranks = reader.take(docs, np.int64)
+    words = reader.take_bytes(word_bytes).decode("ascii").split()
     if (
         len(words) != terms
         or int(offsets[0]) != 0
