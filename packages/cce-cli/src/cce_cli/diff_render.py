@@ -12,13 +12,14 @@ significance block and a one-line verdict. The JSON layout is a stable contract
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
 import attrs
 
 from cce_cli.diff import DIFF_SCHEMA, DiffGroup, DiffReport, DiffSide, MetricDiff
+from cce_cli.render import Renderer
 from cce_retrieval import format6, format6_signed
 from cce_stats import paired_test
 
@@ -357,14 +358,8 @@ def render_diff_json(report: DiffReport) -> str:
     return json.dumps(diff_body(report), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-@attrs.frozen(slots=True)
-class DiffRenderer:
-    """One output format of `cce diff`."""
-
-    name: str
-    help: str
-    render: Callable[[DiffReport], str]
-
+DiffRenderer = Renderer[DiffReport]
+"""One output format of `cce diff`."""
 
 DIFF_RENDERERS: Final[Mapping[str, DiffRenderer]] = MappingProxyType(
     {

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Any, Final, Generic, TypeVar
 
 import attrs
 
@@ -269,16 +269,20 @@ def render_json(summary: RunSummary) -> str:
     return json.dumps(report_body(summary), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
+_Model = TypeVar("_Model")
+
+
 @attrs.frozen(slots=True)
-class Renderer:
-    """One output format of `cce relevance`: its `--format` name, help and function."""
+class Renderer(Generic[_Model]):
+    """One output format: its `--format` name, help and the function rendering the
+    command's model (`RunSummary` for `cce relevance`, `DiffReport` for `cce diff`)."""
 
     name: str
     help: str
-    render: Callable[[RunSummary], str]
+    render: Callable[[_Model], str]
 
 
-RENDERERS: Final[Mapping[str, Renderer]] = MappingProxyType(
+RENDERERS: Final[Mapping[str, Renderer[RunSummary]]] = MappingProxyType(
     {
         "text": Renderer("text", "the human summary tables (default)", render_human),
         "json": Renderer("json", f"the {REPORT_SCHEMA} document", render_json),
