@@ -167,16 +167,56 @@ def test_reindex_unchanged_keeps_the_sidecar_and_a_change_replaces_it(
     store = Path(root, ".cce", "index.json")
     sidecar = Path(root, ".cce", "index.json.sidecar")
     assert run_cce(["index", root, "--no-metrics", "--no-cache"], capsys)[0] == 0
-    before = {p.name: p.stat().st_ino for p in sidecar.iterdir()}
+
+    def parts() -> dict[str, int]:
+        # A status record may be added (the store's digest, remembered): not a part.
+        return {p.name: p.stat().st_ino for p in sidecar.iterdir() if ".status" not in p.name}
+
+    before = parts()
     assert run_cce(["index", root, "--no-metrics", "--no-cache"], capsys)[0] == 0
     # Same store bytes: the sidecar of that digest is already complete and stays as is.
-    assert {p.name: p.stat().st_ino for p in sidecar.iterdir()} == before
+    assert parts() == before
     assert serialize_index(load_store(str(store))) == store.read_bytes()
     Path(root, "auth.py").write_text("def logout(user):\n    return None\n")
     assert run_cce(["index", root, "--no-metrics", "--no-cache"], capsys)[0] == 0
     digest = hashlib.sha256(store.read_bytes()).hexdigest()
     assert {p.name.split("-")[0].split(".")[0] for p in sidecar.iterdir()} == {digest}
     assert serialize_index(load_store(str(store))) == store.read_bytes()
+
+
+def test_reindex_unchanged_leaves_the_store_file_as_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = small_repo(tmp_path / "repo")
+    store = Path(root, ".cce", "index.json")
+    first = run_cce(["index", root, "--no-metrics"], capsys)
+    status = store.stat()
+    again = run_cce(["index", root, "--no-metrics"], capsys)
+    assert (again[0], without_elapsed(again[1]), again[2]) == (
+        first[0],
+        without_elapsed(first[1]),
+        first[2],
+    )
+    # Not rewritten (a rewrite renames a new file into place), yet described as written.
+    after = store.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (status.st_ino, status.st_mtime_ns)
+    fingerprint = json.loads(Path(root, ".cce", "fingerprint.json").read_text())
+    assert hashlib.sha256(store.read_bytes()).hexdigest() in json.dumps(fingerprint)
+
+
+def test_reindex_rewrites_a_store_file_changed_in_place(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = small_repo(tmp_path / "repo")
+    store = Path(root, ".cce", "index.json")
+    assert run_cce(["index", root, "--no-metrics"], capsys)[0] == 0
+    expected = store.read_bytes()
+    with open(store, "r+b") as handle:  # the same size, other bytes
+        handle.seek(expected.index(b"def ") + 4)
+        handle.write(b"Z")
+    assert store.read_bytes() != expected
+    assert run_cce(["index", root, "--no-metrics"], capsys)[0] == 0
+    assert store.read_bytes() == expected
 
 
 # --- errors ---------------------------------------------------------------------------

@@ -185,6 +185,58 @@ def test_a_store_written_just_now_is_hashed_every_time(
     assert not list(Path(sidecar_dir(store)).glob("*.status.json"))
 
 
+def store_facts(store: str) -> tuple[str, int]:
+    data = Path(store).read_bytes()
+    return hashlib.sha256(data).hexdigest(), len(data)
+
+
+def test_a_store_holds_its_own_bytes_and_no_others(tmp_path: Path) -> None:
+    store, _ = persisted(tmp_path)
+    digest, size = store_facts(store)
+    assert sidecar.store_holds(store, digest, size)
+    assert not sidecar.store_holds(store, "0" * 64, size)
+    assert not sidecar.store_holds(store, digest, size + 1)
+    assert not sidecar.store_holds(str(tmp_path / "absent.json"), digest, size)
+
+
+def test_a_store_of_another_size_is_not_read_to_tell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, _ = persisted(tmp_path)
+    digest, size = store_facts(store)
+    calls = hashes_counted(monkeypatch)
+    assert not sidecar.store_holds(store, digest, size - 1)
+    assert calls == []
+
+
+def test_a_settled_store_holds_its_bytes_by_its_status_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, _ = persisted(tmp_path)
+    digest, size = store_facts(store)
+    monkeypatch.setattr(sidecar, "_SETTLED_NS", 0)
+    calls = hashes_counted(monkeypatch)
+    assert sidecar.store_holds(store, digest, size)  # hashed, then remembered
+    assert sidecar.store_holds(store, digest, size)
+    assert calls == [store]
+    load_store(store)  # a reader trusts the same record
+    assert calls == [store]
+
+
+def test_a_store_changed_in_place_no_longer_holds_the_old_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, _ = persisted(tmp_path)
+    digest, size = store_facts(store)
+    monkeypatch.setattr(sidecar, "_SETTLED_NS", 0)
+    assert sidecar.store_holds(store, digest, size)
+    data = Path(store).read_bytes()
+    with open(store, "r+b") as handle:  # same inode, same size, new change time
+        handle.seek(data.index(b"def ") + 4)
+        handle.write(b"Z")
+    assert not sidecar.store_holds(store, digest, size)
+
+
 def test_a_store_rewritten_in_place_with_its_old_size_and_times_is_hashed_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -53,8 +53,9 @@ from cce_retrieval.sidecar import (
     sidecar_dir,
     sidecar_is_current,
     stage_sidecar,
+    store_holds,
 )
-from cce_retrieval.store_write import store_digest
+from cce_retrieval.store_write import SavedStore, store_digest
 
 ALLOW_SECRETS_WARNING = (
     "warning: --allow-secrets set — secret protection is DISABLED; "
@@ -171,12 +172,16 @@ def run(args: argparse.Namespace) -> int:
         directory, embedder, protect=protect, args=args, protection=protection, store_text=True
     )
     # Re-indexing an unchanged tree makes the same store bytes, whose sidecar is already
-    # in place; only made chunk text makes the digest cheap enough to check first.
+    # in place; only made chunk text makes the digest cheap enough to check first. When
+    # the file there already holds exactly those bytes, it is left as it is.
     current: str | None = None
+    unchanged: SavedStore | None = None
     if result.store_chunks is not None and os.path.isdir(sidecar_dir(store_path)):
         predicted = store_digest(result.index, result.store_chunks)
         if sidecar_is_current(store_path, predicted.sha256, predicted.size):
             current = predicted.sha256
+            if store_holds(store_path, predicted.sha256, predicted.size):
+                unchanged = predicted
     # The syncer is shut down last: the helper's writes hand their fsyncs to it.
     with (
         concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="cce-sidecar-sync") as syncer,
@@ -187,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
         # the renames to the store's digest and the manifest wait for the store.
         staging = None if current else helper.submit(_stage_sidecar, result, store_path, syncer)
         try:
-            saved = write_store(result.index, store_path, result.store_chunks)
+            saved = unchanged or write_store(result.index, store_path, result.store_chunks)
         except StoreError as err:
             if staging is not None and (staged := staging.result()) is not None:
                 staged.discard()

@@ -17,7 +17,7 @@ change once written, so a run killed at any moment leaves either a complete side
 or one without a manifest, which is never trusted.
 
 Owns: `prepare_sidecar`, `stage_sidecar` and `write_sidecar`, `sidecar_is_current`,
-`load_store` (the store with its sidecar), `sidecar_dir`.
+`store_holds`, `load_store` (the store with its sidecar), `sidecar_dir`.
 """
 
 from __future__ import annotations
@@ -543,6 +543,55 @@ def _remember_digest(directory: str, digest: str, st: os.stat_result, hashed_at_
         )
 
 
+@attrs.frozen(slots=True)
+class _FileDigest:
+    """A store file's SHA-256 and the status it had; `hashed_at_ns` is set when the digest
+    was computed now (not remembered) from a file that did not change while read."""
+
+    sha256: str
+    status: os.stat_result
+    hashed_at_ns: int | None
+
+    def remember(self, directory: str) -> None:
+        """Record the digest for this status (`_remember_digest`), if it was just made."""
+        if self.hashed_at_ns is not None:
+            _remember_digest(directory, self.sha256, self.status, self.hashed_at_ns)
+
+
+def _file_digest(path: str, directory: str) -> _FileDigest:
+    """The digest of the store at `path`: remembered for its status, else hashed. Raises
+    OSError."""
+    before = os.stat(path)
+    remembered = _remembered_digest(directory, before)
+    if remembered is not None:
+        return _FileDigest(remembered, before, None)
+    hashed_at = time.time_ns()
+    digest, _ = file_sha256(path)
+    changed = _status(os.stat(path)) != _status(before)
+    # Changed while being read: the digest is not recorded, and the next run hashes again.
+    return _FileDigest(digest, before, None if changed else hashed_at)
+
+
+def store_holds(store_path: str, store_sha256: str, store_size: int) -> bool:
+    """Whether the file at `store_path` already holds exactly the bytes of this digest and
+    size, so writing them again would change nothing; False on any doubt or OS error.
+
+    Costs a stat when the sidecar directory remembers the digest for the file's status,
+    else one read of the file (the digest is then remembered, once the file's status is
+    settled, as `load_store` does)."""
+    directory = sidecar_dir(store_path)
+    try:
+        if os.stat(store_path).st_size != store_size:
+            return False
+        found = _file_digest(store_path, directory)
+    except OSError:
+        return False
+    if found.sha256 != store_sha256 or found.status.st_size != store_size:
+        return False
+    found.remember(directory)
+    return True
+
+
 def load_store(path: str) -> Index:
     """The store at `path`, from its sidecar when that matches the store's bytes.
 
@@ -553,29 +602,16 @@ def load_store(path: str) -> Index:
     """
     directory = sidecar_dir(path)
     try:
-        before = os.stat(path)
+        found = _file_digest(path, directory)
     except OSError as err:
         raise StoreError("load", path, describe_os_error(err)) from err
-    digest = _remembered_digest(directory, before)
-    remember = digest is None
-    hashed_at = time.time_ns()
-    if digest is None:
-        try:
-            digest, _ = file_sha256(path)
-            after = os.stat(path)
-        except OSError as err:
-            raise StoreError("load", path, describe_os_error(err)) from err
-        if _status(after) != _status(before):
-            remember = False  # changed while being read: the next run hashes again
-    size = before.st_size
     try:
-        manifest = _read_manifest(directory, digest, size)
+        manifest = _read_manifest(directory, found.sha256, found.status.st_size)
         index = _sidecar_index(directory, manifest)
     except (_Untrusted, KeyError, TypeError, ValueError, AttributeError):
         pass
     else:
-        if remember:
-            _remember_digest(directory, digest, before, hashed_at)
+        found.remember(directory)
         return index
     # The sidecar is keyed by the digest of exactly the bytes parsed here.
     try:
