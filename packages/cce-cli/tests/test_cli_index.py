@@ -146,12 +146,17 @@ def test_fresh_process_round_trip(tmp_path: Path) -> None:
     assert [c.file_path for c in here.chunks] == ["app.py", "app.py", "auth.py"]
 
 
+def indexed_small_repo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[str, Path]:
+    """`small_repo`, indexed once into its default store; the root and the store path."""
+    root = small_repo(tmp_path / "repo")
+    assert run_cce(["index", root, "--no-metrics"], capsys)[0] == 0
+    return root, Path(root, ".cce", "index.json")
+
+
 def test_reindex_unchanged_is_byte_identical_and_removed_file_disappears(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    root = small_repo(tmp_path / "repo")
-    store = Path(root, ".cce", "index.json")
-    assert run_cce(["index", root, "--no-metrics"], capsys)[0] == 0
+    root, store = indexed_small_repo(tmp_path, capsys)
     first = store.read_bytes()
     assert run_cce(["index", root, "--no-metrics"], capsys)[0] == 0
     assert store.read_bytes() == first
@@ -207,9 +212,7 @@ def test_reindex_unchanged_leaves_the_store_file_as_it_is(
 def test_reindex_rewrites_a_store_file_changed_in_place(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    root = small_repo(tmp_path / "repo")
-    store = Path(root, ".cce", "index.json")
-    assert run_cce(["index", root, "--no-metrics"], capsys)[0] == 0
+    root, store = indexed_small_repo(tmp_path, capsys)
     expected = store.read_bytes()
     with open(store, "r+b") as handle:  # the same size, other bytes
         handle.seek(expected.index(b"def ") + 4)

@@ -209,12 +209,18 @@ def test_a_store_of_another_size_is_not_read_to_tell(
     assert calls == []
 
 
-def test_a_settled_store_holds_its_bytes_by_its_status_alone(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def settled_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str, int]:
+    """A persisted store, its digest and size, with every status counted as settled."""
     store, _ = persisted(tmp_path)
-    digest, size = store_facts(store)
     monkeypatch.setattr(sidecar, "_SETTLED_NS", 0)
+    return (store, *store_facts(store))
+
+
+def test_a_settled_store_holds_its_bytes_by_its_status_alone(
+    settled_store: tuple[str, str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, digest, size = settled_store
     calls = hashes_counted(monkeypatch)
     assert sidecar.store_holds(store, digest, size)  # hashed, then remembered
     assert sidecar.store_holds(store, digest, size)
@@ -224,11 +230,9 @@ def test_a_settled_store_holds_its_bytes_by_its_status_alone(
 
 
 def test_a_store_changed_in_place_no_longer_holds_the_old_bytes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    settled_store: tuple[str, str, int],
 ) -> None:
-    store, _ = persisted(tmp_path)
-    digest, size = store_facts(store)
-    monkeypatch.setattr(sidecar, "_SETTLED_NS", 0)
+    store, digest, size = settled_store
     assert sidecar.store_holds(store, digest, size)
     data = Path(store).read_bytes()
     with open(store, "r+b") as handle:  # same inode, same size, new change time
