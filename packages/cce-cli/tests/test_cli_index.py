@@ -222,6 +222,31 @@ def test_reindex_rewrites_a_store_file_changed_in_place(
     assert store.read_bytes() == expected
 
 
+def test_an_unchanged_reindex_removes_stale_temporaries_as_a_write_would(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, store = indexed_small_repo(tmp_path, capsys)
+    stale = store.parent / ".index.json.tmp.999999.0"  # left by a writer that is gone
+    stale.write_bytes(b"partial")
+    status = store.stat()
+    assert run_cce(["index", root, "--no-metrics"], capsys)[0] == 0
+    assert store.stat().st_ino == status.st_ino and not stale.exists()
+
+
+def test_a_store_that_cannot_be_kept_is_written_after_all(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, store = indexed_small_repo(tmp_path, capsys)
+    expected, status = store.read_bytes(), store.stat()
+
+    def refuse(path: str) -> None:
+        raise PermissionError(13, "Permission denied", path)
+
+    monkeypatch.setattr(cmd_index, "keep_in_place", refuse)
+    assert run_cce(["index", root, "--no-metrics"], capsys)[0] == 0
+    assert store.stat().st_ino != status.st_ino and store.read_bytes() == expected
+
+
 # --- errors ---------------------------------------------------------------------------
 
 

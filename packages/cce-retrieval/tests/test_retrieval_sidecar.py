@@ -233,12 +233,52 @@ def test_a_store_changed_in_place_no_longer_holds_the_old_bytes(
     settled_store: tuple[str, str, int],
 ) -> None:
     store, digest, size = settled_store
+    past = os.stat(store).st_mtime_ns - 10**10
+    os.utime(store, ns=(past, past))  # the write below moves it, however coarse the clock
     assert sidecar.store_holds(store, digest, size)
     data = Path(store).read_bytes()
     with open(store, "r+b") as handle:  # same inode, same size, new change time
         handle.seek(data.index(b"def ") + 4)
         handle.write(b"Z")
     assert not sidecar.store_holds(store, digest, size)
+
+
+def test_a_store_written_just_now_is_held_but_its_digest_not_remembered(
+    tmp_path: Path,
+) -> None:
+    store, _ = persisted(tmp_path)
+    assert sidecar.store_holds(store, *store_facts(store))
+    assert not list(Path(sidecar_dir(store)).glob("*.status.json"))
+
+
+def test_a_store_changing_while_hashed_is_not_remembered(
+    settled_store: tuple[str, str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, digest, size = settled_store
+    real = sidecar.file_sha256
+
+    def hash_then_touch(path: str) -> tuple[str, int]:
+        found = real(path)
+        os.utime(path, ns=(10**18, 10**18))  # its status moves while it is read
+        return found
+
+    monkeypatch.setattr(sidecar, "file_sha256", hash_then_touch)
+    assert sidecar.store_holds(store, digest, size)
+    load_store(store)
+    assert not list(Path(sidecar_dir(store)).glob("*.status.json"))
+
+
+@pytest.mark.parametrize("name", ["status", "manifest"])
+def test_hostile_nesting_in_the_sidecar_is_untrusted_never_a_crash(
+    tmp_path: Path, name: str
+) -> None:
+    store, _ = persisted(tmp_path)
+    digest, size = store_facts(store)
+    directory = Path(sidecar_dir(store))
+    target = directory / (f"{digest}.status.json" if name == "status" else f"{digest}.json")
+    target.write_text("[" * 200_000)
+    assert sidecar.store_holds(store, digest, size)
+    assert_same_index(load_store(store), load_index(store))
 
 
 def test_a_store_rewritten_in_place_with_its_old_size_and_times_is_hashed_again(

@@ -47,6 +47,7 @@ from cce_retrieval import (
     write_sources,
     write_store,
 )
+from cce_retrieval.fileio import keep_in_place
 from cce_retrieval.sidecar import (
     StagedSidecar,
     prepare_sidecar,
@@ -181,7 +182,11 @@ def run(args: argparse.Namespace) -> int:
         if sidecar_is_current(store_path, predicted.sha256, predicted.size):
             current = predicted.sha256
             if store_holds(store_path, predicted.sha256, predicted.size):
-                unchanged = predicted
+                try:
+                    keep_in_place(store_path)
+                    unchanged = predicted
+                except OSError:
+                    pass  # written after all, failing (or not) as any write would
     # The syncer is shut down last: the helper's writes hand their fsyncs to it.
     with (
         concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="cce-sidecar-sync") as syncer,

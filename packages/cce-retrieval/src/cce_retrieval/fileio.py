@@ -134,6 +134,22 @@ def write_atomic_parts(
     return None
 
 
+def keep_in_place(path: str) -> None:
+    """Settle a file left as it is because it already holds the bytes a write would put
+    there: fail as the write would on a directory it cannot write in, sync the file's
+    data, and remove stale temporaries of killed writers, as `write_atomic_parts` does.
+    Raises OSError (then the caller writes after all)."""
+    path = _resolve_target(path)
+    directory, name = os.path.split(path)
+    if not os.access(directory or ".", os.W_OK):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), directory or ".")
+    with open(path, "rb") as handle:
+        # Bytes put there by a writer that never synced are on disk before a fingerprint
+        # (which is synced) vouches for them.
+        os.fsync(handle.fileno())
+    remove_stale_temporaries(directory, name)
+
+
 def _sync_and_replace(fd: int, temp: str, path: str) -> None:
     """fsync and close `fd` (open on `temp`), then rename `temp` over `path`."""
     try:

@@ -366,7 +366,7 @@ def _read_manifest(directory: str, digest: str, size: int) -> dict[str, object]:
     try:
         with open(path, "rb") as handle:
             manifest = json.loads(handle.read())
-    except (OSError, ValueError) as err:
+    except (OSError, ValueError, RecursionError) as err:  # RecursionError: hostile nesting
         raise _Untrusted from err
     if (
         not isinstance(manifest, dict)
@@ -520,7 +520,7 @@ def _remembered_digest(directory: str, st: os.stat_result) -> str | None:
         try:
             with open(entry, "rb") as handle:
                 record = json.loads(handle.read())
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):  # RecursionError: hostile nesting
             continue
         if (
             isinstance(record, dict)
