@@ -153,6 +153,28 @@ def _stage_sidecar(
         return None
 
 
+def _store_in_place(result: BuildResult, store_path: str) -> tuple[str | None, SavedStore | None]:
+    """What of this build's store is already on disk: the digest whose sidecar is in
+    place, and the store itself when the file there holds exactly its bytes (then kept
+    as it is, `keep_in_place`).
+
+    Re-indexing an unchanged tree makes the same store bytes; only made chunk text makes
+    their digest cheap enough to check before writing.
+    """
+    if result.store_chunks is None or not os.path.isdir(sidecar_dir(store_path)):
+        return None, None
+    predicted = store_digest(result.index, result.store_chunks)
+    if not sidecar_is_current(store_path, predicted.sha256, predicted.size):
+        return None, None
+    if not store_holds(store_path, predicted.sha256, predicted.size):
+        return predicted.sha256, None
+    try:
+        keep_in_place(store_path)
+    except OSError:
+        return predicted.sha256, None  # written after all, failing (or not) as any write
+    return predicted.sha256, predicted
+
+
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     directory: str | None = args.dir
@@ -172,21 +194,7 @@ def run(args: argparse.Namespace) -> int:
     result = build_or_fail(
         directory, embedder, protect=protect, args=args, protection=protection, store_text=True
     )
-    # Re-indexing an unchanged tree makes the same store bytes, whose sidecar is already
-    # in place; only made chunk text makes the digest cheap enough to check first. When
-    # the file there already holds exactly those bytes, it is left as it is.
-    current: str | None = None
-    unchanged: SavedStore | None = None
-    if result.store_chunks is not None and os.path.isdir(sidecar_dir(store_path)):
-        predicted = store_digest(result.index, result.store_chunks)
-        if sidecar_is_current(store_path, predicted.sha256, predicted.size):
-            current = predicted.sha256
-            if store_holds(store_path, predicted.sha256, predicted.size):
-                try:
-                    keep_in_place(store_path)
-                    unchanged = predicted
-                except OSError:
-                    pass  # written after all, failing (or not) as any write would
+    current, unchanged = _store_in_place(result, store_path)
     # The syncer is shut down last: the helper's writes hand their fsyncs to it.
     with (
         concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="cce-sidecar-sync") as syncer,
@@ -224,10 +232,7 @@ def run(args: argparse.Namespace) -> int:
     # The sidecar only speeds up later reads; without it they parse index.json. Staging
     # that failed is not tried again: the same directory or index would fail it again.
     staged = None if staging is None else staging.result()
-    if current == saved.sha256:
-        if staged is not None:
-            staged.discard()
-    elif staging is None or staged is not None:
+    if current != saved.sha256 and (staging is None or staged is not None):
         with contextlib.suppress(OSError, ValueError):
             write_sidecar(result.index, store_path, saved.sha256, saved.size, staged=staged)
     if not args.no_metrics:

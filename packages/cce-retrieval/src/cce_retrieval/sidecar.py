@@ -224,7 +224,10 @@ class StagedSidecar:
     """
 
     directory: str
-    prepared: SidecarParts
+    manifest: dict[str, object]
+    """`SidecarParts.manifest` (the parts' arrays are not kept once written)."""
+    order: list[str]
+    """The part names in the manifest's order."""
     parts: dict[str, tuple[str, int]]
     """Part name → (file name after the digest's `D-`, byte size)."""
     staged_names: dict[str, str]
@@ -258,7 +261,8 @@ def stage_sidecar(
     """
     directory = sidecar_dir(store_path)
     os.makedirs(directory, exist_ok=True)
-    staged = StagedSidecar(directory, prepared, {}, {}, [])
+    order = ["ids", "content", "embeddings_by_dim", *prepared.arrays, "terms"]
+    staged = StagedSidecar(directory, prepared.manifest, order, {}, {}, [])
 
     def write(file: str, name: str, pieces: Iterable[bytes | memoryview], size: int) -> None:
         staged_name = f"{_STAGED_PREFIX}{os.getpid()}.{next(_staging_sequence)}.{file}"
@@ -319,13 +323,12 @@ def write_sidecar(
     except BaseException:
         staged.discard()
         raise
-    order = ["ids", "content", "embeddings_by_dim", *staged.prepared.arrays, "terms"]
     manifest = {
         "schema": SIDECAR_SCHEMA,
         "store_sha256": store_sha256,
         "store_size": store_size,
-        **staged.prepared.manifest,
-        "parts": {name: parts[name] for name in order},
+        **staged.manifest,
+        "parts": {name: parts[name] for name in staged.order},
     }
     manifest_path = os.path.join(directory, f"{prefix}.json")
     write_atomic(manifest_path, json.dumps(manifest, ensure_ascii=False).encode("utf-8"))
