@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import bisect
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from cce_retrieval.build import build_index
 from cce_retrieval.embedder import HashEmbedder
-from cce_retrieval.protection import is_strict_sensitive, strict_redact
+from cce_retrieval.protection import (
+    _PATTERN_HINT,
+    _candidate_lines,
+    _detection,
+    is_strict_sensitive,
+    strict_redact,
+)
 from cce_retrieval.redactor import redact
 from cce_retrieval.walker import walk
 
@@ -70,6 +79,51 @@ def test_pgp_block_and_footerless_key_are_redacted() -> None:
 )
 def test_ordinary_code_is_left_alone(code: str) -> None:
     assert strict_redact(redact(code), "app.py") == (redact(code), 0)
+
+
+def _lines_by_line_table(hint: object, data: bytes) -> list[int]:
+    """The candidate lines found with a table of every line start (the plain way)."""
+    starts = [0] + [i + 1 for i, byte in enumerate(data) if byte == 10]
+    lines: list[int] = []
+    pos = 0
+    while pos <= len(data):
+        match = hint.search(data, pos)  # type: ignore[attr-defined]
+        if match is None:
+            break
+        line = bisect.bisect_right(starts, match.start()) - 1
+        lines.append(line)
+        pos = starts[line + 1] if line + 1 < len(starts) else len(data) + 1
+    return lines
+
+
+_LINE_PIECES = [
+    *SECRET_LINES,
+    "",
+    "x = 1",
+    "token: str",
+    "AKC0123456789abc",  # a hint that may start at the previous line's newline
+    "-----BEGIN RSA PRIVATE KEY-----",
+    "caf\u00e9 = 'd\u00e9j\u00e0 vu'",
+]
+
+
+@given(st.lists(st.sampled_from(_LINE_PIECES), max_size=12), st.booleans())
+def test_candidate_lines_are_the_lines_a_table_of_line_starts_finds(
+    pieces: list[str], trailing_newline: bool
+) -> None:
+    data = ("\n".join(pieces) + ("\n" if trailing_newline else "")).encode()
+    for hint in (_PATTERN_HINT, _detection().hint):
+        found = _candidate_lines(hint, data)
+        assert found == _lines_by_line_table(hint, data)
+        # A superset of the lines the hint matches on their own.
+        alone = [i for i, line in enumerate(data.split(b"\n")) if hint.search(line, 0)]
+        assert set(alone) <= set(found)
+
+
+def test_text_without_a_candidate_line_comes_back_unchanged() -> None:
+    text = "def add(a, b):\n    return a + b\n"
+    assert _candidate_lines(_PATTERN_HINT, text.encode()) == []
+    assert strict_redact(text, "add.py") == (text, 0)
 
 
 def test_strict_is_idempotent() -> None:
