@@ -12,7 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cce_retrieval.bm25 import Bm25Index
 from cce_retrieval.build import EMBED_BATCH_SIZE, BuildError, build_index
+from cce_retrieval.derived import bm25_and_ranks
 from cce_retrieval.embedder import EmbedError, HashEmbedder
 from cce_retrieval.store import save_index, serialize_index
 
@@ -186,3 +188,21 @@ def test_empty_directory_builds_an_empty_index(tmp_path: Path) -> None:
     assert serialize_index(result.index) == (
         b'{"spec_version":"1.0","embedder":"hash","chunks":[],"file_imports":{},"file_tokens":{}}'
     )
+
+
+def test_bm25_from_the_builds_counts_equals_bm25_built_from_the_contents(
+    reference_copy: Callable[[str], str],
+) -> None:
+    index = build_index(reference_copy("base"), HashEmbedder()).index
+    from_counts, _ = bm25_and_ranks(index)
+    chunks = index.chunks
+    tokenized = Bm25Index.build([c.content for c in chunks], [c.chunk_id for c in chunks])
+    got, want = from_counts.arrays(), tokenized.arrays()
+    assert list(got.term_ids.items()) == list(want.term_ids.items())
+    for name in ("offsets", "posting_docs", "posting_freqs", "doc_lengths"):
+        assert getattr(got, name).tolist() == getattr(want, name).tolist(), name
+    assert got.avgdl == want.avgdl
+    # The table is a plain mapping: asking about an unknown term adds nothing.
+    assert type(got.term_ids) is dict
+    assert from_counts.df("no_such_term_anywhere") == 0
+    assert "no_such_term_anywhere" not in got.term_ids

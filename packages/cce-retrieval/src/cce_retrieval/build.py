@@ -265,11 +265,13 @@ def _bm25_from_counts(
     """One corpus-wide BM25 from per-file counts (term ids in first-occurrence order)."""
     present = [part for part in parts if part is not None]
     assert len(present) == len(parts)
-    # Term ids in first-occurrence order over the files' vocabularies, concatenated:
-    # dict.fromkeys keeps that order and does the whole merge in C.
+    # Term ids in first-occurrence order over the files' vocabularies, concatenated: one
+    # pass numbers each term on first sight and maps every file's terms to those ids.
     local_terms = list(itertools.chain.from_iterable(part.vocabulary for part in present))
-    vocabulary = {term: i for i, term in enumerate(dict.fromkeys(local_terms))}
-    codes = np.fromiter(map(vocabulary.__getitem__, local_terms), np.int64, len(local_terms))
+    numbering = _Vocabulary()
+    codes = np.fromiter(map(numbering.__getitem__, local_terms), np.int64, len(local_terms))
+    # A plain dict from here on: a lookup of an unknown term must not number it.
+    vocabulary = dict(numbering)
     vocabulary_starts = np.zeros(len(present) + 1, dtype=np.int64)
     np.cumsum([len(part.vocabulary) for part in present], out=vocabulary_starts[1:])
 
