@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import concurrent.futures
+import hashlib
+import json
 import os
 import shutil
+import struct
 import sysconfig
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +22,7 @@ from hypothesis import strategies as st
 from cce_retrieval import build as build_module
 from cce_retrieval import store_write
 from cce_retrieval.build import BuildResult, build_index
-from cce_retrieval.buildcache import BuildCache, CacheSalt, FileOutcome, TermCounts
+from cce_retrieval.buildcache import BuildCache, CacheSalt, FileOutcome, StoreRecord, TermCounts
 from cce_retrieval.derived import bm25_and_ranks
 from cce_retrieval.embedder import HashEmbedder
 from cce_retrieval.model import Chunk
@@ -402,3 +406,80 @@ def test_a_bm25_entry_larger_than_a_quarter_of_the_bound_is_not_kept(tmp_path: P
         result = build_index(root, HashEmbedder(), cache=BuildCache(str(directory), salt(), bound))
         bm25_and_ranks(result.index)
     assert bm25_entries(small) == [] and len(bm25_entries(large)) == 1
+
+
+# --- the store record of a whole build ------------------------------------------------
+
+RECORD = StoreRecord(
+    sha256="ab" * 32, size=1234, total_chunks=7, strict_redactions=2, embedder="hash", embed_dim=256
+)
+
+
+def record_files(directory: Path) -> list[Path]:
+    return [path for path in entries(directory) if path.read_bytes().startswith(b"CCESR001")]
+
+
+def test_a_store_record_reads_back_under_its_corpus_key_only(tmp_path: Path) -> None:
+    cache = BuildCache(str(tmp_path), salt())
+    key = cache.corpus_key([cache.key("a.py", "x = 1\n")])
+    assert cache.get_store_record(key) is None
+    cache.put_store_record(key, RECORD)
+    assert cache.get_store_record(key) == RECORD
+    other = cache.corpus_key([cache.key("a.py", "x = 2\n")])
+    assert cache.get_store_record(other) is None
+    # Under another salt (protection, embedder, code) the same files have another key.
+    unprotected = BuildCache(str(tmp_path), salt(protect=False))
+    files = [unprotected.key("a.py", "x = 1\n")]
+    assert unprotected.get_store_record(unprotected.corpus_key(files)) is None
+    assert len(record_files(tmp_path)) == 1
+
+
+def _damaged_records() -> list[tuple[str, Callable[[bytes], bytes]]]:
+    def rewrite_payload(payload: bytes) -> Callable[[bytes], bytes]:
+        def damage(data: bytes) -> bytes:
+            # A payload with a correct digest: only the fields themselves are wrong.
+            # The header: magic, key, payload digest, payload length, text digest, length.
+            header = bytearray(data[:120])
+            header[40:72] = hashlib.sha256(payload).digest()
+            header[72:80] = struct.pack("<Q", len(payload))
+            return bytes(header) + payload
+
+        return damage
+
+    nested = b"[" * 100_000 + b"]" * 100_000
+    return [
+        ("truncated", lambda data: data[:-5]),
+        ("flipped", lambda data: data[:-3] + bytes([data[-3] ^ 1]) + data[-2:]),
+        ("oversized", lambda data: data + b" " * 5000),
+        ("not a record", lambda data: b"CCEBM001" + data[8:]),
+        (
+            "negative size",
+            rewrite_payload(json.dumps({**attrs.asdict(RECORD), "size": -1}).encode()),
+        ),
+        (
+            "bool count",
+            rewrite_payload(json.dumps({**attrs.asdict(RECORD), "total_chunks": True}).encode()),
+        ),
+        (
+            "short digest",
+            rewrite_payload(json.dumps({**attrs.asdict(RECORD), "sha256": "ab"}).encode()),
+        ),
+        ("extra field", rewrite_payload(json.dumps({**attrs.asdict(RECORD), "x": 1}).encode())),
+        ("nested", rewrite_payload(nested[:4000])),
+        ("not json", rewrite_payload(b"\xff\xfe{")),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "damage"), _damaged_records(), ids=lambda v: v if isinstance(v, str) else ""
+)
+def test_a_damaged_store_record_is_never_trusted_and_is_removed(
+    tmp_path: Path, name: str, damage: Callable[[bytes], bytes]
+) -> None:
+    cache = BuildCache(str(tmp_path), salt())
+    key = cache.corpus_key([])
+    cache.put_store_record(key, RECORD)
+    (path,) = record_files(tmp_path)
+    path.write_bytes(damage(path.read_bytes()))
+    assert cache.get_store_record(key) is None, name
+    assert not path.exists()

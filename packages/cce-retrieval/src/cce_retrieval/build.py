@@ -35,12 +35,14 @@ from cce_retrieval.buildcache import (
     EncodedOutcome,
     FileOutcome,
     SparseRows,
+    StoreRecord,
     TermCounts,
 )
 from cce_retrieval.chunker import chunk_file
 from cce_retrieval.derived import offer_bm25
 from cce_retrieval.embedder import EMBED_DIM, Embedder, EmbedError, HashEmbedder, check_vectors
 from cce_retrieval.embedders import embedder_model
+from cce_retrieval.fingerprint import embed_dim
 from cce_retrieval.model import Chunk, FloatMatrix, Index
 from cce_retrieval.protection import REFERENCE, STRICT, strict_redact
 from cce_retrieval.ranking import IntArray, id_order_ranks
@@ -87,6 +89,52 @@ class BuildResult:
     store_chunks: StoreChunks | None = None
     """The store's chunk array text, made per file with the embeddings (hash embedder),
     for `write_store`; None when the embedder runs after chunking."""
+    cache: BuildCache | None = None
+    corpus_key: bytes | None = None
+    """The key of exactly these files under these settings (`BuildCache.corpus_key`)."""
+
+    def remember_store(self, sha256: str, size: int) -> None:
+        """Record in the build cache that these files make the store `sha256` (of `size`
+        bytes), for `build_or_reuse`. Only a build that made its store text records: for
+        other embedders the store is not predicted, so it is never reused either."""
+        if self.cache is None or self.corpus_key is None or self.store_chunks is None:
+            return
+        record = StoreRecord(
+            sha256=sha256,
+            size=size,
+            total_chunks=self.total_chunks,
+            strict_redactions=self.strict_redactions,
+            embedder=self.index.embedder,
+            embed_dim=embed_dim(self.index),
+        )
+        self.cache.put_store_record(self.corpus_key, record)
+
+
+@attrs.frozen(slots=True)
+class RecordedBuild:
+    """A build that did not need to run: the cache recorded the store these exact files
+    make, and the caller found that store on disk. The counters are `BuildResult`'s."""
+
+    record: StoreRecord
+    files_indexed: int
+    files_skipped: int
+    sensitive_skipped: int
+    walk_errors: int
+    sources: tuple[SourceFile, ...]
+    protection: str
+    strict_skips: int
+
+    @property
+    def total_chunks(self) -> int:
+        return self.record.total_chunks
+
+    @property
+    def strict_redactions(self) -> int:
+        return self.record.strict_redactions
+
+
+StoreReuse = Callable[[StoreRecord], bool]
+"""Whether the store a record describes is in place, ready to be kept as it is."""
 
 
 def _embed_in_batches(embedder: Embedder, contents: Sequence[str]) -> list[list[float]]:
@@ -564,9 +612,63 @@ def build_index(
     `store_text=False` (a caller that writes no store) leaves `BuildResult.store_chunks`
     None and skips the store text in cache entries it reads.
     """
+    built = _build(root, embedder, protect, jobs, cache, progress, protection, store_text, None)
+    assert isinstance(built, BuildResult)  # nothing is reused without `reuse`
+    return built
+
+
+def build_or_reuse(
+    root: str,
+    embedder: Embedder,
+    protect: bool,
+    *,
+    reuse: StoreReuse,
+    cache: BuildCache,
+    jobs: int = 1,
+    progress: ProgressCallback | None = None,
+    protection: str = REFERENCE,
+) -> BuildResult | RecordedBuild:
+    """`build_index` (with `store_text`) for a caller that writes the store, unless the
+    store is already in place.
+
+    After the walk, the files' corpus key is looked up among the cache's store records
+    (`BuildResult.remember_store`); when there is one and `reuse` accepts it, nothing is
+    read back, chunked or embedded: the result is the walk's counters and the record.
+    """
+    return _build(root, embedder, protect, jobs, cache, progress, protection, True, reuse)
+
+
+def _build(
+    root: str,
+    embedder: Embedder,
+    protect: bool,
+    jobs: int,
+    cache: BuildCache | None,
+    progress: ProgressCallback | None,
+    protection: str,
+    store_text: bool,
+    reuse: StoreReuse | None,
+) -> BuildResult | RecordedBuild:
+    """What `build_index` and `build_or_reuse` share: one walk, then reuse or a build.
+
+    One function, so that the walk (every file's text) is held by no caller's frame
+    while the store is written."""
     walked = walk(root, protect, protection)
-    embed_hash = isinstance(embedder, HashEmbedder)
     file_keys = [] if cache is None else [cache.key(f.rel_path, f.text) for f in walked.files]
+    embed_hash = isinstance(embedder, HashEmbedder)
+    if reuse is not None and cache is not None and embed_hash:
+        record = cache.get_store_record(cache.corpus_key(file_keys))
+        if record is not None and record.embedder == embedder.name and reuse(record):
+            return RecordedBuild(
+                record=record,
+                files_indexed=len(walked.files),
+                files_skipped=walked.skipped,
+                sensitive_skipped=walked.sensitive_skipped,
+                walk_errors=walked.walk_errors,
+                sources=source_files(walked.files),
+                protection=protection,
+                strict_skips=walked.strict_only_skipped,
+            )
     outcomes, texts, file_rows = _outcomes(
         walked.files,
         protect,
@@ -629,6 +731,8 @@ def build_index(
         strict_redactions=strict_redactions,
         strict_skips=walked.strict_only_skipped,
         store_chunks=store_chunks,
+        cache=cache,
+        corpus_key=corpus_key,
     )
     del walked  # every file's text: what is left to write needs none of them
     release_free_memory()

@@ -7,8 +7,9 @@ edit should redo only the edited files, so each file's outcome is kept here unde
 SHA-256 key of exactly those inputs; a hit is bit-for-bit what the build would compute.
 
 Owns: the key (`CacheSalt`, `BuildCache.key`), the entry format and its verification,
-atomic writes, and the size bound (least recently used entries go first). See
-docs/index-store.md#build-cache.
+atomic writes, and the size bound (least recently used entries go first); beside the
+file entries, two per whole build: its BM25 statistics and the record of the store it
+made (`StoreRecord`). See docs/index-store.md#build-cache.
 
 Safety: an entry is written to a unique temp file in its final directory and renamed
 into place, so a reader sees a whole entry or none; every entry also carries the
@@ -48,9 +49,13 @@ DEFAULT_MAX_BYTES: Final = 1 << 30
 _MAGIC: Final = b"CCEBC004"
 _BM25_MAGIC: Final = b"CCEBM001"
 """A whole build's BM25 statistics (`BuildCache.put_bm25`), in the entry layout."""
+_RECORD_MAGIC: Final = b"CCESR001"
+"""What store a whole build made (`BuildCache.put_store_record`), in the entry layout."""
 # magic, key, SHA-256 and length of the json part, SHA-256 and length of the store text
 # part; the array part is what lies between them.
 _HEADER: Final = struct.Struct("<8s32s32sQ32sQ")
+_MAX_RECORD_BYTES: Final = 1 << 12
+"""A store record is a few hundred bytes; a larger file there is not one."""
 _temp_sequence = itertools.count()
 _Scalar = TypeVar("_Scalar", bound=np.generic)
 _made_dirs: set[str] = set()
@@ -420,6 +425,55 @@ def _decode_bm25(key: bytes, data: bytes, n_docs: int) -> tuple[Bm25Index, IntAr
     return bm25, id_ranks
 
 
+@attrs.frozen(slots=True)
+class StoreRecord:
+    """The store a build of one exact set of files made, and the counts it printed.
+
+    Kept under the files' corpus key (`BuildCache.corpus_key`) once the store is on
+    disk, so that a later `cce index` of the same files can recognise that store there
+    (by its digest) without reading a single file entry.
+    """
+
+    sha256: str
+    size: int
+    total_chunks: int
+    strict_redactions: int
+    embedder: str
+    embed_dim: int
+
+
+_RECORD_FIELDS: Final = {
+    "sha256": str,
+    "size": int,
+    "total_chunks": int,
+    "strict_redactions": int,
+    "embedder": str,
+    "embed_dim": int,
+}
+
+
+def _decode_record(key: bytes, data: bytes) -> StoreRecord | None:
+    if len(data) < _HEADER.size:
+        return None
+    magic, stored_key, payload_sha, meta_length, _, text_length = _HEADER.unpack_from(data)
+    body = data[_HEADER.size :]
+    if magic != _RECORD_MAGIC or stored_key != key or text_length != 0:
+        return None
+    if meta_length != len(body) or hashlib.sha256(body).digest() != payload_sha:
+        return None
+    fields = json.loads(body)
+    if not isinstance(fields, dict) or set(fields) != set(_RECORD_FIELDS):
+        return None
+    if any(type(fields[name]) is not kind for name, kind in _RECORD_FIELDS.items()):
+        return None
+    record = StoreRecord(**fields)
+    if record.size < 0 or record.total_chunks < 0 or record.strict_redactions < 0:
+        return None
+    if len(record.sha256) != 64 or not all(c in "0123456789abcdef" for c in record.sha256):
+        return None
+    return record
+
+
 @attrs.frozen(slots=True, eq=False)
 class EncodedOutcome:
     """A file's outcome in its cache entry's encoding, as `BuildCache.put` made it.
@@ -644,6 +698,33 @@ class BuildCache:
             found = _decode_bm25(key, data, n_docs)
         except (ValueError, KeyError, TypeError, IndexError, struct.error):
             found = None
+        _settle(path, found is not None)
+        return found
+
+    def _record_key(self, corpus_key: bytes) -> bytes:
+        return hashlib.sha256(b"cce.build-cache/store-record\0" + corpus_key).digest()
+
+    def put_store_record(self, corpus_key: bytes, record: StoreRecord) -> None:
+        """Keep `record` for the build whose files have `corpus_key`; an OS error skips it."""
+        key = self._record_key(corpus_key)
+        meta = json.dumps(attrs.asdict(record), separators=(",", ":")).encode("utf-8")
+        self._write(key, (_header(_RECORD_MAGIC, key, meta, b""), meta))
+
+    def get_store_record(self, corpus_key: bytes) -> StoreRecord | None:
+        """What `put_store_record` kept for `corpus_key`, or None (missing or damaged:
+        never trusted, then deleted)."""
+        path = self._path(self._record_key(corpus_key))
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read(_MAX_RECORD_BYTES + 1)
+        except OSError:
+            return None
+        found = None
+        if len(data) <= _MAX_RECORD_BYTES:
+            try:
+                found = _decode_record(self._record_key(corpus_key), data)
+            except (ValueError, TypeError, RecursionError, struct.error):
+                found = None
         _settle(path, found is not None)
         return found
 

@@ -65,6 +65,21 @@ def fingerprint_document(
     default-protection fingerprint keeps the reference's bytes. `pack_set` defaults to
     this build's language packs.
     """
+    return fingerprint_document_of(
+        index.embedder, embed_dim(index), store_digest, redaction, pack_set, protection
+    )
+
+
+def fingerprint_document_of(
+    embedder: str,
+    dim: int,
+    store_digest: str,
+    redaction: bool,
+    pack_set: str | None = None,
+    protection: str | None = None,
+) -> bytes:
+    """`fingerprint_document` of a store whose index says only its `embedder` and `dim`
+    (`embed_dim`): all the fingerprint takes from the index."""
     # Imported here: reading a store (which may repair its fingerprint) must not load
     # the grammars or the metrics package.
     from cce_metrics.tokens import TOKENIZER_ID
@@ -74,8 +89,8 @@ def fingerprint_document(
         pack_set = PACK_SET
     record: dict[str, object] = {
         "block_nesting_limit": BLOCK_NESTING_LIMIT,
-        "embed_dim": embed_dim(index),
-        "embedder": index.embedder,
+        "embed_dim": dim,
+        "embedder": embedder,
         "engine_version": ENGINE_VERSION,
         "markdown_section_tokens": MARKDOWN_SECTION_TOKENS,
         "pack_set": pack_set,
