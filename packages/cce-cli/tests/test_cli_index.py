@@ -247,6 +247,94 @@ def test_a_store_that_cannot_be_kept_is_written_after_all(
     assert store.stat().st_ino != status.st_ino and store.read_bytes() == expected
 
 
+def forbid_building(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Make reading, chunking or embedding any file fail the test; the calls it refused."""
+    from cce_retrieval import build as build_module
+
+    refused: list[int] = []
+
+    def refuse(files: Sequence[object], *args: object, **kwargs: object) -> object:
+        refused.append(len(files))
+        raise AssertionError("the build ran")
+
+    monkeypatch.setattr(build_module, "_outcomes", refuse)
+    return refused
+
+
+def side_files(root: str) -> dict[str, bytes]:
+    """The bytes beside the store that an index writes, but for the event log."""
+    directory = Path(root, ".cce")
+    return {name: (directory / name).read_bytes() for name in ("fingerprint.json", "sources.json")}
+
+
+def test_an_unchanged_reindex_with_a_store_record_builds_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = small_repo(tmp_path / "repo")
+    # Strict protection would redact this; the notice must be the same either way.
+    Path(root, "deploy.sh").write_text('export DB_PASSWORD="hunter2-hunter2"\n')
+    store = Path(root, ".cce", "index.json")
+    first = run_cce(["index", root], capsys)
+    written = side_files(root)
+    status = store.stat()
+    Path(root, ".cce", "fingerprint.json").unlink()  # written again, to the same bytes
+    forbid_building(monkeypatch)
+    again = run_cce(["index", root], capsys)
+    assert (again[0], without_elapsed(again[1]), again[2]) == (
+        first[0],
+        without_elapsed(first[1]),
+        first[2],
+    )
+    assert "strict would also redact 1 secret(s)" in again[2]
+    assert side_files(root) == written
+    after = store.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (status.st_ino, status.st_mtime_ns)
+    log = Path(root, ".cce", "metrics.jsonl").read_text()
+    events = [json.loads(line) for line in log.splitlines()]
+    moving = {"ts", "id", "duration_ms"}
+    assert [{k: v for k, v in e.items() if k not in moving} for e in events[-2:]] == [
+        {k: v for k, v in events[0].items() if k not in moving}
+    ] * 2
+
+
+@pytest.mark.parametrize("change", ["edit a file", "remove the sidecar", "change the store"])
+def test_a_store_record_is_used_only_for_the_same_files_and_the_store_it_describes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    root, store = indexed_small_repo(tmp_path, capsys)
+    if change == "edit a file":
+        Path(root, "auth.py").write_text("def logout(user):\n    return None\n")
+    elif change == "remove the sidecar":
+        shutil.rmtree(Path(root, ".cce", "index.json.sidecar"))
+    else:
+        store.write_bytes(store.read_bytes().replace(b"def login", b"def LOGIN"))
+    refused = forbid_building(monkeypatch)
+    with pytest.raises(AssertionError, match="the build ran"):
+        main(["index", root, "--no-metrics"])
+    assert refused == [2]
+    monkeypatch.undo()
+    assert run_cce(["index", root, "--no-metrics"], capsys)[0] == 0
+    expected = small_repo(tmp_path / "fresh")
+    if change == "edit a file":
+        Path(expected, "auth.py").write_text("def logout(user):\n    return None\n")
+    assert run_cce(["index", expected, "--no-metrics", "--no-cache"], capsys)[0] == 0
+    assert store.read_bytes() == Path(expected, ".cce", "index.json").read_bytes()
+    assert serialize_index(load_store(str(store))) == store.read_bytes()
+
+
+def test_without_the_cache_there_is_no_store_record(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = small_repo(tmp_path / "repo")
+    assert run_cce(["index", root, "--no-metrics", "--no-cache"], capsys)[0] == 0
+    cache_dir = Path(os.environ["CCE_CACHE_DIR"])
+    assert not any(p.read_bytes().startswith(b"CCESR001") for p in cache_dir.rglob("*.entry"))
+    refused = forbid_building(monkeypatch)
+    with pytest.raises(AssertionError, match="the build ran"):
+        main(["index", root, "--no-metrics"])
+    assert refused == [2]
+
+
 # --- errors ---------------------------------------------------------------------------
 
 

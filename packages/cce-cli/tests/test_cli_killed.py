@@ -4,7 +4,9 @@ Each round edits the corpus (so entries and sidecars of earlier rounds describe 
 bytes), starts `cce index` with the build cache and two workers, SIGKILLs it after a
 random delay, and then checks what a later run would trust: the store (if any) is
 whole, the sidecar-backed load equals parsing `index.json`, and a cached build equals
-an uncached one. The delays come from a seeded generator, so failures reproduce.
+an uncached one. Finished runs at the end check the cache's store record: trusted only
+for the same files and the store it names. The delays come from a seeded generator, so
+failures reproduce.
 """
 
 from __future__ import annotations
@@ -84,6 +86,17 @@ def kill_rounds(tmp_path: Path, rounds: int, max_delay: float, packages: tuple[s
     digest = sidecar.file_sha256(str(store))[0]
     leftovers = [p.name for p in Path(sidecar.sidecar_dir(str(store))).iterdir()]
     assert [name for name in leftovers if not name.startswith(digest)] == []
+    # The finished run recorded its store in the cache. The same files again find it in
+    # place; the files of a killed round (never recorded) build; and back to the recorded
+    # files, whose store is no longer the one on disk, build again.
+    last = edited.read_text()
+    for text in (last, original + "\n# round 0\n", last):
+        edited.write_text(text)
+        again = subprocess.run(command, env=env, capture_output=True, check=False)
+        assert again.returncode == 0, again.stderr
+        expected = serialize_index(build_index(str(root), HashEmbedder()).index)
+        assert store.read_bytes() == expected
+        assert serialize_index(load_store(str(store))) == expected
 
 
 @pytest.fixture

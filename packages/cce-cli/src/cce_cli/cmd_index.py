@@ -22,7 +22,7 @@ from cce_cli.errors import CliError
 from cce_cli.events import write_index_event
 from cce_cli.indexes import (
     add_protection_argument,
-    build_or_fail,
+    build_or_reuse_or_fail,
     check_remote,
     check_server,
     is_unreachable,
@@ -38,7 +38,6 @@ from cce_retrieval import (
     describe_os_error,
     embedder_names,
     embedder_spec,
-    fingerprint_document,
     fingerprint_path,
     redact_url,
     resolve_store_path,
@@ -47,7 +46,10 @@ from cce_retrieval import (
     write_sources,
     write_store,
 )
+from cce_retrieval.build import RecordedBuild
+from cce_retrieval.buildcache import StoreRecord
 from cce_retrieval.fileio import keep_in_place
+from cce_retrieval.fingerprint import embed_dim, fingerprint_document_of
 from cce_retrieval.sidecar import (
     StagedSidecar,
     prepare_sidecar,
@@ -115,7 +117,13 @@ def select_embedder(name: str) -> Embedder:
     return embedder
 
 
-def summary_lines(directory: str, store_path: str, result: BuildResult, elapsed: float) -> str:
+def _embedder_name(result: BuildResult | RecordedBuild) -> str:
+    return result.record.embedder if isinstance(result, RecordedBuild) else result.index.embedder
+
+
+def summary_lines(
+    directory: str, store_path: str, result: BuildResult | RecordedBuild, elapsed: float
+) -> str:
     """The stdout summary of docs/index-store.md#cce-index, labels padded to 18 columns."""
     rows = [
         ("files indexed", str(result.files_indexed)),
@@ -126,7 +134,7 @@ def summary_lines(directory: str, store_path: str, result: BuildResult, elapsed:
         rows.append(("walk errors", str(result.walk_errors)))
     rows += [
         ("total chunks", str(result.total_chunks)),
-        ("embedder", result.index.embedder),
+        ("embedder", _embedder_name(result)),
         ("store", display_text(store_path)),
         ("elapsed", f"{elapsed:.3f}s"),
     ]
@@ -164,15 +172,87 @@ def _store_in_place(result: BuildResult, store_path: str) -> tuple[str | None, S
     if result.store_chunks is None or not os.path.isdir(sidecar_dir(store_path)):
         return None, None
     predicted = store_digest(result.index, result.store_chunks)
-    if not sidecar_is_current(store_path, predicted.sha256, predicted.size):
-        return None, None
-    if not store_holds(store_path, predicted.sha256, predicted.size):
-        return predicted.sha256, None
+    current, kept = _keep_if_in_place(store_path, predicted)
+    return (predicted.sha256 if current else None), (predicted if kept else None)
+
+
+def _keep_if_in_place(store_path: str, store: SavedStore) -> tuple[bool, bool]:
+    """Whether the sidecar of `store`'s digest is current, and whether the file at
+    `store_path` holds exactly `store`'s bytes and was kept as it is."""
+    if not os.path.isdir(sidecar_dir(store_path)):
+        return False, False
+    if not sidecar_is_current(store_path, store.sha256, store.size):
+        return False, False
+    if not store_holds(store_path, store.sha256, store.size):
+        return True, False
     try:
         keep_in_place(store_path)
     except OSError:
-        return predicted.sha256, None  # written after all, failing (or not) as any write
-    return predicted.sha256, predicted
+        return True, False  # written after all, failing (or not) as any write
+    return True, True
+
+
+def _recorded_store_in_place(record: StoreRecord, store_path: str) -> bool:
+    """Whether the store the build cache recorded for these files is the one on disk,
+    sidecar and all; it is then kept in place and nothing is built."""
+    return _keep_if_in_place(store_path, SavedStore(record.size, record.sha256)) == (True, True)
+
+
+def _write_store_records(
+    store_path: str,
+    directory: str,
+    protect: bool,
+    protection: str,
+    result: BuildResult | RecordedBuild,
+    dim: int,
+    saved: SavedStore,
+) -> None:
+    """The fingerprint and the source record beside a store that is in place; a failure
+    of either is a warning."""
+    try:
+        document = fingerprint_document_of(
+            _embedder_name(result), dim, saved.sha256, redaction=protect, protection=protection
+        )
+        write_atomic(fingerprint_path(store_path), document)
+    except OSError as err:
+        print(
+            f"warning: could not write the store fingerprint: {describe_os_error(err)}",
+            file=sys.stderr,
+        )
+    try:
+        write_sources(store_path, directory, protect, result.sources)
+    except OSError as err:
+        print(
+            f"warning: could not write the store's source list: {describe_os_error(err)}",
+            file=sys.stderr,
+        )
+
+
+def _report(
+    args: argparse.Namespace,
+    directory: str,
+    store_path: str,
+    result: BuildResult | RecordedBuild,
+    index_bytes: int,
+    started: float,
+) -> int:
+    """The metrics event, the summary and the warnings that end every `cce index`."""
+    if not args.no_metrics:
+        write_index_event(
+            store_path,
+            directory,
+            chunks=result.total_chunks,
+            files_indexed=result.files_indexed,
+            sensitive_skipped=result.sensitive_skipped,
+            embedder=_embedder_name(result),
+            index_bytes=index_bytes,
+            duration_ms=(time.perf_counter() - started) * 1000.0,
+        )
+    write_stdout(summary_lines(directory, store_path, result, time.perf_counter() - started))
+    if result.walk_errors > 0:
+        print(walk_error_warning(result.walk_errors), file=sys.stderr)
+    print_protection_notice(result)
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -191,9 +271,20 @@ def run(args: argparse.Namespace) -> int:
     if not protect:
         print(ALLOW_SECRETS_WARNING, file=sys.stderr)
 
-    result = build_or_fail(
-        directory, embedder, protect=protect, args=args, protection=protection, store_text=True
+    result = build_or_reuse_or_fail(
+        directory,
+        embedder,
+        protect,
+        args,
+        protection,
+        lambda record: _recorded_store_in_place(record, store_path),
     )
+    if isinstance(result, RecordedBuild):
+        kept = SavedStore(result.record.size, result.record.sha256)
+        _write_store_records(
+            store_path, directory, protect, protection, result, result.record.embed_dim, kept
+        )
+        return _report(args, directory, store_path, result, kept.size, started)
     current, unchanged = _store_in_place(result, store_path)
     # The syncer is shut down last: the helper's writes hand their fsyncs to it.
     with (
@@ -210,45 +301,16 @@ def run(args: argparse.Namespace) -> int:
             if staging is not None and (staged := staging.result()) is not None:
                 staged.discard()
             raise CliError(f"{err} (any previous store there is unchanged)") from err
-    index_bytes = saved.size
-
-    try:
-        document = fingerprint_document(
-            result.index, saved.sha256, redaction=protect, protection=protection
-        )
-        write_atomic(fingerprint_path(store_path), document)
-    except OSError as err:
-        print(
-            f"warning: could not write the store fingerprint: {describe_os_error(err)}",
-            file=sys.stderr,
-        )
-    try:
-        write_sources(store_path, directory, protect, result.sources)
-    except OSError as err:
-        print(
-            f"warning: could not write the store's source list: {describe_os_error(err)}",
-            file=sys.stderr,
-        )
+    _write_store_records(
+        store_path, directory, protect, protection, result, embed_dim(result.index), saved
+    )
     # The sidecar only speeds up later reads; without it they parse index.json. Staging
     # that failed is not tried again: the same directory or index would fail it again.
     staged = None if staging is None else staging.result()
     if current != saved.sha256 and (staging is None or staged is not None):
         with contextlib.suppress(OSError, ValueError):
             write_sidecar(result.index, store_path, saved.sha256, saved.size, staged=staged)
-    if not args.no_metrics:
-        write_index_event(
-            store_path,
-            directory,
-            chunks=result.total_chunks,
-            files_indexed=result.files_indexed,
-            sensitive_skipped=result.sensitive_skipped,
-            embedder=result.index.embedder,
-            index_bytes=index_bytes,
-            duration_ms=(time.perf_counter() - started) * 1000.0,
-        )
-
-    write_stdout(summary_lines(directory, store_path, result, time.perf_counter() - started))
-    if result.walk_errors > 0:
-        print(walk_error_warning(result.walk_errors), file=sys.stderr)
-    print_protection_notice(result)
-    return 0
+    # Last, once everything beside the store is written: the next `cce index` of exactly
+    # these files may then find this store in place without building.
+    result.remember_store(saved.sha256, saved.size)
+    return _report(args, directory, store_path, result, saved.size, started)

@@ -33,6 +33,7 @@ from cce_retrieval import (
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from cce_retrieval import BuildResult, Embedder, Index, QueryEmbedder
+    from cce_retrieval.build import RecordedBuild, StoreReuse
 
 # The build's names (chunker, grammars, build cache, progress bars) are imported where a
 # build runs: `cce search` opens a store and should not pay for them.
@@ -96,7 +97,46 @@ def build_or_fail(
     return result
 
 
-def protection_notice(result: BuildResult) -> str | None:
+def build_or_reuse_or_fail(
+    directory: str,
+    embedder: Embedder,
+    protect: bool,
+    args: argparse.Namespace,
+    protection: str,
+    reuse: StoreReuse,
+) -> BuildResult | RecordedBuild:
+    """`build_or_fail` with the store text, for `cce index`: unless the build cache
+    records the store these files make and `reuse` finds it in place
+    (`cce_retrieval.build.build_or_reuse`); without a cache, always a build."""
+    from cce_cli.buildopts import build_settings, progress_bar
+    from cce_retrieval import BuildError
+    from cce_retrieval.build import build_or_reuse
+
+    settings = build_settings(args, protect, embedder, protection)
+    if settings.cache is None:
+        return build_or_fail(
+            directory, embedder, protect, args=args, protection=protection, store_text=True
+        )
+    try:
+        with progress_bar(settings.progress, "indexing") as progress:
+            result = build_or_reuse(
+                directory,
+                embedder,
+                protect,
+                reuse=reuse,
+                cache=settings.cache,
+                jobs=settings.jobs,
+                progress=progress,
+                protection=protection,
+            )
+    except BuildError as err:
+        raise CliError(str(err)) from None
+    if settings.cache.misses:
+        settings.cache.prune()
+    return result
+
+
+def protection_notice(result: BuildResult | RecordedBuild) -> str | None:
     """Under reference protection, the one line saying what strict protection would add."""
     from cce_retrieval import DEFAULT_PROTECTION
 
@@ -111,7 +151,7 @@ def protection_notice(result: BuildResult) -> str | None:
     )
 
 
-def print_protection_notice(result: BuildResult) -> None:
+def print_protection_notice(result: BuildResult | RecordedBuild) -> None:
     notice = protection_notice(result)
     if notice is not None:
         print(notice, file=sys.stderr)
