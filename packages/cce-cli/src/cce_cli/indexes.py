@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from typing import TypeVar
 
 from cce_cli.errors import CliError
 from cce_retrieval import (
@@ -32,8 +33,11 @@ from cce_retrieval import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from cce_retrieval import BuildResult, Embedder, Index, QueryEmbedder
+    from cce_cli.buildopts import BuildSettings
+    from cce_retrieval import BuildResult, Embedder, Index, ProgressCallback, QueryEmbedder
     from cce_retrieval.build import RecordedBuild, StoreReuse
+
+_Built = TypeVar("_Built")
 
 # The build's names (chunker, grammars, build cache, progress bars) are imported where a
 # build runs: `cce search` opens a store and should not pay for them.
@@ -69,8 +73,8 @@ def build_or_fail(
     for the store's chunk text made during the build (`BuildResult.store_chunks`), for a
     caller that writes the store.
     """
-    from cce_cli.buildopts import BuildSettings, build_settings, progress_bar
-    from cce_retrieval import DEFAULT_PROTECTION, BuildError, build_index
+    from cce_cli.buildopts import BuildSettings, build_settings
+    from cce_retrieval import DEFAULT_PROTECTION, build_index
 
     if protection is None:
         protection = getattr(args, "protection", None) or DEFAULT_PROTECTION
@@ -78,18 +82,33 @@ def build_or_fail(
         settings = BuildSettings(jobs=1, cache=None, progress=False)
     else:
         settings = build_settings(args, protect, embedder, protection)
+    chosen = protection
+    return _run_build(
+        settings,
+        lambda progress: build_index(
+            directory,
+            embedder,
+            protect=protect,
+            protection=chosen,
+            jobs=settings.jobs,
+            cache=settings.cache,
+            progress=progress,
+            store_text=store_text,
+        ),
+    )
+
+
+def _run_build(
+    settings: BuildSettings, build: Callable[[ProgressCallback | None], _Built]
+) -> _Built:
+    """`build(progress)` under the progress bar `settings` ask for, a build failure as a
+    `CliError`; the cache pruned afterwards when the build missed in it."""
+    from cce_cli.buildopts import progress_bar
+    from cce_retrieval import BuildError
+
     try:
         with progress_bar(settings.progress, "indexing") as progress:
-            result = build_index(
-                directory,
-                embedder,
-                protect=protect,
-                protection=protection,
-                jobs=settings.jobs,
-                cache=settings.cache,
-                progress=progress,
-                store_text=store_text,
-            )
+            result = build(progress)
     except BuildError as err:
         raise CliError(str(err)) from None
     if settings.cache is not None and settings.cache.misses:
@@ -108,32 +127,28 @@ def build_or_reuse_or_fail(
     """`build_or_fail` with the store text, for `cce index`: unless the build cache
     records the store these files make and `reuse` finds it in place
     (`cce_retrieval.build.build_or_reuse`); without a cache, always a build."""
-    from cce_cli.buildopts import build_settings, progress_bar
-    from cce_retrieval import BuildError
+    from cce_cli.buildopts import build_settings
     from cce_retrieval.build import build_or_reuse
 
     settings = build_settings(args, protect, embedder, protection)
-    if settings.cache is None:
+    cache = settings.cache
+    if cache is None:
         return build_or_fail(
             directory, embedder, protect, args=args, protection=protection, store_text=True
         )
-    try:
-        with progress_bar(settings.progress, "indexing") as progress:
-            result = build_or_reuse(
-                directory,
-                embedder,
-                protect,
-                reuse=reuse,
-                cache=settings.cache,
-                jobs=settings.jobs,
-                progress=progress,
-                protection=protection,
-            )
-    except BuildError as err:
-        raise CliError(str(err)) from None
-    if settings.cache.misses:
-        settings.cache.prune()
-    return result
+    return _run_build(
+        settings,
+        lambda progress: build_or_reuse(
+            directory,
+            embedder,
+            protect,
+            reuse=reuse,
+            cache=cache,
+            jobs=settings.jobs,
+            progress=progress,
+            protection=protection,
+        ),
+    )
 
 
 def protection_notice(result: BuildResult | RecordedBuild) -> str | None:
