@@ -297,7 +297,21 @@ def test_an_unchanged_reindex_with_a_store_record_builds_nothing(
     ] * 2
 
 
-@pytest.mark.parametrize("change", ["edit a file", "remove the sidecar", "change the store"])
+def rewrite_store_record(cache_dir: Path, **changes: object) -> None:
+    """Give the one store record in `cache_dir` other field values, with a valid digest
+    (a record can be wrong without being damaged)."""
+    (path,) = [p for p in cache_dir.rglob("*.entry") if p.read_bytes().startswith(b"CCESR001")]
+    data = path.read_bytes()
+    payload = json.dumps({**json.loads(data[120:]), **changes}).encode()
+    header = bytearray(data[:120])  # magic, key, payload digest and length, text part
+    header[40:72] = hashlib.sha256(payload).digest()
+    header[72:80] = len(payload).to_bytes(8, "little")
+    path.write_bytes(bytes(header) + payload)
+
+
+@pytest.mark.parametrize(
+    "change", ["edit a file", "remove the sidecar", "change the store", "miscount the chunks"]
+)
 def test_a_store_record_is_used_only_for_the_same_files_and_the_store_it_describes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, change: str
 ) -> None:
@@ -306,8 +320,10 @@ def test_a_store_record_is_used_only_for_the_same_files_and_the_store_it_describ
         Path(root, "auth.py").write_text("def logout(user):\n    return None\n")
     elif change == "remove the sidecar":
         shutil.rmtree(Path(root, ".cce", "index.json.sidecar"))
-    else:
+    elif change == "change the store":
         store.write_bytes(store.read_bytes().replace(b"def login", b"def LOGIN"))
+    else:
+        rewrite_store_record(Path(os.environ["CCE_CACHE_DIR"]), total_chunks=4)
     refused = forbid_building(monkeypatch)
     with pytest.raises(AssertionError, match="the build ran"):
         main(["index", root, "--no-metrics"])

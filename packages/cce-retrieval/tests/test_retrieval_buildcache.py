@@ -447,6 +447,7 @@ def _damaged_records() -> list[tuple[str, Callable[[bytes], bytes]]]:
         return damage
 
     nested = b"[" * 100_000 + b"]" * 100_000
+    fields = attrs.asdict(RECORD)
     return [
         ("truncated", lambda data: data[:-5]),
         ("flipped", lambda data: data[:-3] + bytes([data[-3] ^ 1]) + data[-2:]),
@@ -464,6 +465,8 @@ def _damaged_records() -> list[tuple[str, Callable[[bytes], bytes]]]:
             "short digest",
             rewrite_payload(json.dumps({**attrs.asdict(RECORD), "sha256": "ab"}).encode()),
         ),
+        ("negative dim", rewrite_payload(json.dumps({**fields, "embed_dim": -7}).encode())),
+        ("no embedder", rewrite_payload(json.dumps({**fields, "embedder": ""}).encode())),
         ("extra field", rewrite_payload(json.dumps({**attrs.asdict(RECORD), "x": 1}).encode())),
         ("nested", rewrite_payload(nested[:4000])),
         ("not json", rewrite_payload(b"\xff\xfe{")),

@@ -3,6 +3,8 @@
 Why it exists: this is the command that turns a source tree into the store every read
 command uses. It owns the user-facing contract: embedder selection, the
 `--allow-secrets` warning, the order of work (build → save store → fingerprint →
+source list → sidecar → the build cache's record of the store → metrics event →
+summary; or, when that record names the store already in place, walk → fingerprint →
 source list → metrics event → summary), the byte-exact summary, and the error cases (a
 missing directory, an aborted build or an unwritable store exit 1 and leave any previous
 store untouched; fingerprint, source list and metrics failures are only warnings).
@@ -52,6 +54,7 @@ from cce_retrieval.fileio import keep_in_place
 from cce_retrieval.fingerprint import embed_dim, fingerprint_document_of
 from cce_retrieval.sidecar import (
     StagedSidecar,
+    current_sidecar_chunks,
     prepare_sidecar,
     sidecar_dir,
     sidecar_is_current,
@@ -194,11 +197,15 @@ def _keep_if_in_place(store_path: str, store: SavedStore) -> tuple[bool, bool]:
 
 def _recorded_store_in_place(record: StoreRecord, store_path: str) -> bool:
     """Whether the store the build cache recorded for these files is the one on disk,
-    sidecar and all; it is then kept in place and nothing is built."""
-    return _keep_if_in_place(store_path, SavedStore(record.size, record.sha256)) == (True, True)
+    sidecar and all (which must hold as many chunks as the record says); it is then kept
+    in place and nothing is built."""
+    if current_sidecar_chunks(store_path, record.sha256, record.size) != record.total_chunks:
+        return False
+    current, kept = _keep_if_in_place(store_path, SavedStore(record.size, record.sha256))
+    return current and kept
 
 
-def _write_store_records(
+def _write_beside_store(
     store_path: str,
     directory: str,
     protect: bool,
@@ -281,7 +288,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if isinstance(result, RecordedBuild):
         kept = SavedStore(result.record.size, result.record.sha256)
-        _write_store_records(
+        _write_beside_store(
             store_path, directory, protect, protection, result, result.record.embed_dim, kept
         )
         return _report(args, directory, store_path, result, kept.size, started)
@@ -301,7 +308,7 @@ def run(args: argparse.Namespace) -> int:
             if staging is not None and (staged := staging.result()) is not None:
                 staged.discard()
             raise CliError(f"{err} (any previous store there is unchanged)") from err
-    _write_store_records(
+    _write_beside_store(
         store_path, directory, protect, protection, result, embed_dim(result.index), saved
     )
     # The sidecar only speeds up later reads; without it they parse index.json. Staging

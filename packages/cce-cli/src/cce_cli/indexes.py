@@ -128,13 +128,21 @@ def build_or_reuse_or_fail(
     records the store these files make and `reuse` finds it in place
     (`cce_retrieval.build.build_or_reuse`); without a cache, always a build."""
     from cce_cli.buildopts import build_settings
-    from cce_retrieval.build import build_or_reuse
+    from cce_retrieval.build import build_index, build_or_reuse
 
     settings = build_settings(args, protect, embedder, protection)
     cache = settings.cache
     if cache is None:
-        return build_or_fail(
-            directory, embedder, protect, args=args, protection=protection, store_text=True
+        return _run_build(
+            settings,
+            lambda progress: build_index(
+                directory,
+                embedder,
+                protect=protect,
+                protection=protection,
+                jobs=settings.jobs,
+                progress=progress,
+            ),
         )
     return _run_build(
         settings,

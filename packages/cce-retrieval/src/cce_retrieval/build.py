@@ -90,6 +90,7 @@ class BuildResult:
     """The store's chunk array text, made per file with the embeddings (hash embedder),
     for `write_store`; None when the embedder runs after chunking."""
     cache: BuildCache | None = None
+    """The build cache the build used, where `remember_store` records its store."""
     corpus_key: bytes | None = None
     """The key of exactly these files under these settings (`BuildCache.corpus_key`)."""
 
@@ -655,10 +656,15 @@ def _build(
     while the store is written."""
     walked = walk(root, protect, protection)
     file_keys = [] if cache is None else [cache.key(f.rel_path, f.text) for f in walked.files]
+    corpus_key = None if cache is None else cache.corpus_key(file_keys)
     embed_hash = isinstance(embedder, HashEmbedder)
-    if reuse is not None and cache is not None and embed_hash:
-        record = cache.get_store_record(cache.corpus_key(file_keys))
-        if record is not None and record.embedder == embedder.name and reuse(record):
+    if reuse is not None and cache is not None and corpus_key is not None and embed_hash:
+        record = cache.get_store_record(corpus_key)
+        if (
+            record is not None
+            and (record.embedder, record.embed_dim) == (embedder.name, EMBED_DIM)
+            and reuse(record)
+        ):
             return RecordedBuild(
                 record=record,
                 files_indexed=len(walked.files),
@@ -717,7 +723,6 @@ def _build(
     )
     # BM25 from the counts the workers made, laid out only if a search asks for it.
     chunk_ids = [c.chunk_id for c in chunks]
-    corpus_key = None if cache is None else cache.corpus_key(file_keys)
     offer_bm25(index, lambda: _cached_bm25(cache, corpus_key, term_parts, chunk_ids))
     result = BuildResult(
         index=index,

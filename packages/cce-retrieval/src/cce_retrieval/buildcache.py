@@ -453,6 +453,10 @@ _RECORD_FIELDS: Final = {
 
 
 def _decode_record(key: bytes, data: bytes) -> StoreRecord | None:
+    """The record in an entry file's bytes, or None unless every check holds: header,
+    key, payload digest and length, exactly the record's fields with their types, no
+    negative count, a SHA-256 in lowercase hex and a named embedder. Raises ValueError
+    or RecursionError for a payload that is not JSON (the caller's miss)."""
     if len(data) < _HEADER.size:
         return None
     magic, stored_key, payload_sha, meta_length, _, text_length = _HEADER.unpack_from(data)
@@ -467,7 +471,8 @@ def _decode_record(key: bytes, data: bytes) -> StoreRecord | None:
     if any(type(fields[name]) is not kind for name, kind in _RECORD_FIELDS.items()):
         return None
     record = StoreRecord(**fields)
-    if record.size < 0 or record.total_chunks < 0 or record.strict_redactions < 0:
+    counts = (record.size, record.total_chunks, record.strict_redactions, record.embed_dim)
+    if min(counts) < 0 or not record.embedder:
         return None
     if len(record.sha256) != 64 or not all(c in "0123456789abcdef" for c in record.sha256):
         return None
@@ -713,7 +718,8 @@ class BuildCache:
     def get_store_record(self, corpus_key: bytes) -> StoreRecord | None:
         """What `put_store_record` kept for `corpus_key`, or None (missing or damaged:
         never trusted, then deleted)."""
-        path = self._path(self._record_key(corpus_key))
+        key = self._record_key(corpus_key)
+        path = self._path(key)
         try:
             with open(path, "rb") as handle:
                 data = handle.read(_MAX_RECORD_BYTES + 1)
@@ -722,7 +728,7 @@ class BuildCache:
         found = None
         if len(data) <= _MAX_RECORD_BYTES:
             try:
-                found = _decode_record(self._record_key(corpus_key), data)
+                found = _decode_record(key, data)
             except (ValueError, TypeError, RecursionError, struct.error):
                 found = None
         _settle(path, found is not None)

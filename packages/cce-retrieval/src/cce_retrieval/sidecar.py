@@ -346,6 +346,16 @@ def sidecar_is_current(store_path: str, store_sha256: str, store_size: int) -> b
     return True
 
 
+def current_sidecar_chunks(store_path: str, store_sha256: str, store_size: int) -> int | None:
+    """How many chunks the sidecar beside `store_path` holds when it is current for this
+    digest and size (`sidecar_is_current`), else None."""
+    try:
+        chunks = _read_manifest(sidecar_dir(store_path), store_sha256, store_size).get("chunks")
+    except _Untrusted:
+        return None
+    return chunks if type(chunks) is int else None
+
+
 def _remove_other_digests(directory: str, keep: str) -> None:
     """Delete parts and manifests of other digests (never this one's)."""
     with contextlib.suppress(OSError):
