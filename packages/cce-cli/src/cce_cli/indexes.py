@@ -74,7 +74,7 @@ def build_or_fail(
     caller that writes the store.
     """
     from cce_cli.buildopts import BuildSettings, build_settings
-    from cce_retrieval import DEFAULT_PROTECTION, build_index
+    from cce_retrieval import DEFAULT_PROTECTION
 
     if protection is None:
         protection = getattr(args, "protection", None) or DEFAULT_PROTECTION
@@ -82,14 +82,27 @@ def build_or_fail(
         settings = BuildSettings(jobs=1, cache=None, progress=False)
     else:
         settings = build_settings(args, protect, embedder, protection)
-    chosen = protection
+    return _build_with(settings, directory, embedder, protect, protection, store_text)
+
+
+def _build_with(
+    settings: BuildSettings,
+    directory: str,
+    embedder: Embedder,
+    protect: bool,
+    protection: str,
+    store_text: bool,
+) -> BuildResult:
+    """`build_index` with the worker count and cache `settings` chose, via `_run_build`."""
+    from cce_retrieval import build_index
+
     return _run_build(
         settings,
         lambda progress: build_index(
             directory,
             embedder,
             protect=protect,
-            protection=chosen,
+            protection=protection,
             jobs=settings.jobs,
             cache=settings.cache,
             progress=progress,
@@ -128,22 +141,12 @@ def build_or_reuse_or_fail(
     records the store these files make and `reuse` finds it in place
     (`cce_retrieval.build.build_or_reuse`); without a cache, always a build."""
     from cce_cli.buildopts import build_settings
-    from cce_retrieval.build import build_index, build_or_reuse
+    from cce_retrieval.build import build_or_reuse
 
     settings = build_settings(args, protect, embedder, protection)
     cache = settings.cache
     if cache is None:
-        return _run_build(
-            settings,
-            lambda progress: build_index(
-                directory,
-                embedder,
-                protect=protect,
-                protection=protection,
-                jobs=settings.jobs,
-                progress=progress,
-            ),
-        )
+        return _build_with(settings, directory, embedder, protect, protection, store_text=True)
     return _run_build(
         settings,
         lambda progress: build_or_reuse(
