@@ -51,7 +51,7 @@ from cce_retrieval import (
 from cce_retrieval.build import RecordedBuild
 from cce_retrieval.buildcache import StoreRecord
 from cce_retrieval.fileio import keep_in_place
-from cce_retrieval.fingerprint import embed_dim, fingerprint_document_of
+from cce_retrieval.fingerprint import fingerprint_document_of
 from cce_retrieval.sidecar import (
     StagedSidecar,
     current_sidecar_chunks,
@@ -120,10 +120,6 @@ def select_embedder(name: str) -> Embedder:
     return embedder
 
 
-def _embedder_name(result: BuildResult | RecordedBuild) -> str:
-    return result.record.embedder if isinstance(result, RecordedBuild) else result.index.embedder
-
-
 def summary_lines(
     directory: str, store_path: str, result: BuildResult | RecordedBuild, elapsed: float
 ) -> str:
@@ -137,7 +133,7 @@ def summary_lines(
         rows.append(("walk errors", str(result.walk_errors)))
     rows += [
         ("total chunks", str(result.total_chunks)),
-        ("embedder", _embedder_name(result)),
+        ("embedder", result.embedder),
         ("store", display_text(store_path)),
         ("elapsed", f"{elapsed:.3f}s"),
     ]
@@ -175,24 +171,21 @@ def _store_in_place(result: BuildResult, store_path: str) -> tuple[str | None, S
     if result.store_chunks is None or not os.path.isdir(sidecar_dir(store_path)):
         return None, None
     predicted = store_digest(result.index, result.store_chunks)
-    current, kept = _keep_if_in_place(store_path, predicted)
-    return (predicted.sha256 if current else None), (predicted if kept else None)
+    if not sidecar_is_current(store_path, predicted.sha256, predicted.size):
+        return None, None
+    return predicted.sha256, (predicted if _kept_in_place(store_path, predicted) else None)
 
 
-def _keep_if_in_place(store_path: str, store: SavedStore) -> tuple[bool, bool]:
-    """Whether the sidecar of `store`'s digest is current, and whether the file at
-    `store_path` holds exactly `store`'s bytes and was kept as it is."""
-    if not os.path.isdir(sidecar_dir(store_path)):
-        return False, False
-    if not sidecar_is_current(store_path, store.sha256, store.size):
-        return False, False
+def _kept_in_place(store_path: str, store: SavedStore) -> bool:
+    """Whether the file at `store_path` holds exactly `store`'s bytes and was kept as it
+    is (`keep_in_place`); if not, it is written as any store is."""
     if not store_holds(store_path, store.sha256, store.size):
-        return True, False
+        return False
     try:
         keep_in_place(store_path)
     except OSError:
-        return True, False  # written after all, failing (or not) as any write
-    return True, True
+        return False  # written after all, failing (or not) as any write
+    return True
 
 
 def _recorded_store_in_place(record: StoreRecord, store_path: str) -> bool:
@@ -201,8 +194,7 @@ def _recorded_store_in_place(record: StoreRecord, store_path: str) -> bool:
     in place and nothing is built."""
     if current_sidecar_chunks(store_path, record.sha256, record.size) != record.total_chunks:
         return False
-    current, kept = _keep_if_in_place(store_path, SavedStore(record.size, record.sha256))
-    return current and kept
+    return _kept_in_place(store_path, SavedStore(record.size, record.sha256))
 
 
 def _write_beside_store(
@@ -211,14 +203,17 @@ def _write_beside_store(
     protect: bool,
     protection: str,
     result: BuildResult | RecordedBuild,
-    dim: int,
     saved: SavedStore,
 ) -> None:
     """The fingerprint and the source record beside a store that is in place; a failure
     of either is a warning."""
     try:
         document = fingerprint_document_of(
-            _embedder_name(result), dim, saved.sha256, redaction=protect, protection=protection
+            result.embedder,
+            result.embed_dim,
+            saved.sha256,
+            redaction=protect,
+            protection=protection,
         )
         write_atomic(fingerprint_path(store_path), document)
     except OSError as err:
@@ -251,7 +246,7 @@ def _report(
             chunks=result.total_chunks,
             files_indexed=result.files_indexed,
             sensitive_skipped=result.sensitive_skipped,
-            embedder=_embedder_name(result),
+            embedder=result.embedder,
             index_bytes=index_bytes,
             duration_ms=(time.perf_counter() - started) * 1000.0,
         )
@@ -288,9 +283,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if isinstance(result, RecordedBuild):
         kept = SavedStore(result.record.size, result.record.sha256)
-        _write_beside_store(
-            store_path, directory, protect, protection, result, result.record.embed_dim, kept
-        )
+        _write_beside_store(store_path, directory, protect, protection, result, kept)
         return _report(args, directory, store_path, result, kept.size, started)
     current, unchanged = _store_in_place(result, store_path)
     # The syncer is shut down last: the helper's writes hand their fsyncs to it.
@@ -308,9 +301,7 @@ def run(args: argparse.Namespace) -> int:
             if staging is not None and (staged := staging.result()) is not None:
                 staged.discard()
             raise CliError(f"{err} (any previous store there is unchanged)") from err
-    _write_beside_store(
-        store_path, directory, protect, protection, result, embed_dim(result.index), saved
-    )
+    _write_beside_store(store_path, directory, protect, protection, result, saved)
     # The sidecar only speeds up later reads; without it they parse index.json. Staging
     # that failed is not tried again: the same directory or index would fail it again.
     staged = None if staging is None else staging.result()

@@ -94,6 +94,16 @@ class BuildResult:
     corpus_key: bytes | None = None
     """The key of exactly these files under these settings (`BuildCache.corpus_key`)."""
 
+    @property
+    def embedder(self) -> str:
+        """The embedder name the store records."""
+        return self.index.embedder
+
+    @property
+    def embed_dim(self) -> int:
+        """The embedding dimension the fingerprint records (`fingerprint.embed_dim`)."""
+        return embed_dim(self.index)
+
     def remember_store(self, sha256: str, size: int) -> None:
         """Record in the build cache that these files make the store `sha256` (of `size`
         bytes), for `build_or_reuse`. Only a build that made its store text records: for
@@ -105,8 +115,8 @@ class BuildResult:
             size=size,
             total_chunks=self.total_chunks,
             strict_redactions=self.strict_redactions,
-            embedder=self.index.embedder,
-            embed_dim=embed_dim(self.index),
+            embedder=self.embedder,
+            embed_dim=self.embed_dim,
         )
         self.cache.put_store_record(self.corpus_key, record)
 
@@ -132,6 +142,14 @@ class RecordedBuild:
     @property
     def strict_redactions(self) -> int:
         return self.record.strict_redactions
+
+    @property
+    def embedder(self) -> str:
+        return self.record.embedder
+
+    @property
+    def embed_dim(self) -> int:
+        return self.record.embed_dim
 
 
 StoreReuse = Callable[[StoreRecord], bool]

@@ -387,13 +387,25 @@ def _decode(
     return outcome, cells
 
 
-def _decode_bm25(key: bytes, data: bytes, n_docs: int) -> tuple[Bm25Index, IntArray] | None:
-    magic, stored_key, payload_sha, meta_length, _, text_length = _HEADER.unpack_from(data)
+def _whole_build_payload(magic: bytes, key: bytes, data: bytes) -> tuple[memoryview, int] | None:
+    """The payload of a whole-build entry (`_BM25_MAGIC`, `_RECORD_MAGIC`) and the length
+    of its json part, when the header names this kind and key, there is no store text
+    part, and the payload's digest matches; else None. Raises struct.error for data
+    shorter than a header."""
+    found_magic, stored_key, payload_sha, meta_length, _, text_length = _HEADER.unpack_from(data)
     body = memoryview(data)[_HEADER.size :]
-    if magic != _BM25_MAGIC or stored_key != key or text_length != 0:
+    if found_magic != magic or stored_key != key or text_length != 0:
         return None
     if hashlib.sha256(body).digest() != payload_sha:
         return None
+    return body, meta_length
+
+
+def _decode_bm25(key: bytes, data: bytes, n_docs: int) -> tuple[Bm25Index, IntArray] | None:
+    payload = _whole_build_payload(_BM25_MAGIC, key, data)
+    if payload is None:
+        return None
+    body, meta_length = payload
     meta = json.loads(bytes(body[:meta_length]))
     terms, postings = _count(meta, "terms"), _count(meta, "postings")
     docs, word_bytes = _count(meta, "docs"), _count(meta, "words")
@@ -443,29 +455,21 @@ class StoreRecord:
 
 
 _RECORD_FIELDS: Final = {
-    "sha256": str,
-    "size": int,
-    "total_chunks": int,
-    "strict_redactions": int,
-    "embedder": str,
-    "embed_dim": int,
+    field.name: field.type for field in attrs.fields(attrs.resolve_types(StoreRecord))
 }
+"""Each field of a store record and its type (`str` or `int`), as a record file must have them."""
 
 
 def _decode_record(key: bytes, data: bytes) -> StoreRecord | None:
     """The record in an entry file's bytes, or None unless every check holds: header,
     key, payload digest and length, exactly the record's fields with their types, no
     negative count, a SHA-256 in lowercase hex and a named embedder. Raises ValueError
-    or RecursionError for a payload that is not JSON (the caller's miss)."""
-    if len(data) < _HEADER.size:
+    or RecursionError for a payload that is not JSON, struct.error for data shorter
+    than a header (the caller's misses)."""
+    payload = _whole_build_payload(_RECORD_MAGIC, key, data)
+    if payload is None or payload[1] != len(payload[0]):
         return None
-    magic, stored_key, payload_sha, meta_length, _, text_length = _HEADER.unpack_from(data)
-    body = data[_HEADER.size :]
-    if magic != _RECORD_MAGIC or stored_key != key or text_length != 0:
-        return None
-    if meta_length != len(body) or hashlib.sha256(body).digest() != payload_sha:
-        return None
-    fields = json.loads(body)
+    fields = json.loads(bytes(payload[0]))
     if not isinstance(fields, dict) or set(fields) != set(_RECORD_FIELDS):
         return None
     if any(type(fields[name]) is not kind for name, kind in _RECORD_FIELDS.items()):
