@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import bisect
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -197,3 +199,27 @@ def test_default_build_is_unchanged_and_counts_what_strict_would_do(tmp_path: Pa
 def test_allow_secrets_counts_nothing(tmp_path: Path) -> None:
     result = build_index(str(_corpus(tmp_path)), HashEmbedder(), protect=False)
     assert (result.strict_redactions, result.strict_skips) == (0, 0)
+
+
+_DETECTION_IMPORTS = """
+import sys
+from cce_retrieval.protection import strict_redact
+text = 'password = "hunter2abc"\\nkey = AKIAIOSFODNN7EXAMPLE\\n'
+redacted, count = strict_redact(text, "settings.py")
+print(count, "urllib3" in sys.modules, "requests" in sys.modules)
+import requests
+print(type(requests).__name__, callable(requests.get))
+from detect_secrets.plugins import base
+print(base.requests.exceptions.RequestException is requests.exceptions.RequestException)
+"""
+
+
+def test_detect_secrets_does_not_import_requests_until_it_is_used() -> None:
+    # A fresh interpreter: whether `requests` was imported depends on the whole process.
+    done = subprocess.run(
+        [sys.executable, "-c", _DETECTION_IMPORTS], capture_output=True, text=True, check=True
+    )
+    detected, real, shared = done.stdout.splitlines()
+    assert detected == "2 False False"  # both secrets found; urllib3 never loaded
+    assert real == "module True"  # a later `import requests` is the real module
+    assert shared == "True"  # and detect-secrets reaches the same one on first use
