@@ -712,22 +712,32 @@ def test_a_sidecar_that_could_not_be_staged_is_not_prepared_again(
     from cce_retrieval import sidecar
 
     root = small_repo(tmp_path / "repo")
+    staged: list[int] = []
     prepared: list[int] = []
+    real_stage = sidecar.stage_index_sidecar
+
+    def refused(*args: object) -> object:
+        staged.append(1)
+        with pytest.raises(OSError):  # staging really fails, then the run goes on
+            real_stage(*args)  # type: ignore[arg-type]
+        raise OSError(30, "Read-only file system")
+
+    def no_stager(*args: object) -> None:
+        raise OSError(30, "Read-only file system")
+
     real_prepare = sidecar.prepare_sidecar
 
     def counted(index: Index) -> object:
         prepared.append(1)
         return real_prepare(index)
 
-    def refuse(*args: object) -> object:
-        raise OSError(30, "Read-only file system")
-
-    monkeypatch.setattr(cmd_index, "prepare_sidecar", counted)
+    monkeypatch.setattr(sidecar._Stager, "__init__", no_stager)
+    monkeypatch.setattr(cmd_index, "stage_index_sidecar", refused)
     monkeypatch.setattr(sidecar, "prepare_sidecar", counted)
-    monkeypatch.setattr(cmd_index, "stage_sidecar", refuse)
     code, _, _ = run_cce(["index", root, "--no-metrics"], capsys)
     assert code == 0
-    assert prepared == [1]
+    assert (staged, prepared) == ([1], [])
     assert not Path(root, ".cce", "index.json.sidecar").exists()
+    monkeypatch.undo()
     store = os.path.join(root, ".cce", "index.json")
     assert load_store(store).chunks == load_index(store).chunks

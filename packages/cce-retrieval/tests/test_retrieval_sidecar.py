@@ -331,6 +331,39 @@ def test_staged_parts_become_the_same_sidecar_as_a_direct_write(tmp_path: Path) 
     assert {p.name: p.read_bytes() for p in directory.iterdir()} == direct
 
 
+def test_staging_beside_bm25_makes_the_same_sidecar_as_a_direct_write(tmp_path: Path) -> None:
+    import concurrent.futures
+
+    store, index = persisted(tmp_path)
+    directory = Path(sidecar_dir(store))
+    direct = {p.name: p.read_bytes() for p in directory.iterdir()}
+    shutil.rmtree(directory)
+    with concurrent.futures.ThreadPoolExecutor(2) as syncer:
+        staged = sidecar.stage_index_sidecar(index, store, syncer)
+    assert all(p.name.startswith(".staged.") for p in directory.iterdir())
+    data = Path(store).read_bytes()
+    write_sidecar(index, store, hashlib.sha256(data).hexdigest(), len(data), staged=staged)
+    assert {p.name: p.read_bytes() for p in directory.iterdir()} == direct
+
+
+def test_staging_beside_bm25_leaves_nothing_when_bm25_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import concurrent.futures
+
+    store, index = persisted(tmp_path)
+    directory = Path(sidecar_dir(store))
+    before = {p.name: p.read_bytes() for p in directory.iterdir()}
+
+    def unordered(index: Index) -> object:
+        raise ValueError("BM25 term ids are not in first-occurrence order")
+
+    monkeypatch.setattr(sidecar, "bm25_and_ranks", unordered)
+    with concurrent.futures.ThreadPoolExecutor(2) as syncer, pytest.raises(ValueError):
+        sidecar.stage_index_sidecar(index, store, syncer)
+    assert {p.name: p.read_bytes() for p in directory.iterdir()} == before
+
+
 def test_staging_files_of_a_killed_writer_are_never_read_and_are_removed(tmp_path: Path) -> None:
     store, index = persisted(tmp_path)
     directory = Path(sidecar_dir(store))

@@ -55,10 +55,9 @@ from cce_retrieval.fingerprint import fingerprint_document_of
 from cce_retrieval.sidecar import (
     StagedSidecar,
     current_sidecar_chunks,
-    prepare_sidecar,
     sidecar_dir,
     sidecar_is_current,
-    stage_sidecar,
+    stage_index_sidecar,
     store_holds,
 )
 from cce_retrieval.store_write import SavedStore, store_digest
@@ -155,7 +154,7 @@ def _stage_sidecar(
     """The sidecar's parts, written under staging names; None if they could not be (the
     store is complete without them, and the next reader rebuilds them)."""
     try:
-        return stage_sidecar(store_path, prepare_sidecar(result.index), syncer)
+        return stage_index_sidecar(result.index, store_path, syncer)
     except (OSError, ValueError):
         return None
 
