@@ -33,6 +33,7 @@ import json
 import math
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -211,6 +212,13 @@ def side_by_side(corpus: str, baseline: Cli, current: Cli, repeat: int, scratch:
         )
     same = sha(base_store) == sha(cur_store)
     report("cce index (cold cache)", best(base_runs), best(cur_runs), same, 1.6)
+    # Each attempt runs the two sides back to back, so its ratio shares the machine's
+    # phase; the best of each side can come from different phases of a drifting machine.
+    paired = [base.seconds / cur.seconds for base, cur in zip(base_runs, cur_runs, strict=True)]
+    print(
+        f"  {'':<34} each attempt's pair: {', '.join(f'{r:.2f}x' for r in paired)}"
+        f" (median {statistics.median(paired):.2f}x)"
+    )
     # The same tree again into the same store, with the cache the last attempt filled:
     # the repeat a CI job or a hook makes when nothing changed.
     base_again = baseline.run(["index", corpus, "--store", base_store, "--no-metrics"])
