@@ -30,7 +30,7 @@ import json
 import os
 import struct
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final, TypeVar
 
 import attrs
@@ -58,6 +58,7 @@ _MAX_RECORD_BYTES: Final = 1 << 12
 """A store record is a few hundred bytes; a larger file there is not one."""
 _temp_sequence = itertools.count()
 _Scalar = TypeVar("_Scalar", bound=np.generic)
+_Found = TypeVar("_Found")
 _made_dirs: set[str] = set()
 """Shard directories this process has made or found, so a write does not ask again."""
 
@@ -697,18 +698,7 @@ class BuildCache:
     def get_bm25(self, key: bytes, n_docs: int) -> tuple[Bm25Index, IntArray] | None:
         """What `put_bm25` kept under `key`, for a build of `n_docs` chunks, or None
         (missing, damaged or disagreeing with itself: never trusted, then deleted)."""
-        path = self._path(key)
-        try:
-            with open(path, "rb") as handle:
-                data = handle.read()
-        except OSError:
-            return None
-        try:
-            found = _decode_bm25(key, data, n_docs)
-        except (ValueError, KeyError, TypeError, IndexError, struct.error):
-            found = None
-        _settle(path, found is not None)
-        return found
+        return self._get_whole_build(key, lambda data: _decode_bm25(key, data, n_docs))
 
     def _record_key(self, corpus_key: bytes) -> bytes:
         return hashlib.sha256(b"cce.build-cache/store-record\0" + corpus_key).digest()
@@ -723,17 +713,26 @@ class BuildCache:
         """What `put_store_record` kept for `corpus_key`, or None (missing or damaged:
         never trusted, then deleted)."""
         key = self._record_key(corpus_key)
+        return self._get_whole_build(
+            key, lambda data: _decode_record(key, data), max_bytes=_MAX_RECORD_BYTES
+        )
+
+    def _get_whole_build(
+        self, key: bytes, decode: Callable[[bytes], _Found | None], max_bytes: int | None = None
+    ) -> _Found | None:
+        """`decode` of the file of `key`, read whole (None when it is longer than
+        `max_bytes`, missing or `decode` rejects it); a rejected file is deleted."""
         path = self._path(key)
         try:
             with open(path, "rb") as handle:
-                data = handle.read(_MAX_RECORD_BYTES + 1)
+                data = handle.read(-1 if max_bytes is None else max_bytes + 1)
         except OSError:
             return None
         found = None
-        if len(data) <= _MAX_RECORD_BYTES:
+        if max_bytes is None or len(data) <= max_bytes:
             try:
-                found = _decode_record(key, data)
-            except (ValueError, TypeError, RecursionError, struct.error):
+                found = decode(data)
+            except (ValueError, KeyError, TypeError, IndexError, RecursionError, struct.error):
                 found = None
         _settle(path, found is not None)
         return found

@@ -264,8 +264,6 @@ class StagedSidecar:
     directory: str
     manifest: dict[str, object]
     """`SidecarParts.manifest` (the parts' arrays are not kept once written)."""
-    order: list[str]
-    """The part names in the manifest's order."""
     parts: dict[str, tuple[str, int]]
     """Part name → (file name after the digest's `D-`, byte size)."""
     staged_names: dict[str, str]
@@ -315,7 +313,7 @@ class _Stager:
     def __init__(self, store_path: str, syncer: concurrent.futures.Executor) -> None:
         directory = sidecar_dir(store_path)
         os.makedirs(directory, exist_ok=True)
-        self.staged = StagedSidecar(directory, {}, list(_PART_ORDER), {}, {}, [])
+        self.staged = StagedSidecar(directory, {}, {}, {}, [])
         self._syncer = syncer
 
     def _write(self, file: str, name: str, pieces: Iterable[bytes | memoryview], size: int) -> None:
@@ -425,7 +423,7 @@ def write_sidecar(
         "store_sha256": store_sha256,
         "store_size": store_size,
         **staged.manifest,
-        "parts": {name: parts[name] for name in staged.order},
+        "parts": {name: parts[name] for name in _PART_ORDER},
     }
     manifest_path = os.path.join(directory, f"{prefix}.json")
     write_atomic(manifest_path, json.dumps(manifest, ensure_ascii=False).encode("utf-8"))
