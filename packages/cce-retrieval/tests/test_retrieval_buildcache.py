@@ -22,7 +22,14 @@ from hypothesis import strategies as st
 from cce_retrieval import build as build_module
 from cce_retrieval import store_write
 from cce_retrieval.build import BuildResult, build_index
-from cce_retrieval.buildcache import BuildCache, CacheSalt, FileOutcome, StoreRecord, TermCounts
+from cce_retrieval.buildcache import (
+    BuildCache,
+    CacheSalt,
+    EntryText,
+    FileOutcome,
+    StoreRecord,
+    TermCounts,
+)
 from cce_retrieval.derived import bm25_and_ranks
 from cce_retrieval.embedder import HashEmbedder
 from cce_retrieval.model import Chunk
@@ -79,9 +86,14 @@ def test_workers_writing_entries_send_back_what_a_serial_build_makes(
     sent: list[str] = []
     real_task = build_module._packed_outcome_task
 
+    text_sent: list[bool] = []
+    places: list[object] = []
+
     def recorded(task: Any) -> Any:
         result = real_task(task)
         sent.append(type(result).__name__)
+        text_sent.append(bool(getattr(result, "store_text", None)))
+        places.append(getattr(result, "text_in_entry", None))
         return result
 
     # Run the workers' task in-process (a thread pool) so what they send is observable.
@@ -94,6 +106,9 @@ def test_workers_writing_entries_send_back_what_a_serial_build_makes(
     cache = BuildCache(str(tmp_path / "cache"), salt())
     parallel = build_index(root, HashEmbedder(), jobs=2, cache=cache, store_text=store_text)
     assert set(sent) == {"EncodedOutcome"} and len(sent) == serial.files_indexed
+    # The store text stays in the entry each worker wrote; the build reads it there.
+    assert not any(text_sent)
+    assert all(place is not None for place in places) == store_text
     assert serialize_index(parallel.index) == serialize_index(serial.index)
     if store_text:
         assert store_bytes(parallel) == serialize_index(serial.index)
@@ -103,6 +118,55 @@ def test_workers_writing_entries_send_back_what_a_serial_build_makes(
     got, want = bm25_and_ranks(parallel.index), bm25_and_ranks(serial.index)
     assert got[0].arrays().term_ids == want[0].arrays().term_ids
     assert got[1].tolist() == want[1].tolist()
+
+
+def test_a_store_text_whose_entry_vanished_is_made_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = corpus(tmp_path)
+    serial = serialize_index(build_index(root, HashEmbedder()).index)
+    monkeypatch.setattr(build_module, "_PARALLEL_MIN_BYTES", 0)
+    cache = BuildCache(str(tmp_path / "cache"), salt())
+    removed: list[str] = []
+    real_read = EntryText.read
+
+    def pruned_meanwhile(place: EntryText) -> bytes | None:
+        if not removed:  # the first entry is removed (by another run's pruning) before reading
+            os.unlink(place.path)
+            removed.append(place.path)
+        return real_read(place)
+
+    monkeypatch.setattr(EntryText, "read", pruned_meanwhile)
+    parallel = build_index(root, HashEmbedder(), jobs=2, cache=cache)
+    assert store_bytes(parallel) == serial
+    assert len(removed) == 1 and os.path.exists(removed[0])  # made again, and written again
+
+
+def test_an_entrys_store_text_is_read_only_where_the_entry_still_holds_it(tmp_path: Path) -> None:
+    cache = BuildCache(str(tmp_path / "cache"), salt())
+    chunk = Chunk("0" * 16, "a.py", 1, 1, "function", "function_definition", "python", "x", 1)
+    terms = TermCounts(("x",), *(np.array(v, dtype=np.int64) for v in ([0], [1], [1], [1])))
+    text = b'{"chunk_id":"0000000000000000"}'
+    outcome = FileOutcome(
+        chunks=(chunk,),
+        imports=(),
+        file_tokens=1,
+        embeddings=np.zeros((1, 4)),
+        lengths=(4,),
+        terms=terms,
+        store_text=text,
+    )
+    key = cache.key("a.py", "x")
+    place = cache.put(key, outcome).text_in_entry
+    assert place is not None and place.read() == text
+    path = Path(place.path)
+    path.write_bytes(path.read_bytes() + b"more")  # not the file `put` wrote any more
+    assert place.read() is None
+    path.unlink()
+    assert place.read() is None
+    (tmp_path / "a-file").write_text("")
+    unwritable = BuildCache(str(tmp_path / "a-file" / "cache"), salt())  # cannot be made
+    assert unwritable.put(key, outcome).text_in_entry is None
 
 
 def test_cold_and_warm_cache_builds_are_byte_identical(tmp_path: Path) -> None:
@@ -486,3 +550,4 @@ def test_a_damaged_store_record_is_never_trusted_and_is_removed(
     path.write_bytes(damage(path.read_bytes()))
     assert cache.get_store_record(key) is None, name
     assert not path.exists()
+

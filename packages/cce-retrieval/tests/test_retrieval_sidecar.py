@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -14,6 +15,7 @@ import pytest
 
 from cce_retrieval import sidecar
 from cce_retrieval.build import build_index
+from cce_retrieval.derived import bm25_and_ranks
 from cce_retrieval.embedder import HashEmbedder
 from cce_retrieval.hybrid import bm25_only_search, search, vector_search
 from cce_retrieval.model import Index
@@ -315,21 +317,23 @@ def test_a_status_record_naming_another_digest_is_ignored(
     assert calls == [store]
 
 
-@pytest.mark.parametrize("beside_bm25", [False, True])
-def test_staged_parts_become_the_same_sidecar_as_a_direct_write(
-    tmp_path: Path, beside_bm25: bool
-) -> None:
+@pytest.mark.parametrize("bm25", ["with the rest", "apart", "started before"])
+def test_staged_parts_become_the_same_sidecar_as_a_direct_write(tmp_path: Path, bm25: str) -> None:
     import concurrent.futures
 
     store, index = persisted(tmp_path)
     directory = Path(sidecar_dir(store))
     direct = {p.name: p.read_bytes() for p in directory.iterdir()}
     shutil.rmtree(directory)
+    # As `cce index` does: BM25 started from the build's factory before any thread.
+    started = None
+    if bm25 == "started before":
+        started = sidecar.start_bm25_staging(functools.partial(bm25_and_ranks, index), store)
     with concurrent.futures.ThreadPoolExecutor(2) as syncer:
-        if beside_bm25:  # BM25 laid out on its own thread while the other parts are written
-            staged = sidecar.stage_index_sidecar(index, store, syncer)
-        else:
+        if bm25 == "with the rest":
             staged = sidecar.stage_sidecar(store, sidecar.prepare_sidecar(index), syncer)
+        else:  # BM25 laid out apart while the other parts are written
+            staged = sidecar.stage_index_sidecar(index, store, syncer, started)
     # Before the store's digest is known only staging files exist, and no manifest.
     assert all(p.name.startswith(".staged.") for p in directory.iterdir())
     data = Path(store).read_bytes()
@@ -352,6 +356,44 @@ def test_staging_beside_bm25_leaves_nothing_when_bm25_fails(
     monkeypatch.setattr(sidecar, "bm25_and_ranks", unordered)
     with concurrent.futures.ThreadPoolExecutor(2) as syncer, pytest.raises(ValueError):
         sidecar.stage_index_sidecar(index, store, syncer)
+    assert {p.name: p.read_bytes() for p in directory.iterdir()} == before
+
+
+def test_staging_leaves_nothing_when_the_other_parts_fail_beside_a_started_bm25(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import concurrent.futures
+
+    store, index = persisted(tmp_path)
+    directory = Path(sidecar_dir(store))
+    before = {p.name: p.read_bytes() for p in directory.iterdir()}
+    started = sidecar.start_bm25_staging(functools.partial(bm25_and_ranks, index), store)
+
+    def full(*args: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(sidecar, "_column_parts", full)
+    with concurrent.futures.ThreadPoolExecutor(2) as syncer, pytest.raises(OSError):
+        sidecar.stage_index_sidecar(index, store, syncer, started)
+    # The BM25 parts were written all the same, and removed with the rest.
+    assert {p.name: p.read_bytes() for p in directory.iterdir()} == before
+
+
+def test_bm25_parts_staged_for_nothing_are_removed(tmp_path: Path) -> None:
+    store, index = persisted(tmp_path)
+    directory = Path(sidecar_dir(store))
+    before = {p.name: p.read_bytes() for p in directory.iterdir()}
+    staged = sidecar.start_bm25_staging(functools.partial(bm25_and_ranks, index), store)()
+    assert set(staged.staged_names) == {
+        "bm25_offsets",
+        "bm25_docs",
+        "bm25_freqs",
+        "bm25_doc_lengths",
+        "id_ranks",
+        "terms",
+    }
+    assert len(list(directory.iterdir())) == len(before) + len(staged.staged_names)
+    staged.discard()
     assert {p.name: p.read_bytes() for p in directory.iterdir()} == before
 
 

@@ -18,6 +18,7 @@ import contextlib
 import os
 import sys
 import time
+from collections.abc import Callable
 
 from cce_cli.buildopts import add_build_options
 from cce_cli.errors import CliError
@@ -50,14 +51,17 @@ from cce_retrieval import (
 )
 from cce_retrieval.build import RecordedBuild
 from cce_retrieval.buildcache import StoreRecord
+from cce_retrieval.derived import Bm25Factory
 from cce_retrieval.fileio import keep_in_place
 from cce_retrieval.fingerprint import fingerprint_document_of
 from cce_retrieval.sidecar import (
+    StagedBm25,
     StagedSidecar,
     current_sidecar_chunks,
     sidecar_dir,
     sidecar_is_current,
     stage_index_sidecar,
+    start_bm25_staging,
     store_holds,
 )
 from cce_retrieval.store_write import SavedStore, store_digest
@@ -148,13 +152,37 @@ def walk_error_warning(count: int) -> str:
     )
 
 
+class _Bm25Start:
+    """Starts BM25's sidecar parts (`start_bm25_staging`) when the build's token counts
+    are in (`build_index(bm25_ready=...)`): the process is single-threaded then, so
+    they are laid out in a forked process while the build and the store finish."""
+
+    def __init__(self, store_path: str) -> None:
+        self._store_path = store_path
+        self.staged: Callable[[], StagedBm25] | None = None
+
+    def __call__(self, lay_out: Bm25Factory) -> None:
+        with contextlib.suppress(OSError):  # then `_stage_sidecar` starts them itself
+            self.staged = start_bm25_staging(lay_out, self._store_path)
+
+    def discard(self) -> None:
+        """Wait for parts that will not be used, then remove them."""
+        if self.staged is not None:
+            with contextlib.suppress(OSError, ValueError):
+                self.staged().discard()
+            self.staged = None
+
+
 def _stage_sidecar(
-    result: BuildResult, store_path: str, syncer: concurrent.futures.Executor
+    result: BuildResult,
+    store_path: str,
+    syncer: concurrent.futures.Executor,
+    bm25: Callable[[], StagedBm25] | None,
 ) -> StagedSidecar | None:
     """The sidecar's parts, written under staging names; None if they could not be (the
     store is complete without them, and the next reader rebuilds them)."""
     try:
-        return stage_index_sidecar(result.index, store_path, syncer)
+        return stage_index_sidecar(result.index, store_path, syncer, bm25)
     except (OSError, ValueError):
         return None
 
@@ -272,6 +300,7 @@ def run(args: argparse.Namespace) -> int:
     if not protect:
         print(ALLOW_SECRETS_WARNING, file=sys.stderr)
 
+    bm25 = _Bm25Start(store_path)
     result = build_or_reuse_or_fail(
         directory,
         embedder,
@@ -279,12 +308,15 @@ def run(args: argparse.Namespace) -> int:
         args,
         protection,
         lambda record: _recorded_store_in_place(record, store_path),
+        bm25,
     )
     if isinstance(result, RecordedBuild):
         kept = SavedStore(result.record.size, result.record.sha256)
         _write_beside_store(store_path, directory, protect, protection, result, kept)
         return _report(args, directory, store_path, result, kept.size, started)
     current, unchanged = _store_in_place(result, store_path)
+    if current:
+        bm25.discard()
     # The syncer is shut down last: the helper's writes hand their fsyncs to it.
     with (
         concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="cce-sidecar-sync") as syncer,
@@ -293,7 +325,9 @@ def run(args: argparse.Namespace) -> int:
         # What the sidecar holds depends on the index alone, so it is computed and its
         # parts written (under staging names) while the store's bytes go to disk; only
         # the renames to the store's digest and the manifest wait for the store.
-        staging = None if current else helper.submit(_stage_sidecar, result, store_path, syncer)
+        staging = None
+        if not current:
+            staging = helper.submit(_stage_sidecar, result, store_path, syncer, bm25.staged)
         try:
             saved = unchanged or write_store(result.index, store_path, result.store_chunks)
         except StoreError as err:

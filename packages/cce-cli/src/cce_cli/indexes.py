@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from cce_cli.buildopts import BuildSettings
     from cce_retrieval import BuildResult, Embedder, Index, ProgressCallback, QueryEmbedder
     from cce_retrieval.build import RecordedBuild, StoreReuse
+    from cce_retrieval.derived import Bm25Factory
 
 _Built = TypeVar("_Built")
 
@@ -92,6 +93,7 @@ def _build_with(
     protect: bool,
     protection: str,
     store_text: bool,
+    bm25_ready: Callable[[Bm25Factory], None] | None = None,
 ) -> BuildResult:
     """`build_index` with the worker count and cache `settings` chose, via `_run_build`."""
     from cce_retrieval import build_index
@@ -107,6 +109,7 @@ def _build_with(
             cache=settings.cache,
             progress=progress,
             store_text=store_text,
+            bm25_ready=bm25_ready,
         ),
     )
 
@@ -136,17 +139,19 @@ def build_or_reuse_or_fail(
     args: argparse.Namespace,
     protection: str,
     reuse: StoreReuse,
+    bm25_ready: Callable[[Bm25Factory], None] | None = None,
 ) -> BuildResult | RecordedBuild:
     """`build_or_fail` with the store text, for `cce index`: unless the build cache
     records the store these files make and `reuse` finds it in place
-    (`cce_retrieval.build.build_or_reuse`); without a cache, always a build."""
+    (`cce_retrieval.build.build_or_reuse`); without a cache, always a build.
+    `bm25_ready` is as for `build_index`."""
     from cce_cli.buildopts import build_settings
     from cce_retrieval.build import build_or_reuse
 
     settings = build_settings(args, protect, embedder, protection)
     cache = settings.cache
     if cache is None:
-        return _build_with(settings, directory, embedder, protect, protection, store_text=True)
+        return _build_with(settings, directory, embedder, protect, protection, True, bm25_ready)
     return _run_build(
         settings,
         lambda progress: build_or_reuse(
@@ -158,6 +163,7 @@ def build_or_reuse_or_fail(
             jobs=settings.jobs,
             progress=progress,
             protection=protection,
+            bm25_ready=bm25_ready,
         ),
     )
 

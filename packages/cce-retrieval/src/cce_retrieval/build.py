@@ -15,12 +15,8 @@ from __future__ import annotations
 
 import concurrent.futures
 import itertools
-import multiprocessing
-import multiprocessing.context
 import os
 import sys
-import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from typing import Final, Protocol, runtime_checkable
@@ -39,11 +35,12 @@ from cce_retrieval.buildcache import (
     TermCounts,
 )
 from cce_retrieval.chunker import chunk_file
-from cce_retrieval.derived import offer_bm25
+from cce_retrieval.derived import Bm25Factory, offer_bm25
 from cce_retrieval.embedder import EMBED_DIM, Embedder, EmbedError, HashEmbedder, check_vectors
 from cce_retrieval.embedders import embedder_model
 from cce_retrieval.fingerprint import embed_dim
 from cce_retrieval.model import Chunk, FloatMatrix, Index
+from cce_retrieval.processes import exit_with_parent, pool_context, widen_pipes
 from cce_retrieval.protection import REFERENCE, STRICT, strict_redact
 from cce_retrieval.ranking import IntArray, id_order_ranks
 from cce_retrieval.redactor import redact
@@ -304,7 +301,7 @@ def _file_outcome(
         # Not sent back for nothing.
         outcome = attrs.evolve(outcome, store_text=None)
         if encoded is not None:
-            encoded = attrs.evolve(encoded, store_text=None)
+            encoded = attrs.evolve(encoded, store_text=None, text_in_entry=None)
     return outcome, encoded
 
 
@@ -377,6 +374,9 @@ def _packed_outcome_task(task: _Task) -> tuple[FileOutcome, SparseRows | None] |
     build scatters them straight into the index matrix (no per-file dense copy)."""
     outcome, encoded = _file_outcome(*task)
     if encoded is not None:
+        if encoded.store_text is not None and encoded.text_in_entry is not None:
+            # The building process reads it from the entry: one copy, not four.
+            return attrs.evolve(encoded, store_text=None)
         return encoded
     matrix = outcome.embeddings
     if matrix is None:
@@ -387,25 +387,6 @@ def _packed_outcome_task(task: _Task) -> tuple[FileOutcome, SparseRows | None] |
     where = np.flatnonzero(flat.view(np.uint64)).astype(np.uint32)
     cells = SparseRows(len(matrix), EMBED_DIM, where, flat[where])
     return attrs.evolve(outcome, embeddings=None), cells
-
-
-def _exit_with_parent(parent: int) -> None:
-    """Worker initializer: leave as soon as the building process is gone (even SIGKILLed)."""
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(0.25)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="cce-parent-watch", daemon=True).start()
-
-
-def _pool_context() -> multiprocessing.context.BaseContext:
-    # fork starts a worker in milliseconds and shares the loaded grammars; elsewhere the
-    # platform's default start method is used.
-    if sys.platform == "linux":
-        return multiprocessing.get_context("fork")
-    return multiprocessing.get_context()
 
 
 def _outcomes(
@@ -479,10 +460,11 @@ def _outcomes(
     if jobs > 1 and absent_bytes >= _PARALLEL_MIN_BYTES and (workers > 1 or len(absent) < total):
         pool = concurrent.futures.ProcessPoolExecutor(
             workers,
-            mp_context=_pool_context(),
-            initializer=_exit_with_parent,
+            mp_context=pool_context(),
+            initializer=exit_with_parent,
             initargs=(os.getpid(),),
         )
+        widen_pipes(pool)
     try:
         if pool is not None:
             results = pool.map(_packed_outcome_task, [task(i) for i in absent], chunksize=4)
@@ -509,7 +491,14 @@ def _outcomes(
             progress(done, total)
         if pool is not None:
             for i, result in zip(absent, results, strict=True):
-                outcome, cells = result.decode() if isinstance(result, EncodedOutcome) else result
+                if isinstance(result, EncodedOutcome):
+                    read = _with_entry_text(result)
+                    if read is None:
+                        late.append(i)  # its entry is gone already: made again here
+                        continue
+                    outcome, cells = read.decode()
+                else:
+                    outcome, cells = result
                 finish(i, outcome, cells)
         else:
             late = sorted([*absent, *late])
@@ -522,6 +511,16 @@ def _outcomes(
     assert len(complete) == total
     rows = [sparse.get(i) or outcome.embeddings for i, outcome in enumerate(complete)]
     return complete, texts, rows
+
+
+def _with_entry_text(result: EncodedOutcome) -> EncodedOutcome | None:
+    """A worker's `result` with its store text, read from the entry the worker wrote
+    when it was left there (`_packed_outcome_task`); None if it can no longer be read."""
+    place = result.text_in_entry
+    if result.store_text is not None or place is None:
+        return result
+    text = place.read()
+    return None if text is None else attrs.evolve(result, store_text=text)
 
 
 def release_free_memory() -> None:
@@ -619,6 +618,7 @@ def build_index(
     progress: ProgressCallback | None = None,
     protection: str = REFERENCE,
     store_text: bool = True,
+    bm25_ready: Callable[[Bm25Factory], None] | None = None,
 ) -> BuildResult:
     """Walk, redact (when `protect`), chunk and embed `root`. Raises BuildError.
 
@@ -629,9 +629,14 @@ def build_index(
     reference protection; under the default, what strict would add is only counted, so the
     index is byte-identical to the reference's and a caller can say what strict would do.
     `store_text=False` (a caller that writes no store) leaves `BuildResult.store_chunks`
-    None and skips the store text in cache entries it reads.
+    None and skips the store text in cache entries it reads. `bm25_ready` is called with
+    what lays out the index's BM25 (the factory `offer_bm25` gets) as soon as every
+    file's tokens are counted, before the embedding matrix is put together: a caller
+    that writes BM25 apart (`cce_retrieval.sidecar.start_bm25_staging`) starts it then.
     """
-    built = _build(root, embedder, protect, jobs, cache, progress, protection, store_text, None)
+    built = _build(
+        root, embedder, protect, jobs, cache, progress, protection, store_text, None, bm25_ready
+    )
     assert isinstance(built, BuildResult)  # nothing is reused without `reuse`
     return built
 
@@ -646,6 +651,7 @@ def build_or_reuse(
     jobs: int = 1,
     progress: ProgressCallback | None = None,
     protection: str = REFERENCE,
+    bm25_ready: Callable[[Bm25Factory], None] | None = None,
 ) -> BuildResult | RecordedBuild:
     """`build_index` (with `store_text`) for a caller that writes the store, unless the
     store is already in place.
@@ -654,7 +660,9 @@ def build_or_reuse(
     (`BuildResult.remember_store`); when there is one and `reuse` accepts it, nothing is
     read back, chunked or embedded: the result is the walk's counters and the record.
     """
-    return _build(root, embedder, protect, jobs, cache, progress, protection, True, reuse)
+    return _build(
+        root, embedder, protect, jobs, cache, progress, protection, True, reuse, bm25_ready
+    )
 
 
 def _build(
@@ -667,6 +675,7 @@ def _build(
     protection: str,
     store_text: bool,
     reuse: StoreReuse | None,
+    bm25_ready: Callable[[Bm25Factory], None] | None,
 ) -> BuildResult | RecordedBuild:
     """What `build_index` and `build_or_reuse` share: one walk, then reuse or a build.
 
@@ -715,6 +724,13 @@ def _build(
             file_imports[rel_path] = list(outcome.imports)
         chunks.extend(outcome.chunks)
     term_parts = [o.terms for o in outcomes]
+    chunk_ids = [c.chunk_id for c in chunks]
+
+    def lay_out_bm25() -> tuple[Bm25Index, IntArray]:
+        return _cached_bm25(cache, corpus_key, term_parts, chunk_ids)
+
+    if bm25_ready is not None:
+        bm25_ready(lay_out_bm25)
     store_chunks = None
     if store_text and embed_hash and texts.complete:
         store_chunks = StoreChunks(texts, len(chunks))
@@ -740,8 +756,7 @@ def _build(
         embedding_dim=dim,
     )
     # BM25 from the counts the workers made, laid out only if a search asks for it.
-    chunk_ids = [c.chunk_id for c in chunks]
-    offer_bm25(index, lambda: _cached_bm25(cache, corpus_key, term_parts, chunk_ids))
+    offer_bm25(index, lay_out_bm25)
     result = BuildResult(
         index=index,
         files_indexed=len(walked.files),

@@ -484,6 +484,45 @@ def _decode_record(key: bytes, data: bytes) -> StoreRecord | None:
     return record
 
 
+@attrs.frozen(slots=True)
+class EntryText:
+    """The store text inside an entry file: `length` bytes from `offset` of `path`."""
+
+    path: str
+    offset: int
+    length: int
+
+    def read(self) -> bytes | None:
+        """The text, or None when the file is gone or no longer holds it there.
+
+        For the process that wrote the entry moments ago (a build reading back what its
+        worker wrote, rather than receiving it through a pipe): an entry file is only
+        ever replaced whole, by a rename, and a key's entry always holds the same bytes,
+        so the text needs no digest check, only the file's size.
+        """
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            if os.fstat(fd).st_size != self.offset + self.length:
+                return None
+            pieces: list[bytes] = []
+            at, left = self.offset, self.length
+            while left:
+                piece = os.pread(fd, left, at)
+                if not piece:
+                    return None
+                pieces.append(piece)
+                at += len(piece)
+                left -= len(piece)
+            return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+
+
 @attrs.frozen(slots=True, eq=False)
 class EncodedOutcome:
     """A file's outcome in its cache entry's encoding, as `BuildCache.put` made it.
@@ -496,6 +535,8 @@ class EncodedOutcome:
     meta: bytes
     arrays: bytes
     store_text: bytes | None
+    text_in_entry: EntryText | None = None
+    """Where `put` wrote the store text, when it wrote the entry."""
 
     def decode(self) -> tuple[FileOutcome, SparseRows]:
         """The outcome (its embeddings as cells beside it), as a cache hit gives it."""
@@ -621,9 +662,13 @@ class BuildCache:
         the entry's encoding, written or not."""
         meta, arrays = _encode(outcome)
         text = outcome.store_text or b""
-        if self._write(key, (_header(_MAGIC, key, meta, arrays, text), meta, arrays, text)):
-            self.writes += 1
-        return EncodedOutcome(meta, arrays, outcome.store_text)
+        header = _header(_MAGIC, key, meta, arrays, text)
+        if not self._write(key, (header, meta, arrays, text)):
+            return EncodedOutcome(meta, arrays, outcome.store_text)
+        self.writes += 1
+        offset = len(header) + len(meta) + len(arrays)
+        place = EntryText(self._path(key), offset, len(text))
+        return EncodedOutcome(meta, arrays, outcome.store_text, place)
 
     def _write(self, key: bytes, parts: Sequence[bytes]) -> bool:
         """Write `parts` as the file of `key`, atomically; False (and nothing left behind)

@@ -16,22 +16,23 @@ Each part is written atomically (temp file, fsync, rename) and parts of a digest
 change once written, so a run killed at any moment leaves either a complete sidecar
 or one without a manifest, which is never trusted.
 
-Owns: `prepare_sidecar`, `stage_sidecar`, `stage_index_sidecar` and `write_sidecar`,
-`sidecar_is_current`, `store_holds`, `load_store` (the store with its sidecar),
-`sidecar_dir`.
+Owns: `prepare_sidecar`, `stage_sidecar`, `start_bm25_staging`, `stage_index_sidecar` and
+`write_sidecar`, `sidecar_is_current`, `store_holds`, `load_store` (the store with its
+sidecar), `sidecar_dir`.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import functools
 import hashlib
 import itertools
 import json
 import mmap
 import os
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Final
 
 import attrs
@@ -39,10 +40,11 @@ import numpy as np
 import numpy.typing as npt
 
 from cce_retrieval.bm25 import Bm25Index
-from cce_retrieval.derived import RetrievalIndex, bm25_and_ranks, prime
+from cce_retrieval.derived import Bm25Factory, RetrievalIndex, bm25_and_ranks, prime
 from cce_retrieval.fileio import describe_os_error, write_atomic, write_atomic_parts
 from cce_retrieval.graph import ImportGraph
 from cce_retrieval.model import Index
+from cce_retrieval.processes import run_forked
 from cce_retrieval.store_load import parse_index
 from cce_retrieval.store_paths import StoreError
 from cce_retrieval.stored_chunks import StoredChunks, StoredColumns
@@ -209,7 +211,7 @@ def _bm25_parts(bm25_index: Bm25Index, id_ranks: npt.NDArray[np.int64]) -> _Part
     )
 
 
-def _manifest(index: Index, columns: _Parts, bm25: _Parts) -> dict[str, object]:
+def _manifest(index: Index, columns: _Parts, bm25_fields: dict[str, object]) -> dict[str, object]:
     rows, width = index.embeddings.shape if index.embeddings.ndim == 2 else (0, 0)
     return {
         "chunks": len(index.chunks),
@@ -224,8 +226,8 @@ def _manifest(index: Index, columns: _Parts, bm25: _Parts) -> dict[str, object]:
         "file_tokens": index.file_tokens,
         "paths": columns.fields["paths"],
         "kinds": columns.fields["kinds"],
-        "bm25_avgdl": bm25.fields["bm25_avgdl"],
-        "terms": bm25.fields["terms"],
+        "bm25_avgdl": bm25_fields["bm25_avgdl"],
+        "terms": bm25_fields["terms"],
         "graph_edges": columns.fields["graph_edges"],
     }
 
@@ -244,7 +246,7 @@ def prepare_sidecar(index: Index) -> SidecarParts:
         {**columns.blobs, **bm25.blobs},
         {**columns.arrays, **bm25.arrays},
         _embedding_rows(index),
-        _manifest(index, columns, bm25),
+        _manifest(index, columns, bm25.fields),
     )
 
 
@@ -308,9 +310,9 @@ _PART_ORDER: Final = (
 
 class _Stager:
     """Writes parts under staging names into `staged`, each part's fsync and rename on
-    `syncer` while the next part is written."""
+    `syncer` while the next part is written (without one, before it)."""
 
-    def __init__(self, store_path: str, syncer: concurrent.futures.Executor) -> None:
+    def __init__(self, store_path: str, syncer: concurrent.futures.Executor | None) -> None:
         directory = sidecar_dir(store_path)
         os.makedirs(directory, exist_ok=True)
         self.staged = StagedSidecar(directory, {}, {}, {}, [])
@@ -358,28 +360,83 @@ def stage_sidecar(
     return attrs.evolve(stager.staged, manifest=prepared.manifest)
 
 
+@attrs.frozen(slots=True)
+class StagedBm25:
+    """BM25's sidecar parts, written under staging names (`StagedSidecar` has the rest)."""
+
+    directory: str
+    parts: dict[str, tuple[str, int]]
+    staged_names: dict[str, str]
+    fields: dict[str, object]
+    """The manifest fields the BM25 parts give (`_bm25_parts`)."""
+
+    def discard(self) -> None:
+        """Remove the staging files (they will not be used)."""
+        StagedSidecar(self.directory, {}, self.parts, self.staged_names, []).discard()
+
+
+def _stage_bm25(lay_out: Bm25Factory, store_path: str) -> StagedBm25:
+    stager = _Stager(store_path, None)
+    try:
+        bm25 = _bm25_parts(*lay_out())
+        stager.parts(bm25.blobs, bm25.arrays)
+    except BaseException:
+        stager.staged.discard()
+        raise
+    staged = stager.staged
+    return StagedBm25(staged.directory, staged.parts, staged.staged_names, bm25.fields)
+
+
+def start_bm25_staging(lay_out: Bm25Factory, store_path: str) -> Callable[[], StagedBm25]:
+    """Start laying out BM25 (`lay_out`: `bm25_and_ranks` of an index, or the factory a
+    build offers, `build_index(bm25_ready=...)`) and writing its sidecar parts beside
+    `store_path` under staging names, in a forked process (`run_forked`: a thread where
+    a fork is not safe); the returned function waits for them.
+
+    Started as a build's token counts are in, BM25 (the longest part of a build's end)
+    runs beside the interpreter lock instead of sharing it. The child's BM25 stays in
+    the child: no index gets it. Waiting raises OSError, or ValueError as `_bm25_parts`.
+    """
+    return run_forked(functools.partial(_stage_bm25, lay_out, store_path))
+
+
 def stage_index_sidecar(
-    index: Index, store_path: str, syncer: concurrent.futures.Executor
+    index: Index,
+    store_path: str,
+    syncer: concurrent.futures.Executor,
+    bm25: Callable[[], StagedBm25] | None = None,
 ) -> StagedSidecar:
     """`stage_sidecar(store_path, prepare_sidecar(index), syncer)`, sooner: BM25 is laid
-    out on a thread of its own while the parts that do not need it are computed and
-    written (the embedding matrix first: its write and sync are the longest).
+    out and written apart (`bm25`, from `start_bm25_staging`, else started here) while
+    the parts that do not need it are computed and written (the embedding matrix first:
+    its write and sync are the longest).
 
-    Raises OSError, or ValueError as `prepare_sidecar` does.
+    Raises OSError, or ValueError as `prepare_sidecar` does; nothing staged is left then.
     """
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="cce-sidecar-bm25") as own:
-        laid_out = own.submit(bm25_and_ranks, index)
-        stager = _Stager(store_path, syncer)
-        try:
-            stager.embeddings(_embedding_rows(index))
-            columns = _column_parts(index)
-            stager.parts(columns.blobs, columns.arrays)
-            bm25 = _bm25_parts(*laid_out.result())
-            stager.parts(bm25.blobs, bm25.arrays)
-        except BaseException:
-            stager.staged.discard()
-            raise
-    return attrs.evolve(stager.staged, manifest=_manifest(index, columns, bm25))
+    bm25_staged = bm25 or start_bm25_staging(functools.partial(bm25_and_ranks, index), store_path)
+    stager = _Stager(store_path, syncer)
+    staged = stager.staged
+    try:
+        stager.embeddings(_embedding_rows(index))
+        columns = _column_parts(index)
+        stager.parts(columns.blobs, columns.arrays)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            _take_bm25(staged, bm25_staged())  # to be discarded with the rest
+        staged.discard()
+        raise
+    try:
+        laid_out = bm25_staged()
+    except BaseException:
+        staged.discard()
+        raise
+    _take_bm25(staged, laid_out)
+    return attrs.evolve(staged, manifest=_manifest(index, columns, laid_out.fields))
+
+
+def _take_bm25(staged: StagedSidecar, bm25: StagedBm25) -> None:
+    staged.parts.update(bm25.parts)
+    staged.staged_names.update(bm25.staged_names)
 
 
 def write_sidecar(

@@ -1,0 +1,136 @@
+"""Helper processes of a build: how they start, how they answer, and that they never
+outlive the process that started them.
+
+Why it exists: a build's CPU-bound work runs beside the interpreter lock, in other
+processes. On Linux they are forked: a fork starts in milliseconds and shares what the
+starting process already holds (the loaded grammars, a finished build's token counts)
+without copying or pickling it. A fork beside other threads can leave the child
+waiting forever on a lock one of them held, so a lone child (`run_forked`) is forked
+only from a single-threaded process, and work is run on a thread otherwise. A helper
+whose starting process is gone, even SIGKILLed, leaves at once (`exit_with_parent`),
+so a killed `cce index` leaves no process behind.
+
+A worker writes its result into a pipe the starting process reads on a thread of its
+own, which shares the interpreter lock with the rest of the build: a 64 KB pipe made a
+worker wait, about 0.7 s per worker per stdlib build, until that thread read on.
+`widen_pipes` lets a pool's pipes hold 1 MB, so most results are written at once.
+
+Owns: `pool_context`, `widen_pipes`, `exit_with_parent`, `can_fork_alone`, `run_forked`.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import multiprocessing
+import multiprocessing.context
+import os
+import pickle
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+_T = TypeVar("_T")
+
+_PARENT_POLL_S = 0.25
+_PIPE_BYTES = 1 << 20  # Linux's default ceiling for an unprivileged process
+
+
+def pool_context() -> multiprocessing.context.BaseContext:
+    """The start method of worker pools: fork on Linux, the platform's default elsewhere."""
+    if sys.platform == "linux":
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context()
+
+
+def widen_pipes(pool: concurrent.futures.ProcessPoolExecutor) -> None:
+    """Let `pool`'s task and result pipes hold `_PIPE_BYTES` (Linux; before any task).
+
+    The executor keeps its pipes private, so they are looked up by name; where they are
+    not found, or the system refuses the size, they stay as they are (only slower).
+    """
+    if sys.platform != "linux":
+        return
+    import fcntl
+
+    for queue, end in (("_result_queue", "_reader"), ("_call_queue", "_writer")):
+        connection = getattr(getattr(pool, queue, None), end, None)
+        fileno = getattr(connection, "fileno", None)
+        if callable(fileno):
+            with contextlib.suppress(OSError, ValueError, TypeError):
+                fcntl.fcntl(fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
+
+
+def exit_with_parent(parent: int) -> None:
+    """In a helper process: leave as soon as process `parent` is gone (a pool initializer)."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(_PARENT_POLL_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="cce-parent-watch", daemon=True).start()
+
+
+def can_fork_alone() -> bool:
+    """Whether a lone child may be forked here: on Linux, from a single-threaded process."""
+    return sys.platform == "linux" and threading.active_count() == 1
+
+
+def run_forked(work: Callable[[], _T]) -> Callable[[], _T]:
+    """Start `work` in a forked child (when `can_fork_alone`, else on a thread); the
+    returned function waits for its result, or raises what it raised.
+
+    The result travels back pickled, so it should be small. A child that ends without
+    an answer (killed, or stopped by something other than an `Exception`) makes the
+    wait raise OSError. The wait must be called once, to collect the child.
+    """
+    if not can_fork_alone():
+        executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="cce-helper")
+        future = executor.submit(work)
+        executor.shutdown(wait=False)
+        return future.result
+    parent = os.getpid()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child's lines are never reported (it _exits)
+        os.close(read_end)
+        _answer_and_exit(work, parent, write_end)
+    os.close(write_end)
+
+    def wait() -> _T:
+        with os.fdopen(read_end, "rb") as pipe:
+            data = pipe.read()
+        _, status = os.waitpid(pid, 0)
+        if not data:
+            raise OSError(f"a helper process ended without an answer (wait status {status})")
+        answer = pickle.loads(data)  # our own child's bytes, through our own pipe
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer  # type: ignore[no-any-return]
+
+    return wait
+
+
+def _answer_and_exit(
+    work: Callable[[], object], parent: int, write_end: int
+) -> None:  # pragma: no cover - runs in the child
+    status = 1
+    try:
+        exit_with_parent(parent)
+        try:
+            answer: object = work()
+        except Exception as err:  # sent back, raised again by the waiting side
+            answer = err
+        try:
+            data = pickle.dumps(answer)
+        except Exception as err:  # an answer that does not pickle is an error of its own
+            data = pickle.dumps(OSError(f"a helper process's answer could not be sent: {err}"))
+        with os.fdopen(write_end, "wb") as pipe:
+            pipe.write(data)
+        status = 0
+    finally:
+        # Nothing of the parent's runs here: no atexit handlers, no buffered stdout.
+        os._exit(status)

@@ -1,0 +1,132 @@
+"""Helper processes: a lone forked child answers, fails and dies as `run_forked` says,
+and a pool's pipes are widened (`cce_retrieval.processes`)."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+
+import pytest
+
+from cce_retrieval import processes
+from cce_retrieval.processes import can_fork_alone, pool_context, run_forked, widen_pipes
+
+linux_only = pytest.mark.skipif(sys.platform != "linux", reason="helpers are forked on Linux")
+
+
+def run_python(code: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@linux_only
+def test_a_single_threaded_process_forks_and_gets_the_answer_or_the_error() -> None:
+    out = run_python(
+        """
+        import os
+        from cce_retrieval.processes import can_fork_alone, run_forked
+
+        def fail():
+            raise ValueError("no ranks for term 7")
+
+        print(can_fork_alone())
+        wait = run_forked(lambda: (os.getpid(), os.getppid(), [1, 2, 3]))
+        child, parent, payload = wait()
+        print(child != os.getpid(), parent == os.getpid(), payload)
+        try:
+            run_forked(fail)()
+        except ValueError as err:
+            print("ValueError", err)
+        try:
+            run_forked(lambda: os._exit(3))()
+        except OSError as err:
+            print("OSError", "without an answer" in str(err))
+        """
+    )
+    assert out.splitlines() == [
+        "True",
+        "True True [1, 2, 3]",
+        "ValueError no ranks for term 7",
+        "OSError True",
+    ]
+
+
+def test_beside_other_threads_the_work_runs_on_a_thread_of_this_process() -> None:
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        assert not can_fork_alone()
+        assert run_forked(os.getpid)() == os.getpid()
+        found: dict[str, int] = {}
+        with pytest.raises(KeyError):
+            run_forked(lambda: found["missing"])()
+    finally:
+        release.set()
+        other.join()
+
+
+@linux_only
+def test_a_forked_helper_leaves_when_its_parent_is_killed() -> None:
+    out = run_python(
+        """
+        import os, signal, time
+        from cce_retrieval.processes import run_forked
+
+        read_end, write_end = os.pipe()
+        middle = os.fork()
+        if middle == 0:
+            os.close(read_end)
+            def linger():
+                os.write(write_end, str(os.getpid()).encode() + b"\\n")
+                time.sleep(60)
+            run_forked(linger)
+            time.sleep(60)
+            os._exit(0)
+        os.close(write_end)
+        helper = int(os.read(read_end, 64).split()[0])
+        os.kill(middle, signal.SIGKILL)
+        os.waitpid(middle, 0)
+        deadline = time.monotonic() + 10
+        alive = True
+        while alive and time.monotonic() < deadline:
+            try:
+                os.kill(helper, 0)
+                time.sleep(0.05)
+            except ProcessLookupError:
+                alive = False
+        print("helper gone" if not alive else "helper still running")
+        """
+    )
+    assert out.strip() == "helper gone"
+
+
+@linux_only
+def test_a_pools_task_and_result_pipes_hold_a_megabyte() -> None:
+    import fcntl
+
+    with open("/proc/sys/fs/pipe-max-size") as limit:
+        if int(limit.read()) < processes._PIPE_BYTES:
+            pytest.skip("this system caps pipes below a megabyte")
+    pool = concurrent.futures.ProcessPoolExecutor(1, mp_context=pool_context())
+    try:
+        ends = [pool._result_queue._reader, pool._call_queue._writer]  # type: ignore[attr-defined]
+        before = {fcntl.fcntl(end.fileno(), fcntl.F_GETPIPE_SZ) for end in ends}
+        widen_pipes(pool)
+        after = {fcntl.fcntl(end.fileno(), fcntl.F_GETPIPE_SZ) for end in ends}
+        assert max(before) < processes._PIPE_BYTES
+        assert after == {processes._PIPE_BYTES}
+        assert pool.submit(sum, [1, 2, 3]).result(timeout=30) == 6
+    finally:
+        pool.shutdown()
