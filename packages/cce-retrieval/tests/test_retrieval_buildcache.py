@@ -551,3 +551,12 @@ def test_a_damaged_store_record_is_never_trusted_and_is_removed(
     assert cache.get_store_record(key) is None, name
     assert not path.exists()
 
+
+def test_grammar_versions_are_read_as_the_installed_metadata_gives_them() -> None:
+    from importlib import metadata
+
+    from cce_retrieval import buildcache
+
+    for distribution in buildcache._GRAMMARS:
+        assert buildcache._installed_version(distribution) == metadata.version(distribution)
+    assert buildcache._installed_version("cce-no-such-distribution") == "?"
