@@ -341,41 +341,31 @@ def test_staged_parts_become_the_same_sidecar_as_a_direct_write(tmp_path: Path, 
     assert {p.name: p.read_bytes() for p in directory.iterdir()} == direct
 
 
-def test_staging_beside_bm25_leaves_nothing_when_bm25_fails(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("failing", ["bm25", "the other parts"])
+def test_staging_beside_bm25_leaves_nothing_when_either_side_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str
 ) -> None:
     import concurrent.futures
 
     store, index = persisted(tmp_path)
     directory = Path(sidecar_dir(store))
     before = {p.name: p.read_bytes() for p in directory.iterdir()}
+    started = None
+    if failing == "bm25":
 
-    def unordered(index: Index) -> object:
-        raise ValueError("BM25 term ids are not in first-occurrence order")
+        def unordered(index: Index) -> object:
+            raise ValueError("BM25 term ids are not in first-occurrence order")
 
-    monkeypatch.setattr(sidecar, "bm25_and_ranks", unordered)
-    with concurrent.futures.ThreadPoolExecutor(2) as syncer, pytest.raises(ValueError):
-        sidecar.stage_index_sidecar(index, store, syncer)
-    assert {p.name: p.read_bytes() for p in directory.iterdir()} == before
+        monkeypatch.setattr(sidecar, "bm25_and_ranks", unordered)
+    else:  # BM25's parts are written all the same, and removed with the rest
+        started = sidecar.start_bm25_staging(functools.partial(bm25_and_ranks, index), store)
 
+        def full(*args: object) -> None:
+            raise OSError(28, "No space left on device")
 
-def test_staging_leaves_nothing_when_the_other_parts_fail_beside_a_started_bm25(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import concurrent.futures
-
-    store, index = persisted(tmp_path)
-    directory = Path(sidecar_dir(store))
-    before = {p.name: p.read_bytes() for p in directory.iterdir()}
-    started = sidecar.start_bm25_staging(functools.partial(bm25_and_ranks, index), store)
-
-    def full(*args: object) -> None:
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(sidecar, "_column_parts", full)
-    with concurrent.futures.ThreadPoolExecutor(2) as syncer, pytest.raises(OSError):
+        monkeypatch.setattr(sidecar, "_column_parts", full)
+    with concurrent.futures.ThreadPoolExecutor(2) as syncer, pytest.raises((ValueError, OSError)):
         sidecar.stage_index_sidecar(index, store, syncer, started)
-    # The BM25 parts were written all the same, and removed with the rest.
     assert {p.name: p.read_bytes() for p in directory.iterdir()} == before
 
 
@@ -384,14 +374,8 @@ def test_bm25_parts_staged_for_nothing_are_removed(tmp_path: Path) -> None:
     directory = Path(sidecar_dir(store))
     before = {p.name: p.read_bytes() for p in directory.iterdir()}
     staged = sidecar.start_bm25_staging(functools.partial(bm25_and_ranks, index), store)()
-    assert set(staged.staged_names) == {
-        "bm25_offsets",
-        "bm25_docs",
-        "bm25_freqs",
-        "bm25_doc_lengths",
-        "id_ranks",
-        "terms",
-    }
+    bm25_parts = {name for name in sidecar._PART_ORDER if name.startswith("bm25_")}
+    assert set(staged.staged_names) == bm25_parts | {"id_ranks", "terms"}
     assert len(list(directory.iterdir())) == len(before) + len(staged.staged_names)
     staged.discard()
     assert {p.name: p.read_bytes() for p in directory.iterdir()} == before
