@@ -741,3 +741,33 @@ def test_a_sidecar_that_could_not_be_staged_is_not_prepared_again(
     monkeypatch.undo()
     store = os.path.join(root, ".cce", "index.json")
     assert load_store(store).chunks == load_index(store).chunks
+
+
+def test_a_build_failing_after_bm25_started_leaves_no_staging_behind(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cce_retrieval import build as build_module
+    from cce_retrieval import sidecar
+    from cce_retrieval.build import BuildError
+
+    root = small_repo(tmp_path / "repo")
+    started: list[sidecar.Bm25Staging] = []
+    real_start = sidecar.start_bm25_staging
+
+    def recorded(*args: object) -> sidecar.Bm25Staging:
+        staging = real_start(*args)  # type: ignore[arg-type]
+        started.append(staging)
+        return staging
+
+    def no_matrix(*args: object) -> None:
+        raise BuildError("cannot put the embedding matrix together")
+
+    monkeypatch.setattr(cmd_index, "start_bm25_staging", recorded)
+    monkeypatch.setattr(build_module, "_stack", no_matrix)
+    code, out, err = run_cce(["index", root, "--no-metrics"], capsys)
+    assert (code, out) == (1, "")
+    assert "cannot put the embedding matrix together" in err
+    assert len(started) == 1  # BM25 was under way when the build failed
+    sidecar_dir = Path(root, ".cce", "index.json.sidecar")
+    assert not sidecar_dir.exists() or not any(sidecar_dir.iterdir())
+    assert not Path(root, ".cce", "index.json").exists()

@@ -41,20 +41,22 @@ def test_a_single_threaded_process_forks_and_gets_the_answer_or_the_error() -> N
             raise ValueError("no ranks for term 7")
 
         print(can_fork_alone())
-        wait = run_forked(lambda: (os.getpid(), os.getppid(), [1, 2, 3]))
-        child, parent, payload = wait()
+        forked = run_forked(lambda: (os.getpid(), os.getppid(), [1, 2, 3]))
+        child, parent, payload = forked.result()
+        print(forked.pid == child)
         print(child != os.getpid(), parent == os.getpid(), payload)
         try:
-            run_forked(fail)()
+            run_forked(fail).result()
         except ValueError as err:
             print("ValueError", err)
         try:
-            run_forked(lambda: os._exit(3))()
+            run_forked(lambda: os._exit(3)).result()
         except OSError as err:
             print("OSError", "without an answer" in str(err))
         """
     )
     assert out.splitlines() == [
+        "True",
         "True",
         "True True [1, 2, 3]",
         "ValueError no ranks for term 7",
@@ -68,13 +70,39 @@ def test_beside_other_threads_the_work_runs_on_a_thread_of_this_process() -> Non
     other.start()
     try:
         assert not can_fork_alone()
-        assert run_forked(os.getpid)() == os.getpid()
+        forked = run_forked(os.getpid)
+        assert forked.pid is None and forked.result() == os.getpid()
         found: dict[str, int] = {}
         with pytest.raises(KeyError):
-            run_forked(lambda: found["missing"])()
+            run_forked(lambda: found["missing"]).result()
     finally:
         release.set()
         other.join()
+
+
+@linux_only
+def test_a_cancelled_child_is_killed_at_once_and_collected() -> None:
+    out = run_python(
+        """
+        import os, time
+        from cce_retrieval.processes import run_forked
+
+        forked = run_forked(lambda: time.sleep(60))
+        began = time.monotonic()
+        forked.cancel()
+        print(time.monotonic() - began < 5)
+        try:
+            os.kill(forked.pid, 0)  # collected: no such process any more, not a zombie
+            print("still there")
+        except ProcessLookupError:
+            print("gone")
+        try:
+            forked.result()
+        except OSError as err:
+            print("taken", "already taken" in str(err))
+        """
+    )
+    assert out.splitlines() == ["True", "gone", "taken True"]
 
 
 @linux_only

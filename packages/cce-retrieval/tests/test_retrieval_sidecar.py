@@ -373,11 +373,38 @@ def test_bm25_parts_staged_for_nothing_are_removed(tmp_path: Path) -> None:
     store, index = persisted(tmp_path)
     directory = Path(sidecar_dir(store))
     before = {p.name: p.read_bytes() for p in directory.iterdir()}
-    staged = sidecar.start_bm25_staging(functools.partial(bm25_and_ranks, index), store)()
+    staged = sidecar.start_bm25_staging(functools.partial(bm25_and_ranks, index), store).result()
     bm25_parts = {name for name in sidecar._PART_ORDER if name.startswith("bm25_")}
     assert set(staged.staged_names) == bm25_parts | {"id_ranks", "terms"}
     assert len(list(directory.iterdir())) == len(before) + len(staged.staged_names)
     staged.discard()
+    assert {p.name: p.read_bytes() for p in directory.iterdir()} == before
+
+
+def test_a_cancelled_bm25_staging_is_stopped_and_leaves_nothing(tmp_path: Path) -> None:
+    import time
+
+    from cce_retrieval.processes import can_fork_alone
+
+    if not can_fork_alone():
+        pytest.skip("BM25 is staged on a thread here; a thread cannot be stopped")
+    store, _ = persisted(tmp_path)
+    directory = Path(sidecar_dir(store))
+    before = {p.name: p.read_bytes() for p in directory.iterdir()}
+
+    def half_staged() -> tuple[object, object]:
+        # A child caught between two parts: one staging file written, the next not yet.
+        Path(directory, f".staged.{os.getpid()}.0.bm25_docs.npy").write_bytes(b"partial")
+        time.sleep(60)
+        raise AssertionError("not stopped")
+
+    staging = sidecar.start_bm25_staging(half_staged, store)  # type: ignore[arg-type]
+    deadline = time.monotonic() + 30
+    while len(list(directory.iterdir())) == len(before) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    began = time.monotonic()
+    staging.cancel()
+    assert time.monotonic() - began < 10
     assert {p.name: p.read_bytes() for p in directory.iterdir()} == before
 
 

@@ -102,6 +102,9 @@ def progress_bar(enabled: bool, description: str) -> Iterator[ProgressCallback |
         return
     from tqdm import tqdm
 
+    # No monitor thread: the bar is updated on every file anyway, and a build that
+    # stays single-threaded can fork its BM25 apart (`cce_retrieval.processes`).
+    tqdm.monitor_interval = 0
     bar = tqdm(
         desc=description,
         unit="file",

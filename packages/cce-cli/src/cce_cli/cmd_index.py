@@ -18,7 +18,6 @@ import contextlib
 import os
 import sys
 import time
-from collections.abc import Callable
 
 from cce_cli.buildopts import add_build_options
 from cce_cli.errors import CliError
@@ -55,7 +54,7 @@ from cce_retrieval.derived import Bm25Factory
 from cce_retrieval.fileio import keep_in_place
 from cce_retrieval.fingerprint import fingerprint_document_of
 from cce_retrieval.sidecar import (
-    StagedBm25,
+    Bm25Staging,
     StagedSidecar,
     current_sidecar_chunks,
     sidecar_dir,
@@ -159,25 +158,29 @@ class _Bm25Start:
 
     def __init__(self, store_path: str) -> None:
         self._store_path = store_path
-        self.staged: Callable[[], StagedBm25] | None = None
+        self._staging: Bm25Staging | None = None
 
     def __call__(self, lay_out: Bm25Factory) -> None:
         with contextlib.suppress(OSError):  # then `_stage_sidecar` starts them itself
-            self.staged = start_bm25_staging(lay_out, self._store_path)
+            self._staging = start_bm25_staging(lay_out, self._store_path)
 
-    def discard(self) -> None:
-        """Wait for parts that will not be used, then remove them."""
-        if self.staged is not None:
-            with contextlib.suppress(OSError, ValueError):
-                self.staged().discard()
-            self.staged = None
+    def take(self) -> Bm25Staging | None:
+        """The started staging, handed to whoever waits for it from now on."""
+        staging, self._staging = self._staging, None
+        return staging
+
+    def cancel(self) -> None:
+        """Stop a staging nobody took and remove its parts (they will not be used)."""
+        staging = self.take()
+        if staging is not None:
+            staging.cancel()
 
 
 def _stage_sidecar(
     result: BuildResult,
     store_path: str,
     syncer: concurrent.futures.Executor,
-    bm25: Callable[[], StagedBm25] | None,
+    bm25: Bm25Staging | None,
 ) -> StagedSidecar | None:
     """The sidecar's parts, written under staging names; None if they could not be (the
     store is complete without them, and the next reader rebuilds them)."""
@@ -301,6 +304,22 @@ def run(args: argparse.Namespace) -> int:
         print(ALLOW_SECRETS_WARNING, file=sys.stderr)
 
     bm25 = _Bm25Start(store_path)
+    try:
+        return _build_and_write(args, started, directory, store_path, embedder, protect, bm25)
+    finally:
+        bm25.cancel()  # a staging started but never handed over (a failed or kept build)
+
+
+def _build_and_write(
+    args: argparse.Namespace,
+    started: float,
+    directory: str,
+    store_path: str,
+    embedder: Embedder,
+    protect: bool,
+    bm25: _Bm25Start,
+) -> int:
+    protection: str = args.protection
     result = build_or_reuse_or_fail(
         directory,
         embedder,
@@ -316,7 +335,7 @@ def run(args: argparse.Namespace) -> int:
         return _report(args, directory, store_path, result, kept.size, started)
     current, unchanged = _store_in_place(result, store_path)
     if current:
-        bm25.discard()
+        bm25.cancel()  # the sidecar in place is this store's: BM25's parts are not needed
     # The syncer is shut down last: the helper's writes hand their fsyncs to it.
     with (
         concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="cce-sidecar-sync") as syncer,
@@ -327,7 +346,7 @@ def run(args: argparse.Namespace) -> int:
         # the renames to the store's digest and the manifest wait for the store.
         staging = None
         if not current:
-            staging = helper.submit(_stage_sidecar, result, store_path, syncer, bm25.staged)
+            staging = helper.submit(_stage_sidecar, result, store_path, syncer, bm25.take())
         try:
             saved = unchanged or write_store(result.index, store_path, result.store_chunks)
         except StoreError as err:

@@ -725,11 +725,17 @@ def _build(
         chunks.extend(outcome.chunks)
     term_parts = [o.terms for o in outcomes]
     chunk_ids = [c.chunk_id for c in chunks]
+    walk_counts = attrs.evolve(walked, files=())
+    sources = source_files(walked.files)
+    files_indexed = len(walked.files)
+    del walked  # every file's text: what is left to do needs none of them
 
     def lay_out_bm25() -> tuple[Bm25Index, IntArray]:
         return _cached_bm25(cache, corpus_key, term_parts, chunk_ids)
 
     if bm25_ready is not None:
+        # The texts' pages go back first: a child forked now would keep them otherwise.
+        release_free_memory()
         bm25_ready(lay_out_bm25)
     store_chunks = None
     if store_text and embed_hash and texts.complete:
@@ -759,19 +765,18 @@ def _build(
     offer_bm25(index, lay_out_bm25)
     result = BuildResult(
         index=index,
-        files_indexed=len(walked.files),
-        files_skipped=walked.skipped,
-        sensitive_skipped=walked.sensitive_skipped,
-        walk_errors=walked.walk_errors,
-        sources=source_files(walked.files),
+        files_indexed=files_indexed,
+        files_skipped=walk_counts.skipped,
+        sensitive_skipped=walk_counts.sensitive_skipped,
+        walk_errors=walk_counts.walk_errors,
+        sources=sources,
         total_chunks=len(chunks),
         protection=protection,
         strict_redactions=strict_redactions,
-        strict_skips=walked.strict_only_skipped,
+        strict_skips=walk_counts.strict_only_skipped,
         store_chunks=store_chunks,
         cache=cache,
         corpus_key=corpus_key,
     )
-    del walked  # every file's text: what is left to write needs none of them
     release_free_memory()
     return result

@@ -15,7 +15,8 @@ own, which shares the interpreter lock with the rest of the build: a 64 KB pipe 
 worker wait, about 0.7 s per worker per stdlib build, until that thread read on.
 `widen_pipes` lets a pool's pipes hold 1 MB, so most results are written at once.
 
-Owns: `pool_context`, `widen_pipes`, `exit_with_parent`, `can_fork_alone`, `run_forked`.
+Owns: `pool_context`, `widen_pipes`, `exit_with_parent`, `can_fork_alone`, `run_forked`
+and its `Forked`.
 """
 
 from __future__ import annotations
@@ -26,11 +27,12 @@ import multiprocessing
 import multiprocessing.context
 import os
 import pickle
+import signal
 import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 _T = TypeVar("_T")
 
@@ -79,39 +81,81 @@ def can_fork_alone() -> bool:
     return sys.platform == "linux" and threading.active_count() == 1
 
 
-def run_forked(work: Callable[[], _T]) -> Callable[[], _T]:
-    """Start `work` in a forked child (when `can_fork_alone`, else on a thread); the
-    returned function waits for its result, or raises what it raised.
+class Forked(Generic[_T]):
+    """Work started by `run_forked`: its result, once, or its cancellation."""
 
-    The result travels back pickled, so it should be small. A child that ends without
-    an answer (killed, or stopped by something other than an `Exception`) makes the
-    wait raise OSError. The wait must be called once, to collect the child.
+    def __init__(
+        self,
+        pid: int | None,
+        read_end: int | None,
+        future: concurrent.futures.Future[_T] | None,
+    ) -> None:
+        self.pid = pid
+        """The child's process id; None when the work runs on a thread."""
+        self._read_end = read_end
+        self._future = future
+
+    def result(self) -> _T:
+        """Wait for the work's result, or raise what it raised. A child that ended
+        without a whole answer (killed, interrupted) raises OSError."""
+        if self._future is not None:
+            return self._future.result()
+        data, status = self._collect()
+        if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0) or not data:
+            raise OSError(f"a helper process ended without an answer (wait status {status})")
+        try:
+            answer = pickle.loads(data)  # our own child's bytes, through our own pipe
+        except Exception as err:
+            raise OSError(f"a helper process's answer could not be read: {err}") from err
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer  # type: ignore[no-any-return]
+
+    def cancel(self) -> None:
+        """Stop a child at once (SIGKILL) and collect it; work on a thread is left to end."""
+        if self._future is not None or self.pid is None or self._read_end is None:
+            return
+        with contextlib.suppress(OSError):
+            os.kill(self.pid, signal.SIGKILL)
+        self._collect()
+
+    def _collect(self) -> tuple[bytes, int]:
+        if self._read_end is None or self.pid is None:
+            raise OSError("a helper process's answer was already taken")
+        read_end, self._read_end = self._read_end, None
+        try:
+            with os.fdopen(read_end, "rb") as pipe:
+                data = pipe.read()
+        finally:
+            _, status = os.waitpid(self.pid, 0)
+        return data, status
+
+
+def run_forked(work: Callable[[], _T]) -> Forked[_T]:
+    """Start `work` in a forked child (when `can_fork_alone`, else on a thread).
+
+    The result travels back pickled, so it should be small. `Forked.result` or
+    `Forked.cancel` must be called once, to collect the child. Raises OSError when no
+    child can be started.
     """
     if not can_fork_alone():
         executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="cce-helper")
         future = executor.submit(work)
         executor.shutdown(wait=False)
-        return future.result
+        return Forked(None, None, future)
     parent = os.getpid()
     read_end, write_end = os.pipe()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except BaseException:
+        os.close(read_end)
+        os.close(write_end)
+        raise
     if pid == 0:  # pragma: no cover - the child's lines are never reported (it _exits)
         os.close(read_end)
         _answer_and_exit(work, parent, write_end)
     os.close(write_end)
-
-    def wait() -> _T:
-        with os.fdopen(read_end, "rb") as pipe:
-            data = pipe.read()
-        _, status = os.waitpid(pid, 0)
-        if not data:
-            raise OSError(f"a helper process ended without an answer (wait status {status})")
-        answer = pickle.loads(data)  # our own child's bytes, through our own pipe
-        if isinstance(answer, BaseException):
-            raise answer
-        return answer  # type: ignore[no-any-return]
-
-    return wait
+    return Forked(pid, read_end, None)
 
 
 def _answer_and_exit(

@@ -16,9 +16,9 @@ Each part is written atomically (temp file, fsync, rename) and parts of a digest
 change once written, so a run killed at any moment leaves either a complete sidecar
 or one without a manifest, which is never trusted.
 
-Owns: `prepare_sidecar`, `stage_sidecar`, `start_bm25_staging`, `stage_index_sidecar` and
-`write_sidecar`, `sidecar_is_current`, `store_holds`, `load_store` (the store with its
-sidecar), `sidecar_dir`.
+Owns: `prepare_sidecar`, `stage_sidecar`, `start_bm25_staging` (`Bm25Staging`),
+`stage_index_sidecar` and `write_sidecar`, `sidecar_is_current`, `store_holds`,
+`load_store` (the store with its sidecar), `sidecar_dir`.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import json
 import mmap
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Final
 
 import attrs
@@ -44,7 +44,7 @@ from cce_retrieval.derived import Bm25Factory, RetrievalIndex, bm25_and_ranks, p
 from cce_retrieval.fileio import describe_os_error, write_atomic, write_atomic_parts
 from cce_retrieval.graph import ImportGraph
 from cce_retrieval.model import Index
-from cce_retrieval.processes import run_forked
+from cce_retrieval.processes import Forked, run_forked
 from cce_retrieval.store_load import parse_index
 from cce_retrieval.store_paths import StoreError
 from cce_retrieval.stored_chunks import StoredChunks, StoredColumns
@@ -387,24 +387,56 @@ def _stage_bm25(lay_out: Bm25Factory, store_path: str) -> StagedBm25:
     return StagedBm25(staged.directory, staged.parts, staged.staged_names, bm25.fields)
 
 
-def start_bm25_staging(lay_out: Bm25Factory, store_path: str) -> Callable[[], StagedBm25]:
+class Bm25Staging:
+    """BM25's sidecar parts being laid out and written apart (`start_bm25_staging`)."""
+
+    def __init__(self, forked: Forked[StagedBm25], store_path: str) -> None:
+        self._forked = forked
+        self._store_path = store_path
+
+    def result(self) -> StagedBm25:
+        """Wait for the staged parts. Raises OSError, or ValueError as `_bm25_parts`."""
+        return self._forked.result()
+
+    def cancel(self) -> None:
+        """Stop, and remove what was staged: a child is killed at once and its staging
+        files deleted; work on a thread is waited for, then discarded."""
+        pid = self._forked.pid
+        if pid is None:
+            with contextlib.suppress(Exception):
+                self._forked.result().discard()
+            return
+        self._forked.cancel()
+        directory = sidecar_dir(self._store_path)
+        mine = f"{_STAGED_PREFIX}{pid}."
+        with contextlib.suppress(OSError):
+            for name in os.listdir(directory):
+                # Its staging files, and the temporary file of a write it was killed in.
+                if name.startswith((mine, f".{mine}")):
+                    with contextlib.suppress(OSError):
+                        os.unlink(os.path.join(directory, name))
+        with contextlib.suppress(OSError):
+            os.rmdir(directory)  # only if staging made it and nothing else is there
+
+
+def start_bm25_staging(lay_out: Bm25Factory, store_path: str) -> Bm25Staging:
     """Start laying out BM25 (`lay_out`: `bm25_and_ranks` of an index, or the factory a
     build offers, `build_index(bm25_ready=...)`) and writing its sidecar parts beside
     `store_path` under staging names, in a forked process (`run_forked`: a thread where
-    a fork is not safe); the returned function waits for them.
+    a fork is not safe). `Bm25Staging.result` or `.cancel` must follow.
 
     Started as a build's token counts are in, BM25 (the longest part of a build's end)
     runs beside the interpreter lock instead of sharing it. The child's BM25 stays in
-    the child: no index gets it. Waiting raises OSError, or ValueError as `_bm25_parts`.
+    the child: no index gets it. Raises OSError when no child can be started.
     """
-    return run_forked(functools.partial(_stage_bm25, lay_out, store_path))
+    return Bm25Staging(run_forked(functools.partial(_stage_bm25, lay_out, store_path)), store_path)
 
 
 def stage_index_sidecar(
     index: Index,
     store_path: str,
     syncer: concurrent.futures.Executor,
-    bm25: Callable[[], StagedBm25] | None = None,
+    bm25: Bm25Staging | None = None,
 ) -> StagedSidecar:
     """`stage_sidecar(store_path, prepare_sidecar(index), syncer)`, sooner: BM25 is laid
     out and written apart (`bm25`, from `start_bm25_staging`, else started here) while
@@ -413,20 +445,21 @@ def stage_index_sidecar(
 
     Raises OSError, or ValueError as `prepare_sidecar` does; nothing staged is left then.
     """
-    bm25_staged = bm25 or start_bm25_staging(functools.partial(bm25_and_ranks, index), store_path)
-    stager = _Stager(store_path, syncer)
-    staged = stager.staged
+    bm25_staging = bm25 or start_bm25_staging(functools.partial(bm25_and_ranks, index), store_path)
+    staged: StagedSidecar | None = None
     try:
+        stager = _Stager(store_path, syncer)
+        staged = stager.staged
         stager.embeddings(_embedding_rows(index))
         columns = _column_parts(index)
         stager.parts(columns.blobs, columns.arrays)
     except BaseException:
-        with contextlib.suppress(Exception):
-            _take_bm25(staged, bm25_staged())  # to be discarded with the rest
-        staged.discard()
+        bm25_staging.cancel()
+        if staged is not None:
+            staged.discard()
         raise
     try:
-        laid_out = bm25_staged()
+        laid_out = bm25_staging.result()
     except BaseException:
         staged.discard()
         raise
