@@ -408,6 +408,27 @@ def test_a_cancelled_bm25_staging_is_stopped_and_leaves_nothing(tmp_path: Path) 
     assert {p.name: p.read_bytes() for p in directory.iterdir()} == before
 
 
+def test_staging_files_of_writers_that_are_gone_are_removed_and_others_kept(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    store, _ = persisted(tmp_path)
+    directory = Path(sidecar_dir(store))
+    kept = {p.name for p in directory.iterdir()}
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # collected: its pid names no process now
+    left = [f".staged.{gone.pid}.0.terms.bin", f"..staged.{gone.pid}.1.bm25_docs.npy.tmp.7.0"]
+    running = [f".staged.{os.getpid()}.0.terms.bin", ".staged.x.0.terms.bin"]
+    for name in [*left, *running]:
+        Path(directory, name).write_bytes(b"staged")
+    sidecar.remove_dead_staging(store)
+    # Only the gone writer's files go; a running writer's, and anything unnamed, stay.
+    assert {p.name for p in directory.iterdir()} == kept | set(running)
+    sidecar.remove_dead_staging(str(tmp_path / "no-store-here" / "index.json"))
+
+
 def test_staging_files_of_a_killed_writer_are_never_read_and_are_removed(tmp_path: Path) -> None:
     store, index = persisted(tmp_path)
     directory = Path(sidecar_dir(store))

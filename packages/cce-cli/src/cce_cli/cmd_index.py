@@ -57,6 +57,7 @@ from cce_retrieval.sidecar import (
     Bm25Staging,
     StagedSidecar,
     current_sidecar_chunks,
+    remove_dead_staging,
     sidecar_dir,
     sidecar_is_current,
     stage_index_sidecar,
@@ -330,12 +331,14 @@ def _build_and_write(
         bm25,
     )
     if isinstance(result, RecordedBuild):
+        remove_dead_staging(store_path)  # no sidecar write follows to remove them
         kept = SavedStore(result.record.size, result.record.sha256)
         _write_beside_store(store_path, directory, protect, protection, result, kept)
         return _report(args, directory, store_path, result, kept.size, started)
     current, unchanged = _store_in_place(result, store_path)
     if current:
         bm25.cancel()  # the sidecar in place is this store's: BM25's parts are not needed
+        remove_dead_staging(store_path)  # and no sidecar write follows to remove them
     # The syncer is shut down last: the helper's writes hand their fsyncs to it.
     with (
         concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="cce-sidecar-sync") as syncer,

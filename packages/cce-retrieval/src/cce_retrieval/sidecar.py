@@ -17,8 +17,8 @@ change once written, so a run killed at any moment leaves either a complete side
 or one without a manifest, which is never trusted.
 
 Owns: `prepare_sidecar`, `stage_sidecar`, `start_bm25_staging` (`Bm25Staging`),
-`stage_index_sidecar` and `write_sidecar`, `sidecar_is_current`, `store_holds`,
-`load_store` (the store with its sidecar), `sidecar_dir`.
+`stage_index_sidecar` and `write_sidecar`, `remove_dead_staging`, `sidecar_is_current`,
+`store_holds`, `load_store` (the store with its sidecar), `sidecar_dir`.
 """
 
 from __future__ import annotations
@@ -417,6 +417,39 @@ class Bm25Staging:
                         os.unlink(os.path.join(directory, name))
         with contextlib.suppress(OSError):
             os.rmdir(directory)  # only if staging made it and nothing else is there
+
+
+def remove_dead_staging(store_path: str) -> None:
+    """Delete the staging files (and their temporaries) beside `store_path` whose writer
+    is no longer running.
+
+    A run killed after staging leaves them, and the next sidecar write removes them; a
+    run that writes no sidecar (the one in place is already its store's) calls this
+    instead. Files of a process still running (another `cce index` of this store) stay.
+    """
+    directory = sidecar_dir(store_path)
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        staged = name[1:] if name.startswith(f".{_STAGED_PREFIX}") else name
+        if not staged.startswith(_STAGED_PREFIX):
+            continue
+        writer = staged[len(_STAGED_PREFIX) :].split(".", 1)[0]
+        if writer.isdigit() and not _running(int(writer)):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(directory, name))
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # it exists, under another user
+    return True
 
 
 def start_bm25_staging(lay_out: Bm25Factory, store_path: str) -> Bm25Staging:
