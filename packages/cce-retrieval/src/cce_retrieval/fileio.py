@@ -46,7 +46,8 @@ def _resolve_target(path: str) -> str:
     return target
 
 
-def _is_running(pid: int) -> bool:
+def is_running(pid: int) -> bool:
+    """Whether process `pid` exists (a writer whose temporary files must be left alone)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -71,7 +72,7 @@ def remove_stale_temporaries(directory: str, name: str) -> int:
         if not entry.startswith(prefix):
             continue
         pid_text, _, sequence = entry[len(prefix) :].partition(".")
-        if not (pid_text.isdigit() and sequence.isdigit()) or _is_running(int(pid_text)):
+        if not (pid_text.isdigit() and sequence.isdigit()) or is_running(int(pid_text)):
             continue
         with contextlib.suppress(OSError):
             os.unlink(os.path.join(directory, entry))

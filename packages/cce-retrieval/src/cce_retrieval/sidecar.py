@@ -41,7 +41,7 @@ import numpy.typing as npt
 
 from cce_retrieval.bm25 import Bm25Index
 from cce_retrieval.derived import Bm25Factory, RetrievalIndex, bm25_and_ranks, prime
-from cce_retrieval.fileio import describe_os_error, write_atomic, write_atomic_parts
+from cce_retrieval.fileio import describe_os_error, is_running, write_atomic, write_atomic_parts
 from cce_retrieval.graph import ImportGraph
 from cce_retrieval.model import Index
 from cce_retrieval.processes import Forked, run_forked
@@ -437,19 +437,9 @@ def remove_dead_staging(store_path: str) -> None:
         if not staged.startswith(_STAGED_PREFIX):
             continue
         writer = staged[len(_STAGED_PREFIX) :].split(".", 1)[0]
-        if writer.isdigit() and not _running(int(writer)):
+        if writer.isdigit() and not is_running(int(writer)):
             with contextlib.suppress(OSError):
                 os.unlink(os.path.join(directory, name))
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # it exists, under another user
-    return True
 
 
 def start_bm25_staging(lay_out: Bm25Factory, store_path: str) -> Bm25Staging:
