@@ -113,16 +113,16 @@ class Forked(Generic[_T]):
 
     def cancel(self) -> None:
         """Stop a child at once (SIGKILL) and collect it; work on a thread is left to end."""
-        if self._future is not None or self.pid is None or self._read_end is None:
+        if self.pid is None or self._read_end is None:  # on a thread, or collected
             return
         with contextlib.suppress(OSError):
             os.kill(self.pid, signal.SIGKILL)
         self._collect()
 
     def _collect(self) -> tuple[bytes, int]:
-        if self._read_end is None or self.pid is None:
-            raise OSError("a helper process's answer was already taken")
         read_end, self._read_end = self._read_end, None
+        if read_end is None or self.pid is None:
+            raise OSError("a helper process's answer was already taken")
         try:
             with os.fdopen(read_end, "rb") as pipe:
                 data = pipe.read()

@@ -401,22 +401,16 @@ class Bm25Staging:
     def cancel(self) -> None:
         """Stop, and remove what was staged: a child is killed at once and its staging
         files deleted; work on a thread is waited for, then discarded."""
-        pid = self._forked.pid
-        if pid is None:
+        if self._forked.pid is None:
             with contextlib.suppress(Exception):
                 self._forked.result().discard()
             return
         self._forked.cancel()
-        directory = sidecar_dir(self._store_path)
-        mine = f"{_STAGED_PREFIX}{pid}."
+        # Collected, the child no longer runs: its staging files (and the temporary file
+        # of a write it was killed in) are a dead writer's.
+        remove_dead_staging(self._store_path)
         with contextlib.suppress(OSError):
-            for name in os.listdir(directory):
-                # Its staging files, and the temporary file of a write it was killed in.
-                if name.startswith((mine, f".{mine}")):
-                    with contextlib.suppress(OSError):
-                        os.unlink(os.path.join(directory, name))
-        with contextlib.suppress(OSError):
-            os.rmdir(directory)  # only if staging made it and nothing else is there
+            os.rmdir(sidecar_dir(self._store_path))  # only if staging made it, now empty
 
 
 def remove_dead_staging(store_path: str) -> None:
