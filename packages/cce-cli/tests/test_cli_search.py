@@ -346,14 +346,15 @@ def test_ollama_store_with_healthy_server(
 
 
 def test_search_imports_only_what_it_runs(store: Path) -> None:
-    # Start-up time is most of a search: the chunker, its grammars, the build cache and
-    # the other commands' modules must stay unloaded.
+    # Start-up time is most of a search: the chunker, its grammars, the build cache, the
+    # other commands' modules and (for a hash store) the HTTP embedders must stay unloaded.
     probe = (
         "import sys\n"
         "from cce_cli.main import main\n"
         f"code = main(['search', 'cache', '--store', {str(store)!r}, '--no-metrics'])\n"
         "heavy = ['cce_retrieval.build', 'cce_retrieval.chunker', 'cce_retrieval.buildcache',\n"
-        "         'cce_cli.cmd_relevance', 'cce_cli.cmd_index', 'cce_stats', 'tree_sitter']\n"
+        "         'cce_cli.cmd_relevance', 'cce_cli.cmd_index', 'cce_stats', 'tree_sitter',\n"
+        "         'cce_retrieval.ollama', 'cce_retrieval.openai', 'http.client']\n"
         "print(code, [name for name in heavy if name in sys.modules])\n"
     )
     done = subprocess.run(

@@ -71,12 +71,8 @@ if TYPE_CHECKING:
     from cce_retrieval.jsonfloat import format_json_float
     from cce_retrieval.model import Chunk, Index, SearchResult
     from cce_retrieval.numeric import format6, format6_signed, score_key
-    from cce_retrieval.ollama import (
-        OllamaConfigError,
-        OllamaEmbedder,
-        OllamaUnreachable,
-        redact_url,
-    )
+    from cce_retrieval.ollama import OllamaEmbedder
+    from cce_retrieval.ollama_errors import OllamaConfigError, OllamaUnreachable, redact_url
     from cce_retrieval.openai import OpenAIEmbedder
     from cce_retrieval.protection import (
         DEFAULT_PROTECTION,
@@ -166,10 +162,10 @@ _LAZY: dict[str, tuple[str, str]] = {
     "format6": ("cce_retrieval.numeric", "format6"),
     "format6_signed": ("cce_retrieval.numeric", "format6_signed"),
     "score_key": ("cce_retrieval.numeric", "score_key"),
-    "OllamaConfigError": ("cce_retrieval.ollama", "OllamaConfigError"),
+    "OllamaConfigError": ("cce_retrieval.ollama_errors", "OllamaConfigError"),
     "OllamaEmbedder": ("cce_retrieval.ollama", "OllamaEmbedder"),
-    "OllamaUnreachable": ("cce_retrieval.ollama", "OllamaUnreachable"),
-    "redact_url": ("cce_retrieval.ollama", "redact_url"),
+    "OllamaUnreachable": ("cce_retrieval.ollama_errors", "OllamaUnreachable"),
+    "redact_url": ("cce_retrieval.ollama_errors", "redact_url"),
     "OpenAIEmbedder": ("cce_retrieval.openai", "OpenAIEmbedder"),
     "DEFAULT_PROTECTION": ("cce_retrieval.protection", "DEFAULT_PROTECTION"),
     "PROTECTIONS": ("cce_retrieval.protection", "PROTECTIONS"),

@@ -20,8 +20,6 @@ import attrs
 
 from cce_retrieval.embedder import EMBED_DIM, Embedder, HashEmbedder
 from cce_retrieval.model import Index
-from cce_retrieval.ollama import OllamaEmbedder
-from cce_retrieval.openai import OpenAIEmbedder
 
 __all__ = [
     "DEFAULT_EMBEDDER",
@@ -74,6 +72,10 @@ def _hash(model: str | None, environ: Mapping[str, str] | None) -> Embedder:
 
 
 def _ollama(model: str | None, environ: Mapping[str, str] | None) -> Embedder:
+    # Imported on use: the HTTP embedders bring http.client, email and ssl, about 50 ms
+    # of every start of a command that embeds with the hash embedder.
+    from cce_retrieval.ollama import OllamaEmbedder
+
     embedder = OllamaEmbedder.from_env() if environ is None else OllamaEmbedder.from_env(environ)
     if model:
         embedder.model = model
@@ -81,6 +83,8 @@ def _ollama(model: str | None, environ: Mapping[str, str] | None) -> Embedder:
 
 
 def _openai(model: str | None, environ: Mapping[str, str] | None) -> Embedder:
+    from cce_retrieval.openai import OpenAIEmbedder
+
     embedder = OpenAIEmbedder.from_env(environ)
     if model:
         embedder.model = model

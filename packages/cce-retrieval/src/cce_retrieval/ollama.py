@@ -35,6 +35,11 @@ from collections.abc import Mapping, Sequence
 
 from cce_retrieval.embedder import EmbedError, check_vectors
 
+# Re-exported: they were defined here first.
+from cce_retrieval.ollama_errors import OllamaConfigError as OllamaConfigError
+from cce_retrieval.ollama_errors import OllamaUnreachable as OllamaUnreachable
+from cce_retrieval.ollama_errors import redact_url as redact_url
+
 DEFAULT_OLLAMA_URL = "http://localhost:11434"
 DEFAULT_OLLAMA_MODEL = "nomic-embed-text"
 MAX_INPUT_CHARS = 2000
@@ -44,27 +49,6 @@ MAX_RESPONSE_BYTES = 512 * 1024 * 1024
 """A response larger than this is refused rather than buffered (64 vectors are ~1 MB)."""
 
 
-class OllamaConfigError(EmbedError):
-    """`CCE_OLLAMA_URL` cannot name a server (empty, unparsable, not http/https)."""
-
-
-class OllamaUnreachable(EmbedError):
-    """No HTTP exchange happened: the connection was refused, failed or timed out."""
-
-
-def redact_url(url: str) -> str:
-    """`url` with any `user:password@` replaced by `***@`, for every message that prints it.
-
-    Works on text that does not parse as a URL too (the userinfo is found by its `@`).
-    """
-    scheme, sep, rest = url.partition("://")
-    if not sep:
-        return url
-    authority_end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
-    at = rest.rfind("@", 0, authority_end)
-    if at < 0:
-        return url
-    return f"{scheme}://***@{rest[at + 1 :]}"
 
 
 def _split_base_url(base_url: str) -> urllib.parse.SplitResult:
