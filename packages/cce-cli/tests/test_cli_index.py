@@ -12,6 +12,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,6 +23,7 @@ from cce_retrieval.model import Index
 from cce_retrieval.ollama import OllamaUnreachable
 from cce_retrieval.sidecar import load_store
 from cce_retrieval.store import load_index, serialize_index
+from cce_retrieval.store_write import store_digest
 
 BASE_STORE_SHA = "79b974d7821318cdc5bab689902a6047fd96428048c16d4fe7ee2494ce8d0660"
 SAMPLES_STORE_SHA = "edba69d10907dedb74f9a4f29ba154d13ab59200ffb4b22c07243c4358a7ddcb"
@@ -187,6 +189,40 @@ def test_reindex_unchanged_keeps_the_sidecar_and_a_change_replaces_it(
     digest = hashlib.sha256(store.read_bytes()).hexdigest()
     assert {p.name.split("-")[0].split(".")[0] for p in sidecar.iterdir()} == {digest}
     assert serialize_index(load_store(str(store))) == store.read_bytes()
+
+
+def test_a_first_index_does_not_hash_its_store_before_writing_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # BM25's parts are staged while the build ends, which makes the sidecar directory
+    # before the store is written (here, at once): only a manifest there is worth
+    # hashing the store for.
+    root = small_repo(tmp_path / "repo")
+    sidecar = Path(root, ".cce", "index.json.sidecar")
+    sidecar.mkdir(parents=True)
+    hashed: list[bool] = []
+    real_digest = store_digest
+
+    def digest(*args: Any) -> Any:
+        hashed.append(sidecar.is_dir())
+        return real_digest(*args)
+
+    monkeypatch.setattr(cmd_index, "store_digest", digest)
+    seen: list[bool] = []
+    real_in_place = cmd_index._store_in_place
+
+    def in_place(*args: Any) -> Any:
+        seen.append(sidecar.is_dir())
+        return real_in_place(*args)
+
+    monkeypatch.setattr(cmd_index, "_store_in_place", in_place)
+    assert run_cce(["index", root, "--no-metrics", "--no-cache"], capsys)[0] == 0
+    assert (seen, hashed) == ([True], [])
+    # With this store's manifest in place, the next build hashes its store and keeps it.
+    status = Path(root, ".cce", "index.json").stat()
+    assert run_cce(["index", root, "--no-metrics", "--no-cache"], capsys)[0] == 0
+    assert (seen, hashed) == ([True, True], [True])
+    assert Path(root, ".cce", "index.json").stat().st_ino == status.st_ino
 
 
 def test_reindex_unchanged_leaves_the_store_file_as_it_is(

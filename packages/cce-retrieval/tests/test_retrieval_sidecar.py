@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import io
 import json
 import os
 import pickle
@@ -456,3 +457,39 @@ def test_discarding_a_staged_sidecar_leaves_the_directory_as_it_was(tmp_path: Pa
         staged = sidecar.stage_sidecar(store, sidecar.prepare_sidecar(index), syncer)
     staged.discard()
     assert not directory.exists()  # staging made it, so discarding removes it
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_the_embedding_part_is_the_matrix_by_dimension_in_either_layout(
+    tmp_path: Path, order: str
+) -> None:
+    # A build lays its matrix out by dimension (written from its own memory); a parsed
+    # store's is row-major (transposed a few dimensions at a time). Same file either way.
+    rows = np.random.default_rng(7).standard_normal((37, 256))
+    rows[3, 5] = -0.0
+    matrix = np.asfortranarray(rows) if order == "F" else np.ascontiguousarray(rows)
+    assert matrix.T.flags.c_contiguous == (order == "F")
+    written = b"".join(bytes(piece) for piece in sidecar._TransposedNpy(matrix))
+    np.save(tmp_path / "expected.npy", np.ascontiguousarray(rows.T))
+    loaded = np.load(tmp_path / "expected.npy")
+    assert np.lib.format.read_array(io.BytesIO(written)).tobytes() == loaded.tobytes()
+    assert len(written) == sidecar._TransposedNpy(matrix).size
+
+
+def test_only_a_manifest_makes_a_sidecar_worth_checking(tmp_path: Path) -> None:
+    store = str(tmp_path / "index.json")
+    assert not sidecar.has_sidecar_manifest(store)
+    directory = Path(sidecar_dir(store))
+    directory.mkdir()
+    digest = hashlib.sha256(b"store").hexdigest()
+    for name in (
+        ".staged.123.0.embeddings_by_dim.npy",
+        f"{digest}-ids.bin",
+        f"{digest}.status.json",
+        f"{digest[:-1]}.json",
+        f"{digest.upper()}.json",
+    ):
+        (directory / name).write_bytes(b"")
+    assert not sidecar.has_sidecar_manifest(store)
+    (directory / f"{digest}.json").write_bytes(b"{}")
+    assert sidecar.has_sidecar_manifest(store)

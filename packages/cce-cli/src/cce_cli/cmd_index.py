@@ -57,8 +57,8 @@ from cce_retrieval.sidecar import (
     Bm25Staging,
     StagedSidecar,
     current_sidecar_chunks,
+    has_sidecar_manifest,
     remove_dead_staging,
-    sidecar_dir,
     sidecar_is_current,
     stage_index_sidecar,
     start_bm25_staging,
@@ -199,7 +199,9 @@ def _store_in_place(result: BuildResult, store_path: str) -> tuple[str | None, S
     Re-indexing an unchanged tree makes the same store bytes; only made chunk text makes
     their digest cheap enough to check before writing.
     """
-    if result.store_chunks is None or not os.path.isdir(sidecar_dir(store_path)):
+    # Hashing the store costs as much as writing it: only when some manifest is there
+    # (BM25's parts staged by this very build have made the directory already).
+    if result.store_chunks is None or not has_sidecar_manifest(store_path):
         return None, None
     predicted = store_digest(result.index, result.store_chunks)
     if not sidecar_is_current(store_path, predicted.sha256, predicted.size):

@@ -49,8 +49,6 @@ MAX_RESPONSE_BYTES = 512 * 1024 * 1024
 """A response larger than this is refused rather than buffered (64 vectors are ~1 MB)."""
 
 
-
-
 def _split_base_url(base_url: str) -> urllib.parse.SplitResult:
     if not base_url:
         raise OllamaConfigError(

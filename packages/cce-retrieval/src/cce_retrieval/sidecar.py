@@ -105,8 +105,9 @@ def _npy_bytes(array: npt.NDArray[np.generic]) -> Iterator[bytes | memoryview]:
 
 
 class _TransposedNpy:
-    """The `.npy` bytes of `matrix.T` (float64, C order), produced a few dimensions at a
-    time, so a million-row matrix is never transposed in memory at once."""
+    """The `.npy` bytes of `matrix.T` (float64, C order): the matrix's own memory when it
+    is laid out that way, else produced a few dimensions at a time, so a million-row
+    matrix is never transposed in memory at once."""
 
     _DIMS_PER_PIECE = 8
 
@@ -124,8 +125,14 @@ class _TransposedNpy:
         self._header = buffer.data
         self.size = len(self._header) + rows * width * 8
 
-    def __iter__(self) -> Iterator[bytes]:
+    def __iter__(self) -> Iterator[bytes | memoryview]:
         yield self._header
+        by_dimension = self._matrix.T
+        if by_dimension.dtype == np.float64 and by_dimension.flags.c_contiguous:
+            # A build's matrix is laid out by dimension already (`build._stack`): its
+            # memory is the data, written as it is, with no copy to allocate and fill.
+            yield memoryview(by_dimension.reshape(-1).view(np.uint8))  # type: ignore[arg-type]
+            return
         for first in range(0, self._width, self._DIMS_PER_PIECE):
             block = self._matrix[:, first : first + self._DIMS_PER_PIECE]
             yield np.ascontiguousarray(block.T, dtype=np.float64).tobytes()
@@ -546,6 +553,30 @@ def sidecar_is_current(store_path: str, store_sha256: str, store_size: int) -> b
     except _Untrusted:
         return False
     return True
+
+
+def has_sidecar_manifest(store_path: str) -> bool:
+    """Whether the sidecar directory beside `store_path` holds any store's manifest.
+
+    A directory listing: without one, no digest can be current (`sidecar_is_current`),
+    so a caller need not hash a store to ask. Staging files alone (a sidecar being
+    written, or BM25's parts staged early in this build) do not count.
+    """
+    try:
+        names = os.listdir(sidecar_dir(store_path))
+    except OSError:
+        return False
+    return any(_is_manifest_name(name) for name in names)
+
+
+def _is_manifest_name(name: str) -> bool:
+    digest, dot, suffix = name.partition(".")
+    return (
+        dot == "."
+        and suffix == "json"
+        and len(digest) == 64
+        and all(c in "0123456789abcdef" for c in digest)
+    )
 
 
 def current_sidecar_chunks(store_path: str, store_sha256: str, store_size: int) -> int | None:
