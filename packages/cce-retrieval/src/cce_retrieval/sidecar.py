@@ -464,8 +464,8 @@ def stage_index_sidecar(
 ) -> StagedSidecar:
     """`stage_sidecar(store_path, prepare_sidecar(index), syncer)`, sooner: BM25 is laid
     out and written apart (`bm25`, from `start_bm25_staging`, else started here) while
-    the parts that do not need it are computed and written (the embedding matrix first:
-    its write and sync are the longest).
+    the parts that do not need it are computed and written (the embedding matrix, the
+    largest, on `syncer` meanwhile).
 
     Raises OSError, or ValueError as `prepare_sidecar` does; nothing staged is left then.
     """
@@ -474,9 +474,16 @@ def stage_index_sidecar(
     try:
         stager = _Stager(store_path, syncer)
         staged = stager.staged
-        stager.embeddings(_embedding_rows(index))
-        columns = _column_parts(index)
-        stager.parts(columns.blobs, columns.arrays)
+        # Writing the matrix is system calls, which hold no interpreter lock: on the
+        # syncer, beside the columns' work here, rather than before it.
+        matrix_written = syncer.submit(stager.embeddings, _embedding_rows(index))
+        try:
+            columns = _column_parts(index)
+            stager.parts(columns.blobs, columns.arrays)
+        finally:
+            # Never left running: what follows a failure removes what was staged.
+            concurrent.futures.wait([matrix_written])
+        matrix_written.result()
     except BaseException:
         bm25_staging.cancel()
         if staged is not None:
