@@ -23,7 +23,7 @@ from cce_retrieval.model import Index
 from cce_retrieval.ollama import OllamaUnreachable
 from cce_retrieval.sidecar import load_store
 from cce_retrieval.store import load_index, serialize_index
-from cce_retrieval.store_write import store_digest
+from cce_retrieval.store_write import StoreStream, store_digest
 
 BASE_STORE_SHA = "79b974d7821318cdc5bab689902a6047fd96428048c16d4fe7ee2494ce8d0660"
 SAMPLES_STORE_SHA = "edba69d10907dedb74f9a4f29ba154d13ab59200ffb4b22c07243c4358a7ddcb"
@@ -717,11 +717,13 @@ def test_append_event_fails_open(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert err.startswith(f"warning: could not write metrics to {blocker / 'metrics.jsonl'}: ")
 
 
+@pytest.mark.parametrize("route", ["streamed", "written"])
 def test_a_failed_store_write_leaves_the_sidecar_as_it_was(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, route: str
 ) -> None:
-    """The sidecar's parts are staged while the store is written; if the store is not
-    saved, what was staged goes again and the previous sidecar stays the store's."""
+    """The sidecar's parts are staged while the store is written (streamed during the
+    build, or written after it when the stream could not be opened); if the store is
+    not saved, what was staged goes again and the previous sidecar stays the store's."""
     from cce_retrieval.store_paths import StoreError
 
     root = small_repo(tmp_path / "repo")
@@ -729,17 +731,28 @@ def test_a_failed_store_write_leaves_the_sidecar_as_it_was(
     store = Path(root, ".cce", "index.json")
     sidecar_dir = Path(str(store) + ".sidecar")
     before = {p.name: p.read_bytes() for p in sidecar_dir.iterdir()}
+    listing = sorted(os.listdir(store.parent))
     Path(root, "new.py").write_text("def new():\n    pass\n")
 
     def refuse(*args: object, **kwargs: object) -> object:
         raise StoreError("write", str(store), "No space left on device (os error 28)")
 
-    monkeypatch.setattr(cmd_index, "write_store", refuse)
+    if route == "streamed":
+        monkeypatch.setattr(StoreStream, "commit", refuse)
+    else:
+
+        def cannot_open(stream: StoreStream, head: str) -> bool:
+            stream.failed = True
+            return False
+
+        monkeypatch.setattr(StoreStream, "begin", cannot_open)
+        monkeypatch.setattr(cmd_index, "write_store", refuse)
     code, out, err = run_cce(["index", root, "--no-metrics"], capsys)
     assert (code, out) == (1, "")
-    assert "previous store there is unchanged" in err
+    assert "No space left on device" in err and "previous store there is unchanged" in err
     assert {p.name: p.read_bytes() for p in sidecar_dir.iterdir()} == before
     assert load_store(str(store)).chunks == load_index(str(store)).chunks
+    assert sorted(os.listdir(store.parent)) == listing  # no temporary file left either
 
 
 def test_a_sidecar_that_could_not_be_staged_is_not_prepared_again(

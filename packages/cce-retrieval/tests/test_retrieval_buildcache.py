@@ -32,6 +32,7 @@ from cce_retrieval.buildcache import (
 )
 from cce_retrieval.derived import bm25_and_ranks
 from cce_retrieval.embedder import HashEmbedder
+from cce_retrieval.fileio import AtomicFile
 from cce_retrieval.model import Chunk
 from cce_retrieval.store import serialize_index, write_store
 
@@ -560,3 +561,99 @@ def test_grammar_versions_are_read_as_the_installed_metadata_gives_them() -> Non
     for distribution in buildcache._GRAMMARS:
         assert buildcache._installed_version(distribution) == metadata.version(distribution)
     assert buildcache._installed_version("cce-no-such-distribution") == "?"
+
+
+# --- the store streamed during the build ----------------------------------------------
+
+
+def streamed_store(result: BuildResult, path: str) -> bytes:
+    """Finish the store a build streamed; its bytes, checked against the digest given."""
+    assert result.store_stream is not None and result.store_chunks is None
+    closed = result.store_stream.close_array(result.index)
+    assert closed is not None
+    assert result.store_stream.commit() == closed
+    data = Path(path).read_bytes()
+    assert (len(data), hashlib.sha256(data).hexdigest()) == (closed.size, closed.sha256)
+    return data
+
+
+@pytest.mark.parametrize("cached", ["cold", "one-edit", "warm"])
+def test_a_store_streamed_during_the_build_is_the_store_write_store_makes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cached: str
+) -> None:
+    # Cold: every piece comes from a worker, in order. One edit: the hits are read here
+    # first, and the pieces after the edited file wait for its worker. Warm: all hits.
+    root = corpus(tmp_path)
+    cache_dir = str(tmp_path / "cache")
+    if cached != "cold":
+        build_index(root, HashEmbedder(), cache=BuildCache(cache_dir, salt()))
+    if cached == "one-edit":
+        Path(root, "cache.py").write_text(Path(root, "cache.py").read_text() + "\n# edited\n")
+    monkeypatch.setattr(build_module, "_PARALLEL_MIN_BYTES", 0)
+    path = str(tmp_path / "out" / "index.json")
+    stream = store_write.StoreStream(path)
+    result = build_module.build_or_reuse(
+        root,
+        HashEmbedder(),
+        True,
+        reuse=lambda record: False,
+        cache=BuildCache(cache_dir, salt()),
+        jobs=2,
+        store_stream=stream,
+    )
+    assert isinstance(result, BuildResult)
+    assert stream.pieces == result.files_indexed
+    assert streamed_store(result, path) == serialize_index(build_index(root, HashEmbedder()).index)
+    assert os.listdir(tmp_path / "out") == ["index.json"]
+
+
+def test_a_stream_failing_midway_leaves_the_store_to_the_usual_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = corpus(tmp_path)
+    path = str(tmp_path / "out" / "index.json")
+    stream = store_write.StoreStream(path)
+    real_write = AtomicFile.write
+    writes: list[int] = []
+
+    def disk_full_on_the_third(self: AtomicFile, parts: Any) -> None:
+        writes.append(len(parts))
+        if len(writes) == 3:
+            raise OSError(28, "No space left on device")
+        real_write(self, parts)
+
+    monkeypatch.setattr(AtomicFile, "write", disk_full_on_the_third)
+    result = build_module.build_or_reuse(
+        root,
+        HashEmbedder(),
+        True,
+        reuse=lambda record: False,
+        cache=BuildCache(str(tmp_path / "cache"), salt()),
+        store_stream=stream,
+    )
+    assert isinstance(result, BuildResult)
+    assert stream.failed and result.store_stream is None
+    # Two pieces went to the stream and are gone from the spool: the store is formatted
+    # from the index then, to the same bytes; no temporary file is left behind.
+    assert result.store_chunks is None
+    assert not (tmp_path / "out").exists() or os.listdir(tmp_path / "out") == []
+    monkeypatch.undo()
+    write_store(result.index, path, result.store_chunks)
+    assert Path(path).read_bytes() == serialize_index(build_index(root, HashEmbedder()).index)
+
+
+def test_a_stream_that_cannot_open_leaves_the_made_text_to_write_store(tmp_path: Path) -> None:
+    root = corpus(tmp_path)
+    (tmp_path / "blocker").write_bytes(b"x")
+    stream = store_write.StoreStream(str(tmp_path / "blocker" / "index.json"))
+    result = build_module.build_or_reuse(
+        root,
+        HashEmbedder(),
+        True,
+        reuse=lambda record: False,
+        cache=BuildCache(str(tmp_path / "cache"), salt()),
+        store_stream=stream,
+    )
+    assert isinstance(result, BuildResult)
+    assert stream.failed and stream.pieces == 0 and result.store_stream is None
+    assert store_bytes(result) == serialize_index(build_index(root, HashEmbedder()).index)

@@ -14,6 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cce_retrieval import fileio
+from cce_retrieval.fileio import AtomicFile
 from cce_retrieval.model import Chunk, Index
 from cce_retrieval.store import (
     StoreError,
@@ -29,7 +31,13 @@ from cce_retrieval.store import (
     store_sha256,
     write_fingerprint,
 )
-from cce_retrieval.store_write import chunk_array_text
+from cce_retrieval.store_write import (
+    SavedStore,
+    StoreChunks,
+    StoreStream,
+    chunk_array_text,
+    store_head_text,
+)
 
 
 def make_chunk(path: str = "a.py", content: str = "def f(): pass", line: int = 1) -> Chunk:
@@ -498,3 +506,107 @@ def test_malformed_numbers_fall_back_to_a_clear_error(embedding: bytes) -> None:
     broken = data.replace(b'"embedding":[1.0]', b'"embedding":' + embedding)
     with pytest.raises(StoreError, match="could not load store <memory>: "):
         parse_index(broken)
+
+
+# --- the store streamed while it is made ------------------------------------------------
+
+
+def _two_file_index() -> tuple[Index, list[bytes]]:
+    chunks = [make_chunk("a.py", "def a(): é", 1), make_chunk("b.py", "x", 3), make_chunk()]
+    index = make_index(chunks, [[1.0, 0.0], [0.0, -0.0], [0.5, 0.25]])
+    pieces = [
+        chunk_array_text(chunks[:2], index.embeddings[:2], [2, 2]),
+        b"",  # a file without chunks
+        chunk_array_text(chunks[2:], index.embeddings[2:], [2]),
+    ]
+    return index, pieces
+
+
+def test_a_streamed_store_is_the_store_write_store_makes(tmp_path: pytest.TempPathFactory) -> None:
+    index, pieces = _two_file_index()
+    path, old = _store_with_old_bytes(tmp_path)
+    stream = StoreStream(path)
+    assert stream.begin(store_head_text(index.spec_version, "hash", None, None))
+    for piece in pieces:
+        assert stream.add(piece)
+    expected = serialize_index(index, StoreChunks(pieces, 3))
+    assert expected == serialize_index(index)
+    closed = stream.close_array(index)
+    assert closed == SavedStore(len(expected), hashlib.sha256(expected).hexdigest())
+    with open(path, "rb") as handle:
+        assert handle.read() == old  # nothing in place before the commit
+    assert stream.commit() == closed
+    with open(path, "rb") as handle:
+        assert handle.read() == expected
+    assert os.listdir(str(tmp_path)) == ["index.json"]
+
+
+def test_a_streamed_store_of_another_head_is_dropped(tmp_path: pytest.TempPathFactory) -> None:
+    index, pieces = _two_file_index()
+    path, old = _store_with_old_bytes(tmp_path)
+    stream = StoreStream(path)
+    assert stream.begin(store_head_text(index.spec_version, "other", None, None))
+    for piece in pieces:
+        stream.add(piece)
+    assert stream.close_array(index) is None and stream.failed
+    assert os.listdir(str(tmp_path)) == ["index.json"]
+    with open(path, "rb") as handle:
+        assert handle.read() == old
+    with pytest.raises(ValueError, match="closed store stream"):
+        stream.commit()
+
+
+def test_a_discarded_stream_leaves_the_old_store(tmp_path: pytest.TempPathFactory) -> None:
+    index, pieces = _two_file_index()
+    path, old = _store_with_old_bytes(tmp_path)
+    stream = StoreStream(path)
+    stream.begin(store_head_text(index.spec_version, "hash", None, None))
+    stream.add(pieces[0])
+    stream.discard()
+    stream.discard()
+    assert os.listdir(str(tmp_path)) == ["index.json"]
+    with open(path, "rb") as handle:
+        assert handle.read() == old
+
+
+def test_a_failed_commit_is_a_store_error_and_keeps_the_old_store(
+    tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index, pieces = _two_file_index()
+    path, old = _store_with_old_bytes(tmp_path)
+    stream = StoreStream(path)
+    stream.begin(store_head_text(index.spec_version, "hash", None, None))
+    for piece in pieces:
+        stream.add(piece)
+    assert stream.close_array(index) is not None
+
+    def boom(*_args: object) -> None:
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(StoreError, match=r"Read-only file system \(os error 30\)"):
+        stream.commit()
+    monkeypatch.undo()
+    assert os.listdir(str(tmp_path)) == ["index.json"]
+    with open(path, "rb") as handle:
+        assert handle.read() == old
+
+
+def test_an_atomic_file_takes_short_writes_and_asks_for_writeback(
+    tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_writev, real_write = os.writev, os.write
+    monkeypatch.setattr(os, "writev", lambda fd, views: real_writev(fd, [views[0][:3]]))
+    monkeypatch.setattr(os, "write", lambda fd, view: real_write(fd, view[:2]))
+    asked: list[tuple[int, int]] = []
+    monkeypatch.setattr(fileio, "_WRITEBACK_BYTES", 8)
+    monkeypatch.setattr(fileio, "start_writeback", lambda fd, at, n: asked.append((at, n)))
+    path = os.path.join(str(tmp_path), "out.bin")
+    replacement = AtomicFile(path)
+    replacement.write((b"abcdefg", b"", memoryview(b"hij")))
+    replacement.write((b"klmnopq",))
+    replacement.commit()
+    monkeypatch.undo()
+    with open(path, "rb") as handle:
+        assert handle.read() == b"abcdefghijklmnopq"
+    assert asked == [(0, 10)]  # 7 more bytes are not enough for a second request

@@ -64,7 +64,7 @@ from cce_retrieval.sidecar import (
     start_bm25_staging,
     store_holds,
 )
-from cce_retrieval.store_write import SavedStore, store_digest
+from cce_retrieval.store_write import SavedStore, StoreStream, store_digest
 
 ALLOW_SECRETS_WARNING = (
     "warning: --allow-secrets set — secret protection is DISABLED; "
@@ -191,19 +191,23 @@ def _stage_sidecar(
         return None
 
 
-def _store_in_place(result: BuildResult, store_path: str) -> tuple[str | None, SavedStore | None]:
+def _store_in_place(
+    result: BuildResult, store_path: str, streamed: SavedStore | None
+) -> tuple[str | None, SavedStore | None]:
     """What of this build's store is already on disk: the digest whose sidecar is in
     place, and the store itself when the file there holds exactly its bytes (then kept
-    as it is, `keep_in_place`).
+    as it is, `keep_in_place`). `streamed` is the store the build streamed, if it did.
 
     Re-indexing an unchanged tree makes the same store bytes; only made chunk text makes
     their digest cheap enough to check before writing.
     """
+    if streamed is None and result.store_chunks is None:
+        return None, None
     # Hashing the store costs as much as writing it: only when some manifest is there
     # (BM25's parts staged by this very build have made the directory already).
-    if result.store_chunks is None or not has_sidecar_manifest(store_path):
+    if not has_sidecar_manifest(store_path):
         return None, None
-    predicted = store_digest(result.index, result.store_chunks)
+    predicted = streamed or store_digest(result.index, result.store_chunks)
     if not sidecar_is_current(store_path, predicted.sha256, predicted.size):
         return None, None
     return predicted.sha256, (predicted if _kept_in_place(store_path, predicted) else None)
@@ -307,10 +311,14 @@ def run(args: argparse.Namespace) -> int:
         print(ALLOW_SECRETS_WARNING, file=sys.stderr)
 
     bm25 = _Bm25Start(store_path)
+    stream = StoreStream(store_path)
     try:
-        return _build_and_write(args, started, directory, store_path, embedder, protect, bm25)
+        return _build_and_write(
+            args, started, directory, store_path, embedder, protect, bm25, stream
+        )
     finally:
         bm25.cancel()  # a staging started but never handed over (a failed or kept build)
+        stream.discard()  # a store streamed but not put in place (a failed or kept build)
 
 
 def _build_and_write(
@@ -321,6 +329,7 @@ def _build_and_write(
     embedder: Embedder,
     protect: bool,
     bm25: _Bm25Start,
+    stream: StoreStream,
 ) -> int:
     protection: str = args.protection
     result = build_or_reuse_or_fail(
@@ -331,13 +340,18 @@ def _build_and_write(
         protection,
         lambda record: _recorded_store_in_place(record, store_path),
         bm25,
+        stream,
     )
     if isinstance(result, RecordedBuild):
         remove_dead_staging(store_path)  # no sidecar write follows to remove them
         kept = SavedStore(result.record.size, result.record.sha256)
         _write_beside_store(store_path, directory, protect, protection, result, kept)
         return _report(args, directory, store_path, result, kept.size, started)
-    current, unchanged = _store_in_place(result, store_path)
+    # A stream that fails to close is dropped: the store is then written the usual way.
+    streamed = (
+        None if result.store_stream is None else result.store_stream.close_array(result.index)
+    )
+    current, unchanged = _store_in_place(result, store_path, streamed)
     if current:
         bm25.cancel()  # the sidecar in place is this store's: BM25's parts are not needed
         remove_dead_staging(store_path)  # and no sidecar write follows to remove them
@@ -353,7 +367,12 @@ def _build_and_write(
         if not current:
             staging = helper.submit(_stage_sidecar, result, store_path, syncer, bm25.take())
         try:
-            saved = unchanged or write_store(result.index, store_path, result.store_chunks)
+            if unchanged is not None:
+                saved = unchanged
+            elif streamed is not None:
+                saved = stream.commit()
+            else:
+                saved = write_store(result.index, store_path, result.store_chunks)
         except StoreError as err:
             if staging is not None and (staged := staging.result()) is not None:
                 staged.discard()

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from cce_retrieval import BuildResult, Embedder, Index, ProgressCallback, QueryEmbedder
     from cce_retrieval.build import RecordedBuild, StoreReuse
     from cce_retrieval.derived import Bm25Factory
+    from cce_retrieval.store_write import StoreStream
 
 _Built = TypeVar("_Built")
 
@@ -140,11 +141,12 @@ def build_or_reuse_or_fail(
     protection: str,
     reuse: StoreReuse,
     bm25_ready: Callable[[Bm25Factory], None] | None = None,
+    store_stream: StoreStream | None = None,
 ) -> BuildResult | RecordedBuild:
     """`build_or_fail` with the store text, for `cce index`: unless the build cache
     records the store these files make and `reuse` finds it in place
     (`cce_retrieval.build.build_or_reuse`); without a cache, always a build.
-    `bm25_ready` is as for `build_index`."""
+    `bm25_ready` is as for `build_index`, `store_stream` as for `build_or_reuse`."""
     from cce_cli.buildopts import build_settings
     from cce_retrieval.build import build_or_reuse
 
@@ -164,6 +166,7 @@ def build_or_reuse_or_fail(
             progress=progress,
             protection=protection,
             bm25_ready=bm25_ready,
+            store_stream=store_stream,
         ),
     )
 

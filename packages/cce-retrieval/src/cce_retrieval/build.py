@@ -39,7 +39,7 @@ from cce_retrieval.derived import Bm25Factory, offer_bm25
 from cce_retrieval.embedder import EMBED_DIM, Embedder, EmbedError, HashEmbedder, check_vectors
 from cce_retrieval.embedders import embedder_model
 from cce_retrieval.fingerprint import embed_dim
-from cce_retrieval.model import Chunk, FloatMatrix, Index
+from cce_retrieval.model import SPEC_VERSION, Chunk, FloatMatrix, Index
 from cce_retrieval.processes import exit_with_parent, pool_context, widen_pipes
 from cce_retrieval.protection import REFERENCE, STRICT, strict_redact
 from cce_retrieval.ranking import IntArray, id_order_ranks
@@ -47,7 +47,7 @@ from cce_retrieval.redactor import redact
 from cce_retrieval.sources import SourceFile, source_files
 from cce_retrieval.spool import PieceSpool
 from cce_retrieval.store_load import embedding_matrix
-from cce_retrieval.store_write import StoreChunks, chunk_array_text
+from cce_retrieval.store_write import StoreChunks, StoreStream, chunk_array_text, store_head_text
 from cce_retrieval.tokenizer import tokenize
 from cce_retrieval.walker import WalkedFile, walk
 
@@ -85,7 +85,11 @@ class BuildResult:
     """Files only strict protection skips: skipped (strict) or that it would skip (reference)."""
     store_chunks: StoreChunks | None = None
     """The store's chunk array text, made per file with the embeddings (hash embedder),
-    for `write_store`; None when the embedder runs after chunking."""
+    for `write_store`; None when the embedder runs after chunking, or when it went to
+    `store_stream` instead."""
+    store_stream: StoreStream | None = None
+    """The stream the build wrote the store's chunk array to (`build_or_reuse`), all of
+    it: `StoreStream.close_array` and `commit` finish the store."""
     cache: BuildCache | None = None
     """The build cache the build used, where `remember_store` records its store."""
     corpus_key: bytes | None = None
@@ -105,7 +109,9 @@ class BuildResult:
         """Record in the build cache that these files make the store `sha256` (of `size`
         bytes), for `build_or_reuse`. Only a build that made its store text records: for
         other embedders the store is not predicted, so it is never reused either."""
-        if self.cache is None or self.corpus_key is None or self.store_chunks is None:
+        if self.cache is None or self.corpus_key is None:
+            return
+        if self.store_chunks is None and self.store_stream is None:
             return
         record = StoreRecord(
             sha256=sha256,
@@ -399,6 +405,7 @@ def _outcomes(
     protection: str = REFERENCE,
     store_text: bool = True,
     keys: Sequence[bytes] = (),
+    stream: StoreStream | None = None,
 ) -> tuple[list[FileOutcome], PieceSpool, list[FloatMatrix | SparseRows | None]]:
     """Every file's outcome in walk order: from the cache where it has it, else computed.
 
@@ -408,6 +415,9 @@ def _outcomes(
     Each outcome's store text is moved into the returned spool as it arrives (the
     outcomes keep none), so the largest output of a big build is not held on the heap.
     `keys` are the files' cache keys (`BuildCache.key`), when there is a cache.
+
+    With a `stream` (begun), each piece goes on to it as soon as every piece before it
+    is in, and leaves the spool; once the stream fails, the pieces stay in the spool.
     """
     total = len(files)
     assert cache is None or len(keys) == total
@@ -420,6 +430,12 @@ def _outcomes(
         if outcome.store_text is None:
             return outcome
         texts.put(i, outcome.store_text)
+        if stream is not None:
+            while not stream.failed and stream.pieces < total:
+                piece = texts.get(stream.pieces)
+                if piece is None or not stream.add(piece):
+                    break
+                texts.forget(stream.pieces - 1)
         return attrs.evolve(outcome, store_text=None)
 
     def task(i: int) -> _Task:
@@ -457,7 +473,12 @@ def _outcomes(
     workers = min(jobs, len(absent))
     pool: concurrent.futures.ProcessPoolExecutor | None = None
     results: Iterator[tuple[FileOutcome, SparseRows | None] | EncodedOutcome] = iter(())
-    if jobs > 1 and absent_bytes >= _PARALLEL_MIN_BYTES and (workers > 1 or len(absent) < total):
+    if (
+        workers
+        and jobs > 1
+        and absent_bytes >= _PARALLEL_MIN_BYTES
+        and (workers > 1 or len(absent) < total)
+    ):
         pool = concurrent.futures.ProcessPoolExecutor(
             workers,
             mp_context=pool_context(),
@@ -635,7 +656,17 @@ def build_index(
     that writes BM25 apart (`cce_retrieval.sidecar.start_bm25_staging`) starts it then.
     """
     built = _build(
-        root, embedder, protect, jobs, cache, progress, protection, store_text, None, bm25_ready
+        root,
+        embedder,
+        protect,
+        jobs,
+        cache,
+        progress,
+        protection,
+        store_text,
+        None,
+        bm25_ready,
+        None,
     )
     assert isinstance(built, BuildResult)  # nothing is reused without `reuse`
     return built
@@ -652,6 +683,7 @@ def build_or_reuse(
     progress: ProgressCallback | None = None,
     protection: str = REFERENCE,
     bm25_ready: Callable[[Bm25Factory], None] | None = None,
+    store_stream: StoreStream | None = None,
 ) -> BuildResult | RecordedBuild:
     """`build_index` (with `store_text`) for a caller that writes the store, unless the
     store is already in place.
@@ -659,9 +691,23 @@ def build_or_reuse(
     After the walk, the files' corpus key is looked up among the cache's store records
     (`BuildResult.remember_store`); when there is one and `reuse` accepts it, nothing is
     read back, chunked or embedded: the result is the walk's counters and the record.
+
+    With `store_stream` (not begun), a build that makes the store's chunk text writes
+    it there as it goes; the result's `store_stream` is then set when all of it went
+    there. The caller discards the stream whatever happens to the build.
     """
     return _build(
-        root, embedder, protect, jobs, cache, progress, protection, True, reuse, bm25_ready
+        root,
+        embedder,
+        protect,
+        jobs,
+        cache,
+        progress,
+        protection,
+        True,
+        reuse,
+        bm25_ready,
+        store_stream,
     )
 
 
@@ -676,6 +722,7 @@ def _build(
     store_text: bool,
     reuse: StoreReuse | None,
     bm25_ready: Callable[[Bm25Factory], None] | None,
+    store_stream: StoreStream | None,
 ) -> BuildResult | RecordedBuild:
     """What `build_index` and `build_or_reuse` share: one walk, then reuse or a build.
 
@@ -702,6 +749,10 @@ def _build(
                 protection=protection,
                 strict_skips=walked.strict_only_skipped,
             )
+    model = embedder_model(embedder)
+    stream = store_stream if store_text and embed_hash and model is None else None
+    if stream is not None:
+        stream.begin(store_head_text(SPEC_VERSION, embedder.name, None, None))
     outcomes, texts, file_rows = _outcomes(
         walked.files,
         protect,
@@ -712,6 +763,7 @@ def _build(
         protection,
         store_text,
         file_keys,
+        stream,
     )
     strict_redactions = sum(outcome.strict_redactions for outcome in outcomes)
     chunks: list[Chunk] = []
@@ -738,7 +790,11 @@ def _build(
         release_free_memory()
         bm25_ready(lay_out_bm25)
     store_chunks = None
-    if store_text and embed_hash and texts.complete:
+    streamed = None
+    if stream is not None and not stream.failed and stream.pieces == len(outcomes):
+        streamed = stream
+        texts.close()
+    elif store_text and embed_hash and texts.complete:
         store_chunks = StoreChunks(texts, len(chunks))
     else:
         texts.close()
@@ -749,7 +805,6 @@ def _build(
         embeddings = _stack(parts, len(chunks))
     else:
         embeddings, lengths = _embed_generic(embedder, outcomes, cache, file_keys)
-    model = embedder_model(embedder)
     dim = int(embeddings.shape[1]) if model is not None and embeddings.ndim == 2 else None
     index = Index(
         embedder=embedder.name,
@@ -775,6 +830,7 @@ def _build(
         strict_redactions=strict_redactions,
         strict_skips=walk_counts.strict_only_skipped,
         store_chunks=store_chunks,
+        store_stream=streamed,
         cache=cache,
         corpus_key=corpus_key,
     )

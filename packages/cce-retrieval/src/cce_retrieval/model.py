@@ -10,6 +10,7 @@ does not hold 12.8 million Python floats.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 import attrs
 import numpy as np
@@ -83,6 +84,10 @@ def _empty_matrix() -> FloatMatrix:
     return np.zeros((0, 0), dtype=np.float64)
 
 
+SPEC_VERSION: Final = "1.0"
+"""The store format version every index this engine builds records."""
+
+
 @attrs.define(slots=False, eq=False)
 class Index:
     """An indexed corpus: chunks in store order plus what the store persists beside them.
@@ -103,7 +108,7 @@ class Index:
     embeddings: FloatMatrix = attrs.field(factory=_empty_matrix)
     file_imports: dict[str, list[str]] = attrs.field(factory=dict)
     file_tokens: dict[str, int] = attrs.field(factory=dict)
-    spec_version: str = "1.0"
+    spec_version: str = SPEC_VERSION
     embedding_lengths: list[int] | None = None
     embedder_model: str | None = None
     embedding_dim: int | None = None

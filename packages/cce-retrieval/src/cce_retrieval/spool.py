@@ -76,6 +76,14 @@ class PieceSpool(PositionalSequence[bytes]):
         start, length = place
         return os.pread(self._file.fileno(), length, start)
 
+    def forget(self, position: int) -> None:
+        """Drop the piece at `position` (taken elsewhere, e.g. written to its file): its
+        memory is freed and the spool is no longer `complete`."""
+        piece = self._in_memory.pop(position, None)
+        if piece is not None:
+            self._held -= len(piece)
+        self._at.pop(position, None)
+
     @property
     def complete(self) -> bool:
         """Every position has its piece."""

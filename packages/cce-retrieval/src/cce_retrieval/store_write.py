@@ -23,7 +23,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from cce_retrieval.fileio import describe_os_error, write_atomic_parts
+from cce_retrieval.fileio import AtomicFile, describe_os_error, write_atomic_parts
 from cce_retrieval.jsonfloat import format_json_float
 from cce_retrieval.model import Chunk, FloatMatrix, Index
 from cce_retrieval.store_paths import StoreError
@@ -186,16 +186,25 @@ _ROWS_PER_BLOCK = 2048
 
 
 def _store_head(index: Index) -> str:
+    return store_head_text(
+        index.spec_version, index.embedder, index.embedder_model, index.embedding_dim
+    )
+
+
+def store_head_text(
+    spec_version: str, embedder: str, embedder_model: str | None, embedding_dim: int | None
+) -> str:
+    """The store's bytes before its first chunk object (`_store_head` of such an index)."""
     # The embedding space is recorded only for embedders with models, so a hash store's
     # bytes stay exactly the reference's (which ignores unknown keys when loading).
     space = ""
-    if index.embedder_model is not None:
-        space = ',"embedder_model":' + encode_basestring(index.embedder_model)
-        if index.embedding_dim is not None:
-            space += ',"embedding_dim":' + str(index.embedding_dim)
+    if embedder_model is not None:
+        space = ',"embedder_model":' + encode_basestring(embedder_model)
+        if embedding_dim is not None:
+            space += ',"embedding_dim":' + str(embedding_dim)
     return (
-        '{"spec_version":' + encode_basestring(index.spec_version)
-        + ',"embedder":' + encode_basestring(index.embedder)
+        '{"spec_version":' + encode_basestring(spec_version)
+        + ',"embedder":' + encode_basestring(embedder)
         + space
         + ',"chunks":['
     )  # fmt: skip
@@ -301,6 +310,104 @@ def write_store(index: Index, path: str, made: StoreChunks | None = None) -> Sav
     except OSError as err:
         raise StoreError("write", path, describe_os_error(err)) from err
     return SavedStore(size, digest.hexdigest())
+
+
+class StoreStream:
+    """A store written while its build is still making it (docs/index-store.md#writing).
+
+    A build that makes each file's chunk text in walk order (`StoreChunks`) hands the
+    pieces over as they are complete (`add`), and they go straight to the store's
+    temporary file, hashed on the way: the store is mostly on disk when the build
+    ends, instead of being all of the build's last step. `close_array` adds the tail
+    (which needs the whole index) and gives the size and digest; then `commit` renames
+    it into place, or `discard` leaves the path as it was.
+
+    Any OS error makes the stream `failed` (the temporary file removed); the caller
+    then writes the store as `write_store` does, which fails (or not) the usual way.
+    The same bytes as `write_store(index, path, made)` by construction: the same head,
+    the same comma-joined pieces and the same tail, checked again when closing.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._file: AtomicFile | None = None
+        self._head = b""
+        self._digest = hashlib.sha256()
+        self._wrote_object = False
+        self._closed: SavedStore | None = None
+        self.failed = False
+        self.pieces = 0
+        """How many pieces were added."""
+
+    def begin(self, head: str) -> bool:
+        """Open the temporary file and write the store's `head` (`store_head_text`);
+        False (the stream failed) if it cannot be."""
+        if self._file is not None or self.failed:
+            raise ValueError("the store stream has begun already")
+        self._head = head.encode("utf-8")
+        try:
+            self._file = AtomicFile(self.path)
+        except OSError:
+            self.failed = True
+            return False
+        return self._write((self._head,))
+
+    def add(self, piece: bytes) -> bool:
+        """Append the next file's chunk objects (one `StoreChunks` piece, maybe empty);
+        False, and the stream failed, if they could not be written."""
+        if self._file is None or self._closed is not None:
+            raise ValueError("the store stream is not open for pieces")
+        self.pieces += 1
+        if not piece:
+            return True
+        parts = (b",", piece) if self._wrote_object else (piece,)
+        self._wrote_object = True
+        return self._write(parts)
+
+    def close_array(self, index: Index) -> SavedStore | None:
+        """Write the tail of `index`; the size and SHA-256 of the whole store, or None
+        (the stream failed) when it cannot be written or `index` has another head."""
+        if self._file is None or self.failed:
+            return None
+        if self._closed is None:
+            if _store_head(index).encode("utf-8") != self._head:
+                self.failed = True
+                self.discard()
+                return None
+            if not self._write((_store_tail(index).encode("utf-8"),)):
+                return None
+            self._closed = SavedStore(self._file.size, self._digest.hexdigest())
+        return self._closed
+
+    def commit(self) -> SavedStore:
+        """fsync and rename the closed store into place. Raises StoreError (the path
+        then keeps what it held)."""
+        if self._file is None or self._closed is None:
+            raise ValueError("only a closed store stream can be committed")
+        replacement, self._file = self._file, None
+        try:
+            replacement.commit()
+        except OSError as err:
+            raise StoreError("write", self.path, describe_os_error(err)) from err
+        return self._closed
+
+    def discard(self) -> None:
+        """Remove the temporary file, if any; the path keeps what it held."""
+        replacement, self._file = self._file, None
+        if replacement is not None:
+            replacement.discard()
+
+    def _write(self, parts: Sequence[bytes]) -> bool:
+        assert self._file is not None
+        try:
+            self._file.write(parts)
+        except OSError:
+            self.failed = True
+            self.discard()
+            return False
+        for part in parts:
+            self._digest.update(part)
+        return True
 
 
 def save_index(index: Index, path: str) -> int:
