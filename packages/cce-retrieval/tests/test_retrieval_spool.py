@@ -59,3 +59,18 @@ def test_a_build_whose_store_text_spills_writes_the_same_store(
     store = tmp_path / "index.json"
     write_store(result.index, str(store), result.store_chunks)
     assert store.read_bytes() == expected
+
+
+@pytest.mark.parametrize("limit", [6, 4])
+def test_a_forgotten_piece_frees_its_place_and_makes_the_spool_incomplete(limit: int) -> None:
+    spool = PieceSpool(3, memory_limit=limit)
+    for position, piece in enumerate((b"abc", b"de", b"f")):
+        spool.put(position, piece)
+    assert spool.complete
+    spool.forget(0)
+    spool.forget(0)  # twice is the same as once
+    assert not spool.complete
+    assert (spool.get(0), spool.get(1), spool.get(2)) == (None, b"de", b"f")
+    if limit == 6:
+        spool.put(0, b"abc")  # its memory was given back: it fits again
+        assert spool.complete and not spool.spilled
