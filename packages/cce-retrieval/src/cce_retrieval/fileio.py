@@ -2,8 +2,9 @@
 
 Why it exists: a crash must never leave half a store, fingerprint or report behind, so
 every file cce writes goes through `write_atomic` (temp file in the same directory,
-fsync, rename); and messages about failed file operations read like the reference's
-(`<strerror> (os error <n>)`), so they go through `describe_os_error`.
+fsync, rename), or `AtomicFile` for one written over time; and messages about failed
+file operations read like the reference's (`<strerror> (os error <n>)`), so they go
+through `describe_os_error`.
 
 The rename replaces whatever is at the path, so the path is checked first: a symlink is
 written *through* (the link stays, its target is replaced atomically, so a store shared by

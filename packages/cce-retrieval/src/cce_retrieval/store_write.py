@@ -10,6 +10,8 @@ and its embedding row only. So the build may format it per file, in its worker
 processes, with `chunk_array_text` (kept in the build cache too), and hand the pieces
 to `write_store` as `StoreChunks`; the writer then only joins bytes. Both routes run
 the same formatting code, so the bytes are the same (docs/index-store.md#writing).
+`StoreStream` goes one step further: it writes those pieces to the store's temporary
+file while the build is still making the rest.
 """
 
 from __future__ import annotations
