@@ -577,6 +577,23 @@ def streamed_store(result: BuildResult, path: str) -> bytes:
     return data
 
 
+def streaming_build(
+    root: str, cache_dir: str, stream: store_write.StoreStream, jobs: int = 1
+) -> BuildResult:
+    """`build_or_reuse` with `stream`, as `cce index` runs it (no store record reused)."""
+    result = build_module.build_or_reuse(
+        root,
+        HashEmbedder(),
+        True,
+        reuse=lambda record: False,
+        cache=BuildCache(cache_dir, salt()),
+        jobs=jobs,
+        store_stream=stream,
+    )
+    assert isinstance(result, BuildResult)
+    return result
+
+
 @pytest.mark.parametrize("cached", ["cold", "one-edit", "warm"])
 def test_a_store_streamed_during_the_build_is_the_store_write_store_makes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cached: str
@@ -592,16 +609,7 @@ def test_a_store_streamed_during_the_build_is_the_store_write_store_makes(
     monkeypatch.setattr(build_module, "_PARALLEL_MIN_BYTES", 0)
     path = str(tmp_path / "out" / "index.json")
     stream = store_write.StoreStream(path)
-    result = build_module.build_or_reuse(
-        root,
-        HashEmbedder(),
-        True,
-        reuse=lambda record: False,
-        cache=BuildCache(cache_dir, salt()),
-        jobs=2,
-        store_stream=stream,
-    )
-    assert isinstance(result, BuildResult)
+    result = streaming_build(root, cache_dir, stream, jobs=2)
     assert stream.pieces == result.files_indexed
     assert streamed_store(result, path) == serialize_index(build_index(root, HashEmbedder()).index)
     assert os.listdir(tmp_path / "out") == ["index.json"]
@@ -623,15 +631,7 @@ def test_a_stream_failing_midway_leaves_the_store_to_the_usual_write(
         real_write(self, parts)
 
     monkeypatch.setattr(AtomicFile, "write", disk_full_on_the_third)
-    result = build_module.build_or_reuse(
-        root,
-        HashEmbedder(),
-        True,
-        reuse=lambda record: False,
-        cache=BuildCache(str(tmp_path / "cache"), salt()),
-        store_stream=stream,
-    )
-    assert isinstance(result, BuildResult)
+    result = streaming_build(root, str(tmp_path / "cache"), stream)
     assert stream.failed and result.store_stream is None
     # Two pieces went to the stream and are gone from the spool: the store is formatted
     # from the index then, to the same bytes; no temporary file is left behind.
@@ -646,14 +646,6 @@ def test_a_stream_that_cannot_open_leaves_the_made_text_to_write_store(tmp_path:
     root = corpus(tmp_path)
     (tmp_path / "blocker").write_bytes(b"x")
     stream = store_write.StoreStream(str(tmp_path / "blocker" / "index.json"))
-    result = build_module.build_or_reuse(
-        root,
-        HashEmbedder(),
-        True,
-        reuse=lambda record: False,
-        cache=BuildCache(str(tmp_path / "cache"), salt()),
-        store_stream=stream,
-    )
-    assert isinstance(result, BuildResult)
+    result = streaming_build(root, str(tmp_path / "cache"), stream)
     assert stream.failed and stream.pieces == 0 and result.store_stream is None
     assert store_bytes(result) == serialize_index(build_index(root, HashEmbedder()).index)

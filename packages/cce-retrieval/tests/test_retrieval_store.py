@@ -522,13 +522,33 @@ def _two_file_index() -> tuple[Index, list[bytes]]:
     return index, pieces
 
 
-def test_a_streamed_store_is_the_store_write_store_makes(tmp_path: pytest.TempPathFactory) -> None:
+def _beside_an_old_store(
+    tmp_path: pytest.TempPathFactory,
+) -> tuple[Index, list[bytes], str, bytes]:
+    """`_two_file_index` and the path of an old store that a stream may replace."""
     index, pieces = _two_file_index()
     path, old = _store_with_old_bytes(tmp_path)
+    return index, pieces, path, old
+
+
+def _streamed(path: str, index: Index, pieces: list[bytes], embedder: str = "hash") -> StoreStream:
+    """A stream over `path`, begun with `embedder`'s head, every piece added."""
     stream = StoreStream(path)
-    assert stream.begin(store_head_text(index.spec_version, "hash", None, None))
+    assert stream.begin(store_head_text(index.spec_version, embedder, None, None))
     for piece in pieces:
         assert stream.add(piece)
+    return stream
+
+
+def _old_store_is_alone(tmp_path: pytest.TempPathFactory, path: str, old: bytes) -> None:
+    assert os.listdir(str(tmp_path)) == ["index.json"]  # no temporary file either
+    with open(path, "rb") as handle:
+        assert handle.read() == old
+
+
+def test_a_streamed_store_is_the_store_write_store_makes(tmp_path: pytest.TempPathFactory) -> None:
+    index, pieces, path, old = _beside_an_old_store(tmp_path)
+    stream = _streamed(path, index, pieces)
     expected = serialize_index(index, StoreChunks(pieces, 3))
     assert expected == serialize_index(index)
     closed = stream.close_array(index)
@@ -542,42 +562,27 @@ def test_a_streamed_store_is_the_store_write_store_makes(tmp_path: pytest.TempPa
 
 
 def test_a_streamed_store_of_another_head_is_dropped(tmp_path: pytest.TempPathFactory) -> None:
-    index, pieces = _two_file_index()
-    path, old = _store_with_old_bytes(tmp_path)
-    stream = StoreStream(path)
-    assert stream.begin(store_head_text(index.spec_version, "other", None, None))
-    for piece in pieces:
-        stream.add(piece)
+    index, pieces, path, old = _beside_an_old_store(tmp_path)
+    stream = _streamed(path, index, pieces, embedder="other")
     assert stream.close_array(index) is None and stream.failed
-    assert os.listdir(str(tmp_path)) == ["index.json"]
-    with open(path, "rb") as handle:
-        assert handle.read() == old
+    _old_store_is_alone(tmp_path, path, old)
     with pytest.raises(ValueError, match="closed store stream"):
         stream.commit()
 
 
 def test_a_discarded_stream_leaves_the_old_store(tmp_path: pytest.TempPathFactory) -> None:
-    index, pieces = _two_file_index()
-    path, old = _store_with_old_bytes(tmp_path)
-    stream = StoreStream(path)
-    stream.begin(store_head_text(index.spec_version, "hash", None, None))
-    stream.add(pieces[0])
+    index, pieces, path, old = _beside_an_old_store(tmp_path)
+    stream = _streamed(path, index, pieces[:1])
     stream.discard()
     stream.discard()
-    assert os.listdir(str(tmp_path)) == ["index.json"]
-    with open(path, "rb") as handle:
-        assert handle.read() == old
+    _old_store_is_alone(tmp_path, path, old)
 
 
 def test_a_failed_commit_is_a_store_error_and_keeps_the_old_store(
     tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    index, pieces = _two_file_index()
-    path, old = _store_with_old_bytes(tmp_path)
-    stream = StoreStream(path)
-    stream.begin(store_head_text(index.spec_version, "hash", None, None))
-    for piece in pieces:
-        stream.add(piece)
+    index, pieces, path, old = _beside_an_old_store(tmp_path)
+    stream = _streamed(path, index, pieces)
     assert stream.close_array(index) is not None
 
     def boom(*_args: object) -> None:
@@ -587,9 +592,7 @@ def test_a_failed_commit_is_a_store_error_and_keeps_the_old_store(
     with pytest.raises(StoreError, match=r"Read-only file system \(os error 30\)"):
         stream.commit()
     monkeypatch.undo()
-    assert os.listdir(str(tmp_path)) == ["index.json"]
-    with open(path, "rb") as handle:
-        assert handle.read() == old
+    _old_store_is_alone(tmp_path, path, old)
 
 
 def test_an_atomic_file_takes_short_writes_and_asks_for_writeback(

@@ -657,17 +657,7 @@ def build_index(
     that writes BM25 apart (`cce_retrieval.sidecar.start_bm25_staging`) starts it then.
     """
     built = _build(
-        root,
-        embedder,
-        protect,
-        jobs,
-        cache,
-        progress,
-        protection,
-        store_text,
-        None,
-        bm25_ready,
-        None,
+        root, embedder, protect, jobs, cache, progress, protection, store_text, bm25_hook=bm25_ready
     )
     assert isinstance(built, BuildResult)  # nothing is reused without `reuse`
     return built
@@ -706,9 +696,9 @@ def build_or_reuse(
         progress,
         protection,
         True,
-        reuse,
-        bm25_ready,
-        store_stream,
+        reuse=reuse,
+        bm25_hook=bm25_ready,
+        store_stream=store_stream,
     )
 
 
@@ -721,9 +711,10 @@ def _build(
     progress: ProgressCallback | None,
     protection: str,
     store_text: bool,
-    reuse: StoreReuse | None,
-    bm25_ready: Callable[[Bm25Factory], None] | None,
-    store_stream: StoreStream | None,
+    *,
+    reuse: StoreReuse | None = None,
+    bm25_hook: Callable[[Bm25Factory], None] | None = None,
+    store_stream: StoreStream | None = None,
 ) -> BuildResult | RecordedBuild:
     """What `build_index` and `build_or_reuse` share: one walk, then reuse or a build.
 
@@ -786,10 +777,10 @@ def _build(
     def lay_out_bm25() -> tuple[Bm25Index, IntArray]:
         return _cached_bm25(cache, corpus_key, term_parts, chunk_ids)
 
-    if bm25_ready is not None:
+    if bm25_hook is not None:
         # The texts' pages go back first: a child forked now would keep them otherwise.
         release_free_memory()
-        bm25_ready(lay_out_bm25)
+        bm25_hook(lay_out_bm25)
     store_chunks = None
     streamed = None
     if stream is not None and not stream.failed and stream.pieces == len(outcomes):
