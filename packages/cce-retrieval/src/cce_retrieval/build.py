@@ -785,8 +785,7 @@ def _build(
     streamed = None
     if stream is not None and not stream.failed and stream.pieces == len(outcomes):
         streamed = stream
-        texts.close()
-    elif store_text and embed_hash and texts.complete:
+    if streamed is None and store_text and embed_hash and texts.complete:
         store_chunks = StoreChunks(texts, len(chunks))
     else:
         texts.close()

@@ -18,7 +18,8 @@ or one without a manifest, which is never trusted.
 
 Owns: `prepare_sidecar`, `stage_sidecar`, `start_bm25_staging` (`Bm25Staging`),
 `stage_index_sidecar` and `write_sidecar`, `remove_dead_staging`, `sidecar_is_current`,
-`store_holds`, `load_store` (the store with its sidecar), `sidecar_dir`.
+`has_sidecar_manifest`, `store_holds`, `load_store` (the store with its sidecar),
+`sidecar_dir`.
 """
 
 from __future__ import annotations

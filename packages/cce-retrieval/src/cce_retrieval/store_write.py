@@ -339,7 +339,7 @@ class StoreStream:
         self._closed: SavedStore | None = None
         self.failed = False
         self.pieces = 0
-        """How many pieces were added."""
+        """How many pieces were written (the next piece's position)."""
 
     def begin(self, head: str) -> bool:
         """Open the temporary file and write the store's `head` (`store_head_text`);
@@ -359,12 +359,12 @@ class StoreStream:
         False, and the stream failed, if they could not be written."""
         if self._file is None or self._closed is not None:
             raise ValueError("the store stream is not open for pieces")
+        if piece:
+            if not self._write((b",", piece) if self._wrote_object else (piece,)):
+                return False
+            self._wrote_object = True
         self.pieces += 1
-        if not piece:
-            return True
-        parts = (b",", piece) if self._wrote_object else (piece,)
-        self._wrote_object = True
-        return self._write(parts)
+        return True
 
     def close_array(self, index: Index) -> SavedStore | None:
         """Write the tail of `index`; the size and SHA-256 of the whole store, or None
