@@ -21,6 +21,13 @@ Measured (on the stdlib mirror of bench/corpus.py unless a directory is given):
 current code: index, load, per-backend query latency (p50/p95) and scoring, each with
 its peak RSS against the 8 GB bar. Timings are printed, never asserted in tests.
 
+Each section first prints what creating a file costs in the scratch directory: a cold
+stdlib build creates about 2,000 files (its cache entries), and on ext4 creating files
+just after thousands were deleted costs about a millisecond each instead of tens of
+microseconds (the inode allocator steps over recently freed inodes), which adds seconds
+to the side that caches. So the bench deletes nothing between its runs, and a run
+started right after deleting a large cache says so (docs/index-store.md#measuring-a-cold-build).
+
 Usage: `uv run python bench/bench_perf.py [--baseline COMMIT] [--repeat R]
 [--scale N] [--skip-side-by-side] [DIR]`.
 """
@@ -193,10 +200,38 @@ def fixture_text(corpus: str, chunks: Sequence[Chunk]) -> str:
     return "\n".join(lines) + "\n"
 
 
+FILE_PROBE_COUNT = 200
+SLOW_FILE_CREATION_S = 300e-6
+
+
+def file_creation_cost(directory: str) -> float:
+    """Seconds per new file (create, write 1 KB, close) in a fresh subdirectory of
+    `directory`; the probe's files are removed again."""
+    probe = tempfile.mkdtemp(prefix="file-probe-", dir=directory)
+    try:
+        started = time.perf_counter()
+        for number in range(FILE_PROBE_COUNT):
+            with open(os.path.join(probe, f"{number}.entry"), "xb") as handle:
+                handle.write(b"x" * 1024)
+        return (time.perf_counter() - started) / FILE_PROBE_COUNT
+    finally:
+        shutil.rmtree(probe, ignore_errors=True)
+
+
+def print_machine_state(scratch: str) -> None:
+    """The load average and what creating a file costs where the runs write."""
+    creating = file_creation_cost(scratch)
+    print(f"   load average at start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} CPUs)")
+    warning = ""
+    if creating > SLOW_FILE_CREATION_S:
+        warning = " (slow: many files deleted here recently? the caching side pays it)"
+    print(f"   creating a file in the scratch directory: {creating * 1e6:,.0f} µs{warning}")
+
+
 def side_by_side(corpus: str, baseline: Cli, current: Cli, repeat: int, scratch: str) -> str:
     """Both sides alternately on `corpus`; returns the current side's last store."""
     print(f"\n== side by side: {baseline.label} vs {current.label} on {corpus}")
-    print(f"   load average at start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} CPUs)")
+    print_machine_state(scratch)
     base_runs: list[Run] = []
     cur_runs: list[Run] = []
     for attempt in range(repeat):
@@ -428,6 +463,7 @@ def scale_corpus(stdlib: str, target_chunks: int, chunks_per_file: Counter[str])
 
 def scale_run(target: int, stdlib: str, current: Cli, scratch: str) -> None:
     print(f"\n== scale: about {target:,} chunks (current code only)")
+    print_machine_state(scratch)
     probe = os.path.join(scratch, "probe", "index.json")
     env = {"CCE_CACHE_DIR": os.path.join(scratch, "cache-scale")}
     current.run(["index", stdlib, "--store", probe, "--no-metrics"], env=env)
