@@ -189,12 +189,20 @@ _READY_THEN_RUN = "\n".join(
 )
 
 
+_BUSY_FILES = 600
+_BUSY_SOURCE = "".join(f"def step_{n}(value):\n    return value + {n}\n\n" for n in range(40))
+
+
 @pytest.mark.parametrize("delay", [0.02, 0.1, 0.3])
 def test_early_ctrl_c_is_interrupted_130(tmp_path: Path, delay: float) -> None:
     # From the moment the entry point is imported (before numpy, tree-sitter and the
     # command modules load) every Ctrl-C is `error: interrupted`, exit 130. Earlier than
     # that the interpreter itself is still starting, which no program can handle.
     root = repo(tmp_path / "r")
+    # Enough files that the last signal still finds the build running on a fast machine
+    # (two files were indexed within 0.3 s), and that the build starts its workers.
+    for number in range(_BUSY_FILES):
+        (root / f"busy_{number}.py").write_text(_BUSY_SOURCE)
     ready_read, ready_write = os.pipe()
     process = subprocess.Popen(
         [sys.executable, "-c", _READY_THEN_RUN, "index", str(root), "--no-metrics"],
