@@ -70,6 +70,8 @@ SEARCH_QUERY = "parse command line arguments"
 FIXTURE_CASES = 100
 LATENCY_QUERIES = 100
 BM25_QUERIES = 20
+FILE_PROBE_COUNT = 200
+SLOW_FILE_CREATION_S = 300e-6
 TOP_K = 10
 
 
@@ -198,10 +200,6 @@ def fixture_text(corpus: str, chunks: Sequence[Chunk]) -> str:
             anchor = f"{chunk.file_path}@{chunk.start_line}-{chunk.end_line}"
         lines.append(json.dumps({"id": f"bench-{i:03d}", "query": query, "expected": [anchor]}))
     return "\n".join(lines) + "\n"
-
-
-FILE_PROBE_COUNT = 200
-SLOW_FILE_CREATION_S = 300e-6
 
 
 def file_creation_cost(directory: str) -> float:
