@@ -226,6 +226,50 @@ def test_early_ctrl_c_is_interrupted_130(tmp_path: Path, delay: float) -> None:
     assert (process.returncode, err) == (130, b"error: interrupted\n")
 
 
+_UNRAISABLE_THEN_SPIN = "\n".join(
+    [
+        "import sys, time",
+        "from cce_cli.entry import _quiet_interrupts",
+        "sys.unraisablehook = _quiet_interrupts",
+        "class Finalizer:",
+        "    def __del__(self):",
+        "        raise {exception}",
+        "try:",
+        "    Finalizer()",
+        "    deadline = time.monotonic() + {spin_seconds}",
+        "    while time.monotonic() < deadline:",
+        "        pass",
+        "    print('carried on')",
+        "except KeyboardInterrupt:",
+        "    print('interrupted')",
+    ]
+)
+
+
+@pytest.mark.parametrize(
+    ("exception", "stdout", "stderr_has"),
+    [
+        ("KeyboardInterrupt", b"interrupted\n", b""),
+        ("ValueError('finalizer')", b"carried on\n", b"Exception ignored"),
+    ],
+)
+def test_ctrl_c_in_a_finalizer_still_stops_the_main_thread(
+    exception: str, stdout: bytes, stderr_has: bytes
+) -> None:
+    # A Ctrl-C that lands in code Python cannot raise from (a finalizer, an import-time
+    # weakref callback) is re-delivered to ordinary code; any other exception there is
+    # reported the standard way. Only a lost Ctrl-C spins for the full 20 seconds.
+    spin_seconds = 20 if exception == "KeyboardInterrupt" else 1
+    script = _UNRAISABLE_THEN_SPIN.format(exception=exception, spin_seconds=spin_seconds)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, timeout=60, check=False
+    )
+    assert done.stdout == stdout
+    assert stderr_has in done.stderr
+    if not stderr_has:
+        assert done.stderr == b""
+
+
 # --- control and bidi characters in human output (17) ---------------------------------------
 
 

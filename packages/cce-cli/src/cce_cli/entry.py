@@ -20,9 +20,15 @@ INTERRUPTED = 130
 def _quiet_interrupts(unraisable: sys.UnraisableHookArgs) -> None:
     """Re-deliver a Ctrl-C that landed in a callback Python cannot raise from (an
     import-time weakref callback, say), so the main thread still stops with
-    `error: interrupted` instead of printing "Exception ignored" and carrying on."""
+    `error: interrupted` instead of printing "Exception ignored" and carrying on.
+
+    The hook runs on the main thread, which handles a pending signal at its next
+    check, still inside this hook, where the exception would be ignored again. So a
+    second thread re-delivers it: that thread needs the interpreter lock, which the main
+    thread keeps until it is back in ordinary code."""
     if isinstance(unraisable.exc_value, KeyboardInterrupt):
-        _thread.interrupt_main()
+        with contextlib.suppress(RuntimeError):  # no new threads at interpreter exit
+            _thread.start_new_thread(_thread.interrupt_main, ())
         return
     sys.__unraisablehook__(unraisable)
 
