@@ -158,3 +158,89 @@ def test_a_pools_task_and_result_pipes_hold_a_megabyte() -> None:
         assert pool.submit(sum, [1, 2, 3]).result(timeout=30) == 6
     finally:
         pool.shutdown()
+
+
+def test_an_interrupt_in_a_deferred_block_is_raised_when_the_block_ends() -> None:
+    out = run_python(
+        """
+        import os, signal
+        from cce_retrieval.processes import interrupts_deferred
+
+        steps = []
+        try:
+            with interrupts_deferred():
+                os.kill(os.getpid(), signal.SIGINT)
+                steps.append("after the signal")
+            steps.append("after the block")
+        except KeyboardInterrupt:
+            steps.append("interrupted")
+        print(steps, signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+        """
+    )
+    assert out.strip() == "['after the signal', 'interrupted'] True"
+
+
+def test_a_deferred_block_keeps_an_ignored_interrupt_ignored() -> None:
+    out = run_python(
+        """
+        import os, signal
+        from cce_retrieval.processes import interrupts_deferred
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        with interrupts_deferred():
+            os.kill(os.getpid(), signal.SIGINT)
+        print("carried on", signal.getsignal(signal.SIGINT) is signal.SIG_IGN)
+        """
+    )
+    assert out.strip() == "carried on True"
+
+
+@linux_only
+def test_ctrl_c_while_the_pool_starts_leaves_no_worker_behind() -> None:
+    # The interrupt lands right after the workers are forked, before the thread that
+    # feeds and stops them exists: the window where a build used to leave workers that
+    # interpreter exit then waited for forever.
+    out = run_python(
+        """
+        import concurrent.futures.process as process, multiprocessing, os, signal, sys
+        import tempfile
+        from pathlib import Path
+        from cce_retrieval import build as build_module
+        from cce_retrieval import HashEmbedder, build_index
+
+        root = Path(tempfile.mkdtemp())
+        for n in range(40):
+            (root / f"m{n}.py").write_text(f"def f{n}(x):\\n    return x + {n}\\n")
+        build_module._PARALLEL_MIN_BYTES = 0
+        launch = process.ProcessPoolExecutor._launch_processes
+
+        def launch_then_interrupt(self):
+            launch(self)
+            os.kill(os.getpid(), signal.SIGINT)
+
+        process.ProcessPoolExecutor._launch_processes = launch_then_interrupt
+        try:
+            build_index(str(root), HashEmbedder(), jobs=2)
+            print("not interrupted")
+        except KeyboardInterrupt:
+            print("interrupted", multiprocessing.active_children())
+        """
+    )
+    assert out.strip() == "interrupted []"
+
+
+@linux_only
+def test_helpers_leave_ctrl_c_to_the_starting_process() -> None:
+    out = run_python(
+        """
+        import os, signal
+        from cce_retrieval.processes import run_forked
+
+        def interrupted_self():
+            os.kill(os.getpid(), signal.SIGINT)  # as a terminal's Ctrl-C reaches the group
+            return "finished"
+
+        print(run_forked(interrupted_self).result())
+        """
+    )
+    assert out.strip() == "finished"

@@ -41,7 +41,12 @@ from cce_retrieval.embedder import EMBED_DIM, Embedder, EmbedError, HashEmbedder
 from cce_retrieval.embedders import embedder_model
 from cce_retrieval.fingerprint import embed_dim
 from cce_retrieval.model import SPEC_VERSION, Chunk, FloatMatrix, Index
-from cce_retrieval.processes import exit_with_parent, pool_context, widen_pipes
+from cce_retrieval.processes import (
+    become_helper,
+    interrupts_deferred,
+    pool_context,
+    widen_pipes,
+)
 from cce_retrieval.protection import REFERENCE, STRICT, strict_redact
 from cce_retrieval.ranking import IntArray, id_order_ranks
 from cce_retrieval.redactor import redact
@@ -474,22 +479,26 @@ def _outcomes(
     workers = min(jobs, len(absent))
     pool: concurrent.futures.ProcessPoolExecutor | None = None
     results: Iterator[tuple[FileOutcome, SparseRows | None] | EncodedOutcome] = iter(())
-    if (
+    parallel = (
         workers
         and jobs > 1
         and absent_bytes >= _PARALLEL_MIN_BYTES
         and (workers > 1 or len(absent) < total)
-    ):
-        pool = concurrent.futures.ProcessPoolExecutor(
-            workers,
-            mp_context=pool_context(),
-            initializer=exit_with_parent,
-            initargs=(os.getpid(),),
-        )
-        widen_pipes(pool)
+    )
     try:
-        if pool is not None:
-            results = pool.map(_packed_outcome_task, [task(i) for i in absent], chunksize=4)
+        if parallel:
+            # The first task forks the workers; a Ctrl-C before the pool is whole would
+            # leave them where no shutdown reaches (`interrupts_deferred`).
+            tasks = [task(i) for i in absent]
+            with interrupts_deferred():
+                pool = concurrent.futures.ProcessPoolExecutor(
+                    workers,
+                    mp_context=pool_context(),
+                    initializer=become_helper,
+                    initargs=(os.getpid(),),
+                )
+                widen_pipes(pool)
+                results = pool.map(_packed_outcome_task, tasks, chunksize=4)
         late: list[int] = []
         absent_set = set(absent)
         for i, key in enumerate(entry_keys):

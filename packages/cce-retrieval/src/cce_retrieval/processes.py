@@ -10,13 +10,20 @@ only from a single-threaded process, and work is run on a thread otherwise. A he
 whose starting process is gone, even SIGKILLed, leaves at once (`exit_with_parent`),
 so a killed `cce index` leaves no process behind.
 
+Ctrl-C is the starting process's to answer. A helper ignores it (`become_helper`):
+a terminal sends it to the whole process group, and a helper interrupted mid-task
+would print its own traceback. The starting process stops its helpers as it unwinds.
+While a pool starts, it defers a Ctrl-C (`interrupts_deferred`): an interrupt between
+forking the workers and starting the thread that feeds them left workers that no
+shutdown reached, and interpreter exit waited for them forever.
+
 A worker writes its result into a pipe the starting process reads on a thread of its
 own, which shares the interpreter lock with the rest of the build: a 64 KB pipe made a
 worker wait, about 0.7 s per worker per stdlib build, until that thread read on.
 `widen_pipes` lets a pool's pipes hold 1 MB, so most results are written at once.
 
-Owns: `pool_context`, `widen_pipes`, `exit_with_parent`, `can_fork_alone`, `run_forked`
-and its `Forked`.
+Owns: `pool_context`, `widen_pipes`, `exit_with_parent`, `become_helper`,
+`interrupts_deferred`, `can_fork_alone`, `run_forked` and its `Forked`.
 """
 
 from __future__ import annotations
@@ -31,7 +38,8 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from types import FrameType
 from typing import Generic, TypeVar
 
 _T = TypeVar("_T")
@@ -74,6 +82,43 @@ def exit_with_parent(parent: int) -> None:
         os._exit(1)
 
     threading.Thread(target=watch, name="cce-parent-watch", daemon=True).start()
+
+
+def become_helper(parent: int) -> None:
+    """In a helper process: ignore Ctrl-C and leave with process `parent` (a pool
+    initializer). Stopping helpers on an interrupt is the starting process's work."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    exit_with_parent(parent)
+
+
+@contextlib.contextmanager
+def interrupts_deferred() -> Iterator[None]:
+    """Hold back a Ctrl-C (SIGINT) for the block, and raise it as it ends.
+
+    For steps that must not be cut in the middle, such as starting a pool: its
+    workers exist once forked, but only a fully started pool can be shut down. The
+    interrupt is raised by the handler that was in place, once the block is done.
+    Off the main thread, or when SIGINT is ignored or left to the system, the block
+    simply runs (nothing could interrupt it there)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if not callable(previous):
+        yield
+        return
+    held: list[tuple[int, FrameType | None]] = []
+
+    def hold(signum: int, frame: FrameType | None) -> None:
+        held.append((signum, frame))
+
+    signal.signal(signal.SIGINT, hold)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if held:
+            previous(*held[0])
 
 
 def can_fork_alone() -> bool:
@@ -163,7 +208,7 @@ def _answer_and_exit(
 ) -> None:  # pragma: no cover - runs in the child
     status = 1
     try:
-        exit_with_parent(parent)
+        become_helper(parent)
         try:
             answer: object = work()
         except Exception as err:  # sent back, raised again by the waiting side
