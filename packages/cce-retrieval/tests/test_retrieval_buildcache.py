@@ -649,3 +649,97 @@ def test_a_stream_that_cannot_open_leaves_the_made_text_to_write_store(tmp_path:
     result = streaming_build(root, str(tmp_path / "cache"), stream)
     assert stream.failed and stream.pieces == 0 and result.store_stream is None
     assert store_bytes(result) == serialize_index(build_index(root, HashEmbedder()).index)
+
+
+def bm25_arrays_equal(made: tuple[Any, Any], kept: tuple[Any, Any]) -> bool:
+    """Whether two (BM25, id ranks) pairs hold the same statistics, dtypes included."""
+    for left, right in zip(made[0].arrays(), kept[0].arrays(), strict=True):
+        if isinstance(left, np.ndarray):
+            right = np.asarray(right)
+            if left.dtype != right.dtype or left.tolist() != right.tolist():
+                return False
+        elif left != right:
+            return False
+    return bool(np.asarray(made[1]).tolist() == np.asarray(kept[1]).tolist())
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_bm25_from_terms_numbered_during_the_build_is_the_plain_layout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
+) -> None:
+    # A caller that lays out BM25 as soon as the build is done (`bm25_ready`) gets the
+    # files' terms numbered as they arrive; the layout must be the one made from the
+    # counts alone (term ids, postings, ranks), cold and after an edit (then cache hits
+    # are numbered while the edited file is still being made).
+    root = corpus(tmp_path)
+    monkeypatch.setattr(build_module, "_PARALLEL_MIN_BYTES", 0)
+    real = build_module._bm25_from_counts
+    seen: dict[str, Any] = {}
+
+    def recording(parts: Any, chunk_ids: Any, numbering: Any = None) -> Any:
+        seen["numbered"] = numbering is not None and len(numbering.entry_terms) == len(parts)
+        seen["plain"] = real(parts, chunk_ids)
+        return real(parts, chunk_ids, numbering)
+
+    monkeypatch.setattr(build_module, "_bm25_from_counts", recording)
+    cache_dir = tmp_path / "cache"
+    for edit in (False, True):
+        if edit:
+            Path(root, "a_first.py").write_text("def first_words():\n    return 'fresh terms'\n")
+        factories: list[Callable[[], Any]] = []
+        build_index(
+            root,
+            HashEmbedder(),
+            jobs=jobs,
+            cache=BuildCache(str(cache_dir), salt()),
+            bm25_ready=factories.append,
+        )
+        seen.clear()
+        laid_out = factories[0]()
+        assert seen["numbered"] is True
+        assert bm25_arrays_equal(laid_out, seen["plain"])
+
+
+def test_a_cached_bm25_skips_numbering_terms_during_the_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = corpus(tmp_path)
+    cache_dir = tmp_path / "cache"
+    first: list[Callable[[], Any]] = []
+    cache = BuildCache(str(cache_dir), salt())
+    build_index(root, HashEmbedder(), cache=cache, bm25_ready=first.append)
+    laid_out = first[0]()  # and put in the cache
+    assert len(bm25_entries(cache_dir)) == 1
+    made: list[int] = []
+    monkeypatch.setattr(build_module, "_TermNumbering", lambda: made.append(1))
+    again: list[Callable[[], Any]] = []
+    build_index(root, HashEmbedder(), cache=cache, bm25_ready=again.append)
+    assert made == []
+    assert bm25_arrays_equal(again[0](), laid_out)
+
+
+def test_a_bm25_entry_holds_its_arrays_back_to_back_under_their_digest(tmp_path: Path) -> None:
+    root = corpus(tmp_path)
+    cache = BuildCache(str(tmp_path / "cache"), salt())
+    bm25, ranks = bm25_and_ranks(build_index(root, HashEmbedder()).index)
+    cache.put_bm25(b"k" * 32, bm25, ranks)
+    (entry,) = bm25_entries(tmp_path / "cache")
+    data = entry.read_bytes()
+    stats = bm25.arrays()
+    arrays = b"".join(
+        (
+            np.asarray(stats.offsets, dtype=np.int64).tobytes(),
+            np.asarray(stats.posting_docs, dtype=np.int64).tobytes(),
+            np.asarray(stats.posting_freqs, dtype=np.float64).tobytes(),
+            np.asarray(stats.doc_lengths, dtype=np.float64).tobytes(),
+            np.asarray(ranks, dtype=np.int64).tobytes(),
+            " ".join(stats.term_ids).encode("ascii"),
+        )
+    )
+    header = struct.Struct("<8s32s32sQ32sQ")
+    _, _, digest, meta_length, _, _ = header.unpack(data[: header.size])
+    meta = data[header.size : header.size + meta_length]
+    assert data[header.size + meta_length :] == arrays
+    assert digest == hashlib.sha256(meta + arrays).digest()
+    kept = cache.get_bm25(b"k" * 32, len(ranks))
+    assert kept is not None and bm25_arrays_equal(kept, (bm25, ranks))

@@ -317,11 +317,38 @@ def _file_outcome(
     return outcome, encoded
 
 
+class _TermNumbering:
+    """Corpus-wide term ids in first-occurrence order, given file by file in walk order.
+
+    The build numbers each file's terms as soon as every file before it is in, while the
+    workers still chunk the rest (`_outcomes(numbering=...)`), so laying out BM25 after
+    the build starts from each file's entries already in corpus-wide ids. Numbering is
+    the dearest part of that layout, and BM25 is laid out when the build's work is done
+    and one CPU is left to it (`build_index(bm25_ready=...)`).
+    """
+
+    def __init__(self) -> None:
+        self._numbering = _Vocabulary()
+        self.entry_terms: list[IntArray] = []
+        """Per numbered file, its entries' corpus-wide term ids."""
+
+    def number(self, terms: TermCounts) -> None:
+        """Number the next file's terms (the files must come in walk order)."""
+        vocabulary = terms.vocabulary
+        codes = np.fromiter(map(self._numbering.__getitem__, vocabulary), np.int64, len(vocabulary))
+        self.entry_terms.append(codes[terms.entry_terms])
+
+    def vocabulary(self) -> dict[str, int]:
+        """Term → id so far; a plain dict, so a lookup of an unknown term numbers nothing."""
+        return dict(self._numbering)
+
+
 def _cached_bm25(
     cache: BuildCache | None,
     corpus_key: bytes | None,
     parts: Sequence[TermCounts | None],
     chunk_ids: Sequence[str],
+    numbering: _TermNumbering | None = None,
 ) -> tuple[Bm25Index, IntArray]:
     """`_bm25_from_counts`, kept in the build cache for the next build of the same files
     (a repeated `cce relevance --dir` then lays out no postings at all)."""
@@ -329,34 +356,41 @@ def _cached_bm25(
         found = cache.get_bm25(corpus_key, len(chunk_ids))
         if found is not None:
             return found
-    made = _bm25_from_counts(parts, chunk_ids)
+    made = _bm25_from_counts(parts, chunk_ids, numbering)
     if cache is not None and corpus_key is not None:
         cache.put_bm25(corpus_key, *made)
     return made
 
 
 def _bm25_from_counts(
-    parts: Sequence[TermCounts | None], chunk_ids: Sequence[str]
+    parts: Sequence[TermCounts | None],
+    chunk_ids: Sequence[str],
+    numbering: _TermNumbering | None = None,
 ) -> tuple[Bm25Index, IntArray]:
-    """One corpus-wide BM25 from per-file counts (term ids in first-occurrence order)."""
+    """One corpus-wide BM25 from per-file counts (term ids in first-occurrence order);
+    `numbering`, when it has numbered every file already, gives the ids."""
     present = [part for part in parts if part is not None]
     assert len(present) == len(parts)
-    # Term ids in first-occurrence order over the files' vocabularies, concatenated: one
-    # pass numbers each term on first sight and maps every file's terms to those ids.
-    local_terms = list(itertools.chain.from_iterable(part.vocabulary for part in present))
-    numbering = _Vocabulary()
-    codes = np.fromiter(map(numbering.__getitem__, local_terms), np.int64, len(local_terms))
-    # A plain dict from here on: a lookup of an unknown term must not number it.
-    vocabulary = dict(numbering)
-    vocabulary_starts = np.zeros(len(present) + 1, dtype=np.int64)
-    np.cumsum([len(part.vocabulary) for part in present], out=vocabulary_starts[1:])
 
     def joined(arrays: Sequence[IntArray]) -> IntArray:
         return np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
 
-    entry_terms = joined([part.entry_terms for part in present])
-    entry_files = np.repeat(vocabulary_starts[:-1], [len(p.entry_terms) for p in present])
-    ids = codes[entry_terms + entry_files]
+    if numbering is not None and len(numbering.entry_terms) == len(present):
+        vocabulary = numbering.vocabulary()
+        ids = joined(numbering.entry_terms)
+    else:
+        # Term ids in first-occurrence order over the files' vocabularies, concatenated:
+        # one pass numbers each term on first sight and maps every file's terms to them.
+        local_terms = list(itertools.chain.from_iterable(part.vocabulary for part in present))
+        first_seen = _Vocabulary()
+        codes = np.fromiter(map(first_seen.__getitem__, local_terms), np.int64, len(local_terms))
+        # A plain dict from here on: a lookup of an unknown term must not number it.
+        vocabulary = dict(first_seen)
+        vocabulary_starts = np.zeros(len(present) + 1, dtype=np.int64)
+        np.cumsum([len(part.vocabulary) for part in present], out=vocabulary_starts[1:])
+        entry_terms = joined([part.entry_terms for part in present])
+        entry_files = np.repeat(vocabulary_starts[:-1], [len(p.entry_terms) for p in present])
+        ids = codes[entry_terms + entry_files]
 
     id_ranks = id_order_ranks(chunk_ids)
     bm25 = Bm25Index.from_term_counts(
@@ -412,6 +446,7 @@ def _outcomes(
     store_text: bool = True,
     keys: Sequence[bytes] = (),
     stream: StoreStream | None = None,
+    numbering: _TermNumbering | None = None,
 ) -> tuple[list[FileOutcome], PieceSpool, list[FloatMatrix | SparseRows | None]]:
     """Every file's outcome in walk order: from the cache where it has it, else computed.
 
@@ -424,6 +459,8 @@ def _outcomes(
 
     With a `stream` (begun), each piece goes on to it as soon as every piece before it
     is in, and leaves the spool; once the stream fails, the pieces stay in the spool.
+    With a `numbering`, each file's terms are numbered as soon as every file before it
+    is in.
     """
     total = len(files)
     assert cache is None or len(keys) == total
@@ -458,15 +495,22 @@ def _outcomes(
         )
 
     done = 0
+    numbered = 0
 
     def finish(
         i: int, outcome: FileOutcome, cells: SparseRows | None = None, report: bool = True
     ) -> None:
-        nonlocal done
+        nonlocal done, numbered
         if cells is not None:
             sparse[i] = cells
         outcomes[i] = take_text(i, outcome)
         done += 1
+        while numbering is not None and numbered < total:
+            ready = outcomes[numbered]
+            if ready is None or ready.terms is None:
+                break  # a file without counts stops it: BM25 then numbers them itself
+            numbering.number(ready.terms)
+            numbered += 1
         if report and progress is not None:
             progress(done, total)
 
@@ -754,6 +798,13 @@ def _build(
     stream = store_stream if store_text and embed_hash and model is None else None
     if stream is not None:
         stream.begin(store_head_text(SPEC_VERSION, embedder.name, None, None))
+    # Only for a caller that lays out BM25 as soon as the build is done, and only when
+    # the cache does not hold this corpus's BM25 already (then nothing is laid out).
+    numbering = None
+    if bm25_hook is not None and (
+        cache is None or corpus_key is None or not cache.has_bm25(corpus_key)
+    ):
+        numbering = _TermNumbering()
     outcomes, texts, file_rows = _outcomes(
         walked.files,
         protect,
@@ -765,6 +816,7 @@ def _build(
         store_text,
         file_keys,
         stream,
+        numbering,
     )
     strict_redactions = sum(outcome.strict_redactions for outcome in outcomes)
     chunks: list[Chunk] = []
@@ -784,7 +836,7 @@ def _build(
     del walked  # every file's text: what is left to do needs none of them
 
     def lay_out_bm25() -> tuple[Bm25Index, IntArray]:
-        return _cached_bm25(cache, corpus_key, term_parts, chunk_ids)
+        return _cached_bm25(cache, corpus_key, term_parts, chunk_ids, numbering)
 
     if bm25_hook is not None:
         # The texts' pages go back first: a child forked now would keep them otherwise.

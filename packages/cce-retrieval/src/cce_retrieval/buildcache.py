@@ -27,6 +27,7 @@ import hashlib
 import importlib.util
 import itertools
 import json
+import operator
 import os
 import struct
 import time
@@ -570,10 +571,14 @@ class EncodedOutcome:
         return _decode(self.meta, self.arrays, self.store_text)
 
 
-def _header(magic: bytes, key: bytes, meta: bytes, arrays: bytes, text: bytes = b"") -> bytes:
-    """The `_HEADER` of an entry file holding `meta`, `arrays` and then `text`."""
+def _header(
+    magic: bytes, key: bytes, meta: bytes, arrays: bytes | Sequence[memoryview], text: bytes = b""
+) -> bytes:
+    """The `_HEADER` of an entry file holding `meta`, `arrays` (one part, or consecutive
+    parts) and then `text`."""
     digest = hashlib.sha256(meta)
-    digest.update(arrays)
+    for part in [arrays] if isinstance(arrays, bytes) else arrays:
+        digest.update(part)
     return _HEADER.pack(
         magic, key, digest.digest(), len(meta), hashlib.sha256(text).digest(), len(text)
     )
@@ -697,7 +702,7 @@ class BuildCache:
         place = EntryText(self._path(key), offset, len(text))
         return EncodedOutcome(meta, arrays, outcome.store_text, place)
 
-    def _write(self, key: bytes, parts: Sequence[bytes]) -> bool:
+    def _write(self, key: bytes, parts: Sequence[bytes | memoryview]) -> bool:
         """Write `parts` as the file of `key`, atomically; False (and nothing left behind)
         on any OS error."""
         path = self._path(key)
@@ -734,11 +739,14 @@ class BuildCache:
         when it would take more than a quarter of the cache's bound.
         """
         stats = bm25.arrays()
-        terms = sorted(stats.term_ids, key=stats.term_ids.__getitem__)
+        terms = list(stats.term_ids)
+        # A build numbers terms in the table's own order; only another table needs sorting.
+        if not all(itertools.starmap(operator.eq, enumerate(stats.term_ids.values()))):
+            terms.sort(key=stats.term_ids.__getitem__)
+            if [stats.term_ids[t] for t in terms] != list(range(len(terms))):
+                return
         words = _words(terms)
         if words is None or not words.isascii():
-            return
-        if [stats.term_ids[t] for t in terms] != list(range(len(terms))):
             return
         encoded_words = words.encode("ascii")
         size = (len(stats.offsets) + len(id_ranks)) * 8 + len(encoded_words)
@@ -755,17 +763,26 @@ class BuildCache:
             },
             separators=(",", ":"),
         ).encode("utf-8")
-        arrays = b"".join(
-            (
-                np.asarray(stats.offsets, dtype=np.int64).tobytes(),
-                np.asarray(stats.posting_docs, dtype=np.int64).tobytes(),
-                np.asarray(stats.posting_freqs, dtype=np.float64).tobytes(),
-                np.asarray(stats.doc_lengths, dtype=np.float64).tobytes(),
-                np.asarray(id_ranks, dtype=np.int64).tobytes(),
-                encoded_words,
-            )
-        )
-        self._write(key, (_header(_BM25_MAGIC, key, meta, arrays), meta, arrays))
+        # Written from the arrays' own memory: tens of megabytes at a million chunks.
+        arrays = [
+            *(
+                np.ascontiguousarray(array, dtype=dtype).data.cast("B")
+                for array, dtype in (
+                    (stats.offsets, np.int64),
+                    (stats.posting_docs, np.int64),
+                    (stats.posting_freqs, np.float64),
+                    (stats.doc_lengths, np.float64),
+                    (id_ranks, np.int64),
+                )
+            ),
+            memoryview(encoded_words),
+        ]
+        self._write(key, (_header(_BM25_MAGIC, key, meta, arrays), meta, *arrays))
+
+    def has_bm25(self, key: bytes) -> bool:
+        """Whether a file is kept under `key` for `put_bm25` (it may still not be trusted
+        when read); counts nothing."""
+        return os.path.exists(self._path(key))
 
     def get_bm25(self, key: bytes, n_docs: int) -> tuple[Bm25Index, IntArray] | None:
         """What `put_bm25` kept under `key`, for a build of `n_docs` chunks, or None
