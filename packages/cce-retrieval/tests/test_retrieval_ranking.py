@@ -46,3 +46,24 @@ def test_a_large_tie_at_the_cut_is_broken_by_chunk_id() -> None:
     got = ranked_prefix(scores, id_ranks, 10)
     assert got.tolist() == list(range(999, 989, -1))
     assert got.tolist() == top_order(score_keys(scores), id_ranks, 10).tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    positives=st.lists(st.one_of(_BOUNDARY, st.floats(1e-9, 40.0)), min_size=0, max_size=60),
+    zeros=st.integers(0, 2_000),
+    negatives=st.lists(st.floats(-40.0, -1e-9), min_size=0, max_size=30),
+    limit=st.integers(1, 40),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_the_prefix_of_mostly_zero_scores_equals_the_fully_keyed_order(
+    positives: list[float], zeros: int, negatives: list[float], limit: int, seed: int
+) -> None:
+    # Cosines against a query are mostly 0.0: the k-th largest is then looked for among
+    # the positive scores alone, as long as there are k of them, and must be the same.
+    rng = np.random.default_rng(seed)
+    scores = np.asarray([*positives, *([0.0] * zeros), *([-0.0] * (zeros // 3)), *negatives])
+    scores = scores[rng.permutation(len(scores))]
+    id_ranks = rng.permutation(len(scores)).astype(np.int64)
+    expected = top_order(score_keys(scores), id_ranks, limit)
+    assert ranked_prefix(scores, id_ranks, limit).tolist() == expected.tolist()
