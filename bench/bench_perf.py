@@ -27,6 +27,10 @@ just after thousands were deleted costs about a millisecond each instead of tens
 microseconds (the inode allocator steps over recently freed inodes), which adds seconds
 to the side that caches. So the bench deletes nothing between its runs, and a run
 started right after deleting a large cache says so (docs/index-store.md#measuring-a-cold-build).
+It also prints what filling new memory costs: on a virtual machine whose host takes
+freed memory back at once (free page reporting), every page a process is given costs
+ten times as much to touch the first time, which each side pays for every MB it uses
+and writes.
 
 Usage: `uv run python bench/bench_perf.py [--baseline COMMIT] [--repeat R]
 [--scale N] [--skip-side-by-side] [DIR]`.
@@ -72,6 +76,8 @@ LATENCY_QUERIES = 100
 BM25_QUERIES = 20
 FILE_PROBE_COUNT = 200
 SLOW_FILE_CREATION_S = 300e-6
+MEMORY_PROBE_MB = 256
+SLOW_FRESH_MEMORY_S_PER_MB = 1e-3
 TOP_K = 10
 
 
@@ -216,14 +222,32 @@ def file_creation_cost(directory: str) -> float:
         shutil.rmtree(probe, ignore_errors=True)
 
 
+def fresh_memory_cost() -> float:
+    """Seconds per MB to fill memory this process has just been given (the first touch
+    of each page), measured on `MEMORY_PROBE_MB` MB."""
+    import mmap
+
+    size = MEMORY_PROBE_MB << 20
+    with mmap.mmap(-1, size) as region:
+        started = time.perf_counter()
+        region.write(b"\x01" * size)
+        return (time.perf_counter() - started) / MEMORY_PROBE_MB
+
+
 def print_machine_state(scratch: str) -> None:
-    """The load average and what creating a file costs where the runs write."""
+    """The load average, what creating a file costs where the runs write, and what
+    touching new memory costs."""
     creating = file_creation_cost(scratch)
     print(f"   load average at start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} CPUs)")
     warning = ""
     if creating > SLOW_FILE_CREATION_S:
         warning = " (slow: many files deleted here recently? the caching side pays it)"
     print(f"   creating a file in the scratch directory: {creating * 1e6:,.0f} µs{warning}")
+    touching = fresh_memory_cost()
+    warning = ""
+    if touching > SLOW_FRESH_MEMORY_S_PER_MB:
+        warning = " (slow: a VM whose host takes freed memory back? each side pays per MB it uses)"
+    print(f"   filling new memory: {touching * 1e3:.2f} ms/MB{warning}")
 
 
 def side_by_side(corpus: str, baseline: Cli, current: Cli, repeat: int, scratch: str) -> str:
