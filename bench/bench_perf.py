@@ -223,15 +223,28 @@ def file_creation_cost(directory: str) -> float:
 
 
 def fresh_memory_cost() -> float:
-    """Seconds per MB to fill memory this process has just been given (the first touch
-    of each page), measured on `MEMORY_PROBE_MB` MB."""
+    """Seconds per MB to fill memory a process has just been given (the first touch of
+    each page), measured on `MEMORY_PROBE_MB` MB in a child process: a child inherits
+    its parent's peak RSS on Linux, so the probe must not raise this process's."""
+    child = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), "--memory-probe"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return float(child.stdout)
+
+
+def memory_probe_child() -> int:
     import mmap
 
-    size = MEMORY_PROBE_MB << 20
-    with mmap.mmap(-1, size) as region:
+    page = mmap.PAGESIZE
+    with mmap.mmap(-1, MEMORY_PROBE_MB << 20) as region:
         started = time.perf_counter()
-        region.write(b"\x01" * size)
-        return (time.perf_counter() - started) / MEMORY_PROBE_MB
+        for offset in range(0, len(region), page):
+            region[offset] = 1
+        print((time.perf_counter() - started) / MEMORY_PROBE_MB)
+    return 0
 
 
 def print_machine_state(scratch: str) -> None:
@@ -528,7 +541,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--skip-side-by-side", action="store_true")
     parser.add_argument("--latency-child", metavar="STORE", help=argparse.SUPPRESS)
     parser.add_argument("--fixture-child", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--memory-probe", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.memory_probe:
+        return memory_probe_child()
     if args.latency_child:
         return latency_child(args.latency_child)
     if args.fixture_child:
