@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cce_retrieval import redactor
 from cce_retrieval.redactor import _case_fold, _redact_private_keys, _scan_value, redact
-from cce_retrieval.text import ascii_lower
+from cce_retrieval.text import RUST_WHITESPACE, ascii_lower
 
 SPEC_ANCHORS = [
     ('password = "hunter2secret"', 'password = "[REDACTED:SECRET]"'),
@@ -347,6 +348,68 @@ def test_redaction_never_raises_and_is_idempotent_on_arbitrary_text(text: str) -
     once = redact(text)
     assert isinstance(once, str)
     assert redact(once) == once
+
+
+# Pieces that come close to a step's patterns without always making one: keywords in odd
+# case and with the case-folding signs, every Rust space, token prefixes a character
+# short. (No lone surrogates: files are decoded strictly before they are redacted.)
+_NEAR_PIECES = st.sampled_from(
+    [
+        "PassWord",
+        "pas\u017fwd",
+        "auth-token",
+        "\u212aey",
+        "private_",
+        "key",
+        "sk-ant-",
+        "sk_live_",
+        "ghp_",
+        "xoxb-",
+        "AKIA",
+        "AIza",
+        "eyJ",
+        "A1b2C3d4E5f6G7h8",
+        ".",
+        *sorted(RUST_WHITESPACE),
+        "\x1c",
+    ]
+)
+
+
+_SPACES = st.lists(st.sampled_from([*sorted(RUST_WHITESPACE), "\x1c"]), max_size=3).map("".join)
+_ASSIGNMENTS = st.tuples(
+    st.sampled_from(["password", "PASSWD", "secret_key", "api-key", "auth_token", "to\u212aen"]),
+    _SPACES,
+    st.sampled_from(["=", ":", "=>", ""]),
+    _SPACES,
+    st.sampled_from(["'abcdefghij'", '"xyzzy12345"', "`q1w2e3r4t5`", "hunter2hunter2", "x"]),
+).map("".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    st.lists(st.one_of(_PIECES, _NEAR_PIECES, _ASSIGNMENTS, st.text(max_size=3)), max_size=40).map(
+        "".join
+    )
+)
+def test_the_prefilters_skip_only_steps_that_would_change_nothing(text: str) -> None:
+    # Each step runs only when an RE2 search says its patterns may match; the result must
+    # be the unfiltered steps' to the character.
+    unfiltered = redactor._rewrite_assignments(
+        redactor._substitute_tokens(_redact_private_keys(text))
+    )
+    assert redact(text) == unfiltered
+
+
+def test_the_prefilters_pass_what_each_step_redacts() -> None:
+    token = "x = AKIA" + "B" * 16
+    assert redactor._ANY_TOKEN.search(token.encode()) is not None
+    assert redact(token) == "x = [REDACTED:AWS_ACCESS_KEY]"
+    # The keyword spelled with LONG S, Rust spaces around the `=`.
+    assignment = "Pa\u017f\u017fword\u2003=\u3000'hunter2hunter2'"
+    folded = _case_fold(assignment).encode("utf-8", "surrogatepass")
+    assert redactor._ANY_ASSIGNMENT_PREFIX.search(folded) is not None
+    assert redact(assignment) == "Pa\u017f\u017fword\u2003=\u3000'[REDACTED:SECRET]'"
 
 
 # --- oracles for the two places where the port departs from a literal transcription ----------

@@ -18,6 +18,11 @@ Parity notes (Rust `regex` is Unicode-aware; Python `re` is too, but not identic
   The trailing `\\b` needs no check: the keyword ends in an ASCII letter and must be
   followed by whitespace, `:` or `=`, which is a boundary under both definitions.
 
+Most files hold no secret at all, so each step first asks RE2 (one automaton pass over
+the UTF-8 bytes, several times faster than Python's backtracking scans) whether the
+step's patterns can match anywhere; only then does the exact Python code run. Each
+prefilter is a superset of what its step matches, so skipping on "no" is exact.
+
 The value scanner is specified over UTF-8 bytes. It runs here over `str` code points,
 which is equivalent: every byte it tests specially is ASCII, every non-ASCII character is
 a run of bytes >= 0x80 that each branch treats alike ("glue" after a quote, ordinary
@@ -31,6 +36,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterator
+from typing import Final, Protocol, cast
+
+import re2  # type: ignore[import-untyped]
 
 from cce_retrieval.text import RUST_WHITESPACE, ascii_lower
 
@@ -77,6 +85,28 @@ _RUST_SPACE = "[" + "".join(f"\\u{ord(ch):04x}" for ch in sorted(RUST_WHITESPACE
 # Searched over the case-folded text (see `_case_fold`); it starts with literal
 # alternatives, which the regex engine scans for quickly.
 _ASSIGNMENT_PREFIX = re.compile(f"(?:{_KEYWORDS})\\b(?:{_RUST_SPACE}*[:=]{_RUST_SPACE}*)")
+
+
+class _Prefilter(Protocol):
+    def search(self, data: bytes) -> object | None: ...
+
+
+def _prefilter(pattern: str) -> _Prefilter:
+    """`pattern` (RE2 syntax) compiled for a search of UTF-8 bytes."""
+    options = re2.Options()
+    options.log_errors = False
+    return cast(_Prefilter, re2.compile(pattern.encode("utf-8"), options))
+
+
+_ANY_TOKEN: Final = _prefilter("|".join(f"(?:{p.pattern})" for p, _ in _TOKEN_PATTERNS))
+"""Matches wherever one of `_TOKEN_PATTERNS` does (they are ASCII-only, the same in RE2)."""
+_ANY_ASSIGNMENT_PREFIX: Final = _prefilter(
+    f"(?:{_KEYWORDS})["
+    + "".join(f"\\x{{{ord(ch):x}}}" for ch in sorted(RUST_WHITESPACE))
+    + "]*[:=]"
+)
+"""Matches in the case-folded text wherever `_ASSIGNMENT_PREFIX` does, and more: neither
+its `\\b` nor the hand-checked leading boundary is asked for."""
 
 _VALUE_WHITESPACE = frozenset(" \t\n\x0c\r")
 _QUOTES = frozenset("\"'`")
@@ -214,6 +244,14 @@ def _is_skippable(inner: str) -> bool:
 
 
 def _redact_assignments(text: str) -> str:
+    folded = _case_fold(text).encode("utf-8", "surrogatepass")
+    if _ANY_ASSIGNMENT_PREFIX.search(folded) is None:
+        return text
+    return _rewrite_assignments(text)
+
+
+def _rewrite_assignments(text: str) -> str:
+    """Step B over `text`, unfiltered."""
     pieces: list[str] = []
     cursor = 0
     for start, prefix_end in list(_assignment_prefixes(text)):
@@ -258,6 +296,14 @@ def _redact_private_keys(text: str) -> str:
 def redact(text: str) -> str:
     """Return `text` with secrets replaced by `[REDACTED:<LABEL>]` markers."""
     text = _redact_private_keys(text)
+    # No substitution happens unless one pattern matches the text as it is here.
+    if _ANY_TOKEN.search(text.encode("utf-8", "surrogatepass")) is not None:
+        text = _substitute_tokens(text)
+    return _redact_assignments(text)
+
+
+def _substitute_tokens(text: str) -> str:
+    """Step A's token shapes over `text`, unfiltered, in order."""
     for pattern, replacement in _TOKEN_PATTERNS:
         text = pattern.sub(replacement, text)
-    return _redact_assignments(text)
+    return text
