@@ -8,13 +8,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cce_retrieval.build import build_index
 from cce_retrieval.embedder import HashEmbedder
 from cce_retrieval.protection import (
     _PATTERN_HINT,
+    _PATTERNS,
     _candidate_lines,
     _detection,
     is_strict_sensitive,
@@ -120,6 +121,69 @@ def test_candidate_lines_are_the_lines_a_table_of_line_starts_finds(
         # A superset of the lines the hint matches on their own.
         alone = [i for i, line in enumerate(data.split(b"\n")) if hint.search(line, 0)]
         assert set(alone) <= set(found)
+
+
+_SHAPE_PIECES = st.sampled_from(
+    [
+        "DB_",
+        "password",
+        "PASSWD",
+        "client-secret",
+        "api.key",
+        "\u212aey",  # KELVIN SIGN: a `k` to a case-insensitive pattern
+        "to\u212aen",
+        "auth",
+        "export ",
+        "'",
+        '"',
+        " ",
+        "\t",
+        "=",
+        ":",
+        ":=",
+        "=>",
+        "'hunter2hunter2'",
+        "h4x0r-123",
+        "Bearer ",
+        "mysql -p",
+        "https://u:",
+        "@host",
+        "sk-proj-",
+        "A" * 24,
+        "github_pat_",
+        "npm_",
+        "glpat-",
+        "# note",
+        "x",
+    ]
+)
+
+
+_ASSIGNMENT_SHAPES = st.tuples(
+    st.sampled_from(["", " ", "export ", '"', "'"]),
+    st.sampled_from(["DB_", "my.", "", "x-"]),
+    st.sampled_from(["password", "SECRET", "Api_Key", "to\u212aen", "credentials", "AUTH"]),
+    st.sampled_from(["", "_URL", "2", ".v"]),
+    st.sampled_from(["", '"', "'"]),
+    st.sampled_from(["", " ", "\t ", "  "]),
+    st.sampled_from(["=", ":", ":=", "=>"]),
+    st.sampled_from(["", " ", "\t"]),
+    st.sampled_from(["'hunter2hunter2'", '"s3cr3t-value"', "h4x0r-123", "wJalrXUtnFEMI", "x"]),
+).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(_SHAPE_PIECES, _ASSIGNMENT_SHAPES), max_size=8).map("".join))
+def test_the_pattern_hint_finds_every_line_a_pattern_matches(line: str) -> None:
+    # Lines the hint does not find are never given to the patterns, so it must find
+    # every line where any of them matches.
+    if any(pattern.search(line) for pattern, _ in _PATTERNS):
+        assert _PATTERN_HINT.search(line.encode("utf-8"), 0) is not None
+
+
+def test_naming_a_token_without_assigning_it_is_no_candidate() -> None:
+    code = "def tokenize(source: str) -> list[Token]:\n    return token_list(source)\n"
+    assert _candidate_lines(_PATTERN_HINT, code.encode()) == []
 
 
 def test_text_without_a_candidate_line_comes_back_unchanged() -> None:
