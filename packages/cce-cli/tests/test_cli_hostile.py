@@ -273,6 +273,63 @@ def test_ctrl_c_in_a_finalizer_still_stops_the_main_thread(
         assert done.stderr == b""
 
 
+_COMMAND_TURNS_CTRL_C_INTO = "\n".join(
+    [
+        "import os, signal, sys, time, types",
+        "from cce_cli.entry import main",
+        "command = types.ModuleType('cce_cli.main')",
+        "def run():",
+        "    try:",
+        "        if {interrupt}:",
+        "            os.kill(os.getpid(), signal.SIGINT)",
+        "            time.sleep(20)",
+        # What numpy's extension module does when the interrupt lands while it imports.
+        "    except KeyboardInterrupt:",
+        "        pass",
+        "    raise ImportError('PyCapsule_Import could not import module \"datetime\"')",
+        "command.main = run",
+        "sys.modules['cce_cli.main'] = command",
+        "raise SystemExit(main())",
+    ]
+)
+
+
+@pytest.mark.parametrize("interrupt", [True, False])
+def test_an_error_made_of_a_ctrl_c_is_reported_as_the_interrupt(interrupt: bool) -> None:
+    # C code running when Ctrl-C comes may raise an error of its own instead of
+    # KeyboardInterrupt; after a Ctrl-C that is `error: interrupted`, 130. The same error
+    # without a Ctrl-C is a real failure and is not hidden.
+    script = _COMMAND_TURNS_CTRL_C_INTO.format(interrupt=interrupt)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, timeout=60, check=False
+    )
+    if interrupt:
+        assert (done.returncode, done.stderr) == (130, b"error: interrupted\n")
+    else:
+        assert done.returncode == 1
+        assert b"ImportError: PyCapsule_Import" in done.stderr
+
+
+def test_an_ignored_ctrl_c_stays_ignored() -> None:
+    # `nohup` and background jobs of non-interactive shells start with SIGINT ignored.
+    script = "\n".join(
+        [
+            "import signal",
+            "signal.signal(signal.SIGINT, signal.SIG_IGN)",
+            "import sys, types",
+            "from cce_cli.entry import main",
+            "command = types.ModuleType('cce_cli.main')",
+            "command.main = lambda: print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN) or 0",
+            "sys.modules['cce_cli.main'] = command",
+            "raise SystemExit(main())",
+        ]
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, timeout=60, check=False
+    )
+    assert (done.returncode, done.stdout) == (0, b"True\n")
+
+
 # --- control and bidi characters in human output (17) ---------------------------------------
 
 

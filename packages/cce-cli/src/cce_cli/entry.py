@@ -6,15 +6,32 @@ window used to end in a `KeyboardInterrupt` traceback. The script's entry point 
 module, which imports nothing heavy itself (the `cce_cli` package resolves its public
 names lazily), so an interrupt at any point after start-up is `error: interrupted` with
 exit status 130, like one during the command itself.
+
+C code running when the Ctrl-C comes can turn the `KeyboardInterrupt` into an error of
+its own: numpy's extension module, imported mid-interrupt, fails with an `ImportError`
+("PyCapsule_Import could not import module"). So the entry point's SIGINT handler also
+remembers that it ran, and an error that ends the command after a Ctrl-C is reported as
+the interrupt it is.
 """
 
 from __future__ import annotations
 
 import _thread
 import contextlib
+import signal
 import sys
+from types import FrameType
 
 INTERRUPTED = 130
+
+_interrupt_received = False
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    """`signal.default_int_handler`, remembering that a Ctrl-C came."""
+    global _interrupt_received
+    _interrupt_received = True
+    raise KeyboardInterrupt
 
 
 def _quiet_interrupts(unraisable: sys.UnraisableHookArgs) -> None:
@@ -36,14 +53,24 @@ def _quiet_interrupts(unraisable: sys.UnraisableHookArgs) -> None:
 def main() -> int:
     """Import and run `cce_cli.main.main`; an early Ctrl-C exits 130 quietly."""
     sys.unraisablehook = _quiet_interrupts
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _interrupt)  # an ignored SIGINT stays ignored
     try:
         from cce_cli.main import main as run
 
         return run()
     except KeyboardInterrupt:
-        with contextlib.suppress(OSError, ValueError):  # stderr itself may be gone
-            print("error: interrupted", file=sys.stderr)
-        return INTERRUPTED
+        return _interrupted()
+    except Exception:
+        if _interrupt_received:  # what the interrupted code made of the Ctrl-C
+            return _interrupted()
+        raise
+
+
+def _interrupted() -> int:
+    with contextlib.suppress(OSError, ValueError):  # stderr itself may be gone
+        print("error: interrupted", file=sys.stderr)
+    return INTERRUPTED
 
 
 if __name__ == "__main__":
