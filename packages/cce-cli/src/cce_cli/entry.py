@@ -52,10 +52,10 @@ def _quiet_interrupts(unraisable: sys.UnraisableHookArgs) -> None:
 
 def main() -> int:
     """Import and run `cce_cli.main.main`; an early Ctrl-C exits 130 quietly."""
-    sys.unraisablehook = _quiet_interrupts
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        signal.signal(signal.SIGINT, _interrupt)  # an ignored SIGINT stays ignored
     try:
+        sys.unraisablehook = _quiet_interrupts
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, _interrupt)  # an ignored SIGINT stays ignored
         from cce_cli.main import main as run
 
         return run()
