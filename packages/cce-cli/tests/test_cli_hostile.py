@@ -330,6 +330,43 @@ def test_an_ignored_ctrl_c_stays_ignored() -> None:
     assert (done.returncode, done.stdout) == (0, b"True\n")
 
 
+_CTRL_C_AS_BM25_FORKS = "\n".join(
+    [
+        "import os, signal, sys",
+        "from cce_retrieval import processes",
+        "from cce_cli.entry import main",
+        "fork = os.fork",
+        "def fork_then_interrupt():",
+        "    pid = fork()",
+        "    if pid:",  # the building process: Ctrl-C before it holds the child's handle
+        "        print(pid, file=sys.stderr, flush=True)",
+        "        os.kill(os.getpid(), signal.SIGINT)",
+        "    return pid",
+        "processes.os = type('os', (), {**vars(os), 'fork': staticmethod(fork_then_interrupt)})",
+        "raise SystemExit(main())",
+    ]
+)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="BM25 is forked apart on Linux")
+def test_ctrl_c_as_bm25_forks_leaves_no_child_and_no_staged_part(tmp_path: Path) -> None:
+    root = repo(tmp_path / "r")
+    done = subprocess.run(
+        [sys.executable, "-c", _CTRL_C_AS_BM25_FORKS, "index", str(root), "--no-metrics"],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    child, _, rest = done.stderr.partition(b"\n")
+    assert (done.returncode, rest) == (130, b"error: interrupted\n")
+    # The child was killed and collected before the command ended: no process, no parts.
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(child), 0)
+    time.sleep(0.5)  # what a child still running would write meanwhile
+    sidecar = root / ".cce" / "index.json.sidecar"
+    assert not sidecar.exists() or list(sidecar.iterdir()) == []
+
+
 # --- control and bidi characters in human output (17) ---------------------------------------
 
 

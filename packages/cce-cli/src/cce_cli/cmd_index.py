@@ -53,6 +53,7 @@ from cce_retrieval.buildcache import StoreRecord
 from cce_retrieval.derived import Bm25Factory
 from cce_retrieval.fileio import keep_in_place
 from cce_retrieval.fingerprint import fingerprint_document_of
+from cce_retrieval.processes import interrupts_deferred
 from cce_retrieval.sidecar import (
     Bm25Staging,
     StagedSidecar,
@@ -162,7 +163,10 @@ class _Bm25Start:
         self._staging: Bm25Staging | None = None
 
     def __call__(self, lay_out: Bm25Factory) -> None:
-        with contextlib.suppress(OSError):  # then `_stage_sidecar` starts them itself
+        # A Ctrl-C is held until the staging is kept here, where `cancel` reaches it: a
+        # child forked a moment before would otherwise write its parts unseen.
+        with interrupts_deferred(), contextlib.suppress(OSError):
+            # On OSError, `_stage_sidecar` starts them itself.
             self._staging = start_bm25_staging(lay_out, self._store_path)
 
     def take(self) -> Bm25Staging | None:
