@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from cce_retrieval import build as build_module
 from cce_retrieval import store_write
+from cce_retrieval.bm25 import Bm25Index
 from cce_retrieval.build import BuildResult, build_index
 from cce_retrieval.buildcache import (
     BuildCache,
@@ -34,6 +35,7 @@ from cce_retrieval.derived import bm25_and_ranks
 from cce_retrieval.embedder import HashEmbedder
 from cce_retrieval.fileio import AtomicFile
 from cce_retrieval.model import Chunk
+from cce_retrieval.ranking import id_order_ranks
 from cce_retrieval.store import serialize_index, write_store
 
 SAMPLE = Path(__file__).resolve().parents[3] / "eval" / "corpus" / "sample"
@@ -664,21 +666,20 @@ def bm25_arrays_equal(made: tuple[Any, Any], kept: tuple[Any, Any]) -> bool:
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
-def test_bm25_from_terms_numbered_during_the_build_is_the_plain_layout(
+def test_bm25_from_terms_numbered_during_the_build_is_bm25_of_the_contents(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
 ) -> None:
     # A caller that lays out BM25 as soon as the build is done (`bm25_ready`) gets the
-    # files' terms numbered as they arrive; the layout must be the one made from the
-    # counts alone (term ids, postings, ranks), cold and after an edit (then cache hits
-    # are numbered while the edited file is still being made).
+    # files' terms numbered as they arrive; the layout must be BM25 tokenized afresh from
+    # the chunks' contents (term ids, postings, ranks), cold and after an edit (then cache
+    # hits are numbered while the edited file is still being made).
     root = corpus(tmp_path)
     monkeypatch.setattr(build_module, "_PARALLEL_MIN_BYTES", 0)
     real = build_module._bm25_from_counts
-    seen: dict[str, Any] = {}
+    numbered: list[bool] = []
 
     def recording(parts: Any, chunk_ids: Any, numbering: Any = None) -> Any:
-        seen["numbered"] = numbering is not None and len(numbering.entry_terms) == len(parts)
-        seen["plain"] = real(parts, chunk_ids)
+        numbered.append(numbering is not None and len(numbering.entry_terms) == len(parts))
         return real(parts, chunk_ids, numbering)
 
     monkeypatch.setattr(build_module, "_bm25_from_counts", recording)
@@ -687,17 +688,20 @@ def test_bm25_from_terms_numbered_during_the_build_is_the_plain_layout(
         if edit:
             Path(root, "a_first.py").write_text("def first_words():\n    return 'fresh terms'\n")
         factories: list[Callable[[], Any]] = []
-        build_index(
+        result = build_index(
             root,
             HashEmbedder(),
             jobs=jobs,
             cache=BuildCache(str(cache_dir), salt()),
             bm25_ready=factories.append,
         )
-        seen.clear()
+        numbered.clear()
         laid_out = factories[0]()
-        assert seen["numbered"] is True
-        assert bm25_arrays_equal(laid_out, seen["plain"])
+        assert numbered == [True]
+        chunks = result.index.chunks
+        ids = [c.chunk_id for c in chunks]
+        tokenized = Bm25Index.build([c.content for c in chunks], ids)
+        assert bm25_arrays_equal(laid_out, (tokenized, id_order_ranks(ids)))
 
 
 def test_a_cached_bm25_skips_numbering_terms_during_the_build(

@@ -15,7 +15,6 @@ may take the store's chunk text as the build makes it (`build_or_reuse`).
 from __future__ import annotations
 
 import concurrent.futures
-import itertools
 import os
 import sys
 from collections import Counter
@@ -375,22 +374,12 @@ def _bm25_from_counts(
     def joined(arrays: Sequence[IntArray]) -> IntArray:
         return np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
 
-    if numbering is not None and len(numbering.entry_terms) == len(present):
-        vocabulary = numbering.vocabulary()
-        ids = joined(numbering.entry_terms)
-    else:
-        # Term ids in first-occurrence order over the files' vocabularies, concatenated:
-        # one pass numbers each term on first sight and maps every file's terms to them.
-        local_terms = list(itertools.chain.from_iterable(part.vocabulary for part in present))
-        first_seen = _Vocabulary()
-        codes = np.fromiter(map(first_seen.__getitem__, local_terms), np.int64, len(local_terms))
-        # A plain dict from here on: a lookup of an unknown term must not number it.
-        vocabulary = dict(first_seen)
-        vocabulary_starts = np.zeros(len(present) + 1, dtype=np.int64)
-        np.cumsum([len(part.vocabulary) for part in present], out=vocabulary_starts[1:])
-        entry_terms = joined([part.entry_terms for part in present])
-        entry_files = np.repeat(vocabulary_starts[:-1], [len(p.entry_terms) for p in present])
-        ids = codes[entry_terms + entry_files]
+    if numbering is None or len(numbering.entry_terms) != len(present):
+        numbering = _TermNumbering()
+        for part in present:
+            numbering.number(part)
+    vocabulary = numbering.vocabulary()
+    ids = joined(numbering.entry_terms)
 
     id_ranks = id_order_ranks(chunk_ids)
     bm25 = Bm25Index.from_term_counts(
