@@ -19,7 +19,7 @@ from cce_retrieval.build import build_index
 from cce_retrieval.derived import bm25_and_ranks
 from cce_retrieval.embedder import HashEmbedder
 from cce_retrieval.hybrid import bm25_only_search, search, vector_search
-from cce_retrieval.model import Index
+from cce_retrieval.model import Index, SparseEmbeddings
 from cce_retrieval.sidecar import load_store, sidecar_dir, write_sidecar
 from cce_retrieval.store import load_index, serialize_index, write_store
 from cce_retrieval.stored_chunks import StoredChunks
@@ -87,7 +87,7 @@ def test_an_incomplete_sidecar_falls_back_to_the_store(tmp_path: Path, damage: s
     store, _ = persisted(tmp_path)
     directory = Path(sidecar_dir(store))
     manifest = next(directory.glob("*.json"))
-    part = next(directory.glob("*-embeddings_by_dim.npy"))
+    part = next(directory.glob("*-embedding_values.npy"))
     if damage == "truncate-part":
         part.write_bytes(part.read_bytes()[:-8])
     elif damage == "drop-part":
@@ -433,8 +433,8 @@ def test_staging_files_of_writers_that_are_gone_are_removed_and_others_kept(
 def test_staging_files_of_a_killed_writer_are_never_read_and_are_removed(tmp_path: Path) -> None:
     store, index = persisted(tmp_path)
     directory = Path(sidecar_dir(store))
-    part = next(directory.glob("*-embeddings_by_dim.npy"))
-    stray = directory / ".staged.999999.0.embeddings_by_dim.npy"
+    part = next(directory.glob("*-embedding_values.npy"))
+    stray = directory / ".staged.999999.0.embedding_values.npy"
     stray.write_bytes(b"\0" * part.stat().st_size)
     assert_same_index(load_store(store), load_index(store))
     data = Path(store).read_bytes()
@@ -493,3 +493,77 @@ def test_only_a_manifest_makes_a_sidecar_worth_checking(tmp_path: Path) -> None:
     assert not sidecar.has_sidecar_manifest(store)
     (directory / f"{digest}.json").write_bytes(b"{}")
     assert sidecar.has_sidecar_manifest(store)
+
+
+# --- embeddings as their cells ----------------------------------------------------------
+
+
+def _part_names(store: str) -> set[str]:
+    manifest = json.loads(next(Path(sidecar_dir(store)).glob("*.json")).read_text())
+    return set(manifest["parts"])
+
+
+def test_hash_embeddings_are_kept_as_cells_and_read_back_as_such(tmp_path: Path) -> None:
+    store, index = persisted(tmp_path)
+    assert isinstance(index.embeddings, SparseEmbeddings)  # the build never made the matrix
+    names = _part_names(store)
+    assert {"embedding_starts", "embedding_rows", "embedding_values"} <= names
+    assert "embeddings_by_dim" not in names
+    loaded = load_store(store)
+    assert isinstance(loaded.embeddings, SparseEmbeddings)
+    assert_same_index(loaded, load_index(store))
+
+
+def test_a_parsed_hash_store_gets_a_sparse_sidecar_and_a_dense_one_stays_dense(
+    tmp_path: Path,
+) -> None:
+    store, _ = persisted(tmp_path)
+    shutil.rmtree(sidecar_dir(store))
+    parsed = load_store(store)  # no sidecar: parsed, dense, and the sidecar rebuilt
+    assert isinstance(parsed.embeddings, np.ndarray)
+    assert "embedding_values" in _part_names(store)
+    assert isinstance(load_store(store).embeddings, SparseEmbeddings)
+    # Mostly non-zero rows (a model's embeddings) keep the dense layout.
+    dense_rows = np.random.default_rng(3).standard_normal((len(parsed.chunks), 8))
+    dense = Index(
+        embedder="ollama",
+        chunks=list(parsed.chunks),
+        embeddings=dense_rows,
+        embedding_lengths=[8] * len(parsed.chunks),
+        embedder_model="m",
+        embedding_dim=8,
+    )
+    other = str(tmp_path / "dense" / "index.json")
+    saved = write_store(dense, other)
+    write_sidecar(dense, other, saved.sha256, saved.size)
+    names = _part_names(other)
+    assert "embeddings_by_dim" in names and "embedding_values" not in names
+    back = load_store(other)
+    assert np.asarray(back.embeddings).tobytes() == dense_rows.tobytes()
+
+
+@pytest.mark.parametrize("damage", ["row-out-of-range", "starts-past-the-end", "schema-v1"])
+def test_damaged_cells_or_an_older_layout_fall_back_to_the_store(
+    tmp_path: Path, damage: str
+) -> None:
+    store, _ = persisted(tmp_path)
+    directory = Path(sidecar_dir(store))
+    manifest_path = next(directory.glob("*.json"))
+    manifest = json.loads(manifest_path.read_text())
+    if damage == "schema-v1":
+        manifest["schema"] = "cce.sidecar/v1"
+        manifest_path.write_text(json.dumps(manifest))
+    else:
+        name = "embedding_rows" if damage == "row-out-of-range" else "embedding_starts"
+        part = directory / manifest["parts"][name]["file"]
+        array = np.load(part)
+        if damage == "row-out-of-range":
+            array[len(array) // 2] = len(manifest["kinds"]) + manifest["chunks"]
+        else:
+            array[-1] += 1
+        with open(part, "wb") as handle:  # same size: only the values are wrong
+            np.save(handle, array)
+    loaded = load_store(store)  # parsed instead, never a failed query
+    assert isinstance(loaded.embeddings, np.ndarray)
+    assert_same_index(loaded, load_index(store))
+    assert results(loaded) == results(load_index(store))

@@ -10,6 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cce_retrieval.model import SparseEmbeddings
 from cce_retrieval.numeric import score_key
 from cce_retrieval.vector import VectorIndex
 
@@ -89,3 +90,65 @@ def test_bit_identity_on_long_random_vectors() -> None:
     order = [i for i, _ in vectors.rank_by_cosine(query)]
     expected = sorted(range(40), key=lambda i: (-score_key(scalar_cosine(query, rows[i])), i))
     assert order == expected
+
+
+# --- embeddings held as their non-zero cells ----------------------------------------------
+
+mostly_zero = st.one_of(st.just(0.0), st.just(0.0), st.just(0.0), st.just(-0.0), finite)
+
+
+def _bits(values: Sequence[float] | np.ndarray) -> list[int]:
+    bits: list[int] = np.asarray(values, dtype=np.float64).view(np.uint64).tolist()
+    return bits
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    st.lists(st.lists(mostly_zero, min_size=9, max_size=9), min_size=1, max_size=25),
+    st.lists(mostly_zero, max_size=12),
+)
+def test_sparse_cosines_are_bit_identical_to_the_dense_ones_and_the_scalar_loop(
+    rows: list[list[float]], query: list[float]
+) -> None:
+    ids = [f"{i:04d}" for i in range(len(rows))]
+    dense = VectorIndex(_matrix(rows), ids)
+    sparse_matrix = SparseEmbeddings.from_dense(_matrix(rows))
+    sparse = VectorIndex(sparse_matrix, ids)
+    got = sparse.cosines(query)
+    assert _bits(got) == _bits(dense.cosines(query))
+    assert _bits(got) == _bits([scalar_cosine(query, row) for row in rows])
+    assert sparse.rank_by_cosine(query) == dense.rank_by_cosine(query)
+    # The cells are the matrix: -0.0 kept, +0.0 dropped.
+    assert _bits(np.asarray(sparse_matrix).reshape(-1)) == _bits(_matrix(rows).reshape(-1))
+    assert len(sparse_matrix.values) == sum(1 for row in rows for v in row if _bits([v])[0])
+
+
+def test_a_non_finite_query_entry_reaches_every_chunk_as_in_the_dense_sum() -> None:
+    rows = [[0.5, 0.0], [0.0, 0.0], [-0.0, 2.0]]
+    ids = ["a", "b", "c"]
+    sparse = VectorIndex(SparseEmbeddings.from_dense(_matrix(rows)), ids)
+    for query in ([float("inf"), 1.0], [float("nan"), 0.0], [1.0, float("-inf")]):
+        with np.errstate(invalid="ignore"):
+            want = VectorIndex(_matrix(rows), ids).cosines(query)
+            got = sparse.cosines(query)
+        assert np.array_equal(got, want, equal_nan=True)
+        assert np.isnan(got).tolist() == np.isnan(want).tolist()
+        assert np.isnan(want).any()  # 0.0 * inf: the zero cells count here
+
+
+def test_sparse_rows_read_back_as_the_dense_matrix() -> None:
+    rng = np.random.default_rng(11)
+    dense = rng.standard_normal((300, 16)) * (rng.random((300, 16)) < 0.1)
+    dense[7, 3] = -0.0
+    cells = SparseEmbeddings.from_dense(dense)
+    assert cells.shape == (300, 16) and len(cells) == 300 and cells.ndim == 2
+    assert cells.dense().T.flags.c_contiguous  # laid out by dimension, as scoring reads it
+    assert cells[10:250].tobytes() == dense[10:250].tobytes()
+    assert cells[-1].tobytes() == dense[-1].tobytes()
+    assert cells[7].view(np.uint64)[3] == np.float64(-0.0).view(np.uint64)
+    assert cells[290:999].shape == (10, 16) and cells[5:2].shape == (0, 16)
+    assert cells.tolist() == dense.tolist()
+    for dim in range(16):
+        rows, values = cells.column(dim)
+        assert rows.tolist() == sorted(set(rows.tolist()))  # ascending, each row once
+        assert values.tobytes() == dense[rows.astype(np.int64), dim].tobytes()

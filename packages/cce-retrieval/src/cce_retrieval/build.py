@@ -23,6 +23,7 @@ from typing import Final, Protocol, runtime_checkable
 
 import attrs
 import numpy as np
+import numpy.typing as npt
 
 from cce_metrics import estimate_tokens
 from cce_retrieval.bm25 import Bm25Index
@@ -39,7 +40,14 @@ from cce_retrieval.derived import Bm25Factory, offer_bm25
 from cce_retrieval.embedder import EMBED_DIM, Embedder, EmbedError, HashEmbedder, check_vectors
 from cce_retrieval.embedders import embedder_model
 from cce_retrieval.fingerprint import embed_dim
-from cce_retrieval.model import SPEC_VERSION, Chunk, FloatMatrix, Index
+from cce_retrieval.model import (
+    SPEC_VERSION,
+    Chunk,
+    EmbeddingMatrix,
+    FloatMatrix,
+    Index,
+    SparseEmbeddings,
+)
 from cce_retrieval.processes import (
     become_helper,
     interrupts_deferred,
@@ -607,27 +615,41 @@ def release_free_memory() -> None:
     trim(0)
 
 
-def _stack(parts: list[FloatMatrix | SparseRows], rows: int) -> FloatMatrix:
-    """Concatenate per-file hash rows, releasing each part as soon as it is copied.
+def _stack(parts: list[FloatMatrix | SparseRows], rows: int) -> SparseEmbeddings:
+    """Per-file hash rows as one matrix of their non-zero cells, releasing each part as
+    soon as its cells are taken.
 
-    The matrix is laid out one dimension after another (Fortran order): that is the
-    layout cosine scoring reads (`VectorIndex` then needs no transposed copy, a second
-    matrix the size of the first) and the sidecar stores.
+    Hash vectors are about 90% zeros: the cells alone are a tenth of the dense matrix,
+    which is never made (`SparseEmbeddings`; cosine scoring and the sidecar use the
+    cells as they are).
     """
-    by_dimension = np.zeros((EMBED_DIM, rows), dtype=np.float64)
-    matrix = by_dimension.T
+    positions: list[npt.NDArray[np.int64]] = []
+    values: list[FloatMatrix] = []
     first = 0
     for i, part in enumerate(parts):
+        where: npt.NDArray[np.integer]
         if isinstance(part, SparseRows):
             assert part.width == EMBED_DIM or part.rows == 0
-            part_rows, dims = np.divmod(part.where.astype(np.int64), EMBED_DIM)
-            by_dimension[dims, part_rows + first] = part.values
-            first += part.rows
+            where, cells, count = part.where, part.values, part.rows
         else:
-            matrix[first : first + part.shape[0]] = part
-            first += part.shape[0]
-        parts[i] = matrix[:0]
-    return matrix
+            assert part.shape[1] == EMBED_DIM or part.shape[0] == 0
+            flat = np.ascontiguousarray(part, dtype=np.float64).reshape(-1)
+            where = np.flatnonzero(flat.view(np.uint64))  # by bit pattern: -0.0 is a cell
+            cells, count = flat[where], part.shape[0]
+        positions.append(where.astype(np.int64) + first * EMBED_DIM)
+        values.append(cells)
+        first += count
+        parts[i] = _NO_ROWS
+    if not positions:
+        return SparseEmbeddings.from_positions(
+            rows, EMBED_DIM, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+        )
+    return SparseEmbeddings.from_positions(
+        rows, EMBED_DIM, np.concatenate(positions), np.concatenate(values)
+    )
+
+
+_NO_ROWS: Final = np.zeros((0, EMBED_DIM), dtype=np.float64)
 
 
 def _embed_generic(
@@ -840,6 +862,7 @@ def _build(
     else:
         texts.close()
     lengths: list[int] | None = None
+    embeddings: EmbeddingMatrix
     if embed_hash:
         parts = [part for part in file_rows if part is not None]
         del outcomes, file_rows

@@ -7,7 +7,9 @@ entries, and the 6-decimal rounded cosine decides ranks, so the sum must be that
 double. `matrix @ vector` does not guarantee it (BLAS blocks and reorders the sum), so
 this module keeps a transposed, contiguous copy of the embedding matrix (one row per
 dimension) and adds one dimension at a time, in increasing dimension order, to a
-per-chunk accumulator: for every chunk that is the reference's scalar loop.
+per-chunk accumulator: for every chunk that is the reference's scalar loop. An index
+whose embeddings are held as non-zero cells (`SparseEmbeddings`) is scored the same
+way, adding each dimension's cells to their chunks' accumulators only.
 
 Owns: `VectorIndex` (the transposed matrix, built once per index), `cosines`, and
 `rank_by_cosine` (all chunks, rounded cosine desc, chunk id asc, store order last).
@@ -15,11 +17,12 @@ Owns: `VectorIndex` (the transposed matrix, built once per index), `cosines`, an
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
-from cce_retrieval.model import FloatMatrix
+from cce_retrieval.model import EmbeddingMatrix, SparseEmbeddings
 from cce_retrieval.ranking import FloatArray, IntArray, id_order_ranks, ranked_prefix
 
 
@@ -28,7 +31,7 @@ class VectorIndex:
 
     def __init__(
         self,
-        embeddings: FloatMatrix,
+        embeddings: EmbeddingMatrix,
         chunk_ids: Sequence[str],
         id_ranks: IntArray | None = None,
     ) -> None:
@@ -38,7 +41,12 @@ class VectorIndex:
             embeddings = np.zeros((n_chunks, 0), dtype=np.float64)
         self.n_chunks = n_chunks
         self.dim = int(embeddings.shape[1])
-        self._by_dimension = np.ascontiguousarray(embeddings.T, dtype=np.float64)
+        self._sparse = embeddings if isinstance(embeddings, SparseEmbeddings) else None
+        self._by_dimension = (
+            None
+            if isinstance(embeddings, SparseEmbeddings)
+            else np.ascontiguousarray(embeddings.T, dtype=np.float64)
+        )
         self._id_ranks = id_order_ranks(chunk_ids) if id_ranks is None else id_ranks
 
     def cosines(self, qvec: Sequence[float]) -> FloatArray:
@@ -58,7 +66,19 @@ class VectorIndex:
             # vectors have a handful of non-zero entries, so this loop is short.
             if q_i == 0.0:
                 continue
-            sums += self._by_dimension[i] * q_i
+            if self._by_dimension is not None:
+                sums += self._by_dimension[i] * q_i
+                continue
+            assert self._sparse is not None
+            rows, values = self._sparse.column(i)
+            if math.isfinite(q_i):
+                # The same per-chunk addition for the cells there are; the others are +0.0,
+                # whose term (±0.0) would leave their sums unchanged, as above.
+                sums[rows] += values * q_i
+            else:
+                column = np.zeros(self.n_chunks, dtype=np.float64)
+                column[rows] = values
+                sums += column * q_i  # 0.0 * inf is nan: every chunk's term counts here
         return sums
 
     def rank(self, qvec: Sequence[float], limit: int | None = None) -> tuple[IntArray, FloatArray]:
