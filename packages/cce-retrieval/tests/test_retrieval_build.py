@@ -206,3 +206,25 @@ def test_bm25_from_the_builds_counts_equals_bm25_built_from_the_contents(
     assert type(got.term_ids) is dict
     assert from_counts.df("no_such_term_anywhere") == 0
     assert "no_such_term_anywhere" not in got.term_ids
+
+
+def test_per_file_rows_stack_into_the_cells_of_the_whole_matrix() -> None:
+    # Files computed here arrive as dense rows, files from workers or the cache as
+    # cells; a file may have no chunks. The index's cells are the stacked rows exactly.
+    from cce_retrieval import build as build_module
+    from cce_retrieval.buildcache import SparseRows
+    from cce_retrieval.model import SparseEmbeddings
+
+    rng = np.random.default_rng(5)
+    dense = rng.standard_normal((7, 256)) * (rng.random((7, 256)) < 0.1)
+    dense[2, 9] = -0.0
+    where = np.array([3, 256 + 1, 4 * 256 + 255], dtype=np.uint32)
+    cells = SparseRows(5, 256, where, np.array([1.0, -0.0, 2.5]))
+    parts: list[np.ndarray | SparseRows] = [dense, cells, np.zeros((0, 256)), np.zeros((2, 256))]
+    stacked = build_module._stack(parts, 14)
+    assert isinstance(stacked, SparseEmbeddings) and stacked.shape == (14, 256)
+    want = np.vstack([dense, cells.dense(), np.zeros((2, 256))])
+    assert np.asarray(stacked).view(np.uint64).tolist() == want.view(np.uint64).tolist()
+    assert len(stacked.values) == np.count_nonzero(want.view(np.uint64))  # -0.0 included
+    assert all(isinstance(part, np.ndarray) and not len(part) for part in parts)  # released
+    assert build_module._stack([], 0).shape == (0, 256)

@@ -623,7 +623,11 @@ def _stack(parts: list[FloatMatrix | SparseRows], rows: int) -> SparseEmbeddings
     which is never made (`SparseEmbeddings`; cosine scoring and the sidecar use the
     cells as they are).
     """
-    positions: list[npt.NDArray[np.int64]] = []
+    # Cells as 32-bit rows and 16-bit dimensions: a third of the memory of flat 64-bit
+    # positions, and every temporary here is new memory.
+    row_type: np.dtype[np.integer] = np.dtype(np.uint32 if rows <= 1 << 32 else np.int64)
+    cell_rows: list[npt.NDArray[np.integer]] = []
+    dims: list[npt.NDArray[np.integer]] = []
     values: list[FloatMatrix] = []
     first = 0
     for i, part in enumerate(parts):
@@ -636,16 +640,21 @@ def _stack(parts: list[FloatMatrix | SparseRows], rows: int) -> SparseEmbeddings
             flat = np.ascontiguousarray(part, dtype=np.float64).reshape(-1)
             where = np.flatnonzero(flat.view(np.uint64))  # by bit pattern: -0.0 is a cell
             cells, count = flat[where], part.shape[0]
-        positions.append(where.astype(np.int64) + first * EMBED_DIM)
+        part_rows, part_dims = np.divmod(where, EMBED_DIM)
+        chunk_rows = part_rows.astype(row_type)
+        chunk_rows += first
+        cell_rows.append(chunk_rows)
+        dims.append(part_dims.astype(np.uint16))
         values.append(cells)
         first += count
         parts[i] = _NO_ROWS
-    if not positions:
-        return SparseEmbeddings.from_positions(
-            rows, EMBED_DIM, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+    if not values:
+        empty = np.zeros(0, dtype=np.uint16)
+        return SparseEmbeddings.from_cells(
+            rows, EMBED_DIM, empty, empty, np.zeros(0, dtype=np.float64)
         )
-    return SparseEmbeddings.from_positions(
-        rows, EMBED_DIM, np.concatenate(positions), np.concatenate(values)
+    return SparseEmbeddings.from_cells(
+        rows, EMBED_DIM, np.concatenate(cell_rows), np.concatenate(dims), np.concatenate(values)
     )
 
 

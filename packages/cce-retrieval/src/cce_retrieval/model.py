@@ -47,7 +47,20 @@ class SparseEmbeddings:
         cls, n_rows: int, width: int, positions: npt.NDArray[np.int64], values: FloatMatrix
     ) -> SparseEmbeddings:
         """The matrix whose non-zero cells are at row-major flat `positions` (ascending)."""
-        dims = positions % width if width else positions
+        cell_rows, dims = np.divmod(positions, width) if width else (positions, positions)
+        return cls.from_cells(n_rows, width, cell_rows, dims, values)
+
+    @classmethod
+    def from_cells(
+        cls,
+        n_rows: int,
+        width: int,
+        cell_rows: npt.NDArray[np.integer],
+        dims: npt.NDArray[np.integer],
+        values: FloatMatrix,
+    ) -> SparseEmbeddings:
+        """The matrix whose non-zero cells are (`cell_rows[i]`, `dims[i]`) = `values[i]`,
+        given in row-major order (by row, then by dimension)."""
         # Stable, so each dimension's rows stay ascending (numpy sorts small ints by radix).
         order = np.argsort(dims.astype(np.uint16 if width <= 1 << 16 else np.int64), kind="stable")
         starts = np.zeros(width + 1, dtype=np.int64)
@@ -57,7 +70,7 @@ class SparseEmbeddings:
             n_rows,
             width,
             starts,
-            (positions[order] // max(width, 1)).astype(row_type),
+            cell_rows[order].astype(row_type, copy=False),
             np.ascontiguousarray(values[order], dtype=np.float64),
         )
 
