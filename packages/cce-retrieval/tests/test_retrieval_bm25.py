@@ -250,9 +250,20 @@ def test_top_order_is_the_prefix_of_the_full_sort(keys: list[int], limit: int | 
     assert top_order(key_array, id_ranks, limit).tolist() == expected
 
 
-@given(st.lists(st.integers(0, 300_000), max_size=300), st.integers(0, 2))
+@given(st.lists(st.integers(0, 1 << 40), max_size=300), st.integers(0, 4))
 def test_postings_order_is_numpys_stable_argsort(values: list[int], narrow: int) -> None:
-    ids = np.asarray(values, dtype=np.int64) >> (narrow * 8)
+    # Bounds of 8 to 40 bits: one 16-bit pass, then 8- and 16-bit digits after it.
+    # Repeated ids, so the order among equal ids (stability) is checked too.
+    ids = np.asarray(values + values[::2], dtype=np.int64) >> (narrow * 8)
     bound = int(ids.max()) + 1 if len(ids) else 0
     expected = np.argsort(ids, kind="stable")
     assert _stable_order(ids, bound).tolist() == expected.tolist()
+
+
+@pytest.mark.parametrize("bits", [8, 16, 17, 23, 24, 25, 32, 40])
+def test_postings_order_is_stable_for_every_digit_layout(bits: int) -> None:
+    # Ids spread over the whole range (each digit's every value occurs), with repeats.
+    ids = np.random.default_rng(bits).integers(0, 1 << bits, 4000)
+    ids = np.concatenate([ids, ids[::3], [0, (1 << bits) - 1]])
+    expected = np.argsort(ids, kind="stable")
+    assert _stable_order(ids, 1 << bits).tolist() == expected.tolist()
