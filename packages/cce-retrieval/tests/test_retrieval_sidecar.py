@@ -10,6 +10,7 @@ import os
 import pickle
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -542,7 +543,60 @@ def test_a_parsed_hash_store_gets_a_sparse_sidecar_and_a_dense_one_stays_dense(
     assert np.asarray(back.embeddings).tobytes() == dense_rows.tobytes()
 
 
-@pytest.mark.parametrize("damage", ["row-out-of-range", "starts-past-the-end", "schema-v1"])
+_CELL_DAMAGE = (
+    "row-out-of-range",
+    "starts-past-the-end",
+    "starts-wrapping-around",
+    "rows-out-of-order",
+    "row-twice",
+    "negative-width",
+    "rows-not-the-chunks",
+    "schema-v1",
+)
+
+
+def _damage_cells(directory: Path, manifest: dict[str, Any], damage: str) -> None:
+    """Make the sparse parts (or the manifest) say something the store does not."""
+
+    def part(name: str) -> Path:
+        return directory / str(manifest["parts"][name]["file"])
+
+    def rewrite(name: str, array: np.ndarray) -> None:
+        with open(part(name), "wb") as handle:
+            np.save(handle, array)
+        manifest["parts"][name]["bytes"] = part(name).stat().st_size  # sizes still agree
+
+    starts = np.load(part("embedding_starts"))
+    rows = np.load(part("embedding_rows"))
+    # A dimension with at least two cells, so its rows can be reordered or repeated.
+    dim = int(np.flatnonzero(np.diff(starts) >= 2)[0])
+    first = int(starts[dim])
+    if damage == "row-out-of-range":
+        rows[len(rows) // 2] = manifest["chunks"]
+        rewrite("embedding_rows", rows)
+    elif damage == "starts-past-the-end":
+        starts[-1] += 1
+        rewrite("embedding_starts", starts)
+    elif damage == "starts-wrapping-around":
+        # Every difference of these offsets wraps around to a non-negative value.
+        starts[1:4] = [np.iinfo(np.int64).max, np.iinfo(np.int64).min, -1]
+        rewrite("embedding_starts", starts)
+    elif damage == "rows-out-of-order":
+        rows[first], rows[first + 1] = rows[first + 1], rows[first]
+        rewrite("embedding_rows", rows)
+    elif damage == "row-twice":
+        rows[first + 1] = rows[first]
+        rewrite("embedding_rows", rows)
+    elif damage == "negative-width":
+        manifest["embedding_width"] = -1
+        rewrite("embedding_starts", np.zeros(0, dtype=np.int64))
+    elif damage == "rows-not-the-chunks":
+        manifest["embedding_rows"] = manifest["chunks"] + 5
+    else:
+        manifest["schema"] = "cce.sidecar/v1"
+
+
+@pytest.mark.parametrize("damage", _CELL_DAMAGE)
 def test_damaged_cells_or_an_older_layout_fall_back_to_the_store(
     tmp_path: Path, damage: str
 ) -> None:
@@ -550,20 +604,26 @@ def test_damaged_cells_or_an_older_layout_fall_back_to_the_store(
     directory = Path(sidecar_dir(store))
     manifest_path = next(directory.glob("*.json"))
     manifest = json.loads(manifest_path.read_text())
-    if damage == "schema-v1":
-        manifest["schema"] = "cce.sidecar/v1"
-        manifest_path.write_text(json.dumps(manifest))
-    else:
-        name = "embedding_rows" if damage == "row-out-of-range" else "embedding_starts"
-        part = directory / manifest["parts"][name]["file"]
-        array = np.load(part)
-        if damage == "row-out-of-range":
-            array[len(array) // 2] = len(manifest["kinds"]) + manifest["chunks"]
-        else:
-            array[-1] += 1
-        with open(part, "wb") as handle:  # same size: only the values are wrong
-            np.save(handle, array)
-    loaded = load_store(store)  # parsed instead, never a failed query
+    _damage_cells(directory, manifest, damage)
+    manifest_path.write_text(json.dumps(manifest))
+    loaded = load_store(store)  # parsed instead: never a failed or mis-scored query
     assert isinstance(loaded.embeddings, np.ndarray)
     assert_same_index(loaded, load_index(store))
-    assert results(loaded) == results(load_index(store))
+
+
+def test_a_dense_index_of_other_floats_still_gets_its_sidecar(tmp_path: Path) -> None:
+    _, built = persisted(tmp_path)
+    chunks = list(built.chunks)[:3]
+    matrix = np.zeros((3, 3), dtype=np.float32)  # 36 bytes: not whole float64 cells
+    matrix[1, 2] = 0.5
+    index = Index(
+        embedder="ollama",
+        chunks=chunks,
+        embeddings=matrix,  # type: ignore[arg-type]  # what the type says is float64
+        embedder_model="m",
+    )
+    store = str(tmp_path / "f32" / "index.json")
+    saved = write_store(index, store)
+    write_sidecar(index, store, saved.sha256, saved.size)
+    assert "embedding_values" in _part_names(store)  # one cell in nine: kept as cells
+    assert np.asarray(load_store(store).embeddings).tolist() == matrix.astype(float).tolist()

@@ -7,6 +7,7 @@ import random
 from collections.abc import Sequence
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -148,6 +149,10 @@ def test_sparse_rows_read_back_as_the_dense_matrix() -> None:
     assert cells[7].view(np.uint64)[3] == np.float64(-0.0).view(np.uint64)
     assert cells[290:999].shape == (10, 16) and cells[5:2].shape == (0, 16)
     assert cells.tolist() == dense.tolist()
+    assert cells[True].tobytes() == dense[True].tobytes()  # a mask, as numpy reads a bool
+    with pytest.raises(ValueError, match="without a copy"):
+        np.asarray(cells, copy=False)
+    assert np.asarray(cells, dtype=np.float32).dtype == np.float32
     for dim in range(16):
         rows, values = cells.column(dim)
         assert rows.tolist() == sorted(set(rows.tolist()))  # ascending, each row once

@@ -616,8 +616,8 @@ def release_free_memory() -> None:
 
 
 def _stack(parts: list[FloatMatrix | SparseRows], rows: int) -> SparseEmbeddings:
-    """Per-file hash rows as one matrix of their non-zero cells, releasing each part as
-    soon as its cells are taken.
+    """Per-file hash rows (`rows` of them in all) as one matrix of their non-zero cells;
+    `parts` drops each part once its cells are taken.
 
     Hash vectors are about 90% zeros: the cells alone are a tenth of the dense matrix,
     which is never made (`SparseEmbeddings`; cosine scoring and the sidecar use the
@@ -648,6 +648,7 @@ def _stack(parts: list[FloatMatrix | SparseRows], rows: int) -> SparseEmbeddings
         values.append(cells)
         first += count
         parts[i] = _NO_ROWS
+    assert first <= rows, f"{first} embedding rows for {rows} chunks"
     if not values:
         empty = np.zeros(0, dtype=np.uint16)
         return SparseEmbeddings.from_cells(

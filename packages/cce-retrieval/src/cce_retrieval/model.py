@@ -127,7 +127,7 @@ class SparseEmbeddings:
         if isinstance(key, slice) and key.step in (None, 1):
             first, end, _ = key.indices(self.n_rows)
             return self.row_block(first, end)
-        if isinstance(key, int):
+        if isinstance(key, int) and not isinstance(key, bool):
             row = key + self.n_rows if key < 0 else key
             if not 0 <= row < self.n_rows:
                 raise IndexError(f"row {key} out of range for {self.n_rows} rows")
@@ -139,6 +139,8 @@ class SparseEmbeddings:
     def __array__(
         self, dtype: npt.DTypeLike | None = None, copy: bool | None = None
     ) -> FloatMatrix:
+        if copy is False:
+            raise ValueError("sparse embeddings cannot be read as an array without a copy")
         matrix = self.dense()
         return matrix if dtype is None else matrix.astype(dtype)
 

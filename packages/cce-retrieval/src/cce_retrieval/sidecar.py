@@ -34,7 +34,7 @@ import mmap
 import os
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Final
+from typing import Final, cast
 
 import attrs
 import numpy as np
@@ -44,7 +44,7 @@ from cce_retrieval.bm25 import Bm25Index
 from cce_retrieval.derived import Bm25Factory, RetrievalIndex, bm25_and_ranks, prime
 from cce_retrieval.fileio import describe_os_error, is_running, write_atomic, write_atomic_parts
 from cce_retrieval.graph import ImportGraph
-from cce_retrieval.model import EmbeddingMatrix, Index, SparseEmbeddings
+from cce_retrieval.model import EmbeddingMatrix, FloatMatrix, Index, SparseEmbeddings
 from cce_retrieval.processes import Forked, run_forked
 from cce_retrieval.store_load import parse_index
 from cce_retrieval.store_paths import StoreError
@@ -255,7 +255,8 @@ def _embedding_rows(index: Index) -> EmbeddingMatrix:
     dense = index.embeddings[:rows]
     if dense.ndim != 2 or not dense.size:
         return dense
-    nonzero = np.count_nonzero(np.ascontiguousarray(dense).reshape(-1).view(np.uint64))
+    bits = np.ascontiguousarray(dense, dtype=np.float64).reshape(-1).view(np.uint64)
+    nonzero = np.count_nonzero(bits)
     return SparseEmbeddings.from_dense(dense) if nonzero < _SPARSE_BELOW * dense.size else dense
 
 
@@ -728,6 +729,8 @@ def _sidecar_index(directory: str, manifest: dict[str, object]) -> Index:
     chunks = StoredChunks(columns)
     rows = int(str(manifest["embedding_rows"]))
     width = int(str(manifest["embedding_width"]))
+    if rows != n:  # a store holds one embedding per chunk
+        raise _Untrusted
     embeddings: EmbeddingMatrix
     if "embeddings_by_dim" in parts:
         by_dim = array("embeddings_by_dim")
@@ -783,22 +786,38 @@ def _sparse_embeddings(
     cell_rows: npt.NDArray[np.generic],
     values: npt.NDArray[np.generic],
 ) -> SparseEmbeddings:
-    """The sparse parts as a matrix, once their shapes and bounds hold: an offset or row
-    out of range would fail a query, so it distrusts the sidecar here instead."""
+    """The sparse parts as a matrix, once they hold what `SparseEmbeddings` promises:
+    offsets from 0 to the last cell, never decreasing, and each dimension's rows in
+    range and strictly ascending. A part that breaks one would fail or mis-score a
+    query, so the sidecar is distrusted here instead."""
     cells = int(values.shape[0]) if values.ndim == 1 else -1
     if (
-        starts.shape != (width + 1,)
+        rows < 0
+        or width < 0
+        or starts.shape != (width + 1,)
         or starts.dtype != np.int64
         or values.dtype != np.float64
         or cell_rows.shape != (cells,)
         or cell_rows.dtype not in (np.dtype(np.uint32), np.dtype(np.int64))
     ):
         raise _Untrusted
-    if int(starts[0]) != 0 or int(starts[-1]) != cells or bool(np.any(np.diff(starts) < 0)):
+    offsets = cast(npt.NDArray[np.int64], starts)
+    chunk_rows = cast(npt.NDArray[np.integer], cell_rows)
+    # Compared, never subtracted: a difference of int64 offsets can wrap around.
+    if (
+        int(offsets[0]) != 0
+        or int(offsets[-1]) != cells
+        or bool(np.any(offsets[1:] < offsets[:-1]))
+    ):
         raise _Untrusted
-    if cells and (int(cell_rows.min()) < 0 or int(cell_rows.max()) >= rows):
+    if cells and (int(chunk_rows.min()) < 0 or int(chunk_rows.max()) >= rows):
         raise _Untrusted
-    return SparseEmbeddings(rows, width, starts, cell_rows, values)  # type: ignore[arg-type]
+    ascending = chunk_rows[1:] > chunk_rows[:-1]
+    firsts = offsets[1:-1]
+    ascending[firsts[(firsts > 0) & (firsts < cells)] - 1] = True  # a new dimension begins
+    if not bool(ascending.all()):
+        raise _Untrusted
+    return SparseEmbeddings(rows, width, offsets, chunk_rows, cast(FloatMatrix, values))
 
 
 _SETTLED_NS: Final = 2_000_000_000
