@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -181,3 +182,62 @@ def test_walk_index_and_search_over_hostile_names(
         assert main(["search", "function", root, "--no-metrics"]) == 0
         assert main(["search", "function", root, "--no-metrics", "--json"]) == 0
         capsys.readouterr()
+
+
+# --- the sidecar's embedding cells ------------------------------------------------------------
+
+_SIDECAR_CORPUS = {
+    "cache.py": "class Cache:\n    def get(self, key):\n        return self.items[key]\n",
+    "retry.py": "def retry(fn, tries=3):\n    for _ in range(tries):\n        fn()\n",
+    "notes.md": "# Notes\n\nRing buffer push and pop.\n",
+}
+_EMBEDDING_PARTS = ("embedding_starts", "embedding_rows", "embedding_values")
+
+
+@pytest.fixture(scope="module")
+def sidecar_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small hash store with its sidecar (written once; each example damages a copy)."""
+    from cce_retrieval.sidecar import write_sidecar
+    from cce_retrieval.store import write_store
+
+    root = tmp_path_factory.mktemp("sidecar-corpus")
+    for name, text in _SIDECAR_CORPUS.items():
+        (root / name).write_text(text)
+    index = build_index(str(root), HashEmbedder()).index
+    store = root.parent / "sidecar-store" / "index.json"
+    saved = write_store(index, str(store))
+    write_sidecar(index, str(store), saved.sha256, saved.size)
+    return store
+
+
+@FUZZ
+@given(
+    st.sampled_from(_EMBEDDING_PARTS),
+    st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), min_size=1, max_size=8),
+)
+def test_damaged_embedding_cells_never_fail_a_query(
+    sidecar_store: Path, part: str, flips: list[tuple[int, int]]
+) -> None:
+    """Bytes of a sparse embedding part overwritten in place (its size kept, so only the
+    reader's own checks stand between them and a query): loading gives an index that
+    every backend can query and that writes back, or the store parsed instead."""
+    from cce_retrieval.hybrid import bm25_only_search, search, vector_search
+    from cce_retrieval.sidecar import load_store, sidecar_dir
+
+    with tempfile.TemporaryDirectory() as scratch:
+        store = Path(scratch, "index.json")
+        store.write_bytes(sidecar_store.read_bytes())
+        copied = Path(sidecar_dir(str(store)))
+        shutil.copytree(sidecar_dir(str(sidecar_store)), copied)
+        target = next(copied.glob(f"*-{part}.npy"))
+        data = bytearray(target.read_bytes())
+        for offset, value in flips:
+            data[offset % len(data)] = value
+        target.write_bytes(bytes(data))
+        index = load_store(str(store))
+        embedder = HashEmbedder()
+        for query in ("cache get key", "retry tries", "ring buffer"):
+            search(index, embedder, query, 5, True)
+            vector_search(index, embedder.embed(query), 5)
+            bm25_only_search(index, query, 5)
+        serialize_index(index)

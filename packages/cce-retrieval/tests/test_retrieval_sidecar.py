@@ -551,6 +551,8 @@ _CELL_DAMAGE = (
     "row-twice",
     "negative-width",
     "rows-not-the-chunks",
+    "value-not-finite",
+    "nul-in-a-header",
     "schema-v1",
 )
 
@@ -592,6 +594,14 @@ def _damage_cells(directory: Path, manifest: dict[str, Any], damage: str) -> Non
         rewrite("embedding_starts", np.zeros(0, dtype=np.int64))
     elif damage == "rows-not-the-chunks":
         manifest["embedding_rows"] = manifest["chunks"] + 5
+    elif damage == "value-not-finite":
+        values = np.load(part("embedding_values"))
+        values[len(values) // 3] = np.nan
+        rewrite("embedding_values", values)
+    elif damage == "nul-in-a-header":
+        data = bytearray(part("embedding_rows").read_bytes())
+        data[12] = 0  # numpy's header parser then fails with tokenize's TokenError
+        part("embedding_rows").write_bytes(bytes(data))
     else:
         manifest["schema"] = "cce.sidecar/v1"
 

@@ -698,7 +698,9 @@ def _sidecar_index(directory: str, manifest: dict[str, object]) -> Index:
         path = os.path.join(directory, str(parts[name]["file"]))
         try:
             loaded: npt.NDArray[np.generic] = np.load(path, mmap_mode="r", allow_pickle=False)
-        except (OSError, ValueError) as err:
+        except Exception as err:
+            # A damaged header fails in numpy's header parser in many ways (ValueError,
+            # SyntaxError, tokenize's TokenError on a NUL byte, ...): all mean distrust.
             raise _Untrusted from err
         return loaded
 
@@ -787,9 +789,9 @@ def _sparse_embeddings(
     values: npt.NDArray[np.generic],
 ) -> SparseEmbeddings:
     """The sparse parts as a matrix, once they hold what `SparseEmbeddings` promises:
-    offsets from 0 to the last cell, never decreasing, and each dimension's rows in
-    range and strictly ascending. A part that breaks one would fail or mis-score a
-    query, so the sidecar is distrusted here instead."""
+    offsets from 0 to the last cell, never decreasing, each dimension's rows in range
+    and strictly ascending, and finite values. A part that breaks one would fail or
+    mis-score a query, so the sidecar is distrusted here instead."""
     cells = int(values.shape[0]) if values.ndim == 1 else -1
     if (
         rows < 0
@@ -811,6 +813,8 @@ def _sparse_embeddings(
     ):
         raise _Untrusted
     if cells and (int(chunk_rows.min()) < 0 or int(chunk_rows.max()) >= rows):
+        raise _Untrusted
+    if not bool(np.isfinite(values).all()):  # embeddings are finite; a nan would rank
         raise _Untrusted
     ascending = chunk_rows[1:] > chunk_rows[:-1]
     firsts = offsets[1:-1]
