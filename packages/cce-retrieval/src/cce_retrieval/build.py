@@ -424,12 +424,8 @@ def _packed_outcome_task(task: _Task) -> tuple[FileOutcome, SparseRows | None] |
     matrix = outcome.embeddings
     if matrix is None:
         return outcome, None
-    assert matrix.shape[1] == EMBED_DIM  # the width `_stack` scatters into
-    flat = np.ascontiguousarray(matrix, dtype=np.float64).reshape(-1)
-    # By bit pattern, so a -0.0 cell is kept like any other.
-    where = np.flatnonzero(flat.view(np.uint64)).astype(np.uint32)
-    cells = SparseRows(len(matrix), EMBED_DIM, where, flat[where])
-    return attrs.evolve(outcome, embeddings=None), cells
+    assert matrix.shape[1] == EMBED_DIM  # the width `_stack` stacks
+    return attrs.evolve(outcome, embeddings=None), SparseRows.of(matrix)
 
 
 def _outcomes(
@@ -631,22 +627,15 @@ def _stack(parts: list[FloatMatrix | SparseRows], rows: int) -> SparseEmbeddings
     values: list[FloatMatrix] = []
     first = 0
     for i, part in enumerate(parts):
-        where: npt.NDArray[np.integer]
-        if isinstance(part, SparseRows):
-            assert part.width == EMBED_DIM or part.rows == 0
-            where, cells, count = part.where, part.values, part.rows
-        else:
-            assert part.shape[1] == EMBED_DIM or part.shape[0] == 0
-            flat = np.ascontiguousarray(part, dtype=np.float64).reshape(-1)
-            where = np.flatnonzero(flat.view(np.uint64))  # by bit pattern: -0.0 is a cell
-            cells, count = flat[where], part.shape[0]
-        part_rows, part_dims = np.divmod(where, EMBED_DIM)
+        cells = part if isinstance(part, SparseRows) else SparseRows.of(part)
+        assert cells.width == EMBED_DIM or cells.rows == 0
+        part_rows, part_dims = np.divmod(cells.where, EMBED_DIM)
         chunk_rows = part_rows.astype(row_type)
         chunk_rows += first
         cell_rows.append(chunk_rows)
         dims.append(part_dims.astype(np.uint16))
-        values.append(cells)
-        first += count
+        values.append(cells.values)
+        first += cells.rows
         parts[i] = _NO_ROWS
     assert first <= rows, f"{first} embedding rows for {rows} chunks"
     if not values:

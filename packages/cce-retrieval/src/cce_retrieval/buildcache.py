@@ -112,6 +112,13 @@ class SparseRows:
     where: npt.NDArray[np.uint32]
     values: npt.NDArray[np.float64]
 
+    @classmethod
+    def of(cls, matrix: FloatMatrix) -> SparseRows:
+        """The non-zero cells of a 2-D `matrix`, by bit pattern (a -0.0 is kept)."""
+        flat = np.ascontiguousarray(matrix, dtype=np.float64).reshape(-1)
+        where = np.flatnonzero(flat.view(np.uint64)).astype(np.uint32)
+        return cls(matrix.shape[0], matrix.shape[1], where, flat[where])
+
     def dense(self) -> FloatMatrix:
         flat = np.zeros(self.rows * self.width, dtype=np.float64)
         flat[self.where] = self.values

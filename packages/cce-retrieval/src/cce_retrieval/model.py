@@ -43,14 +43,6 @@ class SparseEmbeddings:
     values: FloatMatrix
 
     @classmethod
-    def from_positions(
-        cls, n_rows: int, width: int, positions: npt.NDArray[np.int64], values: FloatMatrix
-    ) -> SparseEmbeddings:
-        """The matrix whose non-zero cells are at row-major flat `positions` (ascending)."""
-        cell_rows, dims = np.divmod(positions, width) if width else (positions, positions)
-        return cls.from_cells(n_rows, width, cell_rows, dims, values)
-
-    @classmethod
     def from_cells(
         cls,
         n_rows: int,
@@ -79,8 +71,9 @@ class SparseEmbeddings:
         """The non-zero cells of a 2-D `matrix`."""
         rows, width = matrix.shape
         flat = np.ascontiguousarray(matrix, dtype=np.float64).reshape(-1)
-        positions = np.flatnonzero(flat.view(np.uint64)).astype(np.int64)  # -0.0 is a cell
-        return cls.from_positions(rows, width, positions, flat[positions])
+        positions = np.flatnonzero(flat.view(np.uint64))  # -0.0 is a cell
+        cell_rows, dims = np.divmod(positions, width) if width else (positions, positions)
+        return cls.from_cells(rows, width, cell_rows, dims, flat[positions])
 
     @property
     def shape(self) -> tuple[int, int]:

@@ -41,12 +41,13 @@ class VectorIndex:
             embeddings = np.zeros((n_chunks, 0), dtype=np.float64)
         self.n_chunks = n_chunks
         self.dim = int(embeddings.shape[1])
-        self._sparse = embeddings if isinstance(embeddings, SparseEmbeddings) else None
-        self._by_dimension = (
-            None
-            if isinstance(embeddings, SparseEmbeddings)
-            else np.ascontiguousarray(embeddings.T, dtype=np.float64)
-        )
+        # One of the two: the cells as they are, or the dense matrix one row per dimension.
+        self._sparse: SparseEmbeddings | None = None
+        self._by_dimension: FloatArray | None = None
+        if isinstance(embeddings, SparseEmbeddings):
+            self._sparse = embeddings
+        else:
+            self._by_dimension = np.ascontiguousarray(embeddings.T, dtype=np.float64)
         self._id_ranks = id_order_ranks(chunk_ids) if id_ranks is None else id_ranks
 
     def cosines(self, qvec: Sequence[float]) -> FloatArray:
