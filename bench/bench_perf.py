@@ -59,10 +59,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from corpus import default_corpus, mirror_stdlib
 from queries import make_queries
 
+from cce_retrieval import load_index
 from cce_retrieval.embedder import HashEmbedder
 from cce_retrieval.hybrid import bm25_only_search, search, vector_search
 from cce_retrieval.model import Chunk, Index
-from cce_retrieval.store import load_index
 from cce_retrieval.tokenizer import tokenize, unique_tokens
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -14,9 +14,9 @@ from cce_cli.anchor_check import LARGE_CHUNK_FACTOR, UNDIAGNOSED, CorpusFacts, f
 from cce_cli.corpus_checks import store_corpus_root
 from cce_cli.main import main
 from cce_fixtures import parse_fixtures
+from cce_retrieval import save_index
 from cce_retrieval.build import build_index
 from cce_retrieval.embedder import HashEmbedder
-from cce_retrieval.store import save_index
 
 REPO = Path(__file__).parents[3]
 Outcome = tuple[int, str, str]

@@ -18,11 +18,11 @@ import pytest
 
 from cce_cli import cmd_index, events
 from cce_cli.main import main
+from cce_retrieval import load_index, serialize_index
 from cce_retrieval.build import BuildResult
 from cce_retrieval.model import Index
 from cce_retrieval.ollama import OllamaUnreachable
 from cce_retrieval.sidecar import load_store
-from cce_retrieval.store import load_index, serialize_index
 from cce_retrieval.store_write import StoreStream, store_digest
 
 BASE_STORE_SHA = "79b974d7821318cdc5bab689902a6047fd96428048c16d4fe7ee2494ce8d0660"
@@ -129,7 +129,7 @@ def test_fresh_process_round_trip(tmp_path: Path) -> None:
     assert "  total chunks      : 3\n" in indexed.stdout
     loader = (
         "import json, sys\n"
-        "from cce_retrieval.store import load_index\n"
+        "from cce_retrieval import load_index\n"
         "index = load_index(sys.argv[1])\n"
         "print(json.dumps([[c.file_path, c.start_line, c.end_line, c.chunk_id, c.content]"
         " for c in index.chunks] + [index.embeddings.tolist(), index.file_imports]))\n"

@@ -24,12 +24,11 @@ from pathlib import Path
 import pytest
 
 from cce_cli.buildopts import CACHE_DIR_ENV
-from cce_retrieval import sidecar
+from cce_retrieval import load_index, serialize_index, sidecar
 from cce_retrieval.build import build_index
 from cce_retrieval.buildcache import BuildCache, CacheSalt
 from cce_retrieval.embedder import HashEmbedder
 from cce_retrieval.sidecar import load_store
-from cce_retrieval.store import load_index, serialize_index
 
 SAMPLE = Path(__file__).resolve().parents[3] / "eval" / "corpus" / "sample"
 

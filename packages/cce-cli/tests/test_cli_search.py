@@ -18,10 +18,10 @@ import pytest
 from cce_cli.cmd_search import ollama_refusal, render_human, render_json, snippet
 from cce_cli.main import SUBCOMMANDS, main
 from cce_metrics.tokens import estimate_tokens
+from cce_retrieval import save_index
 from cce_retrieval.build import build_index
 from cce_retrieval.embedder import HashEmbedder
 from cce_retrieval.model import Chunk, Index, SearchResult
-from cce_retrieval.store import save_index
 
 
 @pytest.fixture(scope="module")

@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cce_retrieval import save_index, serialize_index
 from cce_retrieval.bm25 import Bm25Index
 from cce_retrieval.build import EMBED_BATCH_SIZE, BuildError, build_index
 from cce_retrieval.derived import bm25_and_ranks
 from cce_retrieval.embedder import EmbedError, HashEmbedder
-from cce_retrieval.store import save_index, serialize_index
 
 BASE_TABLE = [
     ("README.md", 1, 3, "module", "module", "6ab3d42cf9cebf0a", 11),

@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cce_retrieval import build as build_module
-from cce_retrieval import store_write
+from cce_retrieval import serialize_index, store_write, write_store
 from cce_retrieval.bm25 import Bm25Index
 from cce_retrieval.build import BuildResult, build_index
 from cce_retrieval.buildcache import (
@@ -36,7 +36,6 @@ from cce_retrieval.embedder import HashEmbedder
 from cce_retrieval.fileio import AtomicFile
 from cce_retrieval.model import Chunk
 from cce_retrieval.ranking import id_order_ranks
-from cce_retrieval.store import serialize_index, write_store
 
 SAMPLE = Path(__file__).resolve().parents[3] / "eval" / "corpus" / "sample"
 

@@ -15,14 +15,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cce_retrieval import sidecar
+from cce_retrieval import load_index, serialize_index, sidecar, write_store
 from cce_retrieval.build import build_index
 from cce_retrieval.derived import bm25_and_ranks
 from cce_retrieval.embedder import HashEmbedder
 from cce_retrieval.hybrid import bm25_only_search, search, vector_search
 from cce_retrieval.model import Index, SparseEmbeddings
 from cce_retrieval.sidecar import load_store, sidecar_dir, write_sidecar
-from cce_retrieval.store import load_index, serialize_index, write_store
 from cce_retrieval.stored_chunks import StoredChunks
 
 SAMPLE = Path(__file__).resolve().parents[3] / "eval" / "corpus" / "sample"

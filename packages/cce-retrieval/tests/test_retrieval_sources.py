@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from cce_retrieval import save_index, serialize_index
 from cce_retrieval.build import build_index
 from cce_retrieval.embedder import HashEmbedder
 from cce_retrieval.sources import (
@@ -19,7 +20,6 @@ from cce_retrieval.sources import (
     sources_root,
     write_sources,
 )
-from cce_retrieval.store import save_index, serialize_index
 
 
 def _corpus(root: Path) -> Path:

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from cce_retrieval import build as build_module
+from cce_retrieval import serialize_index, write_store
 from cce_retrieval.build import build_index
 from cce_retrieval.embedder import HashEmbedder
 from cce_retrieval.spool import PieceSpool
-from cce_retrieval.store import serialize_index, write_store
 
 SAMPLE = Path(__file__).resolve().parents[3] / "eval" / "corpus" / "sample"
 

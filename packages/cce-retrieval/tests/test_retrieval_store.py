@@ -14,13 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cce_retrieval import fileio
-from cce_retrieval.fileio import AtomicFile
-from cce_retrieval.model import Chunk, Index
-from cce_retrieval.store import (
+from cce_retrieval import (
     StoreError,
     default_store_path,
-    embedding_matrix,
+    fileio,
     fingerprint_document,
     fingerprint_path,
     format_json_float,
@@ -28,9 +25,12 @@ from cce_retrieval.store import (
     parse_index,
     save_index,
     serialize_index,
-    store_sha256,
     write_fingerprint,
 )
+from cce_retrieval.fileio import AtomicFile
+from cce_retrieval.fingerprint import store_sha256
+from cce_retrieval.model import Chunk, Index
+from cce_retrieval.store_load import embedding_matrix
 from cce_retrieval.store_write import (
     SavedStore,
     StoreChunks,

@@ -201,7 +201,7 @@ def __getattr__(name: str) -> object:
 
     target = _LAZY.get(name)
     if target is None:
-        try:  # a submodule reached as an attribute (`cce_retrieval.store`)
+        try:  # a submodule reached as an attribute (`cce_retrieval.model`)
             return importlib.import_module(f"{__name__}.{name}")
         except ModuleNotFoundError:
             raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

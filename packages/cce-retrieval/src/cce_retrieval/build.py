@@ -8,8 +8,8 @@ build statistics, and the embedding phase (batches of 64; a vectorised fast path
 the hash embedder). Per-file work (redact, chunk, hash-embed) may run in worker
 processes and may come from the incremental build cache (`cce_retrieval.buildcache`);
 either way files are reassembled in walk order, so the index is the same. It writes
-no store: persisting is `cce_retrieval.store`'s job, though a caller's `StoreStream`
-may take the store's chunk text as the build makes it (`build_or_reuse`).
+no store: persisting is the store's job (`cce_retrieval.store_write`), though a
+caller's `StoreStream` may take the store's chunk text as the build makes it (`build_or_reuse`).
 """
 
 from __future__ import annotations

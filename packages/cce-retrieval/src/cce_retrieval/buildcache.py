@@ -147,12 +147,12 @@ class CacheSalt:
     def for_build(cls, protect: bool, embedder: object, protection: str = "reference") -> CacheSalt:
         """The salt of a build with `protect`, `embedder` (its `name` and any `model`) and
         the protection mode."""
-        from cce_retrieval.packs import PACK_SET
-        from cce_retrieval.store import (
+        from cce_retrieval.fingerprint import (
             BLOCK_NESTING_LIMIT,
             ENGINE_VERSION,
             MARKDOWN_SECTION_TOKENS,
         )
+        from cce_retrieval.packs import PACK_SET
 
         return cls(
             engine_version=f"{ENGINE_VERSION}/{BLOCK_NESTING_LIMIT}/{MARKDOWN_SECTION_TOKENS}",
