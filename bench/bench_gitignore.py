@@ -13,7 +13,7 @@ import multiprocessing
 import re
 import time
 
-from cce_retrieval.gitignore import compile_regex, glob_to_regex
+from cce_retrieval.walk.gitignore import compile_regex, glob_to_regex
 
 BUDGET_S = 5.0
 # (label, glob, path, stars per run): the last field rebuilds what the translator produced

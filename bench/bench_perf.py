@@ -60,10 +60,10 @@ from corpus import default_corpus, mirror_stdlib
 from queries import make_queries
 
 from cce_retrieval import load_index
-from cce_retrieval.embedder import HashEmbedder
-from cce_retrieval.hybrid import bm25_only_search, search, vector_search
+from cce_retrieval.embed.hashing import HashEmbedder
 from cce_retrieval.model import Chunk, Index
-from cce_retrieval.tokenizer import tokenize, unique_tokens
+from cce_retrieval.parity.tokenizer import tokenize, unique_tokens
+from cce_retrieval.rank.hybrid import bm25_only_search, search, vector_search
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BASELINE = "8d3e6bfb6ceffbc0b051d04ce0aa8baf18544299"
@@ -434,7 +434,7 @@ def bm25_comparison(index: Index) -> None:
 
 def latency_child(store: str) -> int:
     """Run inside a fresh process: load `store`, time each backend; print one JSON line."""
-    from cce_cli.indexes import open_store
+    from cce_cli.evaluation.indexes import open_store
 
     started = time.perf_counter()
     index, _ = open_store(store, lambda url, _failure: f"ollama unreachable at {url}")

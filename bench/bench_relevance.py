@@ -22,10 +22,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from corpus import default_corpus
 from queries import make_queries
 
-from cce_cli import harness, render
+from cce_cli.evaluation import harness
+from cce_cli.render import relevance as render
 from cce_fixtures import parse_fixtures
-from cce_retrieval.build import build_index
-from cce_retrieval.embedder import HashEmbedder
+from cce_retrieval.build.pipeline import build_index
+from cce_retrieval.embed.hashing import HashEmbedder
 from cce_retrieval.model import Chunk
 
 CASES = 100

@@ -20,10 +20,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from corpus import default_corpus
 from queries import make_queries
 
-from cce_retrieval.build import build_index
-from cce_retrieval.embedder import HashEmbedder
-from cce_retrieval.hybrid import bm25_only_search, search, vector_search
-from cce_retrieval.tokenizer import tokenize, unique_tokens
+from cce_retrieval.build.pipeline import build_index
+from cce_retrieval.embed.hashing import HashEmbedder
+from cce_retrieval.parity.tokenizer import tokenize, unique_tokens
+from cce_retrieval.rank.hybrid import bm25_only_search, search, vector_search
 
 QUERIES = 200
 TOP_K = 10

@@ -22,13 +22,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cce_cli.main import main
-from cce_cli.output import display_text
+from cce_cli.render.output import display_text
 from cce_fixtures import FixtureError, find_problems, parse_fixtures
 from cce_retrieval import HashEmbedder, StoreError, build_index, parse_index, serialize_index
-from cce_retrieval.gitignore import parse_gitignore
-from cce_retrieval.protection import strict_redact
-from cce_retrieval.redactor import redact
-from cce_retrieval.walker import walk
+from cce_retrieval.protect.redactor import redact
+from cce_retrieval.protect.strict import strict_redact
+from cce_retrieval.walk.gitignore import parse_gitignore
+from cce_retrieval.walk.walker import walk
 
 pytestmark = pytest.mark.slow
 
@@ -197,8 +197,8 @@ _EMBEDDING_PARTS = ("embedding_starts", "embedding_rows", "embedding_values")
 @pytest.fixture(scope="module")
 def sidecar_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small hash store with its sidecar (written once; each example damages a copy)."""
-    from cce_retrieval.sidecar import write_sidecar
     from cce_retrieval.store import write_store
+    from cce_retrieval.store.sidecar import write_sidecar
 
     root = tmp_path_factory.mktemp("sidecar-corpus")
     for name, text in _SIDECAR_CORPUS.items():
@@ -221,8 +221,8 @@ def test_damaged_embedding_cells_never_fail_a_query(
     """Bytes of a sparse embedding part overwritten in place (its size kept, so only the
     reader's own checks stand between them and a query): loading gives an index that
     every backend can query and that writes back, or the store parsed instead."""
-    from cce_retrieval.hybrid import bm25_only_search, search, vector_search
-    from cce_retrieval.sidecar import load_store, sidecar_dir
+    from cce_retrieval.rank.hybrid import bm25_only_search, search, vector_search
+    from cce_retrieval.store.sidecar import load_store, sidecar_dir
 
     with tempfile.TemporaryDirectory() as scratch:
         store = Path(scratch, "index.json")

@@ -12,7 +12,7 @@ import pytest
 
 from cce_cli.main import main
 from cce_retrieval import HashEmbedder, Index, Query
-from cce_retrieval import backends as registry
+from cce_retrieval.rank import backends as registry
 
 REPO = Path(__file__).parents[3]
 GOLDEN = Path(__file__).parent / "golden" / "code.report.json"

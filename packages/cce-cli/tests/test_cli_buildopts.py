@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cce_cli import buildopts
+from cce_cli.commands import build_options as buildopts
 from cce_cli.main import main
 
 SAMPLE = Path(__file__).resolve().parents[3] / "eval" / "corpus" / "sample"

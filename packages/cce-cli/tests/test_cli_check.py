@@ -10,13 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from cce_cli.anchor_check import LARGE_CHUNK_FACTOR, UNDIAGNOSED, CorpusFacts, fixture_problems
-from cce_cli.corpus_checks import store_corpus_root
+from cce_cli.evaluation.anchor_check import (
+    LARGE_CHUNK_FACTOR,
+    UNDIAGNOSED,
+    CorpusFacts,
+    fixture_problems,
+)
+from cce_cli.evaluation.corpus_checks import store_corpus_root
 from cce_cli.main import main
 from cce_fixtures import parse_fixtures
 from cce_retrieval import save_index
-from cce_retrieval.build import build_index
-from cce_retrieval.embedder import HashEmbedder
+from cce_retrieval.build.pipeline import build_index
+from cce_retrieval.embed.hashing import HashEmbedder
 
 REPO = Path(__file__).parents[3]
 Outcome = tuple[int, str, str]

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from cce_cli import harness
-from cce_cli.harness import BackendError, Query, parse_backends, run_backend
-from cce_cli.render import RunSummary, render_json
+from cce_cli.evaluation import harness
+from cce_cli.evaluation.harness import BackendError, Query, parse_backends, run_backend
+from cce_cli.render.relevance import RunSummary, render_json
 from cce_fixtures import Anchor, Case, FixtureSet
 from cce_metrics import LineWeights
-from cce_retrieval.build import build_index
-from cce_retrieval.embedder import HashEmbedder
+from cce_retrieval.build.pipeline import build_index
+from cce_retrieval.embed.hashing import HashEmbedder
 from cce_retrieval.model import Index, SearchResult
 
 

@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from cce_cli import cmd_conformance, events
+from cce_cli.commands import conformance as cmd_conformance
+from cce_cli.formats import event_log as events
 from cce_cli.main import main
-from cce_cli.output import display_text
+from cce_cli.render.output import display_text
 
 CCE = [sys.executable, "-m", "cce_cli"]
 
@@ -333,7 +334,7 @@ def test_an_ignored_ctrl_c_stays_ignored() -> None:
 _CTRL_C_AS_BM25_FORKS = "\n".join(
     [
         "import os, signal, sys",
-        "from cce_retrieval import processes",
+        "from cce_retrieval.build import processes",
         "from cce_cli.entry import main",
         "fork = os.fork",
         "def fork_then_interrupt():",
@@ -475,7 +476,7 @@ def test_metrics_log_gets_whole_lines_or_nothing(
         real_write(fd, data[: len(data) // 2])
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr("cce_cli.events.os.write", half_then_full)
+    monkeypatch.setattr("cce_cli.formats.event_log.os.write", half_then_full)
     assert events.append_event(store, {"event": "b"}) is None
     monkeypatch.undo()
     assert log.read_bytes() == before
@@ -497,7 +498,7 @@ def test_conformance_output_is_replaced_atomically(
     def full_disk(fd: int) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr("cce_retrieval.fileio.os.fsync", full_disk)
+    monkeypatch.setattr("cce_retrieval.store.fileio.os.fsync", full_disk)
     code, out, err = run(capsys, ["conformance", str(root), "-o", str(output)])
     assert (code, out) == (1, "")
     assert "No space left on device" in err

@@ -16,14 +16,15 @@ from typing import Any
 
 import pytest
 
-from cce_cli import cmd_index, events
+from cce_cli.commands import index as cmd_index
+from cce_cli.formats import event_log as events
 from cce_cli.main import main
 from cce_retrieval import load_index, serialize_index
-from cce_retrieval.build import BuildResult
+from cce_retrieval.build.pipeline import BuildResult
+from cce_retrieval.embed.ollama import OllamaUnreachable
 from cce_retrieval.model import Index
-from cce_retrieval.ollama import OllamaUnreachable
-from cce_retrieval.sidecar import load_store
-from cce_retrieval.store_write import StoreStream, store_digest
+from cce_retrieval.store.sidecar import load_store
+from cce_retrieval.store.write import StoreStream, store_digest
 
 BASE_STORE_SHA = "79b974d7821318cdc5bab689902a6047fd96428048c16d4fe7ee2494ce8d0660"
 SAMPLES_STORE_SHA = "edba69d10907dedb74f9a4f29ba154d13ab59200ffb4b22c07243c4358a7ddcb"
@@ -285,7 +286,7 @@ def test_a_store_that_cannot_be_kept_is_written_after_all(
 
 def forbid_building(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Make reading, chunking or embedding any file fail the test; the calls it refused."""
-    from cce_retrieval import build as build_module
+    from cce_retrieval.build import pipeline as build_module
 
     refused: list[int] = []
 
@@ -526,7 +527,7 @@ class FakeOllama:
 def test_ollama_selection_is_case_insensitive_and_health_checked(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    ollama = pytest.importorskip("cce_retrieval.ollama")
+    ollama = pytest.importorskip("cce_retrieval.embed.ollama")
     root = small_repo(tmp_path / "repo")
     monkeypatch.setattr(ollama.OllamaEmbedder, "from_env", FakeOllama.unhealthy)
     code, out, err = run_cce(["index", root, "--embedder", "OLLAMA"], capsys)
@@ -724,7 +725,7 @@ def test_a_failed_store_write_leaves_the_sidecar_as_it_was(
     """The sidecar's parts are staged while the store is written (streamed during the
     build, or written after it when the stream could not be opened); if the store is
     not saved, what was staged goes again and the previous sidecar stays the store's."""
-    from cce_retrieval.store_paths import StoreError
+    from cce_retrieval.store.paths import StoreError
 
     root = small_repo(tmp_path / "repo")
     assert run_cce(["index", root, "--no-metrics"], capsys)[0] == 0
@@ -758,7 +759,7 @@ def test_a_failed_store_write_leaves_the_sidecar_as_it_was(
 def test_a_sidecar_that_could_not_be_staged_is_not_prepared_again(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cce_retrieval import sidecar
+    from cce_retrieval.store import sidecar
 
     root = small_repo(tmp_path / "repo")
     staged: list[int] = []
@@ -795,9 +796,9 @@ def test_a_sidecar_that_could_not_be_staged_is_not_prepared_again(
 def test_a_build_failing_after_bm25_started_leaves_no_staging_behind(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cce_retrieval import build as build_module
-    from cce_retrieval import sidecar
-    from cce_retrieval.build import BuildError
+    from cce_retrieval.build import pipeline as build_module
+    from cce_retrieval.build.pipeline import BuildError
+    from cce_retrieval.store import sidecar
 
     root = small_repo(tmp_path / "repo")
     started: list[sidecar.Bm25Staging] = []

@@ -23,12 +23,13 @@ from pathlib import Path
 
 import pytest
 
-from cce_cli.buildopts import CACHE_DIR_ENV
-from cce_retrieval import load_index, serialize_index, sidecar
-from cce_retrieval.build import build_index
-from cce_retrieval.buildcache import BuildCache, CacheSalt
-from cce_retrieval.embedder import HashEmbedder
-from cce_retrieval.sidecar import load_store
+from cce_cli.commands.build_options import CACHE_DIR_ENV
+from cce_retrieval import load_index, serialize_index
+from cce_retrieval.build.cache import BuildCache, CacheSalt
+from cce_retrieval.build.pipeline import build_index
+from cce_retrieval.embed.hashing import HashEmbedder
+from cce_retrieval.store import sidecar
+from cce_retrieval.store.sidecar import load_store
 
 SAMPLE = Path(__file__).resolve().parents[3] / "eval" / "corpus" / "sample"
 

@@ -15,20 +15,20 @@ from pathlib import Path
 
 import pytest
 
-from cce_cli import harness
-from cce_cli.main import main
-from cce_cli.pooling import (
+from cce_cli.evaluation import harness
+from cce_cli.labeling.pooling import (
     Candidate,
     JudgedCase,
     apply_judgments,
     parse_judging,
     pool_candidates,
 )
-from cce_cli.querylog import draft_case_id, read_query_log
+from cce_cli.labeling.querylog import draft_case_id, read_query_log
+from cce_cli.main import main
 from cce_fixtures import Anchor, parse_fixtures
 from cce_fixtures.cli import main as validate_main
-from cce_retrieval.build import build_index
-from cce_retrieval.embedder import HashEmbedder
+from cce_retrieval.build.pipeline import build_index
+from cce_retrieval.embed.hashing import HashEmbedder
 
 REPO = Path(__file__).parents[3]
 SAMPLE = REPO / "eval" / "corpus" / "sample"

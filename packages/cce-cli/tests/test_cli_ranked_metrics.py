@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from cce_cli import harness
+from cce_cli.evaluation import harness
 from cce_cli.main import main
 from cce_fixtures import parse_fixtures
 from cce_metrics import METRICS

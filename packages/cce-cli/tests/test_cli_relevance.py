@@ -27,11 +27,11 @@ from pathlib import Path
 
 import pytest
 
-from cce_cli.cmd_relevance import corpus_path, rust_join, rust_parent
+from cce_cli.commands.relevance import corpus_path, rust_join, rust_parent
 from cce_cli.main import main
 from cce_retrieval import save_index
-from cce_retrieval.build import build_index
-from cce_retrieval.embedder import HashEmbedder
+from cce_retrieval.build.pipeline import build_index
+from cce_retrieval.embed.hashing import HashEmbedder
 
 REPO = Path(__file__).parents[3]
 GOLDEN = Path(__file__).parent / "golden" / "code.report.json"

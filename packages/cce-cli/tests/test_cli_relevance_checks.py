@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cce_cli.corpus_checks import MAX_DEAD_ANCHOR_LINES
+from cce_cli.evaluation.corpus_checks import MAX_DEAD_ANCHOR_LINES
 from cce_cli.main import main
 
 REPO = Path(__file__).parents[3]

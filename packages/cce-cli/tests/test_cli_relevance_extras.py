@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from cce_cli.formats.results_file import RUN_SCHEMA, parse_run
 from cce_cli.main import main
-from cce_cli.runfile import RUN_SCHEMA, parse_run
 from cce_metrics import score_query
 from cce_retrieval import format6
 

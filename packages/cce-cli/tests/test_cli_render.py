@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from cce_cli.harness import BackendReport, CaseReport, compare_reports
-from cce_cli.render import RENDERERS, RunSummary, render_human, render_json
+from cce_cli.evaluation.harness import BackendReport, CaseReport, compare_reports
+from cce_cli.render.relevance import RENDERERS, RunSummary, render_human, render_json
 from cce_metrics import (
     METRICS,
     MacroAverages,
@@ -23,7 +23,7 @@ from cce_metrics import (
     score_query,
     token_average,
 )
-from cce_retrieval.numeric import format6_signed
+from cce_retrieval.parity.numeric import format6_signed
 
 
 def _score(

@@ -15,12 +15,12 @@ import attrs
 import numpy as np
 import pytest
 
-from cce_cli.cmd_search import ollama_refusal, render_human, render_json, snippet
+from cce_cli.commands.search import ollama_refusal, render_human, render_json, snippet
 from cce_cli.main import SUBCOMMANDS, main
 from cce_metrics.tokens import estimate_tokens
 from cce_retrieval import save_index
-from cce_retrieval.build import build_index
-from cce_retrieval.embedder import HashEmbedder
+from cce_retrieval.build.pipeline import build_index
+from cce_retrieval.embed.hashing import HashEmbedder
 from cce_retrieval.model import Chunk, Index, SearchResult
 
 
@@ -352,9 +352,10 @@ def test_search_imports_only_what_it_runs(store: Path) -> None:
         "import sys\n"
         "from cce_cli.main import main\n"
         f"code = main(['search', 'cache', '--store', {str(store)!r}, '--no-metrics'])\n"
-        "heavy = ['cce_retrieval.build', 'cce_retrieval.chunker', 'cce_retrieval.buildcache',\n"
-        "         'cce_cli.cmd_relevance', 'cce_cli.cmd_index', 'cce_stats', 'tree_sitter',\n"
-        "         'cce_retrieval.ollama', 'cce_retrieval.openai', 'http.client']\n"
+        "heavy = ['cce_retrieval.build.pipeline', 'cce_retrieval.chunk.chunker',\n"
+        "         'cce_retrieval.build.cache', 'cce_cli.commands.relevance',\n"
+        "         'cce_cli.commands.index', 'cce_stats', 'tree_sitter',\n"
+        "         'cce_retrieval.embed.ollama', 'cce_retrieval.embed.openai', 'http.client']\n"
         "print(code, [name for name in heavy if name in sys.modules])\n"
     )
     done = subprocess.run(

@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from cce_retrieval import hybrid
-from cce_retrieval.backends import (
+from cce_retrieval.build.pipeline import build_index
+from cce_retrieval.embed.hashing import HashEmbedder
+from cce_retrieval.model import Chunk, Index, SearchResult
+from cce_retrieval.rank import hybrid
+from cce_retrieval.rank.backends import (
     BACKENDS,
     BackendConfigError,
     EmbeddingSpaceError,
@@ -17,10 +20,7 @@ from cce_retrieval.backends import (
     backend_spec,
     create_backend,
 )
-from cce_retrieval.build import build_index
-from cce_retrieval.derived import RetrievalIndex, invalidate, retrieval_index
-from cce_retrieval.embedder import HashEmbedder
-from cce_retrieval.model import Chunk, Index, SearchResult
+from cce_retrieval.rank.derived import RetrievalIndex, invalidate, retrieval_index
 
 CORPUS = {
     "src/auth.py": (

@@ -14,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rank_bm25 import BM25Okapi
 
-from cce_retrieval.bm25 import Bm25Index, _stable_order
-from cce_retrieval.numeric import format6, rhaz, score_key
-from cce_retrieval.ranking import id_order_ranks, score_keys, top_order
-from cce_retrieval.tokenizer import tokenize, unique_tokens
+from cce_retrieval.parity.numeric import format6, rhaz, score_key
+from cce_retrieval.parity.tokenizer import tokenize, unique_tokens
+from cce_retrieval.rank.bm25 import Bm25Index, _stable_order
+from cce_retrieval.rank.order import id_order_ranks, score_keys, top_order
 
 
 def _index(contents: Sequence[str], ids: Sequence[str] | None = None) -> Bm25Index:

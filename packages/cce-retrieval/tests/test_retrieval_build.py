@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from cce_retrieval import save_index, serialize_index
-from cce_retrieval.bm25 import Bm25Index
-from cce_retrieval.build import EMBED_BATCH_SIZE, BuildError, build_index
-from cce_retrieval.derived import bm25_and_ranks
-from cce_retrieval.embedder import EmbedError, HashEmbedder
+from cce_retrieval.build.pipeline import EMBED_BATCH_SIZE, BuildError, build_index
+from cce_retrieval.embed.hashing import EmbedError, HashEmbedder
+from cce_retrieval.rank.bm25 import Bm25Index
+from cce_retrieval.rank.derived import bm25_and_ranks
 
 BASE_TABLE = [
     ("README.md", 1, 3, "module", "module", "6ab3d42cf9cebf0a", 11),
@@ -211,8 +211,8 @@ def test_bm25_from_the_builds_counts_equals_bm25_built_from_the_contents(
 def test_per_file_rows_stack_into_the_cells_of_the_whole_matrix() -> None:
     # Files computed here arrive as dense rows, files from workers or the cache as
     # cells; a file may have no chunks. The index's cells are the stacked rows exactly.
-    from cce_retrieval import build as build_module
-    from cce_retrieval.buildcache import SparseRows
+    from cce_retrieval.build import pipeline as build_module
+    from cce_retrieval.build.cache import SparseRows
     from cce_retrieval.model import SparseEmbeddings
 
     rng = np.random.default_rng(5)

@@ -19,11 +19,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cce_retrieval import build as build_module
-from cce_retrieval import serialize_index, store_write, write_store
-from cce_retrieval.bm25 import Bm25Index
-from cce_retrieval.build import BuildResult, build_index
-from cce_retrieval.buildcache import (
+from cce_retrieval import serialize_index, write_store
+from cce_retrieval.build import pipeline as build_module
+from cce_retrieval.build.cache import (
     BuildCache,
     CacheSalt,
     EntryText,
@@ -31,11 +29,14 @@ from cce_retrieval.buildcache import (
     StoreRecord,
     TermCounts,
 )
-from cce_retrieval.derived import bm25_and_ranks
-from cce_retrieval.embedder import HashEmbedder
-from cce_retrieval.fileio import AtomicFile
+from cce_retrieval.build.pipeline import BuildResult, build_index
+from cce_retrieval.embed.hashing import HashEmbedder
 from cce_retrieval.model import Chunk
-from cce_retrieval.ranking import id_order_ranks
+from cce_retrieval.rank.bm25 import Bm25Index
+from cce_retrieval.rank.derived import bm25_and_ranks
+from cce_retrieval.rank.order import id_order_ranks
+from cce_retrieval.store import write as store_write
+from cce_retrieval.store.fileio import AtomicFile
 
 SAMPLE = Path(__file__).resolve().parents[3] / "eval" / "corpus" / "sample"
 
@@ -557,7 +558,7 @@ def test_a_damaged_store_record_is_never_trusted_and_is_removed(
 def test_grammar_versions_are_read_as_the_installed_metadata_gives_them() -> None:
     from importlib import metadata
 
-    from cce_retrieval import buildcache
+    from cce_retrieval.build import cache as buildcache
 
     for distribution in buildcache._GRAMMARS:
         assert buildcache._installed_version(distribution) == metadata.version(distribution)

@@ -20,22 +20,22 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cce_retrieval.chunker import (
+from cce_retrieval.chunk.chunker import (
     FileChunks,
     chunk_file,
     chunk_id,
     preorder_matches_by_query,
     preorder_matches_by_walk,
 )
-from cce_retrieval.imports import IMPORT_NODE_TYPES
-from cce_retrieval.model import Chunk
-from cce_retrieval.packs import (
+from cce_retrieval.chunk.imports import IMPORT_NODE_TYPES
+from cce_retrieval.chunk.packs import (
     PACK_SET,
     PACKS,
     extension_of,
     pack_for_path,
     parser_for,
 )
+from cce_retrieval.model import Chunk
 
 Row = tuple[str, int, int, str, str, str, int]
 

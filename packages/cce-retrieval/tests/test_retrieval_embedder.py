@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cce_retrieval.embedder import (
+from cce_retrieval.embed.hashing import (
     EMBED_DIM,
     Embedder,
     EmbedError,

@@ -23,8 +23,8 @@ from cce_retrieval import (
     query_embedder,
     serialize_index,
 )
-from cce_retrieval.embedders import check_query_vector
-from cce_retrieval.fingerprint import embed_dim
+from cce_retrieval.embed.registry import check_query_vector
+from cce_retrieval.store.fingerprint import embed_dim
 
 
 class ModelEmbedder:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from cce_retrieval.exclusion import Exclusion, why_not_indexed
-from cce_retrieval.walker import MAX_FILE_BYTES, walk
+from cce_retrieval.walk.exclusion import Exclusion, why_not_indexed
+from cce_retrieval.walk.walker import MAX_FILE_BYTES, walk
 
 
 @pytest.fixture

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from cce_retrieval.gitignore import (
+from cce_retrieval.walk.gitignore import (
     GlobError,
     Match,
     glob_to_regex,
     parse_gitignore,
     parse_gitignore_line,
 )
-from cce_retrieval.walker import walk
+from cce_retrieval.walk.walker import walk
 
 
 def _verdict(content: str | bytes, path: str, is_dir: bool = False) -> Match:

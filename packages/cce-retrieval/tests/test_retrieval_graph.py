@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from cce_retrieval.embedder import HashEmbedder
-from cce_retrieval.graph import ImportGraph, file_stem
-from cce_retrieval.hybrid import search
+from cce_retrieval.embed.hashing import HashEmbedder
 from cce_retrieval.model import Chunk, Index
-from cce_retrieval.numeric import format6
+from cce_retrieval.parity.numeric import format6
+from cce_retrieval.rank.graph import ImportGraph, file_stem
+from cce_retrieval.rank.hybrid import search
 
 
 def test_stem_rule() -> None:

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cce_retrieval.gitignore import (
+from cce_retrieval.walk.gitignore import (
     MAX_GITIGNORE_BYTES,
     MAX_GLOB_CHARS,
     GitignoreReadError,
@@ -24,7 +24,7 @@ from cce_retrieval.gitignore import (
     parse_gitignore,
     read_regular_file,
 )
-from cce_retrieval.walker import display_names, walk
+from cce_retrieval.walk.walker import display_names, walk
 
 # --- globs: linear-time matching, same answers as the backtracking engine --------------
 

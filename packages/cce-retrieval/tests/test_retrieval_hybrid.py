@@ -12,9 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cce_retrieval.build import build_index
-from cce_retrieval.embedder import HashEmbedder
-from cce_retrieval.hybrid import (
+from cce_retrieval.build.pipeline import build_index
+from cce_retrieval.embed.hashing import HashEmbedder
+from cce_retrieval.model import Chunk, Index, SearchResult
+from cce_retrieval.parity.numeric import format6, score_key
+from cce_retrieval.parity.text import ascii_lower, rust_split_whitespace
+from cce_retrieval.parity.tokenizer import tokenize, unique_tokens
+from cce_retrieval.rank.hybrid import (
     bm25_only_search,
     file_hints,
     is_code_lookup,
@@ -25,10 +29,6 @@ from cce_retrieval.hybrid import (
     search_with_vector,
     vector_search,
 )
-from cce_retrieval.model import Chunk, Index, SearchResult
-from cce_retrieval.numeric import format6, score_key
-from cce_retrieval.text import ascii_lower, rust_split_whitespace
-from cce_retrieval.tokenizer import tokenize, unique_tokens
 
 PENALTY_CORPUS = {
     "src/auth.py": (

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cce_retrieval.chunker import chunk_file
+from cce_retrieval.chunk.chunker import chunk_file
 
 
 def imports_of(path: str, source: str) -> list[str]:

@@ -10,8 +10,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from cce_retrieval.embedder import EmbedError
-from cce_retrieval.ollama import (
+from cce_retrieval.embed.hashing import EmbedError
+from cce_retrieval.embed.ollama import (
     DEFAULT_OLLAMA_MODEL,
     DEFAULT_OLLAMA_URL,
     OllamaEmbedder,

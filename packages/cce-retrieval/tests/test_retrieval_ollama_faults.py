@@ -14,8 +14,13 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from cce_retrieval.embedder import EmbedError, check_vectors
-from cce_retrieval.ollama import OllamaConfigError, OllamaEmbedder, OllamaUnreachable, redact_url
+from cce_retrieval.embed.hashing import EmbedError, check_vectors
+from cce_retrieval.embed.ollama import (
+    OllamaConfigError,
+    OllamaEmbedder,
+    OllamaUnreachable,
+    redact_url,
+)
 
 Reply = Callable[[socket.socket, bytes], None]
 

@@ -1,5 +1,5 @@
 """Helper processes: a lone forked child answers, fails and dies as `run_forked` says,
-and a pool's pipes are widened (`cce_retrieval.processes`)."""
+and a pool's pipes are widened (`cce_retrieval.build.processes`)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import threading
 
 import pytest
 
-from cce_retrieval import processes
-from cce_retrieval.processes import can_fork_alone, pool_context, run_forked, widen_pipes
+from cce_retrieval.build import processes
+from cce_retrieval.build.processes import can_fork_alone, pool_context, run_forked, widen_pipes
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="helpers are forked on Linux")
 
@@ -35,7 +35,7 @@ def test_a_single_threaded_process_forks_and_gets_the_answer_or_the_error() -> N
     out = run_python(
         """
         import os
-        from cce_retrieval.processes import can_fork_alone, run_forked
+        from cce_retrieval.build.processes import can_fork_alone, run_forked
 
         def fail():
             raise ValueError("no ranks for term 7")
@@ -85,7 +85,7 @@ def test_a_cancelled_child_is_killed_at_once_and_collected() -> None:
     out = run_python(
         """
         import os, time
-        from cce_retrieval.processes import run_forked
+        from cce_retrieval.build.processes import run_forked
 
         forked = run_forked(lambda: time.sleep(60))
         began = time.monotonic()
@@ -110,7 +110,7 @@ def test_a_forked_helper_leaves_when_its_parent_is_killed() -> None:
     out = run_python(
         """
         import os, signal, time
-        from cce_retrieval.processes import run_forked
+        from cce_retrieval.build.processes import run_forked
 
         read_end, write_end = os.pipe()
         middle = os.fork()
@@ -164,7 +164,7 @@ def test_an_interrupt_in_a_deferred_block_is_raised_when_the_block_ends() -> Non
     out = run_python(
         """
         import os, signal
-        from cce_retrieval.processes import interrupts_deferred
+        from cce_retrieval.build.processes import interrupts_deferred
 
         steps = []
         try:
@@ -184,7 +184,7 @@ def test_a_deferred_block_keeps_an_ignored_interrupt_ignored() -> None:
     out = run_python(
         """
         import os, signal
-        from cce_retrieval.processes import interrupts_deferred
+        from cce_retrieval.build.processes import interrupts_deferred
 
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         with interrupts_deferred():
@@ -205,7 +205,7 @@ def test_ctrl_c_while_the_pool_starts_leaves_no_worker_behind() -> None:
         import concurrent.futures.process as process, multiprocessing, os, signal, sys
         import tempfile
         from pathlib import Path
-        from cce_retrieval import build as build_module
+        from cce_retrieval.build import pipeline as build_module
         from cce_retrieval import HashEmbedder, build_index
 
         root = Path(tempfile.mkdtemp())
@@ -234,7 +234,7 @@ def test_helpers_leave_ctrl_c_to_the_starting_process() -> None:
     out = run_python(
         """
         import os, signal
-        from cce_retrieval.processes import run_forked
+        from cce_retrieval.build.processes import run_forked
 
         def interrupted_self():
             os.kill(os.getpid(), signal.SIGINT)  # as a terminal's Ctrl-C reaches the group

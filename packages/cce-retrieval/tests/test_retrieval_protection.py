@@ -11,9 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cce_retrieval.build import build_index
-from cce_retrieval.embedder import HashEmbedder
-from cce_retrieval.protection import (
+from cce_retrieval.build.pipeline import build_index
+from cce_retrieval.embed.hashing import HashEmbedder
+from cce_retrieval.protect.redactor import redact
+from cce_retrieval.protect.strict import (
     _PATTERN_HINT,
     _PATTERNS,
     _candidate_lines,
@@ -21,8 +22,7 @@ from cce_retrieval.protection import (
     is_strict_sensitive,
     strict_redact,
 )
-from cce_retrieval.redactor import redact
-from cce_retrieval.walker import walk
+from cce_retrieval.walk.walker import walk
 
 SECRET_LINES = {
     'export DB_PASSWORD="hunter2-hunter2"': "hunter2-hunter2",
@@ -267,7 +267,7 @@ def test_allow_secrets_counts_nothing(tmp_path: Path) -> None:
 
 _DETECTION_IMPORTS = """
 import sys
-from cce_retrieval.protection import strict_redact
+from cce_retrieval.protect.strict import strict_redact
 text = 'password = "hunter2abc"\\nkey = AKIAIOSFODNN7EXAMPLE\\n'
 redacted, count = strict_redact(text, "settings.py")
 print(count, "urllib3" in sys.modules, "requests" in sys.modules)

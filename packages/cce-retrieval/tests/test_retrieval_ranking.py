@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cce_retrieval.ranking import ranked_prefix, score_keys, top_order
+from cce_retrieval.rank.order import ranked_prefix, score_keys, top_order
 
 # Scores a hair either side of a 6-decimal rounding boundary, plus exact repeats.
 _BOUNDARY = st.integers(-3_000_000, 3_000_000).flatmap(

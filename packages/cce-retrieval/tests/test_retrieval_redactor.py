@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cce_retrieval import redactor
-from cce_retrieval.redactor import _case_fold, _redact_private_keys, _scan_value, redact
-from cce_retrieval.text import RUST_WHITESPACE, ascii_lower
+from cce_retrieval.parity.text import RUST_WHITESPACE, ascii_lower
+from cce_retrieval.protect import redactor
+from cce_retrieval.protect.redactor import _case_fold, _redact_private_keys, _scan_value, redact
 
 SPEC_ANCHORS = [
     ('password = "hunter2secret"', 'password = "[REDACTED:SECRET]"'),

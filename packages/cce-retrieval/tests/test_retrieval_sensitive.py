@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cce_retrieval.sensitive import file_extension, is_sensitive
+from cce_retrieval.protect.sensitive import file_extension, is_sensitive
 
 SENSITIVE_ANCHORS = [
     "server.pem",

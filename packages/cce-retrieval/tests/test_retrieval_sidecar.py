@@ -15,14 +15,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cce_retrieval import load_index, serialize_index, sidecar, write_store
-from cce_retrieval.build import build_index
-from cce_retrieval.derived import bm25_and_ranks
-from cce_retrieval.embedder import HashEmbedder
-from cce_retrieval.hybrid import bm25_only_search, search, vector_search
+from cce_retrieval import load_index, serialize_index, write_store
+from cce_retrieval.build.pipeline import build_index
+from cce_retrieval.embed.hashing import HashEmbedder
 from cce_retrieval.model import Index, SparseEmbeddings
-from cce_retrieval.sidecar import load_store, sidecar_dir, write_sidecar
-from cce_retrieval.stored_chunks import StoredChunks
+from cce_retrieval.rank.derived import bm25_and_ranks
+from cce_retrieval.rank.hybrid import bm25_only_search, search, vector_search
+from cce_retrieval.store import sidecar
+from cce_retrieval.store.chunks import StoredChunks
+from cce_retrieval.store.sidecar import load_store, sidecar_dir, write_sidecar
 
 SAMPLE = Path(__file__).resolve().parents[3] / "eval" / "corpus" / "sample"
 QUERIES = ("lru cache eviction", "retry with backoff", "ring buffer push", "def get", "")
@@ -385,7 +386,7 @@ def test_bm25_parts_staged_for_nothing_are_removed(tmp_path: Path) -> None:
 def test_a_cancelled_bm25_staging_is_stopped_and_leaves_nothing(tmp_path: Path) -> None:
     import time
 
-    from cce_retrieval.processes import can_fork_alone
+    from cce_retrieval.build.processes import can_fork_alone
 
     if not can_fork_alone():
         pytest.skip("BM25 is staged on a thread here; a thread cannot be stopped")

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from cce_retrieval import save_index, serialize_index
-from cce_retrieval.build import build_index
-from cce_retrieval.embedder import HashEmbedder
-from cce_retrieval.sources import (
+from cce_retrieval.build.pipeline import build_index
+from cce_retrieval.embed.hashing import HashEmbedder
+from cce_retrieval.store.sources import (
     SourceFile,
     SourcesError,
     compare_sources,

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from cce_retrieval import build as build_module
 from cce_retrieval import serialize_index, write_store
-from cce_retrieval.build import build_index
-from cce_retrieval.embedder import HashEmbedder
-from cce_retrieval.spool import PieceSpool
+from cce_retrieval.build import pipeline as build_module
+from cce_retrieval.build.pipeline import build_index
+from cce_retrieval.build.spool import PieceSpool
+from cce_retrieval.embed.hashing import HashEmbedder
 
 SAMPLE = Path(__file__).resolve().parents[3] / "eval" / "corpus" / "sample"
 

@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 from cce_retrieval import (
     StoreError,
     default_store_path,
-    fileio,
     fingerprint_document,
     fingerprint_path,
     format_json_float,
@@ -27,11 +26,12 @@ from cce_retrieval import (
     serialize_index,
     write_fingerprint,
 )
-from cce_retrieval.fileio import AtomicFile
-from cce_retrieval.fingerprint import store_sha256
 from cce_retrieval.model import Chunk, Index
-from cce_retrieval.store_load import embedding_matrix
-from cce_retrieval.store_write import (
+from cce_retrieval.store import fileio
+from cce_retrieval.store.fileio import AtomicFile
+from cce_retrieval.store.fingerprint import store_sha256
+from cce_retrieval.store.load import embedding_matrix
+from cce_retrieval.store.write import (
     SavedStore,
     StoreChunks,
     StoreStream,

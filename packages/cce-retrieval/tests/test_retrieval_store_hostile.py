@@ -13,18 +13,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cce_retrieval.fileio import NotARegularFileError, remove_stale_temporaries, write_atomic
-from cce_retrieval.fingerprint import (
+from cce_retrieval.model import Chunk, Index
+from cce_retrieval.rank.hybrid import QueryVectorError, search_with_vector, vector_search
+from cce_retrieval.store.fileio import NotARegularFileError, remove_stale_temporaries, write_atomic
+from cce_retrieval.store.fingerprint import (
     fingerprint_path,
     repair_stale_fingerprint,
     store_sha256,
     write_fingerprint,
 )
-from cce_retrieval.hybrid import QueryVectorError, search_with_vector, vector_search
-from cce_retrieval.model import Chunk, Index
-from cce_retrieval.store_load import load_index, parse_index
-from cce_retrieval.store_paths import StoreError
-from cce_retrieval.store_write import save_index
+from cce_retrieval.store.load import load_index, parse_index
+from cce_retrieval.store.paths import StoreError
+from cce_retrieval.store.write import save_index
 
 
 def _chunk(start: int = 1, end: int = 2) -> Chunk:

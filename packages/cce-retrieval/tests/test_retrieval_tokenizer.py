@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cce_retrieval.tokenizer import tokenize, unique_tokens
+from cce_retrieval.parity.tokenizer import tokenize, unique_tokens
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cce_retrieval.tokenizer import tokenize, unique_tokens
+from cce_retrieval.parity.tokenizer import tokenize, unique_tokens
 
 _WORD = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 

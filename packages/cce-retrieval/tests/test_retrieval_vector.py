@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cce_retrieval.model import SparseEmbeddings
-from cce_retrieval.numeric import score_key
-from cce_retrieval.vector import VectorIndex
+from cce_retrieval.parity.numeric import score_key
+from cce_retrieval.rank.vector import VectorIndex
 
 
 def scalar_cosine(a: Sequence[float], b: Sequence[float]) -> float:

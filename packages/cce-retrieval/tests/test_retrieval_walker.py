@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cce_retrieval.walker import MAX_FILE_BYTES, PRUNED_DIR_NAMES, WalkedFile, WalkResult, walk
+from cce_retrieval.walk.walker import MAX_FILE_BYTES, PRUNED_DIR_NAMES, WalkedFile, WalkResult, walk
 
 
 def _write(root: Path, rel: str, content: str | bytes = "x = 1\n") -> Path:

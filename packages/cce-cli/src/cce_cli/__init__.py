@@ -14,7 +14,7 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from cce_cli.errors import CliError
-    from cce_cli.harness import (
+    from cce_cli.evaluation.harness import (
         COMPARED_METRICS,
         BackendError,
         BackendReport,
@@ -26,34 +26,40 @@ if TYPE_CHECKING:
         evaluate_backend,
         parse_backends,
     )
+    from cce_cli.evaluation.report import RunSummary, TagGroup, tag_groups
     from cce_cli.main import main
-    from cce_cli.render import RENDERERS, REPORT_SCHEMA, Renderer, render_human, render_json
-    from cce_cli.report import RunSummary, TagGroup, tag_groups
+    from cce_cli.render.relevance import (
+        RENDERERS,
+        REPORT_SCHEMA,
+        Renderer,
+        render_human,
+        render_json,
+    )
 
 # Resolved on first use, so that `import cce_cli` (and the console script's import of
 # `cce_cli.entry`) is instant: a Ctrl-C during the heavy imports behind these names is
 # then caught by `cce_cli.entry`, not printed as a traceback.
 _LAZY: dict[str, str] = {
     "CliError": "cce_cli.errors",
-    "COMPARED_METRICS": "cce_cli.harness",
-    "BackendError": "cce_cli.harness",
-    "BackendReport": "cce_cli.harness",
-    "CaseReport": "cce_cli.harness",
-    "Comparison": "cce_cli.harness",
-    "MetricComparison": "cce_cli.harness",
-    "compare_reports": "cce_cli.harness",
-    "evaluate": "cce_cli.harness",
-    "evaluate_backend": "cce_cli.harness",
-    "parse_backends": "cce_cli.harness",
+    "COMPARED_METRICS": "cce_cli.evaluation.harness",
+    "BackendError": "cce_cli.evaluation.harness",
+    "BackendReport": "cce_cli.evaluation.harness",
+    "CaseReport": "cce_cli.evaluation.harness",
+    "Comparison": "cce_cli.evaluation.harness",
+    "MetricComparison": "cce_cli.evaluation.harness",
+    "compare_reports": "cce_cli.evaluation.harness",
+    "evaluate": "cce_cli.evaluation.harness",
+    "evaluate_backend": "cce_cli.evaluation.harness",
+    "parse_backends": "cce_cli.evaluation.harness",
     "main": "cce_cli.main",
-    "RENDERERS": "cce_cli.render",
-    "REPORT_SCHEMA": "cce_cli.render",
-    "Renderer": "cce_cli.render",
-    "render_human": "cce_cli.render",
-    "render_json": "cce_cli.render",
-    "RunSummary": "cce_cli.report",
-    "TagGroup": "cce_cli.report",
-    "tag_groups": "cce_cli.report",
+    "RENDERERS": "cce_cli.render.relevance",
+    "REPORT_SCHEMA": "cce_cli.render.relevance",
+    "Renderer": "cce_cli.render.relevance",
+    "render_human": "cce_cli.render.relevance",
+    "render_json": "cce_cli.render.relevance",
+    "RunSummary": "cce_cli.evaluation.report",
+    "TagGroup": "cce_cli.evaluation.report",
+    "tag_groups": "cce_cli.evaluation.report",
 }
 
 

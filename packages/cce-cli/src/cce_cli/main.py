@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from cce_cli.errors import CliError
-from cce_cli.output import stdout_error
+from cce_cli.render.output import stdout_error
 
 Run = Callable[[argparse.Namespace], int]
 
@@ -32,20 +32,20 @@ class Command(Protocol):
 
 # One line per subcommand, in the order `cce --help` lists them: name, module, help.
 SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
-    ("index", "cmd_index", "index a directory into a persisted store"),
-    ("search", "cmd_search", "search a persisted store"),
-    ("conformance", "cmd_conformance", "write the cross-implementation chunk table"),
-    ("relevance", "cmd_relevance", "score retrieval against labeled fixtures"),
+    ("index", "commands.index", "index a directory into a persisted store"),
+    ("search", "commands.search", "search a persisted store"),
+    ("conformance", "commands.conformance", "write the cross-implementation chunk table"),
+    ("relevance", "commands.relevance", "score retrieval against labeled fixtures"),
     (
         "diff",
-        "cmd_diff",
+        "commands.diff",
         "compare two saved relevance reports query by query, with a pass/fail gate",
     ),
-    ("check", "cmd_check", "find fixture anchors that match nothing"),
-    ("queries", "cmd_queries", "list the distinct queries of metrics.jsonl event logs"),
-    ("pool", "cmd_pool", "pool several backends' results for judging, or apply judgments"),
-    ("plan", "cmd_plan", "how many queries a comparison needs, from a pilot report"),
-    ("backends", "cmd_backends", "list the backends --backend accepts, with their parameters"),
+    ("check", "commands.check", "find fixture anchors that match nothing"),
+    ("queries", "commands.queries", "list the distinct queries of metrics.jsonl event logs"),
+    ("pool", "commands.pool", "pool several backends' results for judging, or apply judgments"),
+    ("plan", "commands.plan", "how many queries a comparison needs, from a pilot report"),
+    ("backends", "commands.backends", "list the backends --backend accepts, with their parameters"),
 )
 
 

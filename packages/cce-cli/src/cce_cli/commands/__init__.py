@@ -1,0 +1,1 @@
+"""One module per `cce` subcommand: its arguments, its run and its exit status."""

@@ -1,0 +1,56 @@
+"""`cce backends [PATH]`: list every backend name `--backend` accepts, with parameters.
+
+Why it exists: backends come from three places - the built-ins, installed plugins
+(`cce.backends` entry points) and named configurations in `cce.toml` - so a user needs
+one place that shows which names exist, what each one is, which parameters it takes
+(type, reference default, range) and what a configuration changes. The configuration is
+found from PATH (a fixture file or directory, default `.`) like `cce relevance` finds
+it, or given with `--config FILE`. See docs/backends.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from cce_cli.evaluation import configurations as backend_config
+from cce_cli.render.output import write_stdout
+from cce_retrieval import backend_names, backend_spec
+from cce_retrieval.rank.backends import toml_value
+
+__all__ = ["configure", "run"]
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "path", metavar="PATH", nargs="?", default=".", help="where to look for cce.toml"
+    )
+    parser.add_argument("--config", metavar="FILE", help="read configurations from FILE")
+
+
+def listing(config: backend_config.BackendConfig) -> str:
+    """The text `cce backends` prints."""
+    lines: list[str] = []
+    for name in backend_names():
+        spec = backend_spec(name)
+        lines.append(f"{name}: {spec.help}")
+        for param in spec.params:
+            lines.append(
+                f"    {param.describe()}: {param.help}" if param.help else param.describe()
+            )
+    if config.backends:
+        lines.append("")
+        lines.append(f"configured in {config.path}:")
+        for name, named in config.backends.items():
+            changes = " ".join(
+                f"{key}={toml_value(value)}"
+                for key, value in named.recorded().items()
+                if key != "use"
+            )
+            lines.append(f"{name}: use {named.use}" + (f", {changes}" if changes else ""))
+    return "".join(line + "\n" for line in lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    config = backend_config.config_for(args.config, str(args.path))
+    write_stdout(listing(config))
+    return 0

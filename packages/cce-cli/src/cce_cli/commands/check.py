@@ -1,0 +1,205 @@
+"""`cce check FIXTURES...`: find the labels of a fixture set that point at nothing.
+
+Why it exists: a fixture set is checked against the corpus it labels, not only against
+its grammar (that is `cce-fixtures validate`). This command owns the edge: its
+arguments, which index each file is checked against (`--store`, `--dir`, else the
+header corpus, each built or loaded once), the file- and corpus-level problems, and
+the two output formats. The anchor analysis is `cce_cli.evaluation.anchor_check`; the contract
+and lint checks come from `cce_fixtures`. Documented in
+docs/relevance.md#checking-fixtures-against-the-corpus.
+
+Output: one line per problem on stdout, `FILE:LINE: [warning: ]case ID: anchor "...":
+problem; suggestion` (text), or one `cce.check/v1` JSON document (`--format json`).
+Exit status: 0 when there is no error (warnings alone pass, unless `--strict`), 1 when
+there is one, 2 on usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+import attrs
+
+from cce_cli.commands.build_options import add_build_options
+from cce_cli.commands.relevance import corpus_path
+from cce_cli.errors import CliError
+from cce_cli.evaluation.anchor_check import CorpusFacts, Problem, fixture_problems
+from cce_cli.evaluation.corpus_checks import stale_store_message, store_corpus_root
+from cce_cli.evaluation.indexes import add_protection_argument, build_or_fail
+from cce_cli.render.output import write_stdout
+from cce_fixtures import (
+    FixtureSet,
+    decode_fixture_bytes,
+    find_problems,
+    lint_fixtures,
+    parse_fixtures,
+)
+from cce_retrieval import HashEmbedder, StoreError, describe_os_error, load_store
+
+__all__ = ["CHECK_SCHEMA", "configure", "run"]
+
+CHECK_SCHEMA = "cce.check/v1"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Declare `cce check`'s arguments; `--dir` and `--store` conflict (exit 2)."""
+    parser.add_argument(
+        "fixtures", nargs="+", metavar="FIXTURES", help="cce.relevance/v1 NDJSON files"
+    )
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument(
+        "--dir", metavar="DIR", help="corpus directory for every file (overrides the header)"
+    )
+    source.add_argument(
+        "--store", metavar="PATH", help="a persisted store file, e.g. <root>/.cce/index.json"
+    )
+    parser.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default text)"
+    )
+    parser.add_argument(
+        "--strict", action="store_true", help="fail (exit 1) on warnings as well as errors"
+    )
+    add_build_options(parser)
+    add_protection_argument(parser, None)
+
+
+@attrs.define
+class _Corpora:
+    """Every index the run needs, built or loaded at most once."""
+
+    args: argparse.Namespace
+    built: dict[str, CorpusFacts | Problem] = attrs.Factory(dict)
+    # Problems of a corpus rather than of a fixture file (a stale store), said once.
+    notes: list[Problem] = attrs.Factory(list)
+
+    def facts_for(self, file: str, fixture_set: FixtureSet) -> CorpusFacts | Problem:
+        if self.args.store is not None:
+            return self._cached(self.args.store, file, None, self._load_store)
+        if self.args.dir is not None:
+            return self._cached(self.args.dir, file, None, self._build)
+        if fixture_set.corpus is None:
+            return Problem(
+                file,
+                None,
+                "error",
+                'no corpus: pass --dir <corpus> or declare "corpus" in the fixture header',
+            )
+        return self._cached(corpus_path(file, fixture_set.corpus), file, 1, self._build)
+
+    def _cached(
+        self,
+        location: str,
+        file: str,
+        header_line: int | None,
+        make: Callable[[str], CorpusFacts | Problem],
+    ) -> CorpusFacts | Problem:
+        key = os.path.realpath(location)
+        if key not in self.built:
+            self.built[key] = make(location)
+        found = self.built[key]
+        if isinstance(found, Problem):
+            # Each file that uses a broken corpus says so, on its own header line.
+            return attrs.evolve(found, file=file, line=header_line)
+        return found
+
+    def _build(self, directory: str) -> CorpusFacts | Problem:
+        if not os.path.isdir(directory):
+            return Problem("", None, "error", f"corpus {directory} is not a directory")
+        index = build_or_fail(directory, HashEmbedder(), args=self.args).index
+        if not index.chunks:
+            return Problem("", None, "error", f"corpus {directory} resolves to no indexable files")
+        return CorpusFacts.of(index, directory)
+
+    def _load_store(self, store: str) -> CorpusFacts | Problem:
+        try:
+            index = load_store(store)
+        except StoreError as error:
+            raise CliError(str(error)) from None
+        stale = stale_store_message(store)
+        if stale is not None:
+            self.notes.append(Problem(store, None, "warning", stale))
+        return CorpusFacts.of(index, store_corpus_root(store))
+
+
+def _read(file: str) -> str | Problem:
+    try:
+        with open(file, "rb") as handle:
+            return decode_fixture_bytes(handle.read())
+    except OSError as error:
+        return Problem(file, None, "error", f"could not read fixtures: {describe_os_error(error)}")
+    except UnicodeDecodeError as error:
+        return Problem(
+            file,
+            None,
+            "error",
+            f"could not read fixtures: invalid UTF-8 at byte offset {error.start}",
+        )
+
+
+def check_file(file: str, corpora: _Corpora) -> list[Problem]:
+    """Every problem of one fixture file: contract, lint, corpus, then anchors."""
+    text = _read(file)
+    if isinstance(text, Problem):
+        return [text]
+    contract = [
+        Problem(file, problem.line, "error", problem.detail) for problem in find_problems(text)
+    ]
+    # Anchor paths are judged against the index below, more precisely than lint can.
+    problems = contract + [
+        Problem(file, finding.line, finding.severity, finding.message)
+        for finding in lint_fixtures(text)
+        if finding.rule != "anchor-path"
+    ]
+    if contract:
+        # A set that does not parse cannot be checked against a corpus yet.
+        return _in_line_order(problems)
+    fixture_set = parse_fixtures(text)
+    facts = corpora.facts_for(file, fixture_set)
+    if isinstance(facts, Problem):
+        problems.append(facts)
+    else:
+        problems.extend(fixture_problems(file, fixture_set, facts))
+    return _in_line_order(problems)
+
+
+def _in_line_order(problems: list[Problem]) -> list[Problem]:
+    last = float("inf")
+    return sorted(problems, key=lambda problem: last if problem.line is None else problem.line)
+
+
+def _render_json(problems: Sequence[Problem]) -> str:
+    document = {
+        "schema": CHECK_SCHEMA,
+        "errors": sum(problem.severity == "error" for problem in problems),
+        "warnings": sum(problem.severity == "warning" for problem in problems),
+        "problems": [attrs.asdict(problem) for problem in problems],
+    }
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check every file; print the problems; 1 when any is an error (or, strict, any)."""
+    if args.store is not None and args.protection is not None:
+        raise CliError(
+            "--protection applies when check builds the corpus; a --store was protected "
+            "when it was indexed",
+            2,
+        )
+    corpora = _Corpora(args)
+    problems: list[Problem] = []
+    for file in args.fixtures:
+        problems.extend(check_file(str(file), corpora))
+    problems.extend(corpora.notes)
+    if args.format == "json":
+        write_stdout(_render_json(problems))
+    elif problems:
+        write_stdout("".join(problem.text() + "\n" for problem in problems))
+    errors = sum(problem.severity == "error" for problem in problems)
+    warnings = len(problems) - errors
+    if problems:
+        print(f"cce check: {errors} error(s), {warnings} warning(s)", file=sys.stderr)
+    return 1 if errors or (args.strict and warnings) else 0

@@ -1,0 +1,75 @@
+"""`cce conformance DIR [-o PATH]`: write the cross-implementation chunk table
+(docs/index-store.md#conformance-document).
+
+Why it exists: the conformance document is how this port proves it chunks exactly like
+the reference. The command builds the index in memory (hash embedder, secret
+protection on, nothing persisted beside it), writes the document atomically (a failed
+write leaves the previous file) and prints `wrote <PATH>`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import stat
+
+from cce_cli.commands.build_options import add_build_options
+from cce_cli.errors import CliError
+from cce_cli.evaluation.indexes import (
+    add_protection_argument,
+    build_or_fail,
+    print_protection_notice,
+)
+from cce_cli.render.output import display_text, write_stdout
+from cce_retrieval import (
+    DEFAULT_PROTECTION,
+    HashEmbedder,
+    conformance_document,
+    describe_os_error,
+    write_atomic,
+)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("dir", help="fixture directory to chunk")
+    parser.add_argument(
+        "-o",
+        "--output",
+        default="conformance.json",
+        help="output file (default: ./conformance.json)",
+    )
+    add_build_options(parser)
+    add_protection_argument(parser, DEFAULT_PROTECTION)
+
+
+def _write_output(path: str, data: bytes) -> None:
+    """Atomically replace a regular (or new) file; write straight into a device or FIFO.
+
+    Replacing `-o FILE` atomically means a full disk or a kill leaves the previous table;
+    `-o /dev/stdout` or a pipe is not a file to replace, so it is written as a stream.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = stat.S_IFREG
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        write_atomic(path, data)  # a directory is refused there, naming the path
+        return
+    with open(path, "wb") as handle:
+        handle.write(data)
+
+
+def run(args: argparse.Namespace) -> int:
+    directory: str = args.dir
+    output: str = args.output
+    if not os.path.isdir(directory):
+        raise CliError(f"not a directory: {directory}")
+    result = build_or_fail(directory, HashEmbedder(), args=args)
+    document = conformance_document(result.index)
+    try:
+        _write_output(output, document.encode("utf-8"))
+    except OSError as err:
+        raise CliError(f"could not write {output}: {describe_os_error(err)}") from err
+    write_stdout(f"wrote {display_text(output)}\n")
+    print_protection_notice(result)
+    return 0

@@ -1,0 +1,121 @@
+"""`cce diff BASE.json HEAD.json`: what a ranking change did, query by query, and a gate.
+
+Why it exists: the pull-request workflow saves a relevance report before a change and
+one after it; this command pairs them by case id, prints the changed queries and the
+paired tests in the chosen format, appends the markdown to the GitHub Actions job
+summary when `GITHUB_STEP_SUMMARY` names a file, and exits 3 when a gate flag fails
+(docs/gating.md). It owns the command's arguments and the order of its effects:
+stdout first, then the summary file, then one stderr line per gate reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import attrs
+
+from cce_cli.compare import pairing as diff_model
+from cce_cli.compare.gate import GATE_FAILED, add_gate_arguments, evaluate_gate, gate_spec
+from cce_cli.errors import CliError
+from cce_cli.render.diff import DIFF_RENDERERS, render_diff_markdown
+from cce_cli.render.output import write_stdout
+from cce_stats import paired_test_names
+
+__all__ = ["append_step_summary", "configure", "report_gate", "run"]
+
+STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Declare `cce diff`'s arguments."""
+    parser.add_argument("base", metavar="BASE.json", help="the report before the change")
+    parser.add_argument("head", metavar="HEAD.json", help="the report after the change")
+    selection = parser.add_mutually_exclusive_group()
+    selection.add_argument(
+        "--backend", metavar="NAME", help="the backend to compare (same name on both sides)"
+    )
+    selection.add_argument(
+        "--backends", metavar="BASE,HEAD", help="the base report's backend, the head's backend"
+    )
+    parser.add_argument(
+        "--format",
+        choices=tuple(DIFF_RENDERERS),
+        default=next(iter(DIFF_RENDERERS)),
+        help="output format: "
+        + "; ".join(f"{item.name}: {item.help}" for item in DIFF_RENDERERS.values()),
+    )
+    parser.add_argument(
+        "--test",
+        choices=paired_test_names(),
+        default="t",
+        help="paired test on the per-query deltas (default: t)",
+    )
+    parser.add_argument(
+        "--by-tag", action="store_true", help="add per-tag deltas and tests (cases' tags)"
+    )
+    add_gate_arguments(parser)
+
+
+def append_step_summary(markdown: str) -> None:
+    """Append `markdown` to the file `GITHUB_STEP_SUMMARY` names, if it names one."""
+    target = os.environ.get(STEP_SUMMARY_ENV, "")
+    if not target:
+        return
+    try:
+        with open(target, "a", encoding="utf-8") as handle:
+            handle.write(markdown)
+    except OSError as error:
+        cause = error.strerror or str(error)
+        raise CliError(
+            f"could not append the job summary to {target} ({STEP_SUMMARY_ENV}): {cause}"
+        ) from None
+
+
+def report_gate(reasons: tuple[str, ...]) -> int:
+    """Print one stderr line per gate reason; the exit status the gate gives."""
+    if not reasons:
+        return 0
+    sys.stdout.flush()
+    for reason in reasons:
+        print(f"gate failed: {reason}", file=sys.stderr)
+    return GATE_FAILED
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load, pair, test, render; exit 3 when a gate flag fails."""
+    base = diff_model.load_report(str(args.base))
+    head = diff_model.load_report(str(args.head))
+    base_backend, head_backend = diff_model.select_backends(base, head, args.backend, args.backends)
+    report = diff_model.diff_reports(
+        base,
+        head,
+        base_backend,
+        head_backend,
+        test=args.test,
+        correction=args.correction,
+        alpha=args.alpha,
+        by_tag=args.by_tag,
+    )
+    spec = gate_spec(args)
+    if spec.active:
+        reasons = evaluate_gate(
+            spec,
+            report.overall,
+            head_backend.aggregate,
+            head=f"{head_backend.name} ({head.path})",
+            correction=args.correction,
+            alpha=args.alpha,
+        )
+        report = attrs.evolve(report, gate_active=True, gate_reasons=reasons)
+    unpaired = len(report.unpaired_base) + len(report.unpaired_head)
+    if unpaired:
+        print(
+            f"warning: {unpaired} case{'s are' if unpaired != 1 else ' is'} in only one report "
+            "and excluded from the tests (listed in the output)",
+            file=sys.stderr,
+        )
+    write_stdout(DIFF_RENDERERS[args.format].render(report))
+    append_step_summary(render_diff_markdown(report))
+    return report_gate(report.gate_reasons)

@@ -1,0 +1,249 @@
+"""`cce pool`: write a judging file from several backends, or apply a judged one.
+
+Why it exists: this is the labeling edge (docs/labeling.md#pool). `cce pool FIXTURES
+--backends A,B` runs every case (labeled or draft) through each backend over one index
+and writes one `cce.judging/v1` line per case; `cce pool --apply JUDGED FIXTURES -o OUT`
+turns the filled-in judgments into anchors. Draft fixtures (empty `expected`) are
+accepted here, and only here, because judging them is the point. Pooling and merging
+live in `cce_cli.labeling.pooling`; this module owns arguments, reading, and atomic writes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+import attrs
+
+from cce_cli.commands.arguments import positive_int
+from cce_cli.commands.build_options import add_build_options
+from cce_cli.commands.relevance import build_fixture_corpus, corpus_path, rust_parent
+from cce_cli.errors import CliError
+from cce_cli.evaluation import configurations as backend_config
+from cce_cli.evaluation import harness
+from cce_cli.evaluation.indexes import open_store, remote_problem
+from cce_cli.formats import external_runs as runs
+from cce_cli.labeling.pooling import (
+    JudgingError,
+    apply_judgments,
+    parse_judging,
+    pool_candidates,
+    render_judging_line,
+)
+from cce_cli.render.output import write_stdout
+from cce_fixtures import (
+    SCHEMA_ID,
+    Case,
+    FixtureError,
+    FixtureSet,
+    decode_fixture_bytes,
+    parse_fixtures,
+)
+from cce_retrieval import (
+    Backend,
+    HashEmbedder,
+    Index,
+    QueryEmbedder,
+    describe_os_error,
+    write_atomic,
+)
+
+__all__ = ["configure", "read_fixture_text", "run"]
+
+DEFAULT_DEPTH = 10
+_DRAFT_ANCHOR = "#__unjudged__"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Declare `cce pool`'s arguments."""
+    parser.add_argument("fixtures", metavar="FIXTURES", help="labeled or draft fixtures")
+    parser.add_argument(
+        "--backends",
+        metavar="A,B,...",
+        default="bm25,vector,hybrid",
+        help="backends whose top results are pooled (default: all three)",
+    )
+    parser.add_argument(
+        "--depth",
+        type=positive_int,
+        default=DEFAULT_DEPTH,
+        metavar="N",
+        help=f"results taken from each backend per case (default {DEFAULT_DEPTH})",
+    )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="named backend configurations (default: cce.toml or pyproject.toml [tool.cce] "
+        "beside the fixtures or above them)",
+    )
+    parser.add_argument(
+        "--run",
+        metavar="NAME=FILE",
+        action="append",
+        default=[],
+        help="pool an external run (cce.run/v1 or TREC) as backend NAME; repeatable",
+    )
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--dir", metavar="DIR", help="corpus directory (overrides the header)")
+    source.add_argument("--store", metavar="STORE", help="a persisted store file")
+    add_build_options(parser)
+    parser.add_argument(
+        "--apply",
+        metavar="JUDGED",
+        help="turn this judged file into anchors for FIXTURES (needs -o)",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        help="where to write (judging file, or with --apply the fixtures)",
+    )
+
+
+def read_fixture_text(path: str) -> str:
+    """The fixture file's text, or a CliError naming it."""
+    try:
+        with open(path, "rb") as handle:
+            return decode_fixture_bytes(handle.read())
+    except OSError as error:
+        raise CliError(f"could not read fixtures {path}: {describe_os_error(error)}") from None
+    except UnicodeDecodeError:
+        raise CliError(
+            f"could not read fixtures {path}: stream did not contain valid UTF-8"
+        ) from None
+
+
+def _with_draft_anchors(text: str) -> tuple[str, set[str]]:
+    """Draft cases (`"expected": []`) get a stand-in anchor so the contract parses them."""
+    drafts: set[str] = set()
+    lines = []
+    for line in text.split("\n"):
+        try:
+            raw = json.loads(line) if line.strip() else None
+        except json.JSONDecodeError:
+            raw = None
+        if isinstance(raw, dict) and raw.get("expected") == [] and isinstance(raw.get("id"), str):
+            drafts.add(raw["id"])
+            raw["expected"] = [_DRAFT_ANCHOR]
+            line = json.dumps(raw, ensure_ascii=False, separators=(",", ":"))
+        lines.append(line)
+    return "\n".join(lines), drafts
+
+
+def _parse(path: str) -> tuple[FixtureSet, set[str], dict[str, dict[str, Any]]]:
+    text, drafts = _with_draft_anchors(read_fixture_text(path))
+    try:
+        fixture_set = parse_fixtures(text)
+    except FixtureError as error:
+        raise CliError(f"{path}: {error}") from None
+    raw_cases: dict[str, dict[str, Any]] = {}
+    for line in text.split("\n"):
+        raw = json.loads(line) if line.strip() else None
+        if isinstance(raw, dict) and isinstance(raw.get("id"), str) and "query" in raw:
+            if raw["id"] in drafts:
+                raw["expected"] = []
+            raw_cases[raw["id"]] = raw
+    return fixture_set, drafts, raw_cases
+
+
+def _index(args: argparse.Namespace, fixture_set: FixtureSet) -> tuple[Index, QueryEmbedder]:
+    if args.store is not None:
+        return open_store(str(args.store), remote_problem)
+    return build_fixture_corpus(args, fixture_set)[0], HashEmbedder()
+
+
+def _write(path: str, text: str, what: str) -> None:
+    try:
+        write_atomic(path, text.encode("utf-8"))
+    except OSError as error:
+        raise CliError(f"could not write {what} {path}: {describe_os_error(error)}") from None
+
+
+def _pool(args: argparse.Namespace) -> int:
+    fixture_set, _, _ = _parse(str(args.fixtures))
+    config = backend_config.config_for(args.config, str(args.fixtures))
+    external: dict[str, Backend] = {}
+    for option in args.run:
+        name, path, selected = runs.parse_run_option(str(option))
+        external[name] = runs.load_run(name, path, selected)
+    names = backend_config.choose(args.backends, config, external, flag="--backends")
+    backends = [backend_config.instantiate(name, config, external) for name in names]
+    index, embedder = _index(args, fixture_set)
+    lines = []
+    for case in fixture_set.cases:
+        query = harness.Query(case.query, embedder, case_id=case.id)
+        ranked = [harness.run_backend(index, backend, query, args.depth) for backend in backends]
+        lines.append(render_judging_line(case, pool_candidates(ranked, args.depth)) + "\n")
+    text = "".join(lines)
+    if args.output is None:
+        write_stdout(text)
+    else:
+        _write(str(args.output), text, "judging file")
+        print(f"wrote {len(lines)} judging lines to {args.output}", file=sys.stderr)
+    return 0
+
+
+def _relocated_corpus(fixtures: str, output: str, corpus: str) -> str:
+    """The header corpus re-expressed relative to OUT's directory."""
+    resolved = corpus_path(fixtures, corpus)
+    if os.path.isabs(corpus):
+        return corpus
+    out_dir = rust_parent(output) or "."
+    return os.path.relpath(resolved, out_dir)
+
+
+def _apply(args: argparse.Namespace) -> int:
+    if args.output is None:
+        raise CliError("--apply needs -o OUT, the fixture file to write", exit_code=2)
+    fixture_set, drafts, raw_cases = _parse(str(args.fixtures))
+    judged_path = str(args.apply)
+    try:
+        judged = parse_judging(judged_path, read_fixture_text(judged_path))
+    except JudgingError as error:
+        raise CliError(str(error)) from None
+    known = {case.id for case in fixture_set.cases}
+    for stray in (j.id for j in judged if j.id not in known):
+        print(f"warning: {judged_path}: case {stray!r} is not in {args.fixtures}", file=sys.stderr)
+    cases = [
+        case if case.id not in drafts else _without_draft_anchor(case) for case in fixture_set.cases
+    ]
+    applied = apply_judgments(cases, judged, raw_cases)
+    header: dict[str, Any] = {"schema": SCHEMA_ID}
+    if fixture_set.corpus is not None:
+        header["corpus"] = _relocated_corpus(
+            str(args.fixtures), str(args.output), fixture_set.corpus
+        )
+    lines = [json.dumps(header, ensure_ascii=False, separators=(",", ":"))]
+    lines += [json.dumps(row, ensure_ascii=False, separators=(",", ":")) for row in applied.cases]
+    _write(str(args.output), "\n".join(lines) + "\n", "fixtures")
+    for case_id, count in applied.unjudged.items():
+        print(f"warning: case {case_id}: {count} candidates still unjudged", file=sys.stderr)
+    for where in applied.overlapping:
+        print(
+            f"warning: case {where} also matches an overlapping candidate of the same kind "
+            "that was judged otherwise; narrow its lines by hand",
+            file=sys.stderr,
+        )
+    if applied.unlabeled:
+        print(
+            f"warning: {len(applied.unlabeled)} cases have no relevant anchor yet and were left "
+            f"out: {', '.join(applied.unlabeled)}",
+            file=sys.stderr,
+        )
+    print(
+        f"wrote {len(applied.cases)} cases ({applied.added} anchors added) to {args.output}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _without_draft_anchor(case: Case) -> Case:
+    return attrs.evolve(case, expected=tuple(a for a in case.expected if str(a) != _DRAFT_ANCHOR))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Pool, or with --apply merge judgments into fixtures."""
+    return _apply(args) if args.apply is not None else _pool(args)

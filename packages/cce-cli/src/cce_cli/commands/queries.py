@@ -1,0 +1,125 @@
+"""`cce queries LOG...`: the distinct real queries in `metrics.jsonl` event logs.
+
+Why it exists: labeling starts from what people actually searched for. This module owns
+the command's arguments, reading the log files (a missing or unreadable log is an error
+naming it), printing the queries most frequent first, and writing the optional draft
+fixture file atomically. The counting and the draft live in `cce_cli.labeling.querylog`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+
+from cce_cli.commands.arguments import positive_int
+from cce_cli.errors import CliError
+from cce_cli.labeling.querylog import QueryLog, draft_fixtures, read_query_log
+from cce_cli.render.output import write_stdout
+from cce_retrieval import describe_os_error, write_atomic
+from cce_retrieval.protect.redactor import redact
+
+__all__ = ["configure", "looks_secret", "run"]
+
+_SINCE = re.compile(r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?Z?)?")
+_DRAFT_K = 5
+
+
+def _since(text: str) -> str:
+    if not _SINCE.fullmatch(text):
+        raise argparse.ArgumentTypeError(
+            f"expected a UTC date like 2026-11-01 or 2026-11-01T12:00:00Z, got {text!r}"
+        )
+    return text
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Declare `cce queries`' arguments."""
+    parser.add_argument("logs", metavar="LOG", nargs="+", help="metrics.jsonl event logs")
+    parser.add_argument(
+        "--min-count",
+        type=positive_int,
+        default=1,
+        metavar="N",
+        help="only queries searched at least N times (default 1)",
+    )
+    parser.add_argument(
+        "--since", type=_since, metavar="DATE", help="only events at or after this UTC date/time"
+    )
+    parser.add_argument("--limit", type=positive_int, metavar="N", help="at most N queries")
+    parser.add_argument(
+        "--fixtures",
+        metavar="FILE",
+        help="also write a draft cce.relevance/v1 fixture file for judging",
+    )
+    parser.add_argument(
+        "--corpus", metavar="DIR", help="the corpus the draft's header names (relative to FILE)"
+    )
+    parser.add_argument(
+        "--k",
+        type=positive_int,
+        default=_DRAFT_K,
+        metavar="K",
+        help=f"the k of every draft case (default {_DRAFT_K})",
+    )
+
+
+def looks_secret(query: str) -> bool:
+    """True when secret protection would change the query: it holds a credential shape."""
+    return redact(query) != query
+
+
+def _read_log(path: str) -> list[bytes]:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read().splitlines()
+    except OSError as error:
+        raise CliError(f"could not read event log {path}: {describe_os_error(error)}") from None
+
+
+def _escape(text: str) -> str:
+    """Control characters as escapes, so one query is always one printed line."""
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode() for ch in text)
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def render_queries(log: QueryLog) -> str:
+    """One line per query: count, last seen, text."""
+    return "".join(f"{q.count:>6}  {q.last_seen}  {_escape(q.text)}\n" for q in log.queries)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Read every log, print the queries, and write the draft when asked."""
+    sources = [(str(path), _read_log(str(path))) for path in args.logs]
+    log = read_query_log(
+        sources, looks_secret, min_count=args.min_count, since=args.since, limit=args.limit
+    )
+    for problem in log.problems[:5]:
+        print(f"warning: {problem.path}:{problem.line}: {problem.reason}", file=sys.stderr)
+    if len(log.problems) > 5:
+        print(f"warning: {len(log.problems) - 5} more log lines skipped", file=sys.stderr)
+    if log.secrets_dropped:
+        print(
+            f"note: {_count(log.secrets_dropped, 'distinct query', 'distinct queries')} "
+            "dropped because they look like credentials",
+            file=sys.stderr,
+        )
+    if args.fixtures is not None:
+        draft = draft_fixtures(log.queries, args.corpus, args.k)
+        try:
+            write_atomic(str(args.fixtures), draft.encode("utf-8"))
+        except OSError as error:
+            raise CliError(
+                f"could not write draft fixtures {args.fixtures}: {describe_os_error(error)}"
+            ) from None
+        print(
+            f"wrote {_count(len(log.queries), 'draft case', 'draft cases')} to {args.fixtures}; "
+            "fill in each "
+            '"expected" (or run cce pool) before scoring',
+            file=sys.stderr,
+        )
+    write_stdout(render_queries(log))
+    return 0

@@ -1,0 +1,494 @@
+"""`cce relevance FIXTURES`: score the retrieval pipeline against a labeled fixture set.
+
+Why it exists: this is the edge where the relevance harness meets the user. It owns the
+command's arguments (docs/harness.md#arguments), the order in which inputs are read and
+checked - which decides which error a user sees first (docs/harness.md#processing-order) - the
+corpus path and its displayed form with Rust `Path` semantics (docs/harness.md#corpus-path), store
+mode and the refusal to score an Ollama-built store without Ollama (docs/harness.md#store-mode), and
+writing the whole rendering to stdout in one go (docs/harness.md#output-and-exit-status). Evaluation
+is `cce_cli.evaluation.harness`, rendering
+`cce_cli.render.relevance`.
+
+The flags beyond the reference's leave the default output alone: `--format` picks a
+renderer, `--results` also writes the `cce.run/v1` file, `--by-tag` adds per-tag
+aggregates, `--test` picks the paired test of `--compare`, and the gate flags on
+`--compare` only add stderr lines and exit status 3 (docs/gating.md). Named backend
+configurations (`--config`, else a discovered `cce.toml`), external runs (`--run
+NAME=FILE`), `--results-format trec` and `--export-qrels` are docs/backends.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from cce_cli.commands.build_options import add_build_options
+from cce_cli.commands.diff import report_gate
+from cce_cli.commands.index import walk_error_warning
+from cce_cli.compare.gate import GateSpec, add_gate_arguments, evaluate_gate, gate_spec
+from cce_cli.compare.pairing import diff_backend_reports, head_aggregate
+from cce_cli.errors import CliError
+from cce_cli.evaluation import configurations as backend_config
+from cce_cli.evaluation import corpus_checks, harness
+from cce_cli.evaluation.harness import BackendReport
+from cce_cli.evaluation.indexes import (
+    add_protection_argument,
+    build_or_fail,
+    is_unreachable,
+    open_store,
+    print_protection_notice,
+)
+from cce_cli.evaluation.report import tag_groups
+from cce_cli.formats import external_runs as runs
+from cce_cli.formats.results_file import render_run, write_run
+from cce_cli.render import relevance as render
+from cce_cli.render.output import display_text, write_stdout
+from cce_fixtures import FixtureError, FixtureSet, decode_fixture_bytes, parse_fixtures
+from cce_metrics import METRICS, Metric
+from cce_retrieval import (
+    Backend,
+    BackendConfigError,
+    EmbedderConfigError,
+    EmbeddingSpaceError,
+    EmbedError,
+    HashEmbedder,
+    Index,
+    QueryEmbedder,
+    QueryVectorError,
+    create_embedder,
+    describe_os_error,
+)
+from cce_stats import paired_test_names
+
+__all__ = ["build_fixture_corpus", "configure", "corpus_path", "run", "rust_join", "rust_parent"]
+
+
+class _SetOnce(argparse.Action):
+    """Store a value, refusing a second occurrence of the flag (clap's behaviour)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        if getattr(namespace, self.dest, None) is not None:
+            parser.error(f"argument {option_string}: cannot be used multiple times")
+        setattr(namespace, self.dest, values)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Declare `cce relevance`'s arguments; conflicts are usage errors (exit 2)."""
+    parser.add_argument("fixtures", metavar="FIXTURES", help="the cce.relevance/v1 NDJSON file")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument(
+        "--dir",
+        metavar="DIR",
+        action=_SetOnce,
+        help="corpus directory to index in memory (overrides the header corpus)",
+    )
+    source.add_argument(
+        "--store",
+        metavar="STORE",
+        action=_SetOnce,
+        help="a persisted store file, e.g. <root>/.cce/index.json",
+    )
+    selection = parser.add_mutually_exclusive_group()
+    selection.add_argument(
+        "--backend",
+        metavar="LIST",
+        action=_SetOnce,
+        help="comma list of bm25, vector, hybrid (default: all three)",
+    )
+    selection.add_argument(
+        "--compare",
+        metavar="A,B",
+        action=_SetOnce,
+        help="compare exactly two backends with per-query deltas and a paired t-test",
+    )
+    formats = parser.add_mutually_exclusive_group()
+    formats.add_argument(
+        "--format",
+        choices=tuple(render.RENDERERS),
+        default=None,
+        help="output format: "
+        + "; ".join(f"{item.name}: {item.help}" for item in render.RENDERERS.values()),
+    )
+    formats.add_argument(
+        "--json",
+        dest="format",
+        action="store_const",
+        const="json",
+        help="emit the JSON report (same as --format json)",
+    )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse to score (exit 1) when an anchor can never match or the store is stale",
+    )
+    parser.add_argument(
+        "--results",
+        metavar="FILE",
+        action=_SetOnce,
+        help="also write what each query retrieved, one cce.run/v1 JSON line per case",
+    )
+    parser.add_argument(
+        "--results-format",
+        choices=("run", "trec"),
+        default="run",
+        help="format of --results: cce.run/v1 JSON Lines (default) or a TREC run",
+    )
+    parser.add_argument(
+        "--export-qrels",
+        metavar="FILE",
+        action=_SetOnce,
+        help="also write the fixture set's file-level anchors as TREC qrels",
+    )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        action=_SetOnce,
+        help="named backend configurations (default: cce.toml or pyproject.toml [tool.cce] "
+        "beside the fixtures or in a parent directory)",
+    )
+    parser.add_argument(
+        "--run",
+        metavar="NAME=FILE",
+        action="append",
+        default=[],
+        help="add backend NAME whose results come from FILE (cce.run/v1, FILE#backend, "
+        "or a TREC run); repeatable",
+    )
+    parser.add_argument(
+        "--by-tag", action="store_true", help="add the aggregates per case tag to every output"
+    )
+    parser.add_argument(
+        "--metrics",
+        metavar="LIST",
+        action=_SetOnce,
+        help="comma list of metrics to add to P@k, recall, MRR and F1: "
+        + ", ".join(item.name for item in METRICS if not item.default)
+        + " (docs/metrics.md#ranked-metrics)",
+    )
+    parser.add_argument(
+        "--graded",
+        action="store_true",
+        help="expected anchors gain 2 (secondary anchors 1) in nDCG; needs --metrics ndcg",
+    )
+    parser.add_argument(
+        "--test",
+        choices=paired_test_names(),
+        default="t",
+        help="paired test of --compare on the per-query deltas (default: t)",
+    )
+    add_gate_arguments(parser)
+    add_build_options(parser)
+    add_protection_argument(parser, None)
+
+
+def _trim_trailing(path: str) -> str:
+    """Drop trailing separators and trailing `.` components, keeping a root or leading `.`."""
+    while True:
+        stripped = path.rstrip("/")
+        if not stripped:
+            return path[:1]  # "" stays "", an all-slash path is the root
+        if stripped.endswith("/."):
+            path = stripped[:-1]
+            continue
+        return stripped
+
+
+def rust_parent(path: str) -> str | None:
+    """Rust's `Path::parent` on a Unix path string, without any normalisation.
+
+    None for "" and the root; otherwise the path minus its last component, with
+    trailing separators and trailing `.` components dropped (`eval/./x` -> `eval`,
+    where `os.path.dirname` would say `eval/.`).
+    """
+    body = _trim_trailing(path)
+    if body in ("", "/"):
+        return None
+    cut = body.rfind("/")
+    if cut < 0:
+        return ""
+    return _trim_trailing(body[: cut + 1])
+
+
+def rust_join(base: str, tail: str) -> str:
+    """Rust's `Path::join`: an absolute tail replaces the base, else one `/` between."""
+    if tail.startswith("/") or not base:
+        return tail
+    if base.endswith("/"):
+        return base + tail
+    return f"{base}/{tail}"
+
+
+def corpus_path(fixtures: str, header_corpus: str) -> str:
+    """The header corpus resolved against the fixture file's directory (not normalised)."""
+    return rust_join(rust_parent(fixtures) or "", header_corpus)
+
+
+def _read_fixtures(path: str) -> FixtureSet:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+        text = decode_fixture_bytes(data)
+    except OSError as error:
+        raise CliError(f"could not read fixtures {path}: {describe_os_error(error)}") from None
+    except UnicodeDecodeError:
+        raise CliError(
+            f"could not read fixtures {path}: stream did not contain valid UTF-8"
+        ) from None
+    try:
+        return parse_fixtures(text)
+    except FixtureError as error:
+        raise CliError(str(error)) from None
+
+
+def _ollama_refusal(base_url: str, failure: EmbedError | None) -> str:
+    if is_unreachable(failure):
+        problem = f"Ollama is unreachable at {base_url}"
+    else:
+        problem = f"the Ollama health check at {base_url} failed ({failure})"
+    return (
+        f"this index was built with the ollama embedder but {problem} "
+        "— refusing to score across mismatched embedding spaces "
+        "(query and chunk vectors would come from different models). Start Ollama, "
+        "or evaluate a corpus directory with --dir <corpus> (hash embedder)."
+    )
+
+
+def build_fixture_corpus(args: argparse.Namespace, fixture_set: FixtureSet) -> tuple[Index, str]:
+    """The in-memory index of `--dir` or the header corpus, and the corpus as displayed.
+
+    Shared by the commands that score or pool a fixture set; walk errors and the strict
+    protection notice go to stderr like `cce index`'s.
+    """
+    if args.dir is not None:
+        display = str(args.dir)
+    elif fixture_set.corpus is not None:
+        display = corpus_path(str(args.fixtures), fixture_set.corpus)
+    else:
+        raise CliError('no corpus: pass --dir <corpus> or declare "corpus" in the fixture header')
+    if not os.path.isdir(display):
+        raise CliError(f"corpus {display} is not a directory")
+    result = build_or_fail(display, HashEmbedder(), args=args)
+    if result.walk_errors > 0:
+        print(walk_error_warning(result.walk_errors), file=sys.stderr)
+    print_protection_notice(result)
+    return result.index, display
+
+
+def _choose_backends(
+    args: argparse.Namespace, config: backend_config.BackendConfig, extra: Mapping[str, Backend]
+) -> tuple[str, ...]:
+    if args.compare is not None:
+        if not args.compare.replace(",", "").strip():
+            raise CliError("--compare requires exactly two distinct backends, e.g. bm25,hybrid")
+        chosen = backend_config.choose(args.compare, config, extra)
+        if len(chosen) != 2:
+            raise CliError("--compare requires exactly two distinct backends, e.g. bm25,hybrid")
+        return chosen
+    if args.backend is not None:
+        return backend_config.choose(args.backend, config, extra)
+    return harness.BACKEND_NAMES
+
+
+def _external_runs(
+    args: argparse.Namespace, fixture_set: FixtureSet, config: backend_config.BackendConfig
+) -> dict[str, Backend]:
+    """The `--run` backends by name; warns about cases a run has no results for."""
+    loaded: dict[str, Backend] = {}
+    registered = set(backend_config.all_names(config))
+    for option in args.run:
+        name, path, selected = runs.parse_run_option(str(option))
+        if name in loaded or name in registered:
+            raise CliError(f"--run {option!r}: backend name {name!r} is already taken")
+        run = runs.load_run(name, path, selected)
+        missing = run.missing(fixture_set.cases)
+        if missing:
+            print(
+                f"warning: run {name} ({path}) has no results for {len(missing)} case(s): "
+                f"{', '.join(missing)}; they score as empty result lists",
+                file=sys.stderr,
+            )
+        loaded[name] = run
+    return loaded
+
+
+def _embedding_space(backend: Backend) -> tuple[str, str]:
+    """The (embedder, model) a configured backend asks for; ("", "") = as the index says."""
+    inner = getattr(backend, "inner", backend)
+    return str(getattr(inner, "embedder", "") or ""), str(getattr(inner, "model", "") or "")
+
+
+def _evaluate(
+    args: argparse.Namespace,
+    fixture_set: FixtureSet,
+    index: Index,
+    embedder: QueryEmbedder,
+    chosen: Sequence[str | Backend],
+) -> tuple[harness.BackendReport, ...]:
+    """Evaluate in the chosen order; an in-memory corpus is re-embedded for a backend
+    that asks for another embedder (its own index, its own query vectors)."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for position, backend in enumerate(chosen):
+        space = ("", "") if isinstance(backend, str) else _embedding_space(backend)
+        if args.store is not None or space[0] in ("", index.embedder):
+            space = ("", "")
+        groups.setdefault(space, []).append(position)
+    reports: dict[int, harness.BackendReport] = {}
+    for (name, model), positions in groups.items():
+        group_index, group_embedder = index, embedder
+        if name:
+            try:
+                built = create_embedder(name, model or None)
+            except EmbedderConfigError as error:
+                raise CliError(str(error)) from None
+            group_index = build_or_fail(_corpus_display(args, fixture_set), built, args=args).index
+            group_embedder = built
+        try:
+            evaluated = harness.evaluate(
+                group_index,
+                group_embedder,
+                fixture_set,
+                [chosen[i] for i in positions],
+                graded=args.graded,
+            )
+        except (EmbeddingSpaceError, BackendConfigError, QueryVectorError) as error:
+            raise CliError(str(error)) from None
+        reports.update(zip(positions, evaluated, strict=True))
+    return tuple(reports[i] for i in range(len(chosen)))
+
+
+def _corpus_display(args: argparse.Namespace, fixture_set: FixtureSet) -> str:
+    if args.dir is not None:
+        return str(args.dir)
+    return corpus_path(str(args.fixtures), fixture_set.corpus or "")
+
+
+def _with_configs(text: str, configs: Mapping[str, Mapping[str, object]]) -> str:
+    """The JSON report with `config` added to each configured backend's object.
+
+    The report holds only strings, integers and nulls, so re-encoding it with the same
+    options reproduces its bytes; it is only done when some backend is configured.
+    """
+    document = json.loads(text)
+    for entry in document["backends"]:
+        config = configs.get(entry["backend"])
+        if config is not None:
+            entry["config"] = dict(config)
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _check_gate_usage(args: argparse.Namespace, spec: GateSpec) -> None:
+    if spec.active and args.compare is None:
+        raise CliError(
+            "--fail-on-significant, --fail-on-query-regression and --min need --compare A,B "
+            "(B is the head); or gate two saved reports with `cce diff`",
+            exit_code=2,
+        )
+
+
+def _choose_metrics(args: argparse.Namespace) -> tuple[Metric, ...]:
+    """The reported chunk metrics; a bad `--metrics` list or a useless `--graded` is a
+    usage error (exit 2), found before any file is read."""
+    try:
+        metrics = harness.parse_metrics(args.metrics)
+    except ValueError as error:
+        raise CliError(str(error), exit_code=2) from None
+    if args.graded and all(item.name != "ndcg" for item in metrics):
+        raise CliError(
+            "--graded only changes nDCG (expected anchors gain 2); add --metrics ndcg",
+            exit_code=2,
+        )
+    return metrics
+
+
+def _gate(
+    args: argparse.Namespace,
+    spec: GateSpec,
+    reports: Sequence[BackendReport],
+    metrics: Sequence[Metric],
+) -> int:
+    """Exit status of the gate on `--compare A,B` (B is the head), reasons on stderr."""
+    if not spec.active:
+        return 0
+    base, head = reports
+    group = diff_backend_reports(base, head, metrics, test=args.test, correction=args.correction)
+    reasons = evaluate_gate(
+        spec,
+        group,
+        lambda item: head_aggregate(head, item),
+        head=head.backend,
+        correction=args.correction,
+        alpha=args.alpha,
+    )
+    return report_gate(reasons)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Evaluate, render and print; every user-facing failure raises CliError."""
+    spec = gate_spec(args)
+    _check_gate_usage(args, spec)
+    metrics = _choose_metrics(args)
+    fixture_set = _read_fixtures(str(args.fixtures))
+    config = backend_config.config_for(args.config, str(args.fixtures))
+    if args.export_qrels is not None:
+        runs.write_text(str(args.export_qrels), runs.qrels_text(fixture_set), "qrels")
+    embedder: QueryEmbedder
+    if args.store is not None:
+        if args.protection is not None:
+            raise CliError(
+                "--protection applies when relevance builds the corpus (--dir or the "
+                "fixtures' corpus); a --store was protected when it was indexed",
+                2,
+            )
+        index, embedder = open_store(str(args.store), _ollama_refusal)
+        display = str(args.store)
+        corpus_checks.check_store(display, args.strict)
+        root = corpus_checks.store_corpus_root(display)
+    else:
+        index, display = build_fixture_corpus(args, fixture_set)
+        embedder = HashEmbedder()
+        root = display
+    # The reference reports a missing corpus or store before a bad backend list.
+    extra = _external_runs(args, fixture_set, config)
+    names = _choose_backends(args, config, extra)
+    corpus_checks.check_anchors(str(args.fixtures), fixture_set, index, root, args.strict)
+    # Every name becomes a Backend: the built-ins rank exactly like the harness's own
+    # path, and also refuse a query vector of another dimension than the store's.
+    chosen: list[str | Backend] = [
+        backend_config.instantiate(name, config, extra) for name in names
+    ]
+    reports = _evaluate(args, fixture_set, index, embedder, chosen)
+    comparison = (
+        harness.compare_reports(reports[0], reports[1], metrics, test=args.test)
+        if args.compare
+        else None
+    )
+    tags = tag_groups(reports, [case.tags for case in fixture_set.cases]) if args.by_tag else None
+    renderer = render.RENDERERS[args.format or next(iter(render.RENDERERS))]
+    # JSON carries an undecodable byte as its \udcXX escape (lossless); human output
+    # quotes and escapes the name (docs/hostile-input.md#printing).
+    shown = display if renderer.name == "json" else display_text(display)
+    summary = render.RunSummary(
+        shown, index.embedder, reports, comparison, metrics=metrics, tags=tags, graded=args.graded
+    )
+    text = renderer.render(summary)
+    configs = backend_config.recorded_configs(names, config)
+    if configs and renderer.name == "json":
+        text = _with_configs(text, configs)
+    if args.results is not None:
+        if args.results_format == "trec":
+            results = runs.trec_run_text(fixture_set, reports)
+        else:
+            results = render_run(display, index.embedder, fixture_set.cases, reports)
+        write_run(str(args.results), results)
+    write_stdout(text)
+    return _gate(args, spec, reports, metrics) if comparison is not None else 0

@@ -1,0 +1,1 @@
+"""Before against after: pairing two reports by case and the pass/fail gate."""

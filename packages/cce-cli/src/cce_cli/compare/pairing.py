@@ -1,0 +1,493 @@
+"""Before against after: pairing two saved relevance reports by case id and testing the change.
+
+Why it exists: a ranking change is judged by running the labeled queries before it
+(base) and after it (head) and asking, per metric, which queries moved and whether the
+mean moved more than noise would. This module owns the model of that answer
+(`DiffReport`): reading `cce.relevance.report/v2` documents of any layout, choosing the
+backend on each side, pairing cases by id (never by position), and per metric the
+per-query base/head/delta rows, the paired test through the `cce_stats` protocol, the
+adjusted p-value over the metrics compared, d_z and wins/ties/losses. The same
+computation serves `cce relevance --compare` (`diff_backend_reports`), so its gate
+sees exactly the numbers the comparison printed. Rendering is `cce_cli.render.diff`,
+the pass/fail rules `cce_cli.compare.gate` (docs/gating.md).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import attrs
+
+from cce_cli.errors import CliError
+from cce_cli.evaluation.harness import BackendReport
+from cce_metrics import METRICS, TOKEN, TOKEN_METRICS, Metric
+from cce_stats import (
+    PairedTestResult,
+    adjust_p_values,
+    effect_size_dz,
+    paired_test,
+    wins_ties_losses,
+)
+
+__all__ = [
+    "DIFF_SCHEMA",
+    "REPORT_SCHEMA",
+    "DiffGroup",
+    "DiffReport",
+    "DiffSide",
+    "MetricDiff",
+    "QueryDelta",
+    "SavedBackend",
+    "SavedCase",
+    "SavedReport",
+    "diff_backend_reports",
+    "diff_reports",
+    "head_aggregate",
+    "load_report",
+    "parse_report",
+    "select_backends",
+]
+
+REPORT_SCHEMA: Final = "cce.relevance.report/v2"
+DIFF_SCHEMA: Final = "cce.relevance.diff/v1"
+
+_FIX = "pass a cce.relevance.report/v2 document, e.g. from `cce relevance ... --json`"
+
+
+@attrs.frozen(slots=True)
+class SavedCase:
+    """One per-query row of a saved report: its id, scores by metric key, its tags."""
+
+    id: str
+    values: Mapping[str, float]
+    tags: tuple[str, ...] = ()
+
+
+@attrs.frozen(slots=True)
+class SavedBackend:
+    """One backend of a saved report: its cases in report order and its aggregates."""
+
+    name: str
+    cases: tuple[SavedCase, ...]
+    aggregates: Mapping[str, float]
+
+    def aggregate(self, item: Metric) -> float | None:
+        """The report's own aggregate of `item`, else the mean over the cases that have
+        it (in case order); None when no case has it."""
+        found = self.aggregates.get(item.key)
+        if found is not None:
+            return found
+        values = [case.values[item.key] for case in self.cases if item.key in case.values]
+        if not values:
+            return None
+        return item.aggregate(values)
+
+
+@attrs.frozen(slots=True)
+class SavedReport:
+    """A parsed `cce.relevance.report/v2` document."""
+
+    path: str
+    corpus: str | None
+    embedder: str | None
+    backends: tuple[SavedBackend, ...]
+
+    def backend_names(self) -> tuple[str, ...]:
+        return tuple(backend.name for backend in self.backends)
+
+    def backend(self, name: str) -> SavedBackend:
+        for backend in self.backends:
+            if backend.name == name:
+                return backend
+        names = ", ".join(self.backend_names()) or "none"
+        raise CliError(
+            f"{self.path}: no backend {name!r} in this report (it has: {names}); "
+            "name one of those with --backend or --backends"
+        )
+
+
+def _score(path: str, where: str, value: object) -> float:
+    """A score cell: a JSON number or a decimal string such as "0.500000"."""
+    if isinstance(value, bool):
+        number = math.nan
+    elif isinstance(value, int | float):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+    else:
+        number = math.nan
+    if not math.isfinite(number):
+        raise CliError(
+            f"{path}: {where} is {json.dumps(value)}, not a score; "
+            'scores are numbers or decimal strings such as "0.500000"'
+        )
+    return number
+
+
+def _object(path: str, where: str, value: object) -> Mapping[str, Any]:
+    if not isinstance(value, dict):
+        raise CliError(f"{path}: {where} must be a JSON object; {_FIX}")
+    return value
+
+
+def _scores(path: str, where: str, body: Mapping[str, Any]) -> dict[str, float]:
+    values: dict[str, float] = {}
+    for item in METRICS:
+        if item.key in body:
+            values[item.key] = _score(path, f"{where}.{item.key}", body[item.key])
+    tokens = body.get("tokens")
+    if tokens is not None:
+        tokens = _object(path, f"{where}.tokens", tokens)
+        for item in TOKEN_METRICS:
+            if item.report_key in tokens:
+                where_token = f"{where}.tokens.{item.report_key}"
+                values[item.key] = _score(path, where_token, tokens[item.report_key])
+    return values
+
+
+def _case(path: str, where: str, row: object) -> SavedCase:
+    body = _object(path, where, row)
+    case_id = body.get("id")
+    if not isinstance(case_id, str):
+        raise CliError(f"{path}: {where}.id must be a string (the case id); {_FIX}")
+    raw_tags = body.get("tags", [])
+    if not isinstance(raw_tags, list) or not all(isinstance(tag, str) for tag in raw_tags):
+        raise CliError(f"{path}: {where}.tags must be a list of strings")
+    return SavedCase(case_id, _scores(path, where, body), tuple(raw_tags))
+
+
+def _backend(path: str, where: str, entry: object) -> SavedBackend:
+    body = _object(path, where, entry)
+    name = body.get("backend")
+    if not isinstance(name, str):
+        raise CliError(f"{path}: {where}.backend must be a string (the backend name); {_FIX}")
+    rows = body.get("per_query")
+    if not isinstance(rows, list):
+        raise CliError(f"{path}: {where}.per_query must be a list of per-query rows; {_FIX}")
+    cases = tuple(_case(path, f"{where}.per_query[{i}]", row) for i, row in enumerate(rows))
+    seen: dict[str, int] = {}
+    for index, case in enumerate(cases):
+        if case.id in seen:
+            raise CliError(
+                f"{path}: backend {name} lists case id {case.id!r} twice "
+                f"(per_query[{seen[case.id]}] and per_query[{index}]); "
+                "case ids must be unique to pair cases"
+            )
+        seen[case.id] = index
+    return SavedBackend(name, cases, _scores(path, where, body))
+
+
+def parse_report(text: str, path: str) -> SavedReport:
+    """Parse a v2 report; every problem is a CliError naming the file and the field."""
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise CliError(
+            f"{path}: line {error.lineno} column {error.colno}: invalid JSON ({error.msg}); {_FIX}"
+        ) from None
+    body = _object(path, "the document", document)
+    schema = body.get("schema")
+    if schema is not None and schema != REPORT_SCHEMA:
+        raise CliError(
+            f"{path}: schema is {json.dumps(schema)}, expected {json.dumps(REPORT_SCHEMA)}; {_FIX}"
+        )
+    entries = body.get("backends")
+    if not isinstance(entries, list):
+        raise CliError(f'{path}: no "backends" list; {_FIX}')
+    backends = tuple(_backend(path, f"backends[{i}]", entry) for i, entry in enumerate(entries))
+    corpus = body.get("corpus")
+    embedder = body.get("embedder")
+    return SavedReport(
+        path,
+        corpus if isinstance(corpus, str) else None,
+        embedder if isinstance(embedder, str) else None,
+        backends,
+    )
+
+
+def load_report(path: str) -> SavedReport:
+    """Read and parse the report at `path` (UTF-8)."""
+    return parse_report(read_report_text(path), path)
+
+
+def read_report_text(path: str) -> str:
+    """The text of the JSON report at `path`, or a CliError naming it and the cause."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as error:
+        cause = error.strerror or str(error)
+        raise CliError(f"could not read report {path}: {cause}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CliError(f"could not read report {path}: it is not valid UTF-8") from None
+
+
+def select_backends(
+    base: SavedReport, head: SavedReport, backend: str | None, backends: str | None
+) -> tuple[SavedBackend, SavedBackend]:
+    """The backend of each side: `--backend NAME`, `--backends BASE,HEAD`, or the only one."""
+    if backends is not None:
+        parts = [part.strip() for part in backends.split(",")]
+        if len(parts) != 2 or not all(parts):
+            raise CliError(
+                f"--backends needs two names, BASE,HEAD (e.g. bm25,hybrid), got {backends!r}",
+                exit_code=2,
+            )
+        return base.backend(parts[0]), head.backend(parts[1])
+    if backend is not None:
+        return base.backend(backend), head.backend(backend)
+    for report in (base, head):
+        if len(report.backends) != 1:
+            names = ", ".join(report.backend_names()) or "none"
+            raise CliError(
+                f"{report.path} has {len(report.backends)} backends ({names}); "
+                "choose with --backend NAME or --backends BASE,HEAD",
+                exit_code=2,
+            )
+    return base.backends[0], head.backends[0]
+
+
+@attrs.frozen(slots=True)
+class QueryDelta:
+    """One paired query on one metric: base value, head value, head − base."""
+
+    id: str
+    base: float
+    head: float
+    delta: float
+
+
+@attrs.frozen(slots=True)
+class MetricDiff:
+    """One metric compared over the paired queries that have it on both sides."""
+
+    metric: Metric
+    rows: tuple[QueryDelta, ...]
+    result: PairedTestResult
+    p_adjusted: float | None
+    effect_size: float | None
+    wins: int
+    ties: int
+    losses: int
+
+    @property
+    def n(self) -> int:
+        return len(self.rows)
+
+    def worse(self, row: QueryDelta) -> bool:
+        """Whether the head is worse than the base on this row."""
+        return row.delta < 0.0 if self.metric.higher_is_better else row.delta > 0.0
+
+    @property
+    def moved_worse(self) -> bool:
+        """Whether the mean moved in the worse direction."""
+        mean = self.result.mean_delta
+        return mean < 0.0 if self.metric.higher_is_better else mean > 0.0
+
+
+@attrs.frozen(slots=True)
+class DiffGroup:
+    """Every compared metric over one set of paired queries (all of them, or one tag)."""
+
+    tag: str | None
+    case_ids: tuple[str, ...]
+    metrics: tuple[MetricDiff, ...]
+
+    def metric(self, key: str) -> MetricDiff | None:
+        for item in self.metrics:
+            if item.metric.key == key:
+                return item
+        return None
+
+
+@attrs.frozen(slots=True)
+class DiffSide:
+    """Which report and backend a side of the diff is."""
+
+    path: str
+    backend: str
+    corpus: str | None
+    embedder: str | None
+
+
+@attrs.frozen(slots=True)
+class DiffReport:
+    """Base against head: the paired comparison, the unpaired ids and the settings."""
+
+    base: DiffSide
+    head: DiffSide
+    test: str
+    correction: str
+    alpha: float
+    overall: DiffGroup
+    unpaired_base: tuple[str, ...]
+    unpaired_head: tuple[str, ...]
+    tags: tuple[DiffGroup, ...] | None = None
+    gate_active: bool = False
+    gate_reasons: tuple[str, ...] = ()
+
+    @property
+    def gate_passed(self) -> bool:
+        return not self.gate_reasons
+
+
+def _finite_or_none(p: float | None) -> float | None:
+    return p if p is not None and math.isfinite(p) else None
+
+
+def _compare_group(
+    tag: str | None,
+    pairs: Sequence[tuple[str, Mapping[str, float], Mapping[str, float]]],
+    metrics: Sequence[Metric],
+    test_name: str,
+    correction: str,
+) -> DiffGroup:
+    """Test every metric over the pairs that have it on both sides, then adjust the p's."""
+    test = paired_test(test_name)
+    partial: list[tuple[Metric, tuple[QueryDelta, ...], PairedTestResult]] = []
+    for item in metrics:
+        rows = tuple(
+            QueryDelta(case_id, base[item.key], head[item.key], head[item.key] - base[item.key])
+            for case_id, base, head in pairs
+            if item.key in base and item.key in head
+        )
+        if not rows and item.group == TOKEN:
+            continue  # a token metric neither side has for these queries
+        partial.append((item, rows, test.run([row.delta for row in rows])))
+    adjusted = adjust_p_values([_finite_or_none(result.p) for _, _, result in partial], correction)
+    diffs: list[MetricDiff] = []
+    for (item, rows, result), p_adjusted in zip(partial, adjusted, strict=True):
+        deltas = [row.delta for row in rows]
+        oriented = deltas if item.higher_is_better else [-delta for delta in deltas]
+        wins, ties, losses = wins_ties_losses(oriented)
+        diffs.append(
+            MetricDiff(item, rows, result, p_adjusted, effect_size_dz(deltas), wins, ties, losses)
+        )
+    return DiffGroup(tag, tuple(case_id for case_id, _, _ in pairs), tuple(diffs))
+
+
+def _groups(
+    pairs: Sequence[tuple[str, Mapping[str, float], Mapping[str, float]]],
+    tags_of: Mapping[str, tuple[str, ...]],
+    metrics: Sequence[Metric],
+    test: str,
+    correction: str,
+) -> tuple[DiffGroup, ...]:
+    """One group per tag (sorted by code point), each with its own tests."""
+    tags = sorted({tag for case_id, _, _ in pairs for tag in tags_of.get(case_id, ())})
+    return tuple(
+        _compare_group(
+            tag,
+            [pair for pair in pairs if tag in tags_of.get(pair[0], ())],
+            metrics,
+            test,
+            correction,
+        )
+        for tag in tags
+    )
+
+
+def _compared_metrics(
+    pairs: Sequence[tuple[str, Mapping[str, float], Mapping[str, float]]],
+) -> list[Metric]:
+    """Chunk metrics every paired row carries on both sides, then the token metrics some
+    paired row carries on both sides; registry order."""
+    chosen = [
+        item
+        for item in METRICS
+        if pairs and all(item.key in base and item.key in head for _, base, head in pairs)
+    ]
+    chosen += [
+        item
+        for item in TOKEN_METRICS
+        if any(item.key in base and item.key in head for _, base, head in pairs)
+    ]
+    return chosen
+
+
+def diff_reports(
+    base: SavedReport,
+    head: SavedReport,
+    base_backend: SavedBackend,
+    head_backend: SavedBackend,
+    *,
+    test: str = "t",
+    correction: str = "holm",
+    alpha: float = 0.05,
+    by_tag: bool = False,
+) -> DiffReport:
+    """Pair the two backends' cases by id (base order) and compare every shared metric."""
+    head_cases = {case.id: case for case in head_backend.cases}
+    base_ids = {case.id for case in base_backend.cases}
+    pairs = [
+        (case.id, case.values, head_cases[case.id].values)
+        for case in base_backend.cases
+        if case.id in head_cases
+    ]
+    if not pairs and (base_backend.cases or head_backend.cases):
+        # A gate over nothing would pass anything: a wrong or renamed report is an error.
+        raise CliError(
+            f"no case ids in common between {base.path} ({base_backend.name}) and "
+            f"{head.path} ({head_backend.name}); diff reports of the same fixture set"
+        )
+    tags_of: dict[str, tuple[str, ...]] = {}
+    for case in base_backend.cases:
+        if case.id in head_cases:
+            tags_of[case.id] = case.tags or head_cases[case.id].tags
+    metrics = _compared_metrics(pairs)
+    return DiffReport(
+        DiffSide(base.path, base_backend.name, base.corpus, base.embedder),
+        DiffSide(head.path, head_backend.name, head.corpus, head.embedder),
+        test,
+        correction,
+        alpha,
+        _compare_group(None, pairs, metrics, test, correction),
+        tuple(case.id for case in base_backend.cases if case.id not in head_cases),
+        tuple(case.id for case in head_backend.cases if case.id not in base_ids),
+        _groups(pairs, tags_of, metrics, test, correction) if by_tag else None,
+    )
+
+
+def _backend_values(report: BackendReport) -> list[tuple[str, dict[str, float]]]:
+    rows: list[tuple[str, dict[str, float]]] = []
+    for case in report.cases:
+        values = dict(case.score.values)
+        for item in TOKEN_METRICS:
+            token_value = case.score.value(item.key)
+            if token_value is not None:
+                values[item.key] = token_value
+        rows.append((case.id, values))
+    return rows
+
+
+def diff_backend_reports(
+    a: BackendReport,
+    b: BackendReport,
+    metrics: Sequence[Metric],
+    *,
+    test: str = "t",
+    correction: str = "holm",
+) -> DiffGroup:
+    """The comparison of two in-run backend reports (full-precision scores, case order)."""
+    pairs = [
+        (case_id, base, head)
+        for (case_id, base), (_, head) in zip(_backend_values(a), _backend_values(b), strict=True)
+    ]
+    return _compare_group(None, pairs, metrics, test, correction)
+
+
+def head_aggregate(report: BackendReport, item: Metric) -> float | None:
+    """An in-run backend's aggregate of `item` (None for an absent token average)."""
+    if item.key in report.averages.values:
+        return report.averages.value(item.key)
+    if item.key in TOKEN_METRICS and report.tokens is not None:
+        return report.tokens.value(item.key)
+    return None

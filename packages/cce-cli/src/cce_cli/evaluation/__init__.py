@@ -1,0 +1,4 @@
+"""Scoring labeled queries.
+
+The harness, how an index is obtained, configurations and pre-run checks.
+"""

@@ -1,0 +1,208 @@
+"""Named backend configurations: `cce.toml` or `[tool.cce]` in pyproject.toml.
+
+Why it exists: a ranking change is measured by naming it as a configuration of a
+registered backend (`[backends.bm25-b04]`, `use = "bm25"`, `b = 0.4`) and comparing it
+with `--compare bm25,bm25-b04`, without editing the library. This module owns finding
+the configuration file (given with `--config FILE`, else the first `cce.toml` or
+`pyproject.toml` with a `[tool.cce]` table in the fixture file's directory or one of its
+parents, like ruff), reading it with the standard library's `tomllib`, checking every
+table against the backend registry (errors name the file, the table, the key and the
+valid choices), and turning a backend name - registered, configured or an external run
+- into a `Backend`. See docs/backends.md#named-configurations.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping, Sequence
+
+import attrs
+
+from cce_cli.errors import CliError
+from cce_retrieval import (
+    Backend,
+    BackendConfigError,
+    backend_names,
+    backend_spec,
+    create_backend,
+    describe_os_error,
+    embedder_names,
+    rust_trim,
+)
+
+__all__ = [
+    "CONFIG_NAME",
+    "BackendConfig",
+    "NamedBackend",
+    "choose",
+    "discover_config",
+    "load_config",
+]
+
+CONFIG_NAME = "cce.toml"
+
+
+@attrs.frozen(slots=True)
+class NamedBackend:
+    """One `[backends.NAME]` table: the registered backend it uses and its parameters."""
+
+    name: str
+    use: str
+    params: Mapping[str, object]
+    table: str
+
+    def recorded(self) -> dict[str, object]:
+        """What the report records: `use` plus the parameters that differ from defaults."""
+        return {"use": self.use, **backend_spec(self.use).non_default(self.params)}
+
+
+@attrs.frozen(slots=True)
+class BackendConfig:
+    """The named configurations of one file (none when no file was found)."""
+
+    path: str | None = None
+    backends: Mapping[str, NamedBackend] = attrs.field(factory=dict)
+
+
+def _config_in(directory: str) -> str | None:
+    candidate = os.path.join(directory, CONFIG_NAME)
+    if os.path.isfile(candidate):
+        return candidate
+    pyproject = os.path.join(directory, "pyproject.toml")
+    if os.path.isfile(pyproject):
+        try:
+            with open(pyproject, "rb") as handle:
+                document = tomllib.load(handle)
+        except (OSError, tomllib.TOMLDecodeError):
+            return None  # somebody else's broken pyproject is not our configuration
+        tool = document.get("tool")
+        if isinstance(tool, dict) and isinstance(tool.get("cce"), dict):
+            return pyproject
+    return None
+
+
+def discover_config(start: str) -> str | None:
+    """The configuration file for `start` (a file or directory), searching upwards."""
+    directory = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
+    while True:
+        found = _config_in(directory)
+        if found is not None:
+            return found
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+def load_config(path: str) -> BackendConfig:
+    """Read and check the named configurations in `path`; every problem is a CliError."""
+    try:
+        with open(path, "rb") as handle:
+            document = tomllib.load(handle)
+    except OSError as err:
+        raise CliError(f"could not read config {path}: {describe_os_error(err)}") from None
+    except tomllib.TOMLDecodeError as err:
+        raise CliError(f"{path}: invalid TOML: {err}") from None
+    prefix = ""
+    if os.path.basename(path) == "pyproject.toml":
+        tool = document.get("tool", {})
+        document = tool.get("cce", {}) if isinstance(tool, dict) else {}
+        prefix = "tool.cce."
+    unknown = sorted(set(document) - {"backends"})
+    if unknown:
+        raise CliError(f"{path}: unknown table or key `{prefix}{unknown[0]}`; valid keys: backends")
+    tables = document.get("backends", {})
+    if not isinstance(tables, dict):
+        raise CliError(f"{path}: `{prefix}backends` must be a table of [{prefix}backends.NAME]")
+    registered = backend_names()
+    named: dict[str, NamedBackend] = {}
+    for name, table in tables.items():
+        where = f"{path}: [{prefix}backends.{name}]"
+        if not isinstance(table, dict):
+            raise CliError(f'{where} must be a table with `use = "<backend>"`')
+        if name in registered:
+            raise CliError(
+                f"{where}: {name!r} is a registered backend; give the configuration another name"
+            )
+        if not name or "," in name or "=" in name or rust_trim(name) != name:
+            raise CliError(f"{where}: a backend name may not be blank or hold `,`, `=` or spaces")
+        use = table.get("use")
+        if not isinstance(use, str) or use not in registered:
+            raise CliError(
+                f"{where}: key `use` must name a registered backend; "
+                f"valid choices: {', '.join(registered)}"
+            )
+        params = {key: value for key, value in table.items() if key != "use"}
+        embedder = params.get("embedder")
+        if isinstance(embedder, str) and embedder and embedder not in embedder_names():
+            raise CliError(
+                f"{where}: key `embedder` must name a registered embedder; "
+                f"valid choices: {', '.join(embedder_names())}"
+            )
+        try:
+            backend_spec(use).resolve(params)
+        except BackendConfigError as err:
+            raise CliError(f"{where}: {err}") from None
+        named[name] = NamedBackend(name, use, params, where)
+    return BackendConfig(path, named)
+
+
+def config_for(explicit: str | None, start: str) -> BackendConfig:
+    """`--config FILE` when given, else the discovered file, else no configurations."""
+    if explicit is not None:
+        if not os.path.isfile(explicit):
+            raise CliError(f"config {explicit} is not a file; pass an existing cce.toml")
+        return load_config(explicit)
+    found = discover_config(start)
+    return BackendConfig() if found is None else load_config(found)
+
+
+def all_names(config: BackendConfig, extra: Sequence[str] = ()) -> tuple[str, ...]:
+    """Registered names, then configured ones, then external runs: the valid choices."""
+    return (*backend_names(), *config.backends, *extra)
+
+
+def choose(
+    text: str,
+    config: BackendConfig,
+    extra: Mapping[str, Backend] | None = None,
+    flag: str = "--backend",
+) -> tuple[str, ...]:
+    """Names from a comma list: trimmed, blanks skipped, first occurrence kept, all known."""
+    from cce_cli.evaluation.harness import BackendError, parse_backends  # the harness's own rule
+
+    try:
+        return parse_backends(text, all_names(config, tuple(extra or {})), flag)
+    except BackendError as err:
+        raise CliError(str(err)) from None
+
+
+def instantiate(
+    name: str,
+    config: BackendConfig,
+    extra: Mapping[str, Backend] | None = None,
+    overrides: Mapping[str, object] | None = None,
+) -> Backend:
+    """The `Backend` for a registered, configured or external-run name."""
+    if extra and name in extra:
+        return extra[name]
+    try:
+        named = config.backends.get(name)
+        if named is not None:
+            params = {**named.params, **(overrides or {})}
+            return create_backend(named.use, params, as_name=name)
+        return create_backend(name, overrides)
+    except BackendConfigError as err:
+        where = config.backends[name].table if name in config.backends else f"backend {name!r}"
+        raise CliError(f"{where}: {err}") from None
+
+
+def recorded_configs(names: Sequence[str], config: BackendConfig) -> dict[str, dict[str, object]]:
+    """Per configured backend that differs from its base's defaults, what it ran with."""
+    recorded: dict[str, dict[str, object]] = {}
+    for name in names:
+        named = config.backends.get(name)
+        if named is not None:
+            recorded[name] = named.recorded()
+    return recorded

@@ -1,0 +1,335 @@
+"""The relevance harness: run labeled cases through the real backends and score them.
+
+Why it exists: `cce relevance` is the composition point of the project. The fixture
+contract (cce_fixtures) says what was expected, the retrieval pipeline (cce_retrieval)
+says what came back, cce_metrics turns the pair into scores and cce_stats compares two
+backends. This module owns the glue, and nothing else: how each backend is invoked
+(docs/harness.md#backends), how anchors become a judgment matrix, the per-backend report
+(docs/metrics.md#macro-averages) and the paired comparison (docs/statistics.md#paired-tests). It
+never ranks and never formats; rendering lives in
+`cce_cli.render.relevance`.
+
+Work is shared across the run: the line-weight table is built once from the index's
+chunks (and only when some case has a ranged anchor), and each case's query vector is
+embedded once and reused by the vector and hybrid backends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+import attrs
+
+from cce_fixtures import Anchor, Case, FixtureSet
+from cce_metrics import (
+    METRICS,
+    LineWeights,
+    MacroAverages,
+    Metric,
+    QueryScore,
+    Span,
+    TokenAverages,
+    anchor_gains,
+    judgment,
+    macro_average,
+    score_tokens,
+    token_average,
+)
+from cce_retrieval import (
+    Backend,
+    BackendConfigError,
+    Index,
+    Query,
+    QueryEmbedder,
+    SearchResult,
+    backend_names,
+    create_backend,
+    rust_trim,
+)
+from cce_stats import PairedTest, PairedTestResult, paired_test
+
+__all__ = [
+    "BACKEND_NAMES",
+    "COMPARED_METRICS",
+    "BackendError",
+    "BackendReport",
+    "CaseReport",
+    "Comparison",
+    "MetricComparison",
+    "Query",
+    "compare_reports",
+    "evaluate",
+    "evaluate_backend",
+    "judge",
+    "line_weights",
+    "parse_backends",
+    "parse_metrics",
+    "run_backend",
+]
+
+BACKEND_NAMES: Final = ("bm25", "vector", "hybrid")
+"""The reference's backends: what runs when no backend is chosen
+(docs/harness.md#backend-selection). Every name `cce_retrieval.backend_names()` lists can be
+chosen."""
+
+COMPARED_METRICS: Final[tuple[Metric, ...]] = METRICS.defaults()
+"""The metrics `--compare` tests, in the fixed report order (docs/harness.md#compare-mode)."""
+
+
+class BackendError(ValueError):
+    """A `--backend`/`--compare` list the harness cannot run; `str()` is the message."""
+
+
+def parse_metrics(text: str | None) -> tuple[Metric, ...]:
+    """The chunk metrics a run reports: the reference four, then the ones `text` adds.
+
+    `text` is a comma list of registry names (`ndcg,map,hit,rprec`; blanks skipped,
+    repeats and reference names allowed). The result is in registry order whatever the
+    order of the list, so the reference columns never move. None gives the reference
+    four. Raises ValueError naming the unknown name and the valid ones.
+    """
+    chosen = set(COMPARED_METRICS)
+    for part in (text or "").split(","):
+        name = rust_trim(part)
+        if not name:
+            continue
+        if name not in METRICS.names():
+            valid = ", ".join(METRICS.names())
+            raise ValueError(f"unknown metric {name!r} for --metrics; expected one of {valid}")
+        chosen.add(METRICS.get(name))
+    return tuple(item for item in METRICS if item in chosen)
+
+
+def parse_backends(
+    text: str, known: Sequence[str] | None = None, flag: str = "--backend"
+) -> tuple[str, ...]:
+    """Backend names from a comma list: trimmed, blanks skipped, first occurrence kept.
+
+    Raises BackendError for an unknown name or when no name is left
+    (docs/harness.md#backend-selection); the valid names are `known`, by default the
+    backend registry's (`flag` names the option in that message).
+    """
+    if known is None:
+        known = backend_names()
+    chosen: list[str] = []
+    for part in text.split(","):
+        name = rust_trim(part)
+        if not name:
+            continue
+        if name not in known:
+            raise BackendError(f"unknown backend {name!r}; expected one of {', '.join(known)}")
+        if name not in chosen:
+            chosen.append(name)
+    if not chosen:
+        raise BackendError(f"{flag} needs at least one of {', '.join(known)}")
+    return tuple(chosen)
+
+
+def _backend(name: str | Backend) -> Backend:
+    """A registered backend by name; a `Backend` object (a named configuration, an
+    external run, a plugin) is used as it is."""
+    if not isinstance(name, str):
+        return name
+    try:
+        return create_backend(name)
+    except BackendConfigError as error:
+        raise BackendError(str(error)) from None
+
+
+def run_backend(index: Index, backend: str | Backend, query: Query, k: int) -> list[SearchResult]:
+    """Results of one registered backend for one query, at most `k` of them
+    (docs/harness.md#backends).
+
+    A blank query or an empty index returns no results on every backend; hybrid is the
+    exact `cce search` pipeline with graph expansion on, cut back to `k`.
+    """
+    return _backend(backend).search(index, query, k)[:k]
+
+
+def judge(results: Sequence[SearchResult], anchors: Sequence[Anchor]) -> list[list[bool]]:
+    """The judgment matrix: row i says which anchors result i matches."""
+    return [[anchor.matches(result) for anchor in anchors] for result in results]
+
+
+def line_weights(index: Index) -> LineWeights:
+    """The token weight of every indexed line, from the chunks in index order
+    (docs/metrics.md#token-metrics)."""
+    return LineWeights.from_chunks(
+        (chunk.file_path, chunk.start_line, chunk.content) for chunk in index.chunks
+    )
+
+
+def _expected_spans(anchors: Sequence[Anchor]) -> list[Span]:
+    spans: list[Span] = []
+    for anchor in anchors:
+        if anchor.line_range is not None and anchor.file_path is not None:
+            first, last = anchor.line_range
+            spans.append((anchor.file_path, first, last))
+    return spans
+
+
+def score_case(
+    case: Case,
+    results: Sequence[SearchResult],
+    weights: LineWeights,
+    *,
+    graded: bool = False,
+) -> QueryScore:
+    """Chunk-level and token-level scores of one case from its results.
+
+    The judgment has the expected anchors' columns, then the secondary anchors'; the
+    reference metrics read the expected ones only, the ranked metrics all of them with
+    their gains (docs/metrics.md#graded-relevance): expected anchors gain 2 when
+    `graded`, else 1; secondary anchors gain 1.
+    """
+    considered = results[: case.k]
+    expected_spans = _expected_spans(case.expected)
+    tokens = None
+    if expected_spans:
+        retrieved = [(hit.file_path, hit.start_line, hit.end_line) for hit in considered]
+        tokens = score_tokens(expected_spans, retrieved, case.k, weights)
+    anchors = (*case.expected, *case.secondary)
+    judged = judgment(
+        judge(considered, anchors),
+        len(case.expected),
+        case.k,
+        tokens=tokens,
+        secondary=len(case.secondary),
+        gains=anchor_gains(len(case.expected), len(case.secondary), graded=graded),
+    )
+    return QueryScore.from_judgment(judged)
+
+
+@attrs.frozen(slots=True)
+class CaseReport:
+    """One case's outcome on one backend."""
+
+    id: str
+    k: int
+    score: QueryScore
+    results: tuple[SearchResult, ...] = attrs.field(default=(), eq=False, repr=False)
+    """The ranked results the score was computed from (for `--results`)."""
+    tags: tuple[str, ...] = attrs.field(default=(), eq=False)
+    """The case's tags (for `--by-tag`)."""
+
+
+@attrs.frozen(slots=True)
+class BackendReport:
+    """Every case's score on one backend, with the macro and token averages."""
+
+    backend: str
+    cases: tuple[CaseReport, ...]
+    averages: MacroAverages
+    tokens: TokenAverages | None
+
+
+def evaluate_backend(
+    index: Index,
+    backend: str | Backend,
+    cases: Sequence[Case],
+    queries: Sequence[Query],
+    weights: LineWeights,
+    *,
+    graded: bool = False,
+) -> BackendReport:
+    """Run every case (fixture order) on one backend and aggregate
+    (docs/metrics.md#macro-averages)."""
+    runner = _backend(backend)
+    reports: list[CaseReport] = []
+    for case, query in zip(cases, queries, strict=True):
+        results = tuple(runner.search(index, query, case.k)[: case.k])
+        score = score_case(case, results, weights, graded=graded)
+        reports.append(CaseReport(case.id, case.k, score, results, case.tags))
+    scores = [report.score for report in reports]
+    return BackendReport(runner.name, tuple(reports), macro_average(scores), token_average(scores))
+
+
+def evaluate(
+    index: Index,
+    embedder: QueryEmbedder,
+    fixture_set: FixtureSet,
+    backends: Sequence[str | Backend],
+    *,
+    graded: bool = False,
+) -> tuple[BackendReport, ...]:
+    """Evaluate each backend, in the given order, over all cases of the fixture set.
+
+    `graded` gives expected anchors gain 2 in the ranked metrics (see `score_case`).
+    """
+    # Only ranged cases read line weights; skip the pass over every chunk without them.
+    ranged = any(_expected_spans(case.expected) for case in fixture_set.cases)
+    weights = line_weights(index) if ranged else LineWeights.uniform()
+    queries = [Query(case.query, embedder, case_id=case.id) for case in fixture_set.cases]
+    return tuple(
+        evaluate_backend(index, backend, fixture_set.cases, queries, weights, graded=graded)
+        for backend in backends
+    )
+
+
+@attrs.frozen(slots=True)
+class MetricComparison:
+    """One metric of B against A: per-case deltas (B − A), the paired test's result on
+    them, and the difference of the two aggregate means (what the human `mean` row
+    prints)."""
+
+    metric: Metric
+    deltas: tuple[float, ...]
+    aggregate_delta: float
+    result: PairedTestResult
+
+    @property
+    def label(self) -> str:
+        return self.metric.label
+
+    @property
+    def key(self) -> str:
+        return self.metric.key
+
+
+@attrs.frozen(slots=True)
+class Comparison:
+    """Backend B against backend A, case by case, one paired test per metric
+    (docs/harness.md#compare-mode)."""
+
+    a: str
+    b: str
+    case_ids: tuple[str, ...]
+    metrics: tuple[MetricComparison, ...]
+    test: str = "t"
+
+
+def _compare_metric(
+    metric: Metric, a: BackendReport, b: BackendReport, test: PairedTest
+) -> MetricComparison:
+    deltas = tuple(
+        right.score.values[metric.key] - left.score.values[metric.key]
+        for left, right in zip(a.cases, b.cases, strict=True)
+    )
+    # The aggregate difference and the mean of the per-case deltas agree to 6 decimals
+    # in practice but are computed differently; the reference prints both.
+    aggregate = b.averages.value(metric.key) - a.averages.value(metric.key)
+    return MetricComparison(metric, deltas, aggregate, test.run(deltas))
+
+
+def compare_reports(
+    a: BackendReport,
+    b: BackendReport,
+    metrics: Sequence[Metric] = COMPARED_METRICS,
+    test: str = "t",
+) -> Comparison:
+    """Pair the two reports case by case and test each metric's deltas B − A.
+
+    `test` names a paired test of `cce_stats.PAIRED_TESTS` (the reference's t-test by
+    default); ValueError for an unknown name or mismatched case lists.
+    """
+    if len(a.cases) != len(b.cases):
+        raise ValueError(f"cannot pair {len(a.cases)} cases with {len(b.cases)}")
+    paired = paired_test(test)
+    return Comparison(
+        a.backend,
+        b.backend,
+        tuple(case.id for case in a.cases),
+        tuple(_compare_metric(metric, a, b, paired) for metric in metrics),
+        paired.name,
+    )

@@ -1,0 +1,1 @@
+"""Files cce reads and writes besides reports: results files, external runs and the event log."""

@@ -1,0 +1,121 @@
+"""The `cce.run/v1` results file: what every labeled query retrieved, one JSON line each.
+
+Why it exists: a score says that a query failed, not why; the ranked results say what
+came back instead. `cce relevance --results FILE` writes them, and the same format is
+how a run produced elsewhere is read back in (docs/gating.md#results-file). This module
+owns the layout: a header line `{"corpus", "embedder", "schema"}`, then one line per
+(backend, case), backends in run order and cases in fixture order, each result with
+its rank, location, kind, chunk id, 6-decimal score and the indexes of the case's
+expected anchors it matched. Lines are `json.dumps(sort_keys=True, ensure_ascii=False,
+separators=(",", ":"))`, so the bytes are deterministic.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, Final
+
+import attrs
+
+from cce_cli.errors import CliError
+from cce_cli.evaluation.harness import BackendReport
+from cce_fixtures import Case
+from cce_retrieval import describe_os_error, format6, write_atomic
+
+__all__ = ["RUN_SCHEMA", "RunRecord", "parse_run", "render_run", "write_run"]
+
+RUN_SCHEMA: Final = "cce.run/v1"
+
+
+def _line(value: dict[str, Any]) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def render_run(
+    corpus: str, embedder: str, cases: Sequence[Case], reports: Sequence[BackendReport]
+) -> str:
+    """The whole file as text; `reports` list the cases in `cases` order."""
+    lines = [_line({"corpus": corpus, "embedder": embedder, "schema": RUN_SCHEMA})]
+    for report in reports:
+        for case, case_report in zip(cases, report.cases, strict=True):
+            results = [
+                {
+                    "chunk_id": hit.chunk_id,
+                    "end_line": hit.end_line,
+                    "file_path": hit.file_path,
+                    "kind": hit.kind,
+                    "matches": [
+                        index for index, anchor in enumerate(case.expected) if anchor.matches(hit)
+                    ],
+                    "rank": hit.rank,
+                    "score": format6(hit.score),
+                    "start_line": hit.start_line,
+                }
+                for hit in case_report.results
+            ]
+            lines.append(
+                _line(
+                    {
+                        "backend": report.backend,
+                        "id": case.id,
+                        "k": case.k,
+                        "query": case.query,
+                        "results": results,
+                    }
+                )
+            )
+    return "".join(lines)
+
+
+def write_run(path: str, text: str) -> None:
+    """Replace `path` with the run file atomically; a failure is a CliError."""
+    try:
+        write_atomic(path, text.encode("utf-8"))
+    except OSError as error:
+        raise CliError(f"could not write results {path}: {describe_os_error(error)}") from None
+
+
+@attrs.frozen(slots=True)
+class RunRecord:
+    """One (backend, case) line read back: per result, the expected anchors it matched."""
+
+    backend: str
+    id: str
+    k: int
+    query: str
+    matches: tuple[tuple[int, ...], ...]
+    results: tuple[dict[str, Any], ...]
+
+
+def parse_run(text: str, path: str = "results") -> tuple[dict[str, Any], tuple[RunRecord, ...]]:
+    """The header and the records of a run file; CliError naming the line otherwise."""
+    lines = text.splitlines()
+    if not lines:
+        raise CliError(f"{path}: empty; a {RUN_SCHEMA} file starts with its header line")
+    parsed: list[Any] = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            parsed.append(json.loads(line))
+        except json.JSONDecodeError as error:
+            raise CliError(f"{path}: line {number}: invalid JSON ({error.msg})") from None
+    header = parsed[0]
+    if not isinstance(header, dict) or header.get("schema") != RUN_SCHEMA:
+        raise CliError(f'{path}: line 1: expected a header with "schema": "{RUN_SCHEMA}"')
+    records: list[RunRecord] = []
+    for number, body in enumerate(parsed[1:], start=2):
+        try:
+            results = tuple(body["results"])
+            records.append(
+                RunRecord(
+                    str(body["backend"]),
+                    str(body["id"]),
+                    int(body["k"]),
+                    str(body["query"]),
+                    tuple(tuple(int(i) for i in hit["matches"]) for hit in results),
+                    results,
+                )
+            )
+        except (KeyError, TypeError, ValueError) as error:
+            raise CliError(f"{path}: line {number}: not a {RUN_SCHEMA} record ({error})") from None
+    return header, tuple(records)

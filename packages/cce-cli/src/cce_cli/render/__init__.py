@@ -1,0 +1,1 @@
+"""Text, JSON and markdown renderings, and writing them to stdout safely."""

@@ -1,0 +1,371 @@
+"""Text, markdown and `cce.relevance.diff/v1` JSON renderings of a `cce diff`.
+
+Why it exists: the same comparison is read in a terminal, pasted into a pull request
+and archived by CI, so all three views come from one `DiffReport` and share one
+ordering: the changed queries first, worst first, then the unchanged count, then the
+significance block and a one-line verdict. The JSON layout is a stable contract
+(alphabetical keys, 6-decimal strings, one trailing newline; docs/gating.md#json).
+`DIFF_RENDERERS` is the registry `cce diff --format` chooses from
+(docs/architecture.md#how-to-add-an-output-format).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, Final
+
+import attrs
+
+from cce_cli.compare.pairing import DIFF_SCHEMA, DiffGroup, DiffReport, DiffSide, MetricDiff
+from cce_cli.render.relevance import Renderer
+from cce_retrieval import format6, format6_signed
+from cce_stats import paired_test
+
+__all__ = [
+    "DIFF_RENDERERS",
+    "DiffRenderer",
+    "changed_queries",
+    "render_diff_json",
+    "render_diff_markdown",
+    "render_diff_text",
+    "verdict",
+]
+
+
+@attrs.frozen(slots=True)
+class ChangedQuery:
+    """A paired query that moved on at least one metric, with its row per metric."""
+
+    id: str
+    cells: tuple[tuple[MetricDiff, float, float, float] | None, ...]
+
+
+def changed_queries(group: DiffGroup) -> list[ChangedQuery]:
+    """Queries with a non-zero delta on some metric, worst first.
+
+    Worst is the most negative change on any metric, oriented so that negative means
+    worse; ties go to the larger total loss, then to the base report's case order.
+    """
+    keyed: list[tuple[float, float, int, ChangedQuery]] = []
+    by_metric = [{row.id: row for row in item.rows} for item in group.metrics]
+    for position, case_id in enumerate(group.case_ids):
+        cells: list[tuple[MetricDiff, float, float, float] | None] = []
+        oriented: list[float] = []
+        for item, rows in zip(group.metrics, by_metric, strict=True):
+            row = rows.get(case_id)
+            if row is None:
+                cells.append(None)
+                continue
+            cells.append((item, row.base, row.head, row.delta))
+            oriented.append(row.delta if item.metric.higher_is_better else -row.delta)
+        if any(delta != 0.0 for delta in oriented):
+            change = ChangedQuery(case_id, tuple(cells))
+            keyed.append((min(oriented), sum(oriented), position, change))
+    keyed.sort(key=lambda entry: entry[:3])
+    return [entry[3] for entry in keyed]
+
+
+def _p(value: float | None) -> str:
+    return "n/a" if value is None else format6(value)
+
+
+def _signed(value: float | None) -> str:
+    return "n/a" if value is None else format6_signed(value)
+
+
+def _ci(item: MetricDiff) -> str:
+    ci = item.result.ci95
+    return "n/a" if ci is None else f"[{format6_signed(ci[0])}, {format6_signed(ci[1])}]"
+
+
+def _alpha(alpha: float) -> str:
+    return f"{alpha:g}"
+
+
+def verdict(report: DiffReport) -> str:
+    """The one-line conclusion: significant changes per direction, then the gate."""
+    better: list[str] = []
+    worse: list[str] = []
+    for item in report.overall.metrics:
+        p = item.p_adjusted
+        if p is None or p >= report.alpha or item.result.mean_delta == 0.0:
+            continue
+        (worse if item.moved_worse else better).append(item.metric.label)
+    adjusted = "p" if report.correction == "none" else f"{report.correction}-adjusted p"
+    if not better and not worse:
+        text = f"no significant change on any metric ({adjusted} >= {_alpha(report.alpha)})"
+    else:
+        parts = []
+        if better:
+            parts.append(f"{report.head.backend} significantly better on {', '.join(better)}")
+        if worse:
+            parts.append(f"significantly worse on {', '.join(worse)}")
+        text = "; ".join(parts) + f" ({adjusted} < {_alpha(report.alpha)})"
+    if report.gate_active:
+        if report.gate_passed:
+            text += "; gate passed"
+        else:
+            count = len(report.gate_reasons)
+            text += f"; gate FAILED ({count} reason{'s' if count != 1 else ''})"
+    return text
+
+
+def _test_heading(report: DiffReport, family: int) -> str:
+    test = paired_test(report.test)
+    correction = (
+        "no correction"
+        if report.correction == "none"
+        else f"{report.correction}-adjusted over {family} metrics"
+    )
+    alpha = _alpha(report.alpha)
+    return f"{test.label} on the per-query deltas (two-sided), {correction}, alpha {alpha}"
+
+
+def _side(side: DiffSide) -> str:
+    return f"{side.backend} ({side.path})"
+
+
+def _unpaired_text(report: DiffReport) -> str | None:
+    if not report.unpaired_base and not report.unpaired_head:
+        return None
+    parts = []
+    if report.unpaired_base:
+        parts.append("base only: " + ", ".join(report.unpaired_base))
+    if report.unpaired_head:
+        parts.append("head only: " + ", ".join(report.unpaired_head))
+    return "unpaired, excluded from the tests: " + "; ".join(parts)
+
+
+# --- text ------------------------------------------------------------------------------
+
+
+def _text_stats(report: DiffReport, group: DiffGroup) -> list[str]:
+    statistic = paired_test(report.test).statistic_name
+    lines = [
+        f"  {_test_heading(report, len(group.metrics))}",
+        f"  {'metric':<12}{'n':>5}{'mean-delta':>14}{'W/T/L':>12}{statistic:>12}{'p':>12}"
+        f"{'p-adj':>12}{'d_z':>12}{'95% CI':>26}",
+    ]
+    for item in group.metrics:
+        wtl = f"{item.wins}/{item.ties}/{item.losses}"
+        lines.append(
+            f"  {item.metric.label:<12}{item.n:>5}{format6_signed(item.result.mean_delta):>14}"
+            f"{wtl:>12}{_signed(item.result.statistic):>12}{_p(item.result.p):>12}"
+            f"{_p(item.p_adjusted):>12}{_signed(item.effect_size):>12}{_ci(item):>26}"
+        )
+    return lines
+
+
+def render_diff_text(report: DiffReport) -> str:
+    """The terminal rendering: one row per changed (query, metric), base and head shown."""
+    group = report.overall
+    lines = [
+        f"CCE relevance diff — {_side(report.base)} → {_side(report.head)}",
+        f"  paired queries: {len(group.case_ids)}",
+    ]
+    unpaired = _unpaired_text(report)
+    if unpaired is not None:
+        lines.append(f"  {unpaired}")
+    changed = changed_queries(group)
+    lines += ["", "  changed queries, worst first"]
+    if changed:
+        lines.append(f"  {'query':<24}{'metric':<12}{'base':>12}{'head':>12}{'delta':>12}")
+        for change in changed:
+            first = True
+            for cell in change.cells:
+                if cell is None or cell[3] == 0.0:
+                    continue
+                item, base, head, delta = cell
+                name = change.id if first else ""
+                lines.append(
+                    f"  {name:<24}{item.metric.label:<12}{format6(base):>12}"
+                    f"{format6(head):>12}{format6_signed(delta):>12}"
+                )
+                first = False
+    else:
+        lines.append("  (none)")
+    lines += [f"  unchanged: {len(group.case_ids) - len(changed)} of {len(group.case_ids)}", ""]
+    lines += _text_stats(report, group)
+    for tagged in report.tags or ():
+        lines += ["", f"  tag {tagged.tag}: {len(tagged.case_ids)} paired queries"]
+        lines += _text_stats(report, tagged)
+    lines += ["", f"  verdict: {verdict(report)}"]
+    return "\n".join(lines) + "\n"
+
+
+# --- markdown --------------------------------------------------------------------------
+
+
+def _md(text: str) -> str:
+    """Escape what would break a table cell or start markup."""
+    escaped = text.replace("\\", "\\\\")
+    for char in "|`*_[]":
+        escaped = escaped.replace(char, "\\" + char)
+    return escaped.replace("<", "&lt;")
+
+
+def _md_cell(cell: tuple[MetricDiff, float, float, float] | None) -> str:
+    if cell is None:
+        return "–"
+    _, base, head, delta = cell
+    if delta == 0.0:
+        return format6(base)
+    return f"{format6(base)} → {format6(head)} ({format6_signed(delta)})"
+
+
+def _md_stats(report: DiffReport, group: DiffGroup) -> list[str]:
+    statistic = paired_test(report.test).statistic_name
+    adjusted = "p (none)" if report.correction == "none" else f"p ({report.correction})"
+    lines = [
+        f"| metric | n | mean delta | wins / ties / losses | {statistic} | p | {adjusted} "
+        "| d_z | 95% CI |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for item in group.metrics:
+        lines.append(
+            f"| {_md(item.metric.label)} | {item.n} | {format6_signed(item.result.mean_delta)} "
+            f"| {item.wins} / {item.ties} / {item.losses} | {_signed(item.result.statistic)} "
+            f"| {_p(item.result.p)} | {_p(item.p_adjusted)} | {_signed(item.effect_size)} "
+            f"| {_ci(item)} |"
+        )
+    return lines
+
+
+def render_diff_markdown(report: DiffReport) -> str:
+    """The pull-request rendering: a table with one row per changed query."""
+    group = report.overall
+    lines = [
+        f"### cce diff: {_md(report.base.backend)} → {_md(report.head.backend)}",
+        "",
+        f"Base {_md(_side(report.base))}, head {_md(_side(report.head))}; "
+        f"{len(group.case_ids)} paired queries.",
+        "",
+    ]
+    changed = changed_queries(group)
+    if changed:
+        lines += [
+            "**Changed queries**, worst first (base → head (delta)):",
+            "",
+            "| query | " + " | ".join(_md(item.metric.label) for item in group.metrics) + " |",
+            "|---|" + "---:|" * len(group.metrics),
+        ]
+        for change in changed:
+            cells = " | ".join(_md_cell(cell) for cell in change.cells)
+            lines.append(f"| {_md(change.id)} | {cells} |")
+        lines.append("")
+    else:
+        lines += ["No query changed.", ""]
+    lines += [f"Unchanged: {len(group.case_ids) - len(changed)} of {len(group.case_ids)}.", ""]
+    unpaired = _unpaired_text(report)
+    if unpaired is not None:
+        lines += [_md(unpaired[0].upper() + unpaired[1:]) + ".", ""]
+    lines += [f"**{_md(_test_heading(report, len(group.metrics)))}**", ""]
+    lines += _md_stats(report, group)
+    for tagged in report.tags or ():
+        tag = _md(tagged.tag or "")
+        lines += ["", f"**Tag {tag}**: {len(tagged.case_ids)} paired queries", ""]
+        lines += _md_stats(report, tagged)
+    lines += ["", f"**Verdict:** {_md(verdict(report))}"]
+    if report.gate_reasons:
+        lines.append("")
+        lines += [f"- {_md(reason)}" for reason in report.gate_reasons]
+    return "\n".join(lines) + "\n"
+
+
+# --- JSON ------------------------------------------------------------------------------
+
+
+def _signed_or_null(value: float | None) -> str | None:
+    return None if value is None else format6_signed(value)
+
+
+def _plain_or_null(value: float | None) -> str | None:
+    return None if value is None else format6(value)
+
+
+def _metrics_json(report: DiffReport, group: DiffGroup) -> dict[str, Any]:
+    metrics: dict[str, Any] = {}
+    for item in group.metrics:
+        result = item.result
+        metrics[item.metric.key] = {
+            "ci95_high": None if result.ci95 is None else format6_signed(result.ci95[1]),
+            "ci95_low": None if result.ci95 is None else format6_signed(result.ci95[0]),
+            "effect_size": _signed_or_null(item.effect_size),
+            "label": item.metric.label,
+            "losses": item.losses,
+            "mean_delta": format6_signed(result.mean_delta),
+            "n": item.n,
+            "p": _plain_or_null(result.p),
+            "p_adjusted": _plain_or_null(item.p_adjusted),
+            "per_query": [
+                {
+                    "base": format6(row.base),
+                    "delta": format6_signed(row.delta),
+                    "head": format6(row.head),
+                    "id": row.id,
+                }
+                for row in item.rows
+            ],
+            "statistic": _signed_or_null(result.statistic),
+            "t": _signed_or_null(result.statistic) if report.test == "t" else None,
+            "ties": item.ties,
+            "wins": item.wins,
+        }
+    return metrics
+
+
+def _side_json(side: DiffSide) -> dict[str, Any]:
+    return {
+        "backend": side.backend,
+        "corpus": side.corpus,
+        "embedder": side.embedder,
+        "path": side.path,
+    }
+
+
+def diff_body(report: DiffReport) -> dict[str, Any]:
+    """The v1 document as plain JSON values (keys get sorted on output)."""
+    gate: dict[str, Any] = {"passed": report.gate_passed}
+    if report.gate_reasons:
+        gate["reasons"] = list(report.gate_reasons)
+    body: dict[str, Any] = {
+        "alpha": format6(report.alpha),
+        "base": _side_json(report.base),
+        "correction": report.correction,
+        "gate": gate,
+        "head": _side_json(report.head),
+        "metrics": _metrics_json(report, report.overall),
+        "paired": len(report.overall.case_ids),
+        "schema": DIFF_SCHEMA,
+        "statistic": paired_test(report.test).statistic_name,
+        "test": report.test,
+        "unpaired": {"base": list(report.unpaired_base), "head": list(report.unpaired_head)},
+        "verdict": verdict(report),
+    }
+    if report.tags is not None:
+        body["tags"] = {
+            group.tag: {"metrics": _metrics_json(report, group), "paired": len(group.case_ids)}
+            for group in report.tags
+            if group.tag is not None
+        }
+    return body
+
+
+def render_diff_json(report: DiffReport) -> str:
+    """The `cce.relevance.diff/v1` document: sorted keys, 2-space indent, one newline."""
+    return json.dumps(diff_body(report), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+DiffRenderer = Renderer[DiffReport]
+"""One output format of `cce diff`."""
+
+DIFF_RENDERERS: Final[Mapping[str, DiffRenderer]] = MappingProxyType(
+    {
+        "text": DiffRenderer("text", "terminal tables (default)", render_diff_text),
+        "markdown": DiffRenderer("markdown", "GitHub-flavoured markdown", render_diff_markdown),
+        "json": DiffRenderer("json", f"the {DIFF_SCHEMA} document", render_diff_json),
+    }
+)
+"""`cce diff` output formats by name; the first is the default."""

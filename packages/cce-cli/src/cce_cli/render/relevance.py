@@ -1,0 +1,291 @@
+"""Text and JSON renderings of a relevance run, byte for byte as the reference prints them.
+
+Why it exists: the human summary (docs/report-formats.md#human-report) and the
+`cce.relevance.report/v2` JSON report (docs/report-formats.md#json-report) are contracts - a
+golden file pins them - so column widths, the 6-decimal formatting (`format6` for scores and
+p, `format6_signed` for deltas, t and confidence bounds) and the JSON layout live in one
+place. Both renderers read the one report model (`cce_cli.evaluation.report.RunSummary`) and
+loop over its metrics, so a metric added to the registry needs no change here. `RENDERERS`
+is the registry of output formats `--format` chooses from
+(docs/architecture.md#how-to-add-an-output-format). Everything here is a pure function of
+the model; nothing is computed twice and nothing is printed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
+from typing import Any, Final, Generic, TypeVar
+
+import attrs
+
+from cce_cli.evaluation.harness import BackendReport, Comparison
+from cce_cli.evaluation.report import RunSummary, TagGroup
+from cce_fixtures import SCHEMA_ID as FIXTURE_SCHEMA
+from cce_metrics import Metric, TokenAverages
+from cce_retrieval import format6, format6_signed
+from cce_stats import paired_test
+
+__all__ = [
+    "RENDERERS",
+    "REPORT_SCHEMA",
+    "Renderer",
+    "RunSummary",
+    "render_compare",
+    "render_human",
+    "render_json",
+    "report_body",
+]
+
+REPORT_SCHEMA: Final = "cce.relevance.report/v2"
+
+
+def _first_tokens(backends: Sequence[BackendReport]) -> TokenAverages | None:
+    for report in backends:
+        if report.tokens is not None:
+            return report.tokens
+    return None
+
+
+def _metric_header(first: str, metrics: Sequence[Metric], prefix: str = "") -> str:
+    return f"  {first:<10}" + "".join(f"{prefix + metric.label:>12}" for metric in metrics)
+
+
+def _aggregate_tables(
+    backends: Sequence[BackendReport],
+    queries: int,
+    metrics: Sequence[Metric],
+    token_metrics: Sequence[Metric],
+) -> list[str]:
+    """The backend table, and the token table when some query has a ranged anchor."""
+    lines = [_metric_header("backend", metrics)]
+    for report in backends:
+        cells = "".join(f"{format6(report.averages.value(m.key)):>12}" for m in metrics)
+        lines.append(f"  {report.backend:<10}{cells}")
+    first_tokens = _first_tokens(backends)
+    if first_tokens is not None and token_metrics:
+        lines += [
+            "",
+            f"  token-level span metrics ({first_tokens.queries} of {queries}"
+            " queries carry ranged anchors)",
+            _metric_header("backend", token_metrics),
+        ]
+        for report in backends:
+            if report.tokens is not None:
+                tokens = report.tokens
+                cells = "".join(f"{format6(tokens.value(m.key)):>12}" for m in token_metrics)
+                lines.append(f"  {report.backend:<10}{cells}")
+    return lines
+
+
+def _tag_tables(summary: RunSummary, groups: Sequence[TagGroup]) -> list[str]:
+    lines: list[str] = []
+    for group in groups:
+        lines += ["", f"  tag {group.tag} ({group.queries} of {summary.queries} queries)"]
+        lines += _aggregate_tables(
+            group.backends, group.queries, summary.metrics, summary.token_metrics
+        )
+    return lines
+
+
+def render_human(summary: RunSummary) -> str:
+    """The summary table (docs/report-formats.md#summary), the per-tag tables when asked for, plus
+    the compare block (docs/report-formats.md#compare-block) when comparing."""
+    lines = [
+        f"CCE relevance — ranking quality vs labeled fixtures ({FIXTURE_SCHEMA})",
+        f"  corpus  : {summary.corpus}",
+        f"  embedder: {summary.embedder}",
+        f"  queries : {summary.queries}",
+    ]
+    if summary.graded:
+        lines.append("  gains   : graded (expected anchors 2, secondary anchors 1)")
+    lines.append("")
+    lines += _aggregate_tables(
+        summary.backends, summary.queries, summary.metrics, summary.token_metrics
+    )
+    if summary.tags is not None:
+        lines += _tag_tables(summary, summary.tags)
+    text = "\n".join(lines) + "\n"
+    if summary.comparison is not None:
+        text += render_compare(summary.comparison)
+    return text
+
+
+def _test_heading(test_name: str, n: int) -> str:
+    test = paired_test(test_name)
+    if test_name == "t":
+        return f"  {test.label} on the per-query deltas (two-sided, n={n}, df={max(n - 1, 0)})"
+    return f"  {test.label} on the per-query deltas (two-sided, n={n})"
+
+
+def render_compare(comparison: Comparison) -> str:
+    """Per-case deltas and the paired-test block (docs/report-formats.md#compare-block), starting
+    with a blank line."""
+    metrics = [metric.metric for metric in comparison.metrics]
+    lines = [
+        "",
+        f"  per-query deltas ({comparison.a} → {comparison.b}; positive = {comparison.b} wins)",
+        f"  {'query':<24}" + "".join(f"{'d' + metric.label:>12}" for metric in metrics),
+    ]
+    for row, case_id in enumerate(comparison.case_ids):
+        cells = "".join(f"{format6_signed(m.deltas[row]):>12}" for m in comparison.metrics)
+        lines.append(f"  {case_id:<24}{cells}")
+    mean_cells = "".join(f"{format6_signed(m.aggregate_delta):>12}" for m in comparison.metrics)
+    lines.append(f"  {'mean':<24}{mean_cells}")
+    n = comparison.metrics[0].result.n if comparison.metrics else 0
+    statistic_name = paired_test(comparison.test).statistic_name
+    lines += [
+        "",
+        _test_heading(comparison.test, n),
+        f"  {'metric':<10}{'mean-delta':>14}{statistic_name:>12}{'p':>12}{'95% CI':>26}",
+    ]
+    for metric in comparison.metrics:
+        result = metric.result
+        statistic_cell = "n/a" if result.statistic is None else format6_signed(result.statistic)
+        p_cell = "n/a" if result.p is None else format6(result.p)
+        ci_cell = (
+            "n/a"
+            if result.ci95 is None
+            else f"[{format6_signed(result.ci95[0])}, {format6_signed(result.ci95[1])}]"
+        )
+        lines.append(
+            f"  {metric.label:<10}{format6_signed(result.mean_delta):>14}"
+            f"{statistic_cell:>12}{p_cell:>12}{ci_cell:>26}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _aggregates_json(
+    report: BackendReport, metrics: Sequence[Metric], token_metrics: Sequence[Metric]
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"backend": report.backend}
+    for metric in metrics:
+        body[metric.key] = format6(report.averages.value(metric.key))
+    if report.tokens is not None and token_metrics:
+        tokens: dict[str, Any] = {"queries": report.tokens.queries}
+        for metric in token_metrics:
+            tokens[metric.report_key] = format6(report.tokens.value(metric.key))
+        body["tokens"] = tokens
+    return body
+
+
+def _backend_json(
+    report: BackendReport,
+    metrics: Sequence[Metric],
+    token_metrics: Sequence[Metric],
+    with_tags: bool = False,
+) -> dict[str, Any]:
+    per_query: list[dict[str, Any]] = []
+    for case in report.cases:
+        score = case.score
+        row: dict[str, Any] = {
+            "first_relevant_rank": score.first_relevant_rank,
+            "id": case.id,
+            "k": case.k,
+        }
+        if with_tags:
+            row["tags"] = list(case.tags)
+        for metric in metrics:
+            row[metric.key] = format6(score.values[metric.key])
+        if score.tokens is not None and token_metrics:
+            row["tokens"] = {
+                metric.report_key: format6(_defined(score.value(metric.key)))
+                for metric in token_metrics
+            }
+        per_query.append(row)
+    body = _aggregates_json(report, metrics, token_metrics)
+    body["per_query"] = per_query
+    return body
+
+
+def _defined(value: float | None) -> float:
+    if value is None:
+        raise ValueError("a ranged query lacks a token score")
+    return value
+
+
+def _signed_or_null(value: float | None) -> str | None:
+    return None if value is None else format6_signed(value)
+
+
+def _comparison_json(comparison: Comparison) -> dict[str, Any]:
+    metrics: dict[str, Any] = {}
+    for metric in comparison.metrics:
+        result = metric.result
+        entry: dict[str, Any] = {
+            "ci95_high": None if result.ci95 is None else format6_signed(result.ci95[1]),
+            "ci95_low": None if result.ci95 is None else format6_signed(result.ci95[0]),
+            "mean_delta": format6_signed(result.mean_delta),
+            "n": result.n,
+            "p": None if result.p is None else format6(result.p),
+        }
+        if comparison.test == "t":
+            entry["t"] = _signed_or_null(result.statistic)
+        else:
+            entry["statistic"] = _signed_or_null(result.statistic)
+        metrics[metric.key] = entry
+    body: dict[str, Any] = {"a": comparison.a, "b": comparison.b, "metrics": metrics}
+    if comparison.test != "t":
+        # The reference's document has no test name; only another test adds one.
+        body["test"] = comparison.test
+        body["statistic"] = paired_test(comparison.test).statistic_name
+    return body
+
+
+def report_body(summary: RunSummary) -> dict[str, Any]:
+    """The v2 report as plain JSON values (key order is irrelevant: keys get sorted)."""
+    body: dict[str, Any] = {
+        "backends": [
+            _backend_json(report, summary.metrics, summary.token_metrics, summary.tags is not None)
+            for report in summary.backends
+        ],
+        "corpus": summary.corpus,
+        "embedder": summary.embedder,
+        "queries": summary.queries,
+        "schema": REPORT_SCHEMA,
+    }
+    if summary.comparison is not None:
+        body["compare"] = _comparison_json(summary.comparison)
+    if summary.graded:
+        # Only graded runs say so: the reference document has no such key.
+        body["gains"] = "graded"
+    if summary.tags is not None:
+        body["tags"] = {
+            group.tag: {
+                "backends": [
+                    _aggregates_json(report, summary.metrics, summary.token_metrics)
+                    for report in group.backends
+                ],
+                "queries": group.queries,
+            }
+            for group in summary.tags
+        }
+    return body
+
+
+def render_json(summary: RunSummary) -> str:
+    """The `cce.relevance.report/v2` document, laid out like serde_json's pretty printer."""
+    return json.dumps(report_body(summary), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+_Model = TypeVar("_Model")
+
+
+@attrs.frozen(slots=True)
+class Renderer(Generic[_Model]):
+    """One output format: its `--format` name, help and the function rendering the
+    command's model (`RunSummary` for `cce relevance`, `DiffReport` for `cce diff`)."""
+
+    name: str
+    help: str
+    render: Callable[[_Model], str]
+
+
+RENDERERS: Final[Mapping[str, Renderer[RunSummary]]] = MappingProxyType(
+    {
+        "text": Renderer("text", "the human summary tables (default)", render_human),
+        "json": Renderer("json", f"the {REPORT_SCHEMA} document", render_json),
+    }
+)
+"""Output formats by name, in `--format` order; the first is the default."""

@@ -1,0 +1,1 @@
+"""One file to chunks: language packs, AST chunking, imports and the conformance table."""

@@ -1,0 +1,268 @@
+"""An OpenAI-compatible embeddings client: `POST {base_url}/v1/embeddings`.
+
+Why it exists: vLLM, llama.cpp's server, Text Embeddings Inference, LM Studio and hosted
+APIs all speak this one protocol, so a single client lets `vector` and `hybrid` be
+measured with real semantic embeddings. The standard library is enough (`urllib`), and
+every failure mode a server has in practice is handled explicitly:
+
+- batching (`batch_size` inputs per request, results put back in input order by `index`);
+- a bounded total time per call (`total_timeout`), each request also bounded;
+- retries with exponential backoff on 429 and 5xx answers and on connection failures,
+  honouring a numeric `Retry-After`, never past the total deadline;
+- errors that keep the server's own message (`{"error": {"message": ...}}` or the body),
+  so a model that does not exist reads as such rather than as "unreachable";
+- answers that are not JSON, hold NaN or infinities, lack a vector, or change dimension
+  are errors, so a bad answer can never be written into a store;
+- the API key is read from the environment at request time (`CCE_OPENAI_API_KEY`, else
+  `OPENAI_API_KEY`), sent only as the `Authorization` header, and never printed, stored
+  or kept on the object.
+
+Owns: `OpenAIEmbedder` (the `Embedder` protocol plus `check`) and `from_env`.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import math
+import os
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping, Sequence
+from typing import Final
+
+from cce_retrieval.embed.hashing import EmbedError
+
+DEFAULT_OPENAI_URL: Final = "http://localhost:8000"
+DEFAULT_OPENAI_MODEL: Final = "text-embedding-3-small"
+API_KEY_VARIABLES: Final = ("CCE_OPENAI_API_KEY", "OPENAI_API_KEY")
+DEFAULT_BATCH_SIZE: Final = 64
+DEFAULT_TOTAL_TIMEOUT_S: Final = 300.0
+DEFAULT_REQUEST_TIMEOUT_S: Final = 60.0
+DEFAULT_RETRIES: Final = 4
+DEFAULT_BACKOFF_S: Final = 0.5
+_MAX_MESSAGE: Final = 300
+
+# No proxy handler: the server is named explicitly; `http_proxy` must not reroute it.
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+class _Retryable(Exception):
+    """A failure worth another attempt (429, 5xx, connection trouble); `str()` says why."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"the answer holds {name}, not a number")
+
+
+def _server_message(body: bytes) -> str:
+    """The server's own error text: `error.message` of a JSON body, else the body."""
+    text = body.decode("utf-8", "replace").strip()
+    try:
+        document = json.loads(text)
+    except ValueError:
+        document = None
+    if isinstance(document, dict):
+        error = document.get("error")
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            text = error["message"]
+        elif isinstance(error, str):
+            text = error
+        elif isinstance(document.get("message"), str):
+            text = document["message"]
+    text = " ".join(text.split())
+    return text[:_MAX_MESSAGE] + ("..." if len(text) > _MAX_MESSAGE else "")
+
+
+def _retry_after(value: str | None) -> float | None:
+    try:
+        seconds = float(value) if value is not None else None
+    except ValueError:
+        return None
+    return seconds if seconds is not None and math.isfinite(seconds) and seconds >= 0 else None
+
+
+class OpenAIEmbedder:
+    """Embeds through an OpenAI-compatible `/v1/embeddings` endpoint; name `"openai"`."""
+
+    name = "openai"
+
+    def __init__(
+        self,
+        base_url: str = DEFAULT_OPENAI_URL,
+        model: str = DEFAULT_OPENAI_MODEL,
+        *,
+        environ: Mapping[str, str] | None = None,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        total_timeout: float = DEFAULT_TOTAL_TIMEOUT_S,
+        request_timeout: float = DEFAULT_REQUEST_TIMEOUT_S,
+        retries: int = DEFAULT_RETRIES,
+        backoff: float = DEFAULT_BACKOFF_S,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        self.base_url = base_url
+        self.model = model
+        self.batch_size = batch_size
+        self.total_timeout = total_timeout
+        self.request_timeout = request_timeout
+        self.retries = retries
+        self.backoff = backoff
+        self._environ = environ
+        self._sleep = sleep
+        self.dimension: int | None = None
+        """The vector length of the first answer; every later answer must match it."""
+
+    def __repr__(self) -> str:  # never shows the key (it is not held anyway)
+        return f"OpenAIEmbedder(base_url={self.base_url!r}, model={self.model!r})"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> OpenAIEmbedder:
+        """`CCE_OPENAI_URL` (default http://localhost:8000) and `CCE_OPENAI_MODEL`."""
+        env = os.environ if environ is None else environ
+        return cls(
+            env.get("CCE_OPENAI_URL", DEFAULT_OPENAI_URL),
+            env.get("CCE_OPENAI_MODEL", DEFAULT_OPENAI_MODEL),
+            environ=environ,
+        )
+
+    @property
+    def endpoint(self) -> str:
+        return self.base_url.rstrip("/") + "/v1/embeddings"
+
+    def _api_key(self) -> str | None:
+        env = os.environ if self._environ is None else self._environ
+        for variable in API_KEY_VARIABLES:
+            key = env.get(variable)
+            if key:
+                return key
+        return None
+
+    def _request_once(self, inputs: Sequence[str], timeout: float) -> bytes:
+        body = json.dumps(
+            {"encoding_format": "float", "input": list(inputs), "model": self.model},
+            ensure_ascii=False,
+        ).encode("utf-8")
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        key = self._api_key()
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        request = urllib.request.Request(self.endpoint, data=body, headers=headers, method="POST")
+        try:
+            with _OPENER.open(request, timeout=timeout) as response:
+                data: bytes = response.read()
+                return data
+        except urllib.error.HTTPError as err:
+            detail = _server_message(err.read() or b"") or str(err.reason)
+            message = f"HTTP {err.code}: {detail}"
+            if err.code == 429 or err.code >= 500:
+                raise _Retryable(message, _retry_after(err.headers.get("Retry-After"))) from err
+            raise EmbedError(f"openai embeddings at {self.endpoint} failed: {message}") from err
+        except TimeoutError as err:
+            raise _Retryable(f"no answer within {timeout:.1f}s") from err
+        except urllib.error.URLError as err:
+            reason = err.reason
+            if isinstance(reason, TimeoutError):
+                raise _Retryable(f"no answer within {timeout:.1f}s") from err
+            raise _Retryable(f"unreachable ({reason})") from err
+        except (http.client.HTTPException, OSError) as err:
+            raise _Retryable(f"connection failed ({err})") from err
+
+    def _request(self, inputs: Sequence[str], deadline: float) -> bytes:
+        """One batch, retried with backoff on retryable failures until the deadline."""
+        attempt = 0
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise EmbedError(
+                    f"openai embeddings at {self.endpoint} failed: no answer within the "
+                    f"total timeout of {self.total_timeout:g}s"
+                )
+            try:
+                return self._request_once(inputs, min(self.request_timeout, remaining))
+            except _Retryable as err:
+                attempt += 1
+                wait = self.backoff * (2 ** (attempt - 1))
+                if err.retry_after is not None:
+                    wait = max(wait, err.retry_after)
+                if attempt > self.retries or time.monotonic() + wait >= deadline:
+                    tries = f"{attempt} attempt{'s' if attempt != 1 else ''}"
+                    raise EmbedError(
+                        f"openai embeddings at {self.endpoint} failed after {tries}: {err}"
+                    ) from None
+                self._sleep(wait)
+
+    def _parse(self, raw: bytes, count: int) -> list[list[float]]:
+        where = f"openai embeddings at {self.endpoint}"
+        try:
+            document = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+        except (UnicodeDecodeError, ValueError) as err:
+            raise EmbedError(f"{where} gave a bad answer: {err}") from None
+        data = document.get("data") if isinstance(document, dict) else None
+        if not isinstance(data, list):
+            raise EmbedError(f"{where} gave a bad answer: no `data` array")
+        if len(data) != count:
+            raise EmbedError(f"{where} returned {len(data)} embedding(s) for {count} input(s)")
+        vectors: list[list[float] | None] = [None] * count
+        for position, item in enumerate(data):
+            if not isinstance(item, dict):
+                raise EmbedError(f"{where} gave a bad answer: `data[{position}]` is not an object")
+            slot = item.get("index", position)
+            embedding = item.get("embedding")
+            if type(slot) is not int or not 0 <= slot < count or vectors[slot] is not None:
+                raise EmbedError(f"{where} gave a bad answer: `data[{position}].index` is wrong")
+            if not isinstance(embedding, list) or not embedding:
+                raise EmbedError(f"{where} gave no embedding for input {slot}")
+            vector: list[float] = []
+            for value in embedding:
+                if isinstance(value, bool) or not isinstance(value, int | float):
+                    raise EmbedError(f"{where} gave a non-number in embedding {slot}")
+                number = float(value)
+                if not math.isfinite(number):
+                    raise EmbedError(f"{where} gave a non-finite value in embedding {slot}")
+                vector.append(number)
+            if self.dimension is None:
+                self.dimension = len(vector)
+            elif len(vector) != self.dimension:
+                raise EmbedError(
+                    f"{where} returned a {len(vector)}-dimensional embedding after "
+                    f"{self.dimension}-dimensional ones (model {self.model!r})"
+                )
+            vectors[slot] = vector
+        return [v for v in vectors if v is not None]
+
+    def try_embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text, in order, in batches of `batch_size`; raises EmbedError.
+
+        The total time of the call is bounded by `total_timeout`, retries included.
+        """
+        deadline = time.monotonic() + self.total_timeout
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = list(texts[start : start + self.batch_size])
+            # Servers reject empty strings; a single space embeds "nothing" consistently.
+            inputs = [text if text else " " for text in batch]
+            vectors.extend(self._parse(self._request(inputs, deadline), len(inputs)))
+        return vectors
+
+    def try_embed(self, text: str) -> list[float]:
+        return self.try_embed_batch([text])[0]
+
+    def embed(self, text: str) -> list[float]:
+        """Query-time embedding that never raises: on failure warn on stderr, return `[]`."""
+        try:
+            return self.try_embed(text)
+        except EmbedError as err:
+            print(f"warning: {err}; vector recall disabled for this query", file=sys.stderr)
+            return []
+
+    def check(self) -> None:
+        """One small request; raises EmbedError with the server's message when it fails."""
+        self.try_embed_batch(["ping"])

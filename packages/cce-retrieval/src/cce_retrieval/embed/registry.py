@@ -1,0 +1,191 @@
+"""The embedder registry: every embedder an index can be built with, by name.
+
+Why it exists: the embedder's name is persisted in the store and decides, at query
+time, which embedder must embed the query (never mixing embedding spaces). Commands
+used to spell that as name checks in four places; now each embedder is one
+`EmbedderSpec` here: its name, help, a factory that creates it (for indexing, or for
+querying a store that recorded a model), whether its vectors have a fixed dimension,
+and whether it needs a reachable server. See docs/architecture.md#how-to-add-an-embedder.
+
+Owns: `EmbedderSpec`, `EMBEDDERS`, `register_embedder`, `embedder_names`,
+`embedder_spec`, `create_embedder`, `EmbedderConfigError`, `embedder_model`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+
+import attrs
+
+from cce_retrieval.embed.hashing import EMBED_DIM, Embedder, HashEmbedder
+from cce_retrieval.model import Index
+
+__all__ = [
+    "DEFAULT_EMBEDDER",
+    "EMBEDDERS",
+    "EmbedderConfigError",
+    "EmbedderFactory",
+    "EmbedderSpec",
+    "EmbeddingSpaceError",
+    "check_query_vector",
+    "create_embedder",
+    "embedder_model",
+    "embedder_names",
+    "embedder_spec",
+    "query_embedder",
+    "register_embedder",
+]
+
+DEFAULT_EMBEDDER = "hash"
+
+EmbedderFactory = Callable[[str | None, Mapping[str, str] | None], Embedder]
+"""`factory(model, environ)`: `model` None means the embedder's own default."""
+
+
+class EmbedderConfigError(ValueError):
+    """An embedder name or setting that cannot be used; `str()` names the valid choices."""
+
+
+class EmbeddingSpaceError(ValueError):
+    """A query that would be embedded by another embedder, model or dimension than the index."""
+
+
+@attrs.frozen(slots=True)
+class EmbedderSpec:
+    """One registered embedder."""
+
+    name: str
+    help: str
+    factory: EmbedderFactory
+    fixed_dim: int | None = None
+    """The length of every vector when it does not depend on a model (hash: 256)."""
+    remote: bool = False
+    """Whether it talks to a server (health-checked before use, refused when down)."""
+    model_env: str | None = None
+    """The environment variable that names its model, if any."""
+
+
+def _hash(model: str | None, environ: Mapping[str, str] | None) -> Embedder:
+    del model, environ  # the hash embedder has neither a model nor settings
+    return HashEmbedder()
+
+
+def _ollama(model: str | None, environ: Mapping[str, str] | None) -> Embedder:
+    # Imported on use: the HTTP embedders bring http.client, email and ssl, about 50 ms
+    # of every start of a command that embeds with the hash embedder.
+    from cce_retrieval.embed.ollama import OllamaEmbedder
+
+    embedder = OllamaEmbedder.from_env() if environ is None else OllamaEmbedder.from_env(environ)
+    if model:
+        embedder.model = model
+    return embedder
+
+
+def _openai(model: str | None, environ: Mapping[str, str] | None) -> Embedder:
+    from cce_retrieval.embed.openai import OpenAIEmbedder
+
+    embedder = OpenAIEmbedder.from_env(environ)
+    if model:
+        embedder.model = model
+    return embedder
+
+
+EMBEDDERS: dict[str, EmbedderSpec] = {
+    "hash": EmbedderSpec(
+        "hash", "FNV-1a token hashing into 256 buckets (offline, the default)", _hash, EMBED_DIM
+    ),
+    "ollama": EmbedderSpec(
+        "ollama",
+        "a local Ollama server's /api/embed (CCE_OLLAMA_URL, CCE_OLLAMA_MODEL)",
+        _ollama,
+        remote=True,
+        model_env="CCE_OLLAMA_MODEL",
+    ),
+    "openai": EmbedderSpec(
+        "openai",
+        "an OpenAI-compatible /v1/embeddings server (CCE_OPENAI_URL, CCE_OPENAI_MODEL, "
+        "key in CCE_OPENAI_API_KEY or OPENAI_API_KEY)",
+        _openai,
+        remote=True,
+        model_env="CCE_OPENAI_MODEL",
+    ),
+}
+"""Registered embedders in listing order."""
+
+
+def register_embedder(spec: EmbedderSpec, replace: bool = False) -> None:
+    """Add `spec`; EmbedderConfigError when the name is taken and `replace` is false."""
+    if spec.name in EMBEDDERS and not replace:
+        raise EmbedderConfigError(f"embedder {spec.name!r} is already registered")
+    EMBEDDERS[spec.name] = spec
+
+
+def embedder_names() -> tuple[str, ...]:
+    return tuple(EMBEDDERS)
+
+
+def embedder_spec(name: str, *, fallback: bool = False) -> EmbedderSpec:
+    """The spec registered as `name`.
+
+    With `fallback`, an unknown name means the default hash embedder (what a store with
+    an unrecognised `embedder` field and `cce index --embedder <other>` have always
+    meant); without it, an unknown name is an EmbedderConfigError listing the choices.
+    """
+    spec = EMBEDDERS.get(name)
+    if spec is not None:
+        return spec
+    if fallback:
+        return EMBEDDERS[DEFAULT_EMBEDDER]
+    raise EmbedderConfigError(f"unknown embedder {name!r}; expected one of {', '.join(EMBEDDERS)}")
+
+
+def create_embedder(
+    name: str,
+    model: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    *,
+    fallback: bool = False,
+) -> Embedder:
+    """A new embedder `name` (with `model`, else its default); see `embedder_spec`."""
+    return embedder_spec(name, fallback=fallback).factory(model, environ)
+
+
+def embedder_model(embedder: object) -> str | None:
+    """The model an embedder embeds with, or None for one without models (hash)."""
+    model = getattr(embedder, "model", None)
+    return model if isinstance(model, str) else None
+
+
+def query_embedder(index: Index, environ: Mapping[str, str] | None = None) -> Embedder:
+    """The embedder that embeds queries against `index`: the one its store records.
+
+    The recorded model is used; when the environment names another model for that
+    embedder, the query would land in another embedding space, so it is refused with an
+    EmbeddingSpaceError naming both. An unrecognised recorded name means hash.
+    """
+    spec = embedder_spec(index.embedder, fallback=True)
+    env = os.environ if environ is None else environ
+    recorded = index.embedder_model
+    asked = env.get(spec.model_env) if spec.model_env else None
+    if recorded is not None and asked is not None and asked != recorded:
+        raise EmbeddingSpaceError(
+            f"the store was built with {spec.name} model {recorded!r} but {spec.model_env} "
+            f"asks for {asked!r}; unset {spec.model_env} or re-index with {asked!r}"
+        )
+    return spec.factory(recorded, environ)
+
+
+def check_query_vector(index: Index, vector: Sequence[float]) -> None:
+    """Refuse a query vector whose length differs from the dimension the store records.
+
+    An empty vector (a query-time embedding failure, already warned about) passes: it
+    disables vector recall for that query, as in the reference.
+    """
+    dim = index.embedding_dim
+    if dim is not None and vector and len(vector) != dim:
+        raise EmbeddingSpaceError(
+            f"the store holds {dim}-dimensional {index.embedder} vectors "
+            f"(model {index.embedder_model!r}) but the query embedding has {len(vector)} "
+            "dimensions; query with the model the store was built with"
+        )

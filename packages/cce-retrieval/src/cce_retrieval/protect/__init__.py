@@ -1,0 +1,1 @@
+"""Secret protection before indexing: file names never read, and content redaction."""

@@ -1,0 +1,1 @@
+"""The persisted store: `index.json`, its sidecar, fingerprint and sources, written atomically."""

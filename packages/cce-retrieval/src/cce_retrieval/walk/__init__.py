@@ -1,0 +1,1 @@
+"""The corpus walk: which files of a tree are indexed, `.gitignore` rules, and why one is not."""
