@@ -747,3 +747,39 @@ def test_a_bm25_entry_holds_its_arrays_back_to_back_under_their_digest(tmp_path:
     assert digest == hashlib.sha256(meta + arrays).digest()
     kept = cache.get_bm25(b"k" * 32, len(ranks))
     assert kept is not None and bm25_arrays_equal(kept, (bm25, ranks))
+
+
+def test_code_digest_changes_with_a_source_in_any_subpackage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An edit anywhere in the package's tree invalidates the cache, not only beside it."""
+    from cce_retrieval.build import cache as buildcache
+
+    tree = tmp_path / "cce_retrieval"
+    shutil.copytree(
+        buildcache.PACKAGE_DIR, tree, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+    )
+    monkeypatch.setattr(buildcache, "PACKAGE_DIR", str(tree))
+    digests = []
+    for edited in (None, "rank/bm25.py", "store/sidecar.py", "model.py"):
+        if edited is not None:
+            with open(tree / edited, "a", encoding="utf-8") as handle:
+                handle.write("\n# edited\n")
+        buildcache.code_digest.cache_clear()
+        digests.append(buildcache.code_digest())
+    buildcache.code_digest.cache_clear()
+    assert len(set(digests)) == len(digests), digests
+
+
+def test_code_digest_reads_every_module_of_the_package() -> None:
+    from cce_retrieval.build import cache as buildcache
+
+    root = Path(buildcache.PACKAGE_DIR)
+    on_disk = sorted(
+        path.relative_to(root).as_posix()
+        for path in root.rglob("*.py")
+        if "__pycache__" not in path.parts
+    )
+    hashed = [relative for relative, _ in buildcache.package_sources(str(root))]
+    assert hashed == on_disk
+    assert {"rank/bm25.py", "build/pipeline.py", "store/write.py", "model.py"} <= set(hashed)

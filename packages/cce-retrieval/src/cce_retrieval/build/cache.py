@@ -181,18 +181,35 @@ _GRAMMARS: Final = (
 )
 
 
+# The `cce_retrieval` package directory: every source below it can change what a build makes.
+PACKAGE_DIR: Final = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 @functools.cache
 def code_digest() -> str:
-    """SHA-256 over this package's `.py` sources and the installed grammar versions."""
+    """SHA-256 over the package's `.py` sources, in every subpackage, and the installed
+    grammar versions."""
     digest = hashlib.sha256()
-    package_dir = os.path.dirname(os.path.abspath(__file__))
-    for name in sorted(os.listdir(package_dir)):
-        if name.endswith(".py"):
-            with open(os.path.join(package_dir, name), "rb") as handle:
-                digest.update(name.encode() + b"\0" + handle.read() + b"\0")
+    for relative, content in package_sources(PACKAGE_DIR):
+        digest.update(relative.encode() + b"\0" + content + b"\0")
     for distribution in _GRAMMARS:
         digest.update(f"{distribution}={_installed_version(distribution)}\0".encode())
     return digest.hexdigest()
+
+
+def package_sources(package_dir: str) -> list[tuple[str, bytes]]:
+    """Every `.py` file under `package_dir`, recursively: its `/`-separated path relative
+    to `package_dir` and its bytes, sorted by path so the order never depends on the disk."""
+    found: list[tuple[str, bytes]] = []
+    for directory, subdirectories, files in os.walk(package_dir):
+        subdirectories[:] = [name for name in subdirectories if name != "__pycache__"]
+        for name in files:
+            if name.endswith(".py"):
+                path = os.path.join(directory, name)
+                relative = os.path.relpath(path, package_dir).replace(os.sep, "/")
+                with open(path, "rb") as handle:
+                    found.append((relative, handle.read()))
+    return sorted(found)
 
 
 def _installed_version(distribution: str) -> str:
