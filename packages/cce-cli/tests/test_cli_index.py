@@ -23,6 +23,7 @@ from cce_retrieval import load_index, serialize_index
 from cce_retrieval.build.pipeline import BuildResult
 from cce_retrieval.embed.ollama import OllamaUnreachable
 from cce_retrieval.model import Index
+from cce_retrieval.store import persist
 from cce_retrieval.store.sidecar import load_store
 from cce_retrieval.store.write import StoreStream, store_digest
 
@@ -208,15 +209,15 @@ def test_a_first_index_does_not_hash_its_store_before_writing_it(
         hashed.append(sidecar.is_dir())
         return real_digest(*args)
 
-    monkeypatch.setattr(cmd_index, "store_digest", digest)
+    monkeypatch.setattr(persist, "store_digest", digest)
     seen: list[bool] = []
-    real_in_place = cmd_index._store_in_place
+    real_in_place = persist._store_in_place
 
     def in_place(*args: Any) -> Any:
         seen.append(sidecar.is_dir())
         return real_in_place(*args)
 
-    monkeypatch.setattr(cmd_index, "_store_in_place", in_place)
+    monkeypatch.setattr(persist, "_store_in_place", in_place)
     assert run_cce(["index", root, "--no-metrics", "--no-cache"], capsys)[0] == 0
     assert (seen, hashed) == ([True], [])
     # With this store's manifest in place, the next build hashes its store and keeps it.
@@ -279,7 +280,7 @@ def test_a_store_that_cannot_be_kept_is_written_after_all(
     def refuse(path: str) -> None:
         raise PermissionError(13, "Permission denied", path)
 
-    monkeypatch.setattr(cmd_index, "keep_in_place", refuse)
+    monkeypatch.setattr(persist, "keep_in_place", refuse)
     assert run_cce(["index", root, "--no-metrics"], capsys)[0] == 0
     assert store.stat().st_ino != status.st_ino and store.read_bytes() == expected
 
@@ -747,7 +748,7 @@ def test_a_failed_store_write_leaves_the_sidecar_as_it_was(
             return False
 
         monkeypatch.setattr(StoreStream, "begin", cannot_open)
-        monkeypatch.setattr(cmd_index, "write_store", refuse)
+        monkeypatch.setattr(persist, "write_store", refuse)
     code, out, err = run_cce(["index", root, "--no-metrics"], capsys)
     assert (code, out) == (1, "")
     assert "No space left on device" in err and "previous store there is unchanged" in err
@@ -782,7 +783,7 @@ def test_a_sidecar_that_could_not_be_staged_is_not_prepared_again(
         return real_prepare(index)
 
     monkeypatch.setattr(sidecar._Stager, "__init__", no_stager)
-    monkeypatch.setattr(cmd_index, "stage_index_sidecar", refused)
+    monkeypatch.setattr(persist, "stage_index_sidecar", refused)
     monkeypatch.setattr(sidecar, "prepare_sidecar", counted)
     code, _, _ = run_cce(["index", root, "--no-metrics"], capsys)
     assert code == 0
@@ -812,7 +813,7 @@ def test_a_build_failing_after_bm25_started_leaves_no_staging_behind(
     def no_matrix(*args: object) -> None:
         raise BuildError("cannot put the embedding matrix together")
 
-    monkeypatch.setattr(cmd_index, "start_bm25_staging", recorded)
+    monkeypatch.setattr(persist, "start_bm25_staging", recorded)
     monkeypatch.setattr(build_module, "_stack", no_matrix)
     code, out, err = run_cce(["index", root, "--no-metrics"], capsys)
     assert (code, out) == (1, "")

@@ -1,10 +1,10 @@
 """The `cce` command: argument parsing and dispatch to one module per subcommand.
 
-Why it exists: each subcommand lives in its own module (`cmd_index`, `cmd_search`,
-`cmd_conformance`, `cmd_relevance`, `cmd_diff`) exposing `configure(parser)` and `run(args) -> int`;
-this module wires them into one argparse tree and owns the error contract: a
-`CliError` becomes `error: <message>` on stderr with its exit status, usage errors
-exit 2 (argparse), and stdout stays empty on error.
+Why it exists: each subcommand lives in its own module under `cce_cli.commands`, listed
+once in `SUBCOMMANDS`, exposing `configure(parser)` and `run(args) -> int`; this module
+wires them into one argparse tree and owns the error contract: a `CliError` becomes
+`error: <message>` on stderr with its exit status, usage errors exit 2 (argparse), and
+stdout stays empty on error.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         BuildError,
         BuildResult,
         ProgressCallback,
+        RecordedBuild,
         build_index,
         default_jobs,
     )
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from cce_retrieval.parity.jsonfloat import format_json_float
     from cce_retrieval.parity.numeric import format6, format6_signed, score_key
     from cce_retrieval.parity.text import ascii_lower, rust_trim
+    from cce_retrieval.protect.redactor import redact as reference_redact
     from cce_retrieval.protect.strict import (
         DEFAULT_PROTECTION,
         PROTECTIONS,
@@ -88,6 +90,7 @@ if TYPE_CHECKING:
     )
     from cce_retrieval.store.load import load_index, parse_index
     from cce_retrieval.store.paths import StoreError, default_store_path, resolve_store_path
+    from cce_retrieval.store.persist import PersistedIndex, persist_index
     from cce_retrieval.store.sidecar import load_store, write_sidecar
     from cce_retrieval.store.sources import (
         SourceFile,
@@ -120,6 +123,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "BuildError": ("cce_retrieval.build.pipeline", "BuildError"),
     "BuildResult": ("cce_retrieval.build.pipeline", "BuildResult"),
     "ProgressCallback": ("cce_retrieval.build.pipeline", "ProgressCallback"),
+    "RecordedBuild": ("cce_retrieval.build.pipeline", "RecordedBuild"),
     "build_index": ("cce_retrieval.build.pipeline", "build_index"),
     "default_jobs": ("cce_retrieval.build.pipeline", "default_jobs"),
     "DEFAULT_CACHE_MAX_BYTES": ("cce_retrieval.build.cache", "DEFAULT_MAX_BYTES"),
@@ -177,6 +181,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     "PROTECTIONS": ("cce_retrieval.protect.strict", "PROTECTIONS"),
     "is_strict_sensitive": ("cce_retrieval.protect.strict", "is_strict_sensitive"),
     "strict_redact": ("cce_retrieval.protect.strict", "strict_redact"),
+    "reference_redact": ("cce_retrieval.protect.redactor", "redact"),
+    "PersistedIndex": ("cce_retrieval.store.persist", "PersistedIndex"),
+    "persist_index": ("cce_retrieval.store.persist", "persist_index"),
     "load_store": ("cce_retrieval.store.sidecar", "load_store"),
     "write_sidecar": ("cce_retrieval.store.sidecar", "write_sidecar"),
     "SourceFile": ("cce_retrieval.store.sources", "SourceFile"),
@@ -251,10 +258,12 @@ __all__ = [
     "OllamaUnreachable",
     "OpenAIEmbedder",
     "Param",
+    "PersistedIndex",
     "ProgressCallback",
     "Query",
     "QueryEmbedder",
     "QueryVectorError",
+    "RecordedBuild",
     "RetrievalIndex",
     "SavedStore",
     "SearchParams",
@@ -289,9 +298,11 @@ __all__ = [
     "load_index",
     "load_store",
     "parse_index",
+    "persist_index",
     "query_embedder",
     "read_sources",
     "redact_url",
+    "reference_redact",
     "register_backend",
     "register_embedder",
     "repair_stale_fingerprint",

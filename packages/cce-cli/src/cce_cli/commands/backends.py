@@ -14,8 +14,7 @@ import argparse
 
 from cce_cli.evaluation import configurations as backend_config
 from cce_cli.render.output import write_stdout
-from cce_retrieval import backend_names, backend_spec
-from cce_retrieval.rank.backends import toml_value
+from cce_retrieval import Param, backend_names, backend_spec
 
 __all__ = ["configure", "run"]
 
@@ -42,7 +41,7 @@ def listing(config: backend_config.BackendConfig) -> str:
         lines.append(f"configured in {config.path}:")
         for name, named in config.backends.items():
             changes = " ".join(
-                f"{key}={toml_value(value)}"
+                f"{key}={Param.spell(value)}"
                 for key, value in named.recorded().items()
                 if key != "use"
             )

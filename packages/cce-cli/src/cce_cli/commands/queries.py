@@ -16,8 +16,7 @@ from cce_cli.commands.arguments import positive_int
 from cce_cli.errors import CliError
 from cce_cli.labeling.querylog import QueryLog, draft_fixtures, read_query_log
 from cce_cli.render.output import write_stdout
-from cce_retrieval import describe_os_error, write_atomic
-from cce_retrieval.protect.redactor import redact
+from cce_retrieval import describe_os_error, reference_redact, write_atomic
 
 __all__ = ["configure", "looks_secret", "run"]
 
@@ -66,7 +65,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def looks_secret(query: str) -> bool:
     """True when secret protection would change the query: it holds a credential shape."""
-    return redact(query) != query
+    return reference_redact(query) != query
 
 
 def _read_log(path: str) -> list[bytes]:

@@ -34,10 +34,15 @@ from cce_retrieval import (
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from cce_cli.commands.build_options import BuildSettings
-    from cce_retrieval import BuildResult, Embedder, Index, ProgressCallback, QueryEmbedder
-    from cce_retrieval.build.pipeline import RecordedBuild, StoreReuse
-    from cce_retrieval.rank.derived import Bm25Factory
-    from cce_retrieval.store.write import StoreStream
+    from cce_retrieval import (
+        BuildResult,
+        Embedder,
+        Index,
+        PersistedIndex,
+        ProgressCallback,
+        QueryEmbedder,
+        RecordedBuild,
+    )
 
 _Built = TypeVar("_Built")
 
@@ -65,15 +70,12 @@ def build_or_fail(
     protect: bool = True,
     args: argparse.Namespace | None = None,
     protection: str | None = None,
-    store_text: bool = False,
 ) -> BuildResult:
     """`build_index`, with a build failure (e.g. an embedder error) as a `CliError`.
 
     `args` carries the shared build options (`--jobs`, `--no-cache`, `--progress`);
     without it the build is serial and uncached. `protection` (else `args.protection`,
-    else the default) selects reference or strict secret protection. `store_text` asks
-    for the store's chunk text made during the build (`BuildResult.store_chunks`), for a
-    caller that writes the store.
+    else the default) selects reference or strict secret protection.
     """
     from cce_cli.commands.build_options import BuildSettings, build_settings
     from cce_retrieval import DEFAULT_PROTECTION
@@ -84,7 +86,7 @@ def build_or_fail(
         settings = BuildSettings(jobs=1, cache=None, progress=False)
     else:
         settings = build_settings(args, protect, embedder, protection)
-    return _build_with(settings, directory, embedder, protect, protection, store_text)
+    return _build_with(settings, directory, embedder, protect, protection)
 
 
 def _build_with(
@@ -93,8 +95,6 @@ def _build_with(
     embedder: Embedder,
     protect: bool,
     protection: str,
-    store_text: bool,
-    bm25_ready: Callable[[Bm25Factory], None] | None = None,
 ) -> BuildResult:
     """`build_index` with the worker count and cache `settings` chose, via `_run_build`."""
     from cce_retrieval import build_index
@@ -109,8 +109,6 @@ def _build_with(
             jobs=settings.jobs,
             cache=settings.cache,
             progress=progress,
-            store_text=store_text,
-            bm25_ready=bm25_ready,
         ),
     )
 
@@ -133,42 +131,39 @@ def _run_build(
     return result
 
 
-def build_or_reuse_or_fail(
+def persist_or_fail(
     directory: str,
     embedder: Embedder,
+    store_path: str,
     protect: bool,
     args: argparse.Namespace,
     protection: str,
-    reuse: StoreReuse,
-    bm25_ready: Callable[[Bm25Factory], None] | None = None,
-    store_stream: StoreStream | None = None,
-) -> BuildResult | RecordedBuild:
-    """`build_or_fail` with the store text, for `cce index`: unless the build cache
-    records the store these files make and `reuse` finds it in place
-    (`cce_retrieval.build.pipeline.build_or_reuse`); without a cache, always a build.
-    `bm25_ready` is as for `build_index`, `store_stream` as for `build_or_reuse`."""
+    warn: Callable[[str], None],
+) -> PersistedIndex:
+    """`persist_index` with the shared build options of `args`, for `cce index`: a build
+    failure, or a store that cannot be written, is a `CliError` (any previous store is
+    then unchanged)."""
     from cce_cli.commands.build_options import build_settings
-    from cce_retrieval.build.pipeline import build_or_reuse
+    from cce_retrieval import StoreError, persist_index
 
     settings = build_settings(args, protect, embedder, protection)
-    cache = settings.cache
-    if cache is None:
-        return _build_with(settings, directory, embedder, protect, protection, True, bm25_ready)
-    return _run_build(
-        settings,
-        lambda progress: build_or_reuse(
-            directory,
-            embedder,
-            protect,
-            reuse=reuse,
-            cache=cache,
-            jobs=settings.jobs,
-            progress=progress,
-            protection=protection,
-            bm25_ready=bm25_ready,
-            store_stream=store_stream,
-        ),
-    )
+    try:
+        return _run_build(
+            settings,
+            lambda progress: persist_index(
+                directory,
+                embedder,
+                store_path,
+                protect=protect,
+                protection=protection,
+                jobs=settings.jobs,
+                cache=settings.cache,
+                progress=progress,
+                warn=warn,
+            ),
+        )
+    except StoreError as err:
+        raise CliError(f"{err} (any previous store there is unchanged)") from err
 
 
 def protection_notice(result: BuildResult | RecordedBuild) -> str | None:

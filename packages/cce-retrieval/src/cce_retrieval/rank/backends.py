@@ -43,7 +43,6 @@ __all__ = [
     "backend_spec",
     "create_backend",
     "register_backend",
-    "toml_value",
 ]
 
 ENTRY_POINT_GROUP = "cce.backends"
@@ -115,6 +114,11 @@ class Param:
     maximum: float | None = None
     choices: tuple[ParamValue, ...] | None = None
     help: str = ""
+
+    @staticmethod
+    def spell(value: object) -> str:
+        """A parameter value spelled as in a `cce.toml` (`true`, `0.4`, `"text"`)."""
+        return toml_value(value)
 
     def describe(self) -> str:
         """`name (kind, default D, range)` for listings and error messages."""

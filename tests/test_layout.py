@@ -1,0 +1,97 @@
+"""The layout a newcomer reads stays true: the package boundary, and every list of commands.
+
+Why it exists: docs/architecture.md#layout-the-pipeline-in-the-folders promises that
+cce-cli reaches cce_retrieval only through its public API, enforced by ruff's banned-api
+list in packages/cce-cli/ruff.toml; these tests keep that list equal to the subpackages
+on disk and show that the rule fires. Command inventories (the README's package table
+and command list, docs/architecture.md's package table) are checked against
+`cce_cli.main.SUBCOMMANDS`, the one declaration of the subcommands.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+from cce_cli.main import SUBCOMMANDS
+
+ROOT = Path(__file__).resolve().parents[1]
+RETRIEVAL = ROOT / "packages" / "cce-retrieval" / "src" / "cce_retrieval"
+CLI_RUFF = ROOT / "packages" / "cce-cli" / "ruff.toml"
+COMMANDS = {name for name, _, _ in SUBCOMMANDS}
+
+
+def _retrieval_submodules() -> set[str]:
+    found = set()
+    for path in RETRIEVAL.iterdir():
+        if path.is_dir() and (path / "__init__.py").is_file():
+            found.add(f"cce_retrieval.{path.name}")
+        elif path.suffix == ".py" and path.name != "__init__.py":
+            found.add(f"cce_retrieval.{path.stem}")
+    return found
+
+
+def test_every_retrieval_submodule_is_banned_in_cce_cli() -> None:
+    config = tomllib.loads(CLI_RUFF.read_text(encoding="utf-8"))
+    banned = set(config["lint"]["flake8-tidy-imports"]["banned-api"])
+    assert banned == _retrieval_submodules()
+    assert "TID251" in config["lint"]["extend-select"]
+
+
+def _ruff_on(source: str, where: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--no-cache", "--stdin-filename", where, "-"],
+        input=source,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_lint_fails_on_a_deep_import_from_cce_cli() -> None:
+    deep = "from cce_retrieval.build.pipeline import build_index\n\nprint(build_index)\n"
+    public = "from cce_retrieval import build_index\n\nprint(build_index)\n"
+    where = "packages/cce-cli/src/cce_cli/commands/probe.py"
+    refused = _ruff_on(deep, where)
+    assert refused.returncode == 1
+    assert "TID251" in refused.stdout
+    assert _ruff_on(public, where).returncode == 0
+    # cce_retrieval itself, and cce-cli's tests, may reach into the modules.
+    assert _ruff_on(deep, "packages/cce-retrieval/src/cce_retrieval/probe.py").returncode == 0
+    assert _ruff_on(deep, "packages/cce-cli/tests/test_probe.py").returncode == 0
+
+
+def _table_commands(markdown: str) -> set[str]:
+    row = next(line for line in markdown.splitlines() if line.startswith("| `cce-cli` "))
+    described = row.split("|")[3]
+    return set(re.findall(r"`([a-z]+)`", described.split(":", 1)[1]))
+
+
+def test_package_tables_list_every_command() -> None:
+    for doc in ("README.md", "docs/architecture.md"):
+        text = (ROOT / doc).read_text(encoding="utf-8")
+        assert _table_commands(text) == COMMANDS, doc
+
+
+def test_readme_command_list_shows_every_command() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"^uv run cce ([a-z]+)\b", text, flags=re.MULTILINE))
+    assert listed == COMMANDS
+
+
+def test_architecture_layout_names_every_command_module() -> None:
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    layout = text.split("## Layout", 1)[1].split("\n## ", 1)[0]
+    on_disk = {
+        path.stem
+        for path in (ROOT / "packages/cce-cli/src/cce_cli/commands").glob("*.py")
+        if path.stem in COMMANDS
+    }
+    assert on_disk == COMMANDS
+    commands_line = layout.split("commands/", 1)[1].split("evaluation/", 1)[0]
+    assert set(re.findall(r"\b([a-z]+)\b", commands_line)) >= COMMANDS
