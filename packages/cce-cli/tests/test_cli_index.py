@@ -760,12 +760,12 @@ def test_a_failed_store_write_leaves_the_sidecar_as_it_was(
 def test_a_sidecar_that_could_not_be_staged_is_not_prepared_again(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cce_retrieval.store import sidecar
+    from cce_retrieval.store.sidecar import parts, staging
 
     root = small_repo(tmp_path / "repo")
     staged: list[int] = []
     prepared: list[int] = []
-    real_stage = sidecar.stage_index_sidecar
+    real_stage = staging.stage_index_sidecar
 
     def refused(*args: object) -> object:
         staged.append(1)
@@ -776,15 +776,15 @@ def test_a_sidecar_that_could_not_be_staged_is_not_prepared_again(
     def no_stager(*args: object) -> None:
         raise OSError(30, "Read-only file system")
 
-    real_prepare = sidecar.prepare_sidecar
+    real_prepare = parts.prepare_sidecar
 
     def counted(index: Index) -> object:
         prepared.append(1)
         return real_prepare(index)
 
-    monkeypatch.setattr(sidecar._Stager, "__init__", no_stager)
+    monkeypatch.setattr(staging._Stager, "__init__", no_stager)
     monkeypatch.setattr(persist, "stage_index_sidecar", refused)
-    monkeypatch.setattr(sidecar, "prepare_sidecar", counted)
+    monkeypatch.setattr(staging, "prepare_sidecar", counted)
     code, _, _ = run_cce(["index", root, "--no-metrics"], capsys)
     assert code == 0
     assert (staged, prepared) == ([1], [])

@@ -29,7 +29,7 @@ from cce_retrieval.build.cache import BuildCache, CacheSalt
 from cce_retrieval.build.pipeline import build_index
 from cce_retrieval.embed.hashing import HashEmbedder
 from cce_retrieval.store import sidecar
-from cce_retrieval.store.sidecar import load_store
+from cce_retrieval.store.sidecar import digests, load_store
 
 SAMPLE = Path(__file__).resolve().parents[3] / "eval" / "corpus" / "sample"
 
@@ -103,7 +103,7 @@ def kill_rounds(tmp_path: Path, rounds: int, max_delay: float, packages: tuple[s
 def digests_remembered_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every load here records the store's digest by its file status, even for a store
     written a moment ago, so the next round's replaced store tests that record too."""
-    monkeypatch.setattr(sidecar, "_SETTLED_NS", 0)
+    monkeypatch.setattr(digests, "_SETTLED_NS", 0)
 
 
 @pytest.mark.usefixtures("digests_remembered_at_once")

@@ -23,7 +23,14 @@ from cce_retrieval.rank.derived import bm25_and_ranks
 from cce_retrieval.rank.hybrid import bm25_only_search, search, vector_search
 from cce_retrieval.store import sidecar
 from cce_retrieval.store.chunks import StoredChunks
-from cce_retrieval.store.sidecar import load_store, sidecar_dir, write_sidecar
+from cce_retrieval.store.sidecar import (
+    digests,
+    load_store,
+    parts,
+    sidecar_dir,
+    staging,
+    write_sidecar,
+)
 
 SAMPLE = Path(__file__).resolve().parents[3] / "eval" / "corpus" / "sample"
 QUERIES = ("lru cache eviction", "retry with backoff", "ring buffer push", "def get", "")
@@ -154,13 +161,13 @@ def test_a_query_decodes_only_the_chunks_it_reads(tmp_path: Path) -> None:
 
 def hashes_counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
-    real = sidecar.file_sha256
+    real = digests.file_sha256
 
     def counting(path: str) -> tuple[str, int]:
         calls.append(path)
         return real(path)
 
-    monkeypatch.setattr(sidecar, "file_sha256", counting)
+    monkeypatch.setattr(digests, "file_sha256", counting)
     return calls
 
 
@@ -168,7 +175,7 @@ def test_a_settled_store_is_hashed_once_then_known_by_its_status(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store, _ = persisted(tmp_path)
-    monkeypatch.setattr(sidecar, "_SETTLED_NS", 0)
+    monkeypatch.setattr(digests, "_SETTLED_NS", 0)
     calls = hashes_counted(monkeypatch)
     assert_same_index(load_store(store), load_index(store))
     assert_same_index(load_store(store), load_index(store))
@@ -217,7 +224,7 @@ def test_a_store_of_another_size_is_not_read_to_tell(
 def settled_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str, int]:
     """A persisted store, its digest and size, with every status counted as settled."""
     store, _ = persisted(tmp_path)
-    monkeypatch.setattr(sidecar, "_SETTLED_NS", 0)
+    monkeypatch.setattr(digests, "_SETTLED_NS", 0)
     return (store, *store_facts(store))
 
 
@@ -259,14 +266,14 @@ def test_a_store_changing_while_hashed_is_not_remembered(
     settled_store: tuple[str, str, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store, digest, size = settled_store
-    real = sidecar.file_sha256
+    real = digests.file_sha256
 
     def hash_then_touch(path: str) -> tuple[str, int]:
         found = real(path)
         os.utime(path, ns=(10**18, 10**18))  # its status moves while it is read
         return found
 
-    monkeypatch.setattr(sidecar, "file_sha256", hash_then_touch)
+    monkeypatch.setattr(digests, "file_sha256", hash_then_touch)
     assert sidecar.store_holds(store, digest, size)
     load_store(store)
     assert not list(Path(sidecar_dir(store)).glob("*.status.json"))
@@ -289,7 +296,7 @@ def test_a_store_rewritten_in_place_with_its_old_size_and_times_is_hashed_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store, _ = persisted(tmp_path)
-    monkeypatch.setattr(sidecar, "_SETTLED_NS", 0)
+    monkeypatch.setattr(digests, "_SETTLED_NS", 0)
     load_store(store)
     data = Path(store).read_bytes()
     st = os.stat(store)
@@ -308,7 +315,7 @@ def test_a_status_record_naming_another_digest_is_ignored(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store, _ = persisted(tmp_path)
-    monkeypatch.setattr(sidecar, "_SETTLED_NS", 0)
+    monkeypatch.setattr(digests, "_SETTLED_NS", 0)
     load_store(store)
     record_path = next(Path(sidecar_dir(store)).glob("*.status.json"))
     record = json.loads(record_path.read_text())
@@ -358,14 +365,14 @@ def test_staging_beside_bm25_leaves_nothing_when_either_side_fails(
         def unordered(index: Index) -> object:
             raise ValueError("BM25 term ids are not in first-occurrence order")
 
-        monkeypatch.setattr(sidecar, "bm25_and_ranks", unordered)
+        monkeypatch.setattr(staging, "bm25_and_ranks", unordered)
     else:  # BM25's parts are written all the same, and removed with the rest
         started = sidecar.start_bm25_staging(functools.partial(bm25_and_ranks, index), store)
 
         def full(*args: object) -> None:
             raise OSError(28, "No space left on device")
 
-        monkeypatch.setattr(sidecar, "_column_parts", full)
+        monkeypatch.setattr(staging, "column_parts", full)
     with concurrent.futures.ThreadPoolExecutor(2) as syncer, pytest.raises((ValueError, OSError)):
         sidecar.stage_index_sidecar(index, store, syncer, started)
     assert {p.name: p.read_bytes() for p in directory.iterdir()} == before
@@ -376,7 +383,7 @@ def test_bm25_parts_staged_for_nothing_are_removed(tmp_path: Path) -> None:
     directory = Path(sidecar_dir(store))
     before = {p.name: p.read_bytes() for p in directory.iterdir()}
     staged = sidecar.start_bm25_staging(functools.partial(bm25_and_ranks, index), store).result()
-    bm25_parts = {name for name in sidecar._PART_ORDER if name.startswith("bm25_")}
+    bm25_parts = {name for name in parts.PART_ORDER if name.startswith("bm25_")}
     assert set(staged.staged_names) == bm25_parts | {"id_ranks", "terms"}
     assert len(list(directory.iterdir())) == len(before) + len(staged.staged_names)
     staged.discard()
@@ -470,11 +477,11 @@ def test_the_embedding_part_is_the_matrix_by_dimension_in_either_layout(
     rows[3, 5] = -0.0
     matrix = np.asfortranarray(rows) if order == "F" else np.ascontiguousarray(rows)
     assert matrix.T.flags.c_contiguous == (order == "F")
-    written = b"".join(bytes(piece) for piece in sidecar._TransposedNpy(matrix))
+    written = b"".join(bytes(piece) for piece in parts.TransposedNpy(matrix))
     np.save(tmp_path / "expected.npy", np.ascontiguousarray(rows.T))
     loaded = np.load(tmp_path / "expected.npy")
     assert np.lib.format.read_array(io.BytesIO(written)).tobytes() == loaded.tobytes()
-    assert len(written) == sidecar._TransposedNpy(matrix).size
+    assert len(written) == parts.TransposedNpy(matrix).size
 
 
 def test_only_a_manifest_makes_a_sidecar_worth_checking(tmp_path: Path) -> None:

@@ -1,0 +1,137 @@
+"""A store file's SHA-256, hashed once per file state and remembered beside the sidecar.
+
+Why it exists: a sidecar is used only for the store bytes it was made from, and hashing
+a large store on every `cce search` would cost what the sidecar saves. The digest is
+remembered with the file's status (size, mtime, inode) once that status has settled,
+and hashed again whenever it differs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import time
+from typing import Final
+
+import attrs
+
+from cce_retrieval.store.fileio import (
+    write_atomic,
+)
+from cce_retrieval.store.sidecar.parts import SIDECAR_SCHEMA, sidecar_dir
+
+_STATUS_SUFFIX: Final = ".status.json"
+
+
+_HASH_BLOCK: Final = 1 << 22
+
+
+def file_sha256(path: str) -> tuple[str, int]:
+    """(SHA-256 hex, size) of a file, read in blocks. Raises OSError."""
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as handle:
+        while block := handle.read(_HASH_BLOCK):
+            digest.update(block)
+            size += len(block)
+    return digest.hexdigest(), size
+
+
+_SETTLED_NS: Final = 2_000_000_000
+"""A store must have been untouched this long before it was hashed for the digest to be
+remembered by its file status (below): a write in the same clock tick as the hash could
+otherwise leave the status unchanged."""
+
+
+def _status(st: os.stat_result) -> list[int]:
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def remembered_digest(directory: str, st: os.stat_result) -> str | None:
+    """The digest recorded for a store with exactly this file status, if any.
+
+    Replacing a store (a rename) gives it a new inode, and writing it in place changes
+    its change time, which no program can set back; so an equal status means the bytes
+    are the ones that were hashed, as git trusts its index for unchanged files.
+    """
+    status = _status(st)
+    try:
+        entries = [e.path for e in os.scandir(directory) if e.name.endswith(_STATUS_SUFFIX)]
+    except OSError:
+        return None
+    for entry in entries:
+        try:
+            with open(entry, "rb") as handle:
+                record = json.loads(handle.read())
+        except (OSError, ValueError, RecursionError):  # RecursionError: hostile nesting
+            continue
+        if (
+            isinstance(record, dict)
+            and record.get("status") == status
+            and isinstance(record.get("sha256"), str)
+            and os.path.basename(entry) == record["sha256"] + _STATUS_SUFFIX
+        ):
+            return str(record["sha256"])
+    return None
+
+
+def _remember_digest(directory: str, digest: str, st: os.stat_result, hashed_at_ns: int) -> None:
+    """Record `digest` for the store's status `st`, when that status is settled."""
+    if hashed_at_ns - max(st.st_mtime_ns, st.st_ctime_ns) < _SETTLED_NS:
+        return
+    record = {"schema": SIDECAR_SCHEMA, "sha256": digest, "status": _status(st)}
+    with contextlib.suppress(OSError):
+        write_atomic(
+            os.path.join(directory, digest + _STATUS_SUFFIX), json.dumps(record).encode("utf-8")
+        )
+
+
+@attrs.frozen(slots=True)
+class _FileDigest:
+    """A store file's SHA-256 and the status it had; `hashed_at_ns` is set when the digest
+    was computed now (not remembered) from a file that did not change while read."""
+
+    sha256: str
+    status: os.stat_result
+    hashed_at_ns: int | None
+
+    def remember(self, directory: str) -> None:
+        """Record the digest for this status (`_remember_digest`), if it was just made."""
+        if self.hashed_at_ns is not None:
+            _remember_digest(directory, self.sha256, self.status, self.hashed_at_ns)
+
+
+def file_digest(path: str, directory: str) -> _FileDigest:
+    """The digest of the store at `path`: remembered for its status, else hashed. Raises
+    OSError."""
+    before = os.stat(path)
+    remembered = remembered_digest(directory, before)
+    if remembered is not None:
+        return _FileDigest(remembered, before, None)
+    hashed_at = time.time_ns()
+    digest, _ = file_sha256(path)
+    changed = _status(os.stat(path)) != _status(before)
+    # Changed while being read: the digest is not recorded, and the next run hashes again.
+    return _FileDigest(digest, before, None if changed else hashed_at)
+
+
+def store_holds(store_path: str, store_sha256: str, store_size: int) -> bool:
+    """Whether the file at `store_path` already holds exactly the bytes of this digest and
+    size, so writing them again would change nothing; False on any doubt or OS error.
+
+    Costs a stat when the sidecar directory remembers the digest for the file's status,
+    else one read of the file (the digest is then remembered, once the file's status is
+    settled, as `load_store` does)."""
+    directory = sidecar_dir(store_path)
+    try:
+        if os.stat(store_path).st_size != store_size:
+            return False
+        found = file_digest(store_path, directory)
+    except OSError:
+        return False
+    if found.sha256 != store_sha256 or found.status.st_size != store_size:
+        return False
+    found.remember(directory)
+    return True
