@@ -558,11 +558,11 @@ def test_a_damaged_store_record_is_never_trusted_and_is_removed(
 def test_grammar_versions_are_read_as_the_installed_metadata_gives_them() -> None:
     from importlib import metadata
 
-    from cce_retrieval.build import cache as buildcache
+    from cce_retrieval.build.cache import salt as cache_salt
 
-    for distribution in buildcache._GRAMMARS:
-        assert buildcache._installed_version(distribution) == metadata.version(distribution)
-    assert buildcache._installed_version("cce-no-such-distribution") == "?"
+    for distribution in cache_salt._GRAMMARS:
+        assert cache_salt._installed_version(distribution) == metadata.version(distribution)
+    assert cache_salt._installed_version("cce-no-such-distribution") == "?"
 
 
 # --- the store streamed during the build ----------------------------------------------
@@ -753,33 +753,33 @@ def test_code_digest_changes_with_a_source_in_any_subpackage(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An edit anywhere in the package's tree invalidates the cache, not only beside it."""
-    from cce_retrieval.build import cache as buildcache
+    from cce_retrieval.build.cache import salt as cache_salt
 
     tree = tmp_path / "cce_retrieval"
     shutil.copytree(
-        buildcache.PACKAGE_DIR, tree, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+        cache_salt.PACKAGE_DIR, tree, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
     )
-    monkeypatch.setattr(buildcache, "PACKAGE_DIR", str(tree))
+    monkeypatch.setattr(cache_salt, "PACKAGE_DIR", str(tree))
     digests = []
-    for edited in (None, "rank/bm25.py", "store/sidecar.py", "model.py"):
+    for edited in (None, "rank/bm25.py", "store/sidecar/reading.py", "model.py"):
         if edited is not None:
             with open(tree / edited, "a", encoding="utf-8") as handle:
                 handle.write("\n# edited\n")
-        buildcache.code_digest.cache_clear()
-        digests.append(buildcache.code_digest())
-    buildcache.code_digest.cache_clear()
+        cache_salt.code_digest.cache_clear()
+        digests.append(cache_salt.code_digest())
+    cache_salt.code_digest.cache_clear()
     assert len(set(digests)) == len(digests), digests
 
 
 def test_code_digest_reads_every_module_of_the_package() -> None:
-    from cce_retrieval.build import cache as buildcache
+    from cce_retrieval.build.cache import salt as cache_salt
 
-    root = Path(buildcache.PACKAGE_DIR)
+    root = Path(cache_salt.PACKAGE_DIR)
     on_disk = sorted(
         path.relative_to(root).as_posix()
         for path in root.rglob("*.py")
         if "__pycache__" not in path.parts
     )
-    hashed = [relative for relative, _ in buildcache.package_sources(str(root))]
+    hashed = [relative for relative, _ in cache_salt.package_sources(str(root))]
     assert hashed == on_disk
     assert {"rank/bm25.py", "build/pipeline.py", "store/write.py", "model.py"} <= set(hashed)
