@@ -21,12 +21,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from corpus import default_corpus
 
-from cce_retrieval.build.pipeline import build_index, embed_contents
+from cce_retrieval import build_index, load_index, save_index
+from cce_retrieval.build.embeddings import embed_contents
 from cce_retrieval.chunk.chunker import chunk_file
 from cce_retrieval.embed.hashing import HashEmbedder
 from cce_retrieval.model import Chunk
 from cce_retrieval.protect.redactor import redact
-from cce_retrieval.store import load_index, save_index
 from cce_retrieval.walk.walker import walk
 
 BUILD_BAR_CHUNKS_PER_S = 5_000.0

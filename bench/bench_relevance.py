@@ -25,7 +25,7 @@ from queries import make_queries
 from cce_cli.evaluation import harness
 from cce_cli.render import relevance as render
 from cce_fixtures import parse_fixtures
-from cce_retrieval.build.pipeline import build_index
+from cce_retrieval import build_index
 from cce_retrieval.embed.hashing import HashEmbedder
 from cce_retrieval.model import Chunk
 

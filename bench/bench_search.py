@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from corpus import default_corpus
 from queries import make_queries
 
-from cce_retrieval.build.pipeline import build_index
+from cce_retrieval import build_index
 from cce_retrieval.embed.hashing import HashEmbedder
 from cce_retrieval.parity.tokenizer import tokenize, unique_tokens
 from cce_retrieval.rank.hybrid import bm25_only_search, search, vector_search

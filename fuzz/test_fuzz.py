@@ -197,7 +197,7 @@ _EMBEDDING_PARTS = ("embedding_starts", "embedding_rows", "embedding_values")
 @pytest.fixture(scope="module")
 def sidecar_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small hash store with its sidecar (written once; each example damages a copy)."""
-    from cce_retrieval.store import write_store
+    from cce_retrieval import write_store
     from cce_retrieval.store.sidecar import write_sidecar
 
     root = tmp_path_factory.mktemp("sidecar-corpus")

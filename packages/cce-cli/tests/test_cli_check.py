@@ -19,8 +19,7 @@ from cce_cli.evaluation.anchor_check import (
 from cce_cli.evaluation.corpus_checks import store_corpus_root
 from cce_cli.main import main
 from cce_fixtures import parse_fixtures
-from cce_retrieval import save_index
-from cce_retrieval.build.pipeline import build_index
+from cce_retrieval import build_index, save_index
 from cce_retrieval.embed.hashing import HashEmbedder
 
 REPO = Path(__file__).parents[3]

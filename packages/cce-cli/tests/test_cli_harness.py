@@ -20,7 +20,7 @@ from cce_cli.evaluation.harness import BackendError, Query, parse_backends, run_
 from cce_cli.render.relevance import RunSummary, render_json
 from cce_fixtures import Anchor, Case, FixtureSet
 from cce_metrics import LineWeights
-from cce_retrieval.build.pipeline import build_index
+from cce_retrieval import build_index
 from cce_retrieval.embed.hashing import HashEmbedder
 from cce_retrieval.model import Index, SearchResult
 

@@ -19,8 +19,7 @@ import pytest
 from cce_cli.commands import index as cmd_index
 from cce_cli.formats import event_log as events
 from cce_cli.main import main
-from cce_retrieval import load_index, serialize_index
-from cce_retrieval.build.pipeline import BuildResult
+from cce_retrieval import BuildResult, load_index, serialize_index
 from cce_retrieval.embed.ollama import OllamaUnreachable
 from cce_retrieval.model import Index
 from cce_retrieval.store import persist
@@ -295,7 +294,7 @@ def forbid_building(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         refused.append(len(files))
         raise AssertionError("the build ran")
 
-    monkeypatch.setattr(build_module, "_outcomes", refuse)
+    monkeypatch.setattr(build_module, "collect_outcomes", refuse)
     return refused
 
 
@@ -797,8 +796,8 @@ def test_a_sidecar_that_could_not_be_staged_is_not_prepared_again(
 def test_a_build_failing_after_bm25_started_leaves_no_staging_behind(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from cce_retrieval import BuildError
     from cce_retrieval.build import pipeline as build_module
-    from cce_retrieval.build.pipeline import BuildError
     from cce_retrieval.store import sidecar
 
     root = small_repo(tmp_path / "repo")
@@ -814,7 +813,7 @@ def test_a_build_failing_after_bm25_started_leaves_no_staging_behind(
         raise BuildError("cannot put the embedding matrix together")
 
     monkeypatch.setattr(persist, "start_bm25_staging", recorded)
-    monkeypatch.setattr(build_module, "_stack", no_matrix)
+    monkeypatch.setattr(build_module, "stack_embeddings", no_matrix)
     code, out, err = run_cce(["index", root, "--no-metrics"], capsys)
     assert (code, out) == (1, "")
     assert "cannot put the embedding matrix together" in err

@@ -24,9 +24,8 @@ from pathlib import Path
 import pytest
 
 from cce_cli.commands.build_options import CACHE_DIR_ENV
-from cce_retrieval import load_index, serialize_index
+from cce_retrieval import build_index, load_index, serialize_index
 from cce_retrieval.build.cache import BuildCache, CacheSalt
-from cce_retrieval.build.pipeline import build_index
 from cce_retrieval.embed.hashing import HashEmbedder
 from cce_retrieval.store import sidecar
 from cce_retrieval.store.sidecar import digests, load_store

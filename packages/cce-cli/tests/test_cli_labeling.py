@@ -27,7 +27,7 @@ from cce_cli.labeling.querylog import draft_case_id, read_query_log
 from cce_cli.main import main
 from cce_fixtures import Anchor, parse_fixtures
 from cce_fixtures.cli import main as validate_main
-from cce_retrieval.build.pipeline import build_index
+from cce_retrieval import build_index
 from cce_retrieval.embed.hashing import HashEmbedder
 
 REPO = Path(__file__).parents[3]

@@ -29,8 +29,7 @@ import pytest
 
 from cce_cli.commands.relevance import corpus_path, rust_join, rust_parent
 from cce_cli.main import main
-from cce_retrieval import save_index
-from cce_retrieval.build.pipeline import build_index
+from cce_retrieval import build_index, save_index
 from cce_retrieval.embed.hashing import HashEmbedder
 
 REPO = Path(__file__).parents[3]

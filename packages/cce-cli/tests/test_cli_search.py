@@ -18,8 +18,7 @@ import pytest
 from cce_cli.commands.search import ollama_refusal, render_human, render_json, snippet
 from cce_cli.main import SUBCOMMANDS, main
 from cce_metrics.tokens import estimate_tokens
-from cce_retrieval import save_index
-from cce_retrieval.build.pipeline import build_index
+from cce_retrieval import build_index, save_index
 from cce_retrieval.embed.hashing import HashEmbedder
 from cce_retrieval.model import Chunk, Index, SearchResult
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cce_retrieval.build.pipeline import build_index
+from cce_retrieval import build_index
 from cce_retrieval.embed.hashing import HashEmbedder
 from cce_retrieval.model import Chunk, Index, SearchResult
 from cce_retrieval.rank import hybrid

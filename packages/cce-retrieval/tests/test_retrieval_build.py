@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cce_retrieval import save_index, serialize_index
-from cce_retrieval.build.pipeline import EMBED_BATCH_SIZE, BuildError, build_index
+from cce_retrieval import BuildError, build_index, save_index, serialize_index
+from cce_retrieval.build.embeddings import EMBED_BATCH_SIZE
 from cce_retrieval.embed.hashing import EmbedError, HashEmbedder
 from cce_retrieval.rank.bm25 import Bm25Index
 from cce_retrieval.rank.derived import bm25_and_ranks
@@ -211,7 +211,7 @@ def test_bm25_from_the_builds_counts_equals_bm25_built_from_the_contents(
 def test_per_file_rows_stack_into_the_cells_of_the_whole_matrix() -> None:
     # Files computed here arrive as dense rows, files from workers or the cache as
     # cells; a file may have no chunks. The index's cells are the stacked rows exactly.
-    from cce_retrieval.build import pipeline as build_module
+    from cce_retrieval.build import embeddings as build_embeddings
     from cce_retrieval.build.cache import SparseRows
     from cce_retrieval.model import SparseEmbeddings
 
@@ -221,10 +221,10 @@ def test_per_file_rows_stack_into_the_cells_of_the_whole_matrix() -> None:
     where = np.array([3, 256 + 1, 4 * 256 + 255], dtype=np.uint32)
     cells = SparseRows(5, 256, where, np.array([1.0, -0.0, 2.5]))
     parts: list[np.ndarray | SparseRows] = [dense, cells, np.zeros((0, 256)), np.zeros((2, 256))]
-    stacked = build_module._stack(parts, 14)
+    stacked = build_embeddings.stack_embeddings(parts, 14)
     assert isinstance(stacked, SparseEmbeddings) and stacked.shape == (14, 256)
     want = np.vstack([dense, cells.dense(), np.zeros((2, 256))])
     assert np.asarray(stacked).view(np.uint64).tolist() == want.view(np.uint64).tolist()
     assert len(stacked.values) == np.count_nonzero(want.view(np.uint64))  # -0.0 included
     assert all(isinstance(part, np.ndarray) and not len(part) for part in parts)  # released
-    assert build_module._stack([], 0).shape == (0, 256)
+    assert build_embeddings.stack_embeddings([], 0).shape == (0, 256)

@@ -19,8 +19,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cce_retrieval import serialize_index, write_store
+from cce_retrieval import BuildResult, build_index, serialize_index, write_store
+from cce_retrieval.build import files as build_files
+from cce_retrieval.build import outcomes as build_outcomes
 from cce_retrieval.build import pipeline as build_module
+from cce_retrieval.build import terms as build_terms
 from cce_retrieval.build.cache import (
     BuildCache,
     CacheSalt,
@@ -29,7 +32,6 @@ from cce_retrieval.build.cache import (
     StoreRecord,
     TermCounts,
 )
-from cce_retrieval.build.pipeline import BuildResult, build_index
 from cce_retrieval.embed.hashing import HashEmbedder
 from cce_retrieval.model import Chunk
 from cce_retrieval.rank.bm25 import Bm25Index
@@ -68,7 +70,7 @@ def store_bytes(result: BuildResult) -> bytes:
 def test_parallel_build_is_byte_identical(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = corpus(tmp_path)
     serial = serialize_index(build_index(root, HashEmbedder()).index)
-    monkeypatch.setattr(build_module, "_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(build_outcomes, "_PARALLEL_MIN_BYTES", 0)
     calls: list[int] = []
     parallel = build_index(root, HashEmbedder(), jobs=2, progress=lambda d, t: calls.append(d))
     assert store_bytes(parallel) == serial
@@ -85,9 +87,9 @@ def test_workers_writing_entries_send_back_what_a_serial_build_makes(
     # A URL password: only strict protection redacts it, so the strict count is not 0.
     Path(root, "db.py").write_text('print("postgresql://admin:Xk29fPq7LmZ@db.internal/prod")\n')
     serial = build_index(root, HashEmbedder(), store_text=store_text)
-    monkeypatch.setattr(build_module, "_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(build_outcomes, "_PARALLEL_MIN_BYTES", 0)
     sent: list[str] = []
-    real_task = build_module._packed_outcome_task
+    real_task = build_files.packed_outcome_task
 
     text_sent: list[bool] = []
     places: list[object] = []
@@ -100,7 +102,7 @@ def test_workers_writing_entries_send_back_what_a_serial_build_makes(
         return result
 
     # Run the workers' task in-process (a thread pool) so what they send is observable.
-    monkeypatch.setattr(build_module, "_packed_outcome_task", recorded)
+    monkeypatch.setattr(build_outcomes, "packed_outcome_task", recorded)
     monkeypatch.setattr(
         concurrent.futures,
         "ProcessPoolExecutor",
@@ -128,7 +130,7 @@ def test_a_store_text_whose_entry_vanished_is_made_again(
 ) -> None:
     root = corpus(tmp_path)
     serial = serialize_index(build_index(root, HashEmbedder()).index)
-    monkeypatch.setattr(build_module, "_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(build_outcomes, "_PARALLEL_MIN_BYTES", 0)
     cache = BuildCache(str(tmp_path / "cache"), salt())
     removed: list[str] = []
     real_read = EntryText.read
@@ -203,7 +205,7 @@ def test_files_without_entries_are_computed_by_a_worker_while_the_rest_are_read(
     cache_dir = str(tmp_path / "cache")
     build_index(root, HashEmbedder(), cache=BuildCache(cache_dir, salt()))
     Path(root, "cache.py").write_text(Path(root, "cache.py").read_text() + "\n# edited\n")
-    monkeypatch.setattr(build_module, "_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(build_outcomes, "_PARALLEL_MIN_BYTES", 0)
     pools: list[int] = []
     real_pool = concurrent.futures.ProcessPoolExecutor
 
@@ -608,7 +610,7 @@ def test_a_store_streamed_during_the_build_is_the_store_write_store_makes(
         build_index(root, HashEmbedder(), cache=BuildCache(cache_dir, salt()))
     if cached == "one-edit":
         Path(root, "cache.py").write_text(Path(root, "cache.py").read_text() + "\n# edited\n")
-    monkeypatch.setattr(build_module, "_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(build_outcomes, "_PARALLEL_MIN_BYTES", 0)
     path = str(tmp_path / "out" / "index.json")
     stream = store_write.StoreStream(path)
     result = streaming_build(root, cache_dir, stream, jobs=2)
@@ -674,15 +676,15 @@ def test_bm25_from_terms_numbered_during_the_build_is_bm25_of_the_contents(
     # the chunks' contents (term ids, postings, ranks), cold and after an edit (then cache
     # hits are numbered while the edited file is still being made).
     root = corpus(tmp_path)
-    monkeypatch.setattr(build_module, "_PARALLEL_MIN_BYTES", 0)
-    real = build_module._bm25_from_counts
+    monkeypatch.setattr(build_outcomes, "_PARALLEL_MIN_BYTES", 0)
+    real = build_terms.bm25_from_counts
     numbered: list[bool] = []
 
     def recording(parts: Any, chunk_ids: Any, numbering: Any = None) -> Any:
         numbered.append(numbering is not None and len(numbering.entry_terms) == len(parts))
         return real(parts, chunk_ids, numbering)
 
-    monkeypatch.setattr(build_module, "_bm25_from_counts", recording)
+    monkeypatch.setattr(build_terms, "bm25_from_counts", recording)
     cache_dir = tmp_path / "cache"
     for edit in (False, True):
         if edit:
@@ -715,7 +717,7 @@ def test_a_cached_bm25_skips_numbering_terms_during_the_build(
     laid_out = first[0]()  # and put in the cache
     assert len(bm25_entries(cache_dir)) == 1
     made: list[int] = []
-    monkeypatch.setattr(build_module, "_TermNumbering", lambda: made.append(1))
+    monkeypatch.setattr(build_module, "TermNumbering", lambda: made.append(1))
     again: list[Callable[[], Any]] = []
     build_index(root, HashEmbedder(), cache=cache, bm25_ready=again.append)
     assert made == []

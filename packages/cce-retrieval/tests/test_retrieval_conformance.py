@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from cce_retrieval.build.pipeline import build_index
+from cce_retrieval import build_index
 from cce_retrieval.chunk.conformance import conformance_document
 from cce_retrieval.embed.hashing import HashEmbedder
 from cce_retrieval.model import Chunk, Index

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cce_retrieval.build.pipeline import build_index
+from cce_retrieval import build_index
 from cce_retrieval.embed.hashing import HashEmbedder
 from cce_retrieval.model import Chunk, Index, SearchResult
 from cce_retrieval.parity.numeric import format6, score_key

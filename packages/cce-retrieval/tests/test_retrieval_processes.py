@@ -205,13 +205,13 @@ def test_ctrl_c_while_the_pool_starts_leaves_no_worker_behind() -> None:
         import concurrent.futures.process as process, multiprocessing, os, signal, sys
         import tempfile
         from pathlib import Path
-        from cce_retrieval.build import pipeline as build_module
+        from cce_retrieval.build import outcomes as build_outcomes
         from cce_retrieval import HashEmbedder, build_index
 
         root = Path(tempfile.mkdtemp())
         for n in range(40):
             (root / f"m{n}.py").write_text(f"def f{n}(x):\\n    return x + {n}\\n")
-        build_module._PARALLEL_MIN_BYTES = 0
+        build_outcomes._PARALLEL_MIN_BYTES = 0
         launch = process.ProcessPoolExecutor._launch_processes
 
         def launch_then_interrupt(self):

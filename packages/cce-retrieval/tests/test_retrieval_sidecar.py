@@ -15,8 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cce_retrieval import load_index, serialize_index, write_store
-from cce_retrieval.build.pipeline import build_index
+from cce_retrieval import build_index, load_index, serialize_index, write_store
 from cce_retrieval.embed.hashing import HashEmbedder
 from cce_retrieval.model import Index, SparseEmbeddings
 from cce_retrieval.rank.derived import bm25_and_ranks

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cce_retrieval import save_index, serialize_index
-from cce_retrieval.build.pipeline import build_index
+from cce_retrieval import build_index, save_index, serialize_index
 from cce_retrieval.embed.hashing import HashEmbedder
 from cce_retrieval.store.sources import (
     SourceFile,

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cce_retrieval import serialize_index, write_store
-from cce_retrieval.build import pipeline as build_module
-from cce_retrieval.build.pipeline import build_index
+from cce_retrieval import build_index, serialize_index, write_store
+from cce_retrieval.build import outcomes as build_outcomes
 from cce_retrieval.build.spool import PieceSpool
 from cce_retrieval.embed.hashing import HashEmbedder
 
@@ -53,7 +52,7 @@ def test_a_build_whose_store_text_spills_writes_the_same_store(
         spools.append(PieceSpool(count, memory_limit=64))
         return spools[-1]
 
-    monkeypatch.setattr(build_module, "PieceSpool", small_spool)
+    monkeypatch.setattr(build_outcomes, "PieceSpool", small_spool)
     result = build_index(str(root), HashEmbedder())
     assert result.store_chunks is not None and spools and spools[0].spilled
     store = tmp_path / "index.json"

@@ -14,14 +14,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from cce_retrieval.build.cache import DEFAULT_MAX_BYTES as DEFAULT_CACHE_MAX_BYTES
     from cce_retrieval.build.cache import BuildCache, CacheSalt
-    from cce_retrieval.build.pipeline import (
-        BuildError,
-        BuildResult,
-        ProgressCallback,
-        RecordedBuild,
-        build_index,
-        default_jobs,
-    )
+    from cce_retrieval.build.errors import BuildError
+    from cce_retrieval.build.outcomes import ProgressCallback, default_jobs
+    from cce_retrieval.build.pipeline import BuildResult, RecordedBuild, build_index
     from cce_retrieval.chunk.conformance import conformance_document
     from cce_retrieval.embed.hashing import (
         EMBED_DIM,
@@ -120,12 +115,12 @@ _LAZY: dict[str, tuple[str, str]] = {
     "backend_spec": ("cce_retrieval.rank.backends", "backend_spec"),
     "create_backend": ("cce_retrieval.rank.backends", "create_backend"),
     "register_backend": ("cce_retrieval.rank.backends", "register_backend"),
-    "BuildError": ("cce_retrieval.build.pipeline", "BuildError"),
+    "BuildError": ("cce_retrieval.build.errors", "BuildError"),
     "BuildResult": ("cce_retrieval.build.pipeline", "BuildResult"),
-    "ProgressCallback": ("cce_retrieval.build.pipeline", "ProgressCallback"),
+    "ProgressCallback": ("cce_retrieval.build.outcomes", "ProgressCallback"),
     "RecordedBuild": ("cce_retrieval.build.pipeline", "RecordedBuild"),
     "build_index": ("cce_retrieval.build.pipeline", "build_index"),
-    "default_jobs": ("cce_retrieval.build.pipeline", "default_jobs"),
+    "default_jobs": ("cce_retrieval.build.outcomes", "default_jobs"),
     "DEFAULT_CACHE_MAX_BYTES": ("cce_retrieval.build.cache", "DEFAULT_MAX_BYTES"),
     "BuildCache": ("cce_retrieval.build.cache", "BuildCache"),
     "CacheSalt": ("cce_retrieval.build.cache", "CacheSalt"),

@@ -19,13 +19,8 @@ from collections.abc import Callable
 import attrs
 
 from cce_retrieval.build.cache import BuildCache, StoreRecord
-from cce_retrieval.build.pipeline import (
-    BuildResult,
-    ProgressCallback,
-    RecordedBuild,
-    build_index,
-    build_or_reuse,
-)
+from cce_retrieval.build.outcomes import ProgressCallback
+from cce_retrieval.build.pipeline import BuildResult, RecordedBuild, build_index, build_or_reuse
 from cce_retrieval.build.processes import interrupts_deferred
 from cce_retrieval.embed.hashing import Embedder
 from cce_retrieval.protect.strict import DEFAULT_PROTECTION

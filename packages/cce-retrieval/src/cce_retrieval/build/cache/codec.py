@@ -30,14 +30,10 @@ FILE_MAGIC: Final = b"CCEBC004"
 
 
 BM25_MAGIC: Final = b"CCEBM001"
-
-
 """A whole build's BM25 statistics (`BuildCache.put_bm25`), in the entry layout."""
 
 
 RECORD_MAGIC: Final = b"CCESR001"
-
-
 """What store a whole build made (`BuildCache.put_store_record`), in the entry layout."""
 
 
@@ -47,8 +43,6 @@ HEADER: Final = struct.Struct("<8s32s32sQ32sQ")
 
 
 MAX_RECORD_BYTES: Final = 1 << 12
-
-
 """A store record is a few hundred bytes; a larger file there is not one."""
 
 
@@ -305,8 +299,6 @@ def decode_bm25(key: bytes, data: bytes, n_docs: int) -> tuple[Bm25Index, IntArr
 _RECORD_FIELDS: Final = {
     field.name: field.type for field in attrs.fields(attrs.resolve_types(StoreRecord))
 }
-
-
 """Each field of a store record and its type (`str` or `int`), as a record file must have them."""
 
 

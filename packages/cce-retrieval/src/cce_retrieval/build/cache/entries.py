@@ -45,8 +45,6 @@ from cce_retrieval.rank.bm25 import Bm25Index
 from cce_retrieval.rank.order import IntArray
 
 DEFAULT_MAX_BYTES: Final = 1 << 30
-
-
 """Default bound on the cache's total size (1 GiB)."""
 
 
@@ -57,8 +55,6 @@ _Found = TypeVar("_Found")
 
 
 _made_dirs: set[str] = set()
-
-
 """Shard directories this process has made or found, so a write does not ask again."""
 
 

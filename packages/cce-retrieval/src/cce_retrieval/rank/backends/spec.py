@@ -141,8 +141,6 @@ class Param:
 
 
 BackendFactory = Callable[[Mapping[str, ParamValue]], object]
-
-
 """Receives every parameter and returns a `Backend` (or, for a plugin, any object whose
 `search(index, query, k)` returns objects or mappings with the result fields)."""
 

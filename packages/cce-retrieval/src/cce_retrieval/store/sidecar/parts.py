@@ -20,8 +20,6 @@ from cce_retrieval.rank.derived import bm25_and_ranks
 from cce_retrieval.rank.graph import ImportGraph
 
 SIDECAR_SCHEMA: Final = "cce.sidecar/v2"
-
-
 """v2 keeps sparse embeddings as their cells (`SparseEmbeddings`); a v1 sidecar is rebuilt."""
 
 
@@ -197,8 +195,6 @@ def manifest_document(
 
 
 _SPARSE_BELOW: Final = 1 / 3
-
-
 """A dense matrix with fewer non-zero cells than this share is stored as its cells (12
 bytes a cell against 8 for every dense one: then well under half the size)."""
 
@@ -231,8 +227,6 @@ def prepare_sidecar(index: Index) -> SidecarParts:
 
 
 SPARSE_PARTS: Final = ("embedding_starts", "embedding_rows", "embedding_values")
-
-
 """The parts of sparse embeddings (`SparseEmbeddings`), which replace `embeddings_by_dim`."""
 
 
@@ -253,7 +247,5 @@ PART_ORDER: Final = (
     "id_ranks",
     "terms",
 )
-
-
 """The parts in the manifest's order (whatever order they are written in); a sidecar has
 either `embeddings_by_dim` or the sparse parts."""
