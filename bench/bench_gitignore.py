@@ -1,7 +1,7 @@
 """Worst-case `.gitignore` lines: RE2 matching time against the backtracking engine's.
 
-Why it exists: a line of stars (`**********a`) or `*a*a*a…b` used to make the walk take
-exponential time on a long file name. Matching now runs on RE2, linear in the path; this
+Why it exists: a line of stars (`**********a`) or `*a*a*a…b` makes a backtracking matcher
+take exponential time on a long file name. Matching runs on RE2, linear in the path; this
 script measures the hostile cases on both engines so the gap is visible without a timed
 assertion in the test suite. The backtracking side is cut off after `BUDGET_S` per case.
 Usage: `uv run python bench/bench_gitignore.py`.

@@ -1,7 +1,7 @@
 """Hostile environments for the CLI: odd names, broken stdout, Ctrl-C, links, bad flags.
 
-Each test reproduces one way `cce` used to end in a traceback, write through a link,
-lose a file or mislead, and pins what it does now (docs/hostile-input.md).
+Each test sets up one way `cce` could end in a traceback, write through a link, lose
+a file or mislead, and pins what it does instead (docs/hostile-input.md).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rank_bm25 import BM25Okapi
 
-from cce_retrieval.parity.numeric import format6, rhaz, score_key
+from cce_retrieval.parity.numeric import format6, round_half_away, score_key
 from cce_retrieval.parity.tokenizer import tokenize, unique_tokens
 from cce_retrieval.rank.bm25 import Bm25Index, _stable_order
 from cce_retrieval.rank.order import id_order_ranks, score_keys, top_order
@@ -76,10 +76,10 @@ def test_format6_anchor(value: float, text: str) -> None:
     assert format6(value) == text
 
 
-def test_score_key_and_rhaz_anchors() -> None:
+def test_score_key_and_round_half_away_anchors() -> None:
     assert score_key(0.1234564) == score_key(0.1234561)
     assert score_key(-1.5e-6) == -2
-    assert (rhaz(0.5), rhaz(2.5), rhaz(-2.5)) == (1.0, 3.0, -3.0)
+    assert (round_half_away(0.5), round_half_away(2.5), round_half_away(-2.5)) == (1.0, 3.0, -3.0)
 
 
 @given(st.lists(st.floats(min_value=-1e6, max_value=1e6, allow_nan=False), max_size=50))

@@ -1,7 +1,7 @@
 """Hostile corpora for the walk: pathological globs, special-file `.gitignore`s, odd names.
 
-Each test reproduces one way a crafted tree used to hang, exhaust memory or merge files,
-and pins the behaviour that replaced it (docs/hostile-input.md).
+Each test builds one way a crafted tree could hang the walk, exhaust memory or merge
+files, and pins what the walk does instead (docs/hostile-input.md).
 """
 
 from __future__ import annotations

@@ -198,8 +198,8 @@ def test_a_deferred_block_keeps_an_ignored_interrupt_ignored() -> None:
 @linux_only
 def test_ctrl_c_while_the_pool_starts_leaves_no_worker_behind() -> None:
     # The interrupt lands right after the workers are forked, before the thread that
-    # feeds and stops them exists: the window where a build used to leave workers that
-    # interpreter exit then waited for forever.
+    # feeds and stops them exists: the window where, without the deferral, a build leaves
+    # workers that interpreter exit waits for forever.
     out = run_python(
         """
         import concurrent.futures.process as process, multiprocessing, os, signal, sys

@@ -2,7 +2,7 @@
 
 Why it exists: importing the command (numpy, tree-sitter grammars, the retrieval and
 statistics packages) takes a noticeable fraction of a second, and a Ctrl-C in that
-window used to end in a `KeyboardInterrupt` traceback. The script's entry point is this
+window would otherwise end in a `KeyboardInterrupt` traceback. The script's entry point is this
 module, which imports nothing heavy itself (the `cce_cli` package resolves its public
 names lazily), so an interrupt at any point after start-up is `error: interrupted` with
 exit status 130, like one during the command itself.

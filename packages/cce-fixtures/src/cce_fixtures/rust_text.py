@@ -5,6 +5,9 @@ with `str::trim` and prints anchors with `{:?}`. Python's `splitlines()`, `strip
 and `repr()` each differ in small ways (they split on U+2028, strip U+001C-U+001F,
 quote with single quotes), so this module owns the three exact equivalents
 (docs/harness.md#text-helpers and docs/fixtures.md#parse-errors) and nothing else.
+cce-retrieval and cce-metrics hold their own `rust_trim` and `rust_lines`, since this
+package imports neither; tests/test_shared_copies.py keeps the copies equal
+(docs/architecture.md#copies-kept-on-purpose).
 """
 
 from __future__ import annotations

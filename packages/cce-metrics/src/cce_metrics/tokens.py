@@ -2,8 +2,10 @@
 
 Why it exists: token counts and line numbers must agree byte for byte with the Rust
 reference engine, and both are easy to get subtly wrong in Python (`len(str)` counts
-code points, `str.splitlines()` splits on a dozen separators). This module owns the one
-definition of each that every other cce package and the span metrics use.
+code points, `str.splitlines()` splits on a dozen separators). The token estimate of
+every package and the span metrics' line splitting are defined here. cce-fixtures, which
+depends on no other cce package, keeps its own `rust_lines`; tests/test_shared_copies.py
+keeps the two equal.
 """
 
 from __future__ import annotations

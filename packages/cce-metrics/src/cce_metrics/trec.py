@@ -4,6 +4,8 @@ Why it exists: trec_eval's two whitespace-separated text formats are how judgmen
 rankings travel between IR tools. This module owns reading them strictly (every problem
 is a `TrecFormatError` naming the file, the line, the cause and the fix) and writing them
 deterministically and atomically. The formats are described in docs/metrics.md#trec-files.
+The atomic writer is a copy of cce-retrieval's plain case, kept so this package needs
+nothing but attrs; tests/test_shared_copies.py checks the two leave the same files.
 
 - run line: `query_id Q0 doc_id rank score run_tag` (six fields; the second is ignored,
   the rank must be an integer but the order comes from the scores, as in trec_eval);

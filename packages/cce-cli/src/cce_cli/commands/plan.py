@@ -25,6 +25,7 @@ import attrs
 from cce_cli.compare import pairing as diff_model
 from cce_cli.errors import CliError
 from cce_cli.render.output import write_stdout
+from cce_cli.render.relevance import REPORT_SCHEMA
 from cce_metrics import METRICS, TOKEN_METRICS
 from cce_retrieval import format6, format6_signed
 from cce_stats import (
@@ -269,7 +270,7 @@ def make_plan(
         base, head, paired, rows = _from_diff(document, path)
     else:
         base, head, paired, rows = _from_report(text, path, compare)
-        schema = diff_model.REPORT_SCHEMA
+        schema = REPORT_SCHEMA
     if paired == 0 and not any(deltas for _, _, deltas in rows):
         raise CliError(f"{path}: no case is in both {base} and {head}; a plan needs paired queries")
     plans = tuple(

@@ -3,11 +3,9 @@
 Why it exists: the command a person (or a script, with `--json`) runs against an index.
 It resolves the store path, picks the query embedder from the name recorded in the
 store (refusing an ollama-built store when Ollama is down rather than mixing embedding
-spaces), runs the hybrid pipeline, logs one `search` metrics event (fail-open) and
-prints the results in the reference's exact human or JSON layout.
-
-Owns: the argument surface, store resolution, the Ollama refusal, the metrics record of
-docs/retrieval.md#search-events and both renderings. Ranking itself is `cce_retrieval.rank.hybrid`.
+spaces), runs the hybrid pipeline, logs one `search` metrics event (fail-open,
+docs/retrieval.md#search-events) and prints the results in the reference's exact human
+or JSON layout. The ranking itself is `cce_retrieval.rank.hybrid`'s.
 """
 
 from __future__ import annotations

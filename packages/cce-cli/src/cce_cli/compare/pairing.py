@@ -23,6 +23,7 @@ import attrs
 
 from cce_cli.errors import CliError
 from cce_cli.evaluation.harness import BackendReport
+from cce_cli.render.relevance import REPORT_SCHEMA
 from cce_metrics import METRICS, TOKEN, TOKEN_METRICS, Metric
 from cce_stats import (
     PairedTestResult,
@@ -34,7 +35,6 @@ from cce_stats import (
 
 __all__ = [
     "DIFF_SCHEMA",
-    "REPORT_SCHEMA",
     "DiffGroup",
     "DiffReport",
     "DiffSide",
@@ -51,10 +51,9 @@ __all__ = [
     "select_backends",
 ]
 
-REPORT_SCHEMA: Final = "cce.relevance.report/v2"
 DIFF_SCHEMA: Final = "cce.relevance.diff/v1"
 
-_FIX = "pass a cce.relevance.report/v2 document, e.g. from `cce relevance ... --json`"
+_FIX = f"pass a {REPORT_SCHEMA} document, e.g. from `cce relevance ... --json`"
 
 
 @attrs.frozen(slots=True)

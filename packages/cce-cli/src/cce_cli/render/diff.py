@@ -67,7 +67,7 @@ def changed_queries(group: DiffGroup) -> list[ChangedQuery]:
     return [entry[3] for entry in keyed]
 
 
-def _p(value: float | None) -> str:
+def _p_value(value: float | None) -> str:
     return "n/a" if value is None else format6(value)
 
 
@@ -152,8 +152,8 @@ def _text_stats(report: DiffReport, group: DiffGroup) -> list[str]:
         wtl = f"{item.wins}/{item.ties}/{item.losses}"
         lines.append(
             f"  {item.metric.label:<12}{item.n:>5}{format6_signed(item.result.mean_delta):>14}"
-            f"{wtl:>12}{_signed(item.result.statistic):>12}{_p(item.result.p):>12}"
-            f"{_p(item.p_adjusted):>12}{_signed(item.effect_size):>12}{_ci(item):>26}"
+            f"{wtl:>12}{_signed(item.result.statistic):>12}{_p_value(item.result.p):>12}"
+            f"{_p_value(item.p_adjusted):>12}{_signed(item.effect_size):>12}{_ci(item):>26}"
         )
     return lines
 
@@ -198,7 +198,7 @@ def render_diff_text(report: DiffReport) -> str:
 # --- markdown --------------------------------------------------------------------------
 
 
-def _md(text: str) -> str:
+def _md_escape(text: str) -> str:
     """Escape what would break a table cell or start markup."""
     escaped = text.replace("\\", "\\\\")
     for char in "|`*_[]":
@@ -225,10 +225,11 @@ def _md_stats(report: DiffReport, group: DiffGroup) -> list[str]:
     ]
     for item in group.metrics:
         lines.append(
-            f"| {_md(item.metric.label)} | {item.n} | {format6_signed(item.result.mean_delta)} "
+            f"| {_md_escape(item.metric.label)} | {item.n} "
+            f"| {format6_signed(item.result.mean_delta)} "
             f"| {item.wins} / {item.ties} / {item.losses} | {_signed(item.result.statistic)} "
-            f"| {_p(item.result.p)} | {_p(item.p_adjusted)} | {_signed(item.effect_size)} "
-            f"| {_ci(item)} |"
+            f"| {_p_value(item.result.p)} | {_p_value(item.p_adjusted)} "
+            f"| {_signed(item.effect_size)} | {_ci(item)} |"
         )
     return lines
 
@@ -237,9 +238,9 @@ def render_diff_markdown(report: DiffReport) -> str:
     """The pull-request rendering: a table with one row per changed query."""
     group = report.overall
     lines = [
-        f"### cce diff: {_md(report.base.backend)} → {_md(report.head.backend)}",
+        f"### cce diff: {_md_escape(report.base.backend)} → {_md_escape(report.head.backend)}",
         "",
-        f"Base {_md(_side(report.base))}, head {_md(_side(report.head))}; "
+        f"Base {_md_escape(_side(report.base))}, head {_md_escape(_side(report.head))}; "
         f"{len(group.case_ids)} paired queries.",
         "",
     ]
@@ -248,29 +249,31 @@ def render_diff_markdown(report: DiffReport) -> str:
         lines += [
             "**Changed queries**, worst first (base → head (delta)):",
             "",
-            "| query | " + " | ".join(_md(item.metric.label) for item in group.metrics) + " |",
+            "| query | "
+            + " | ".join(_md_escape(item.metric.label) for item in group.metrics)
+            + " |",
             "|---|" + "---:|" * len(group.metrics),
         ]
         for change in changed:
             cells = " | ".join(_md_cell(cell) for cell in change.cells)
-            lines.append(f"| {_md(change.id)} | {cells} |")
+            lines.append(f"| {_md_escape(change.id)} | {cells} |")
         lines.append("")
     else:
         lines += ["No query changed.", ""]
     lines += [f"Unchanged: {len(group.case_ids) - len(changed)} of {len(group.case_ids)}.", ""]
     unpaired = _unpaired_text(report)
     if unpaired is not None:
-        lines += [_md(unpaired[0].upper() + unpaired[1:]) + ".", ""]
-    lines += [f"**{_md(_test_heading(report, len(group.metrics)))}**", ""]
+        lines += [_md_escape(unpaired[0].upper() + unpaired[1:]) + ".", ""]
+    lines += [f"**{_md_escape(_test_heading(report, len(group.metrics)))}**", ""]
     lines += _md_stats(report, group)
     for tagged in report.tags or ():
-        tag = _md(tagged.tag or "")
+        tag = _md_escape(tagged.tag or "")
         lines += ["", f"**Tag {tag}**: {len(tagged.case_ids)} paired queries", ""]
         lines += _md_stats(report, tagged)
-    lines += ["", f"**Verdict:** {_md(verdict(report))}"]
+    lines += ["", f"**Verdict:** {_md_escape(verdict(report))}"]
     if report.gate_reasons:
         lines.append("")
-        lines += [f"- {_md(reason)}" for reason in report.gate_reasons]
+        lines += [f"- {_md_escape(reason)}" for reason in report.gate_reasons]
     return "\n".join(lines) + "\n"
 
 

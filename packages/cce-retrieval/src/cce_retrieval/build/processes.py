@@ -14,16 +14,13 @@ Ctrl-C is the starting process's to answer. A helper ignores it (`become_helper`
 a terminal sends it to the whole process group, and a helper interrupted mid-task
 would print its own traceback. The starting process stops its helpers as it unwinds.
 While a pool starts, it defers a Ctrl-C (`interrupts_deferred`): an interrupt between
-forking the workers and starting the thread that feeds them left workers that no
-shutdown reached, and interpreter exit waited for them forever.
+forking the workers and starting the thread that feeds them would leave workers that no
+shutdown reaches, and interpreter exit would wait for them forever.
 
 A worker writes its result into a pipe the starting process reads on a thread of its
-own, which shares the interpreter lock with the rest of the build: a 64 KB pipe made a
-worker wait, about 0.7 s per worker per stdlib build, until that thread read on.
+own, which shares the interpreter lock with the rest of the build: a 64 KB pipe makes a
+worker wait, about 0.7 s per worker per stdlib build, until that thread reads on.
 `widen_pipes` lets a pool's pipes hold 1 MB, so most results are written at once.
-
-Owns: `pool_context`, `widen_pipes`, `exit_with_parent`, `become_helper`,
-`interrupts_deferred`, `can_fork_alone`, `run_forked` and its `Forked`.
 """
 
 from __future__ import annotations

@@ -7,8 +7,6 @@ chunks 2.4 GB: held as Python bytes it would be the largest thing in the process
 `PieceSpool` takes the pieces as they arrive, in any order, keeps them in memory while
 they total less than `memory_limit`, then moves them to a temporary file (created
 unlinked, so a killed build leaves nothing behind) and reads each back when asked.
-
-Owns: `PieceSpool`.
 """
 
 from __future__ import annotations

@@ -14,9 +14,8 @@ enforced by a watchdog that shuts the socket down, not just a per-read timeout. 
 URL is validated up front (`OllamaConfigError`), and every URL this module prints has its
 credentials replaced by `***` (`redact_url`). See docs/hostile-input.md#ollama.
 
-Owns: `OllamaEmbedder` (the `Embedder` protocol: `name`, `embed`, `try_embed`,
-`try_embed_batch`, plus `healthy`/`check_health`), `from_env`, the 2000-code-point input
-truncation and the query-time warning line.
+Each input is cut to its first 2000 code points, and a query whose embedding fails
+warns on stderr and is ranked without vectors.
 """
 
 from __future__ import annotations
@@ -35,7 +34,7 @@ from collections.abc import Mapping, Sequence
 
 from cce_retrieval.embed.hashing import EmbedError, check_vectors
 
-# Re-exported: they were defined here first.
+# Re-exported, so whoever uses the embedder imports its failures from the same module.
 from cce_retrieval.embed.ollama_errors import OllamaConfigError as OllamaConfigError
 from cce_retrieval.embed.ollama_errors import OllamaUnreachable as OllamaUnreachable
 from cce_retrieval.embed.ollama_errors import redact_url as redact_url

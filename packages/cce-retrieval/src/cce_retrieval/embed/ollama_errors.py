@@ -3,8 +3,8 @@
 Why it exists: every command that can embed names these (to catch a misconfigured or
 unreachable server, and to print a base URL without its credentials), but only a run
 that really talks to Ollama needs `cce_retrieval.embed.ollama`, whose `http.client`, `email`
-and `ssl` cost every other start about 50 ms. Owns `OllamaConfigError`,
-`OllamaUnreachable` and `redact_url`; `cce_retrieval.embed.ollama` re-exports them.
+and `ssl` cost every other start about 50 ms. `cce_retrieval.embed.ollama` re-exports
+what is defined here.
 """
 
 from __future__ import annotations

@@ -16,8 +16,6 @@ every failure mode a server has in practice is handled explicitly:
 - the API key is read from the environment at request time (`CCE_OPENAI_API_KEY`, else
   `OPENAI_API_KEY`), sent only as the `Authorization` header, and never printed, stored
   or kept on the object.
-
-Owns: `OpenAIEmbedder` (the `Embedder` protocol plus `check`) and `from_env`.
 """
 
 from __future__ import annotations

@@ -1,14 +1,11 @@
 """The embedder registry: every embedder an index can be built with, by name.
 
 Why it exists: the embedder's name is persisted in the store and decides, at query
-time, which embedder must embed the query (never mixing embedding spaces). Commands
-used to spell that as name checks in four places; now each embedder is one
-`EmbedderSpec` here: its name, help, a factory that creates it (for indexing, or for
+time, which embedder must embed the query (never mixing embedding spaces). So every
+command asks this one table rather than checking names itself: each embedder is one
+`EmbedderSpec` here, with its name, help, a factory that creates it (for indexing, or for
 querying a store that recorded a model), whether its vectors have a fixed dimension,
 and whether it needs a reachable server. See docs/architecture.md#how-to-add-an-embedder.
-
-Owns: `EmbedderSpec`, `EMBEDDERS`, `register_embedder`, `embedder_names`,
-`embedder_spec`, `create_embedder`, `EmbedderConfigError`, `embedder_model`.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ _I64_MAX = 2**63 - 1
 _I64_MIN = -(2**63)
 
 
-def rhaz(x: float) -> float:
+def round_half_away(x: float) -> float:
     """Round half away from zero, exactly (Rust `f64::round`); no `x + 0.5` shortcut."""
     if not math.isfinite(x):
         return x
@@ -37,13 +37,14 @@ def _saturating_i64(x: float) -> int:
 
 
 def score_key(x: float) -> int:
-    """The integer key every ranking comparison uses: `rhaz(x * 1e6)` as a saturating i64."""
-    return _saturating_i64(rhaz(x * 1_000_000.0))
+    """The integer key every ranking comparison uses: `round_half_away(x * 1e6)`, as a
+    saturating i64."""
+    return _saturating_i64(round_half_away(x * 1_000_000.0))
 
 
 def format6(x: float) -> str:
     """Fixed 6 decimals, half away from zero; never prints `-0.000000`."""
-    scaled = _saturating_i64(rhaz(abs(x) * 1_000_000.0))
+    scaled = _saturating_i64(round_half_away(abs(x) * 1_000_000.0))
     sign = "-" if (x < 0.0 and scaled != 0) else ""
     return f"{sign}{scaled // 1_000_000}.{scaled % 1_000_000:06d}"
 

@@ -4,7 +4,8 @@ Why it exists: the reference lowercases with `to_ascii_lowercase` and trims/spli
 Rust's `White_Space` set. Python's `str.lower()`, `str.strip()` and `str.split()` differ
 (non-ASCII case mapping; U+001C–U+001F count as whitespace), and those differences were
 observed to change rankings. Every module that lowercases, trims or splits user text
-goes through here.
+goes through here. cce-fixtures keeps its own `White_Space` set and `rust_trim`;
+tests/test_shared_copies.py keeps the two equal.
 """
 
 from __future__ import annotations

@@ -14,9 +14,6 @@ The shapes come from two sources: detect-secrets' detectors (a maintained catalo
 token formats and keyword rules, run line by line; its entropy and IP detectors are left
 out because they flag ordinary code), and a handful of patterns here for the shapes
 detect-secrets does not report (checked by tests). See docs/hostile-input.md#secrets.
-
-Owns: `PROTECTIONS`, `DEFAULT_PROTECTION`, `is_strict_sensitive`, `strict_redact` (text
-and the number of additional redactions).
 """
 
 from __future__ import annotations

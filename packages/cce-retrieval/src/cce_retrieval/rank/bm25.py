@@ -7,9 +7,8 @@ documents that contain one of its terms. The floating-point result is still the
 reference's to the last bit: per document the terms are added one at a time in query
 order, and every elementwise numpy operation below is the scalar formula of docs/retrieval.md#bm25
 in the same order (IEEE-754 elementwise operations are exactly rounded, like the scalar ones).
-
-Owns: building the statistics once per index (`Bm25Index.build`), the idf, and the
-ranking rule of docs/retrieval.md#bm25 (keep `score_key > 0`, sort by key desc then chunk id asc).
+The statistics are built once per index (`Bm25Index.build`); the ranking keeps documents
+with `score_key > 0` and sorts them by key descending, then chunk id ascending.
 """
 
 from __future__ import annotations

@@ -8,9 +8,8 @@ import table), so a derived structure never disagrees with itself when the `Inde
 came from is changed afterwards. `retrieval_index` is the cache in front of it, keyed
 on the index object and validated against a stamp of the index's fields, so an index
 whose chunk list, embeddings or import table was replaced or resized is rebuilt rather
-than served stale.
-
-Owns: `RetrievalIndex` (plus its per-(k1, b) BM25 views), `retrieval_index`, `invalidate`.
+than served stale. A `RetrievalIndex` also keeps one BM25 view per (k1, b) it is asked
+for.
 """
 
 from __future__ import annotations

@@ -5,8 +5,6 @@ import, or are imported by, the top results. The graph is never persisted; the r
 on load by resolving each imported module name against the sorted distinct chunk paths,
 with two quirky rules (extension-agnostic stem match first, then a raw `.py`/`.js` suffix
 match) that decide which edges exist, so they are reproduced exactly here.
-
-Owns: module resolution, the directed edge set, and `neighbors`.
 """
 
 from __future__ import annotations

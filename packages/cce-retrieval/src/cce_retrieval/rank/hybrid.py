@@ -9,12 +9,8 @@ signal rankings the harness compares against (`bm25_only_search` docs/retrieval.
 `vector_search`).
 
 Every constant a ranking change would touch is a field of `SearchParams`, whose defaults
-are the reference values. The derived per-index structures live in `cce_retrieval.rank.derived`
-(re-exported here for existing imports).
-
-Owns: `SearchParams`, `QueryVectorError`, `is_code_lookup`, `file_hints`, `rrf`, `rank_core`,
-`expand_graph`, `search`, `search_counted`, `search_with_vector`, `bm25_only_search`,
-`vector_search`.
+are the reference values. The derived per-index structures live in `cce_retrieval.rank.derived`;
+`RetrievalIndex` and `retrieval_index` are re-exported here beside the rankings that use them.
 """
 
 from __future__ import annotations

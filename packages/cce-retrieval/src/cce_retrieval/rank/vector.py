@@ -9,10 +9,9 @@ this module keeps a transposed, contiguous copy of the embedding matrix (one row
 dimension) and adds one dimension at a time, in increasing dimension order, to a
 per-chunk accumulator: for every chunk that is the reference's scalar loop. An index
 whose embeddings are held as non-zero cells (`SparseEmbeddings`) is scored the same
-way, adding each dimension's cells to their chunks' accumulators only.
-
-Owns: `VectorIndex` (the transposed matrix, built once per index), `cosines`, and
-`rank_by_cosine` (all chunks, rounded cosine desc, chunk id asc, store order last).
+way, adding each dimension's cells to their chunks' accumulators only. The transposed
+matrix (`VectorIndex`) is built once per index; `rank_by_cosine` ranks every chunk by
+rounded cosine descending, then chunk id ascending, then store order.
 """
 
 from __future__ import annotations

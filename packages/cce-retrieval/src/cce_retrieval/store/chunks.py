@@ -1,15 +1,13 @@
 """The chunks of a store's sidecar, each built from its columns when first read.
 
 Why it exists: a query reads a few dozen chunks of tens of thousands (its candidates and
-the rows it prints), yet building every `Chunk` of a 72,000-chunk store up front took
+the rows it prints), yet building every `Chunk` of a 72,000-chunk store up front takes
 most of `cce search`'s load time and grows with the store. `StoredChunks` is an immutable
 sequence over the sidecar's memory-mapped columns (docs/index-store.md#sidecar): ids and
 contents as one UTF-8 blob plus offsets, paths and kinds as tables plus codes, line
 numbers and token counts as one integer matrix. A chunk is decoded on first access and
 kept; iterating decodes them all once. Paths and ids can be read without building
 chunks, which is all the derived structures of a query need.
-
-Owns: `StoredChunks` (with its id view), `StoredColumns`.
 """
 
 from __future__ import annotations

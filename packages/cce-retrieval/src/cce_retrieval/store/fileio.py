@@ -4,7 +4,9 @@ Why it exists: a crash must never leave half a store, fingerprint or report behi
 every file cce writes goes through `write_atomic` (temp file in the same directory,
 fsync, rename), or `AtomicFile` for one written over time; and messages about failed
 file operations read like the reference's (`<strerror> (os error <n>)`), so they go
-through `describe_os_error`.
+through `describe_os_error`. Build cache entries, which are verified when read, have a
+lighter writer of their own; cce-metrics, which cannot import this package, writes TREC
+files with a copy of the plain case (docs/architecture.md#copies-kept-on-purpose).
 
 The rename replaces whatever is at the path, so the path is checked first: a symlink is
 written *through* (the link stays, its target is replaced atomically, so a store shared by

@@ -3,9 +3,8 @@
 Why it exists: the store's lazily decoded chunks, their id column and the build's
 spool of store text are all sequences whose items are made on request. What makes
 them sequences (negative indexes, bounds, slices as lists) is the same each time and
-lives here; each subclass says only how long it is and how to make one item.
-
-Owns: `PositionalSequence`.
+lives here (`PositionalSequence`); each subclass says only how long it is and how to
+make one item.
 """
 
 from __future__ import annotations
