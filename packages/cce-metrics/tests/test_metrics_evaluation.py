@@ -92,8 +92,8 @@ def test_metric_names_keep_the_callers_spelling_and_drop_repeats() -> None:
 @pytest.mark.parametrize(
     ("text", "measure"),
     [
-        ("P@5", Measure("P", 5)),
-        ("precision@5", Measure("P", 5)),
+        ("P@5", Measure("precision", 5)),
+        ("precision@5", Measure("precision", 5)),
         ("recall", Measure("recall", None)),
         ("R@100", Measure("recall", 100)),
         ("nDCG@10", Measure("ndcg", 10)),
@@ -117,6 +117,15 @@ def test_metric_names(text: str, measure: Measure) -> None:
 def test_measure_prints_its_canonical_name() -> None:
     assert str(parse_measure("nDCG@10")) == "ndcg@10"
     assert str(parse_measure("RR")) == "mrr"
+
+
+def test_hits_is_refused_because_ranx_counts_with_it() -> None:
+    # ranx's hits@5 is the number of relevant documents in the top 5 (2.0 here), not
+    # cce's hit@5 (1.0); accepting the spelling would hand back the wrong number.
+    qrels, run = {"q": {"a": 1, "b": 1}}, {"q": {"a": 2.0, "b": 1.0}}
+    assert evaluate(qrels, run, ["hit@5"]).aggregate["hit@5"] == 1.0
+    with pytest.raises(ValueError, match=r"counts the relevant documents.*hit@k.*P@k"):
+        evaluate(qrels, run, ["hits@5"])
 
 
 @pytest.mark.parametrize(

@@ -4,9 +4,11 @@ Why it exists: other eval tools hold their judgments as TREC-style dictionaries
 (`{query_id: {doc_id: relevance}}`) and their rankings as scores
 (`{query_id: {doc_id: score}}`), the shape pytrec_eval, ir_measures and ranx accept. This
 module owns that entry point: it parses metric names with cut-offs (`"P@5"`,
-`"ndcg@10"`, `"mrr"`), turns every query's scores into a ranking with trec_eval's
-tie-breaking, and scores it with the definitions of `cce_metrics.ranked`, so a document
-ranking and an anchor ranking are measured by the same code. The contract, including how
+`"ndcg@10"`, `"mrr"`; the names and aliases are declared with each metric in
+`cce_metrics.registry.METRICS`), turns every query's scores into a ranking with trec_eval's
+tie-breaking, reduces it once to its relevant ranks, and scores that with the formulas of
+`cce_metrics.relevant_ranks`, so a document ranking and an anchor ranking are measured by
+the same code. The contract, including how
 queries missing from the run count, is in docs/metrics.md#evaluate.
 """
 
@@ -18,8 +20,10 @@ from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
-from cce_metrics import ranked
-from cce_metrics.ranked import GainProfile
+# Importing ranked registers the opt-in metrics (nDCG, AP, hit, R-precision) in METRICS.
+from cce_metrics import ranked as _ranked  # noqa: F401
+from cce_metrics.registry import METRICS, Metric
+from cce_metrics.relevant_ranks import RelevantRanks
 from cce_metrics.summation import seq_sum
 
 Qrels = Mapping[str, Mapping[str, int]]
@@ -31,7 +35,7 @@ Run = Mapping[str, Mapping[str, float]]
 
 @attrs.frozen(slots=True)
 class Measure:
-    """One parsed metric name: the measure's canonical name and its rank cut-off."""
+    """One parsed metric name: the metric's registry name (`Metric.name`) and its rank cut-off."""
 
     name: str
     cutoff: int | None
@@ -40,67 +44,46 @@ class Measure:
         return self.name if self.cutoff is None else f"{self.name}@{self.cutoff}"
 
 
-@attrs.frozen(slots=True)
-class _MeasureKind:
-    compute: Callable[[GainProfile], float]
-    needs_cutoff: bool
-
-
-_KINDS: dict[str, _MeasureKind] = {
-    "P": _MeasureKind(ranked.precision, needs_cutoff=True),
-    "recall": _MeasureKind(ranked.recall, needs_cutoff=False),
-    "f1": _MeasureKind(ranked.f1, needs_cutoff=True),
-    "mrr": _MeasureKind(ranked.reciprocal_rank, needs_cutoff=False),
-    "ndcg": _MeasureKind(ranked.ndcg, needs_cutoff=False),
-    "map": _MeasureKind(ranked.average_precision, needs_cutoff=False),
-    "hit": _MeasureKind(ranked.hit, needs_cutoff=False),
-    "rprec": _MeasureKind(ranked.r_precision, needs_cutoff=False),
-}
-
-# Spellings users bring from trec_eval, ir_measures and ranx (matched case-insensitively).
-_ALIASES: dict[str, str] = {
-    "p": "P",
-    "precision": "P",
-    "r": "recall",
-    "recall": "recall",
-    "f1": "f1",
-    "mrr": "mrr",
-    "rr": "mrr",
-    "recip_rank": "mrr",
-    "ndcg": "ndcg",
-    "ndcg_cut": "ndcg",
-    "map": "map",
-    "ap": "map",
-    "map_cut": "map",
-    "hit": "hit",
-    "hits": "hit",
-    "hit_rate": "hit",
-    "success": "hit",
-    "rprec": "rprec",
-    "r-precision": "rprec",
-    "r_precision": "rprec",
-}
-
 _NAME = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_\-]*)\s*(?:@\s*([0-9]+)\s*)?$")
+
+# Spellings other tools use for a measure that cce does not offer under that meaning; a
+# caller who brings one learns what to ask for instead.
+_OTHER_MEANINGS: dict[str, str] = {
+    "hits": "ranx's hits@k counts the relevant documents in the top k; cce offers hit@k "
+    "(success: 1 when any of the top k is relevant) and P@k (that count divided by k)",
+}
+
+
+def measure_metrics() -> dict[str, Metric]:
+    """Every spelling `evaluate` accepts (lower-cased) -> its metric, from `METRICS`."""
+    return {spelling: item for item in METRICS for spelling in item.spellings()}
 
 
 def parse_measure(text: str) -> Measure:
-    """Parse `name` or `name@k` (k a positive integer); raises ValueError naming valid names."""
+    """Parse `name` or `name@k` (k a positive integer); raises ValueError naming valid names.
+
+    The names are those of the metrics in `METRICS` that `evaluate` offers, and their
+    aliases (`Metric.spellings`), matched case-insensitively.
+    """
     match = _NAME.match(text)
-    name = None if match is None else _ALIASES.get(match.group(1).lower())
-    if match is None or name is None:
-        valid = ", ".join(sorted(_KINDS))
+    spellings = measure_metrics()
+    item = None if match is None else spellings.get(match.group(1).lower())
+    if match is None or item is None:
+        other = None if match is None else _OTHER_MEANINGS.get(match.group(1).lower())
+        if other is not None:
+            raise ValueError(f"unknown metric {text!r}: {other}")
+        valid = ", ".join(dict.fromkeys(metric.name for metric in spellings.values()))
         raise ValueError(
             f"unknown metric {text!r}: expected one of {valid} (aliases: "
-            f"{', '.join(sorted(_ALIASES))}), optionally with a cut-off such as @10"
+            f"{', '.join(sorted(spellings))}), optionally with a cut-off such as @10"
         )
     cutoff_text = match.group(2)
     cutoff = None if cutoff_text is None else int(cutoff_text)
     if cutoff is not None and cutoff < 1:
         raise ValueError(f"metric {text!r}: the cut-off must be a positive integer")
-    if cutoff is None and _KINDS[name].needs_cutoff:
-        raise ValueError(f"metric {text!r} needs a cut-off, e.g. {name}@10")
-    return Measure(name=name, cutoff=cutoff)
+    if cutoff is None and item.needs_cutoff:
+        raise ValueError(f"metric {text!r} needs a cut-off, e.g. {item.name}@10")
+    return Measure(name=item.name, cutoff=cutoff)
 
 
 @attrs.frozen(slots=True)
@@ -130,23 +113,23 @@ def rank_documents(scores: Mapping[str, float]) -> list[str]:
     ]
 
 
-def document_profile(
-    judgments: Mapping[str, int], ranking: Sequence[str], cutoff: int | None
-) -> GainProfile:
-    """The gain profile of a document ranking: each document is its own anchor.
+def reduce_ranking(judgments: Mapping[str, int], ranking: Sequence[str]) -> RelevantRanks:
+    """A document ranking reduced to what every metric reads: each document is an anchor.
 
-    A document's gain is its relevance when that is at least 1, else 0.0 (unjudged and
-    non-relevant documents, and negative judgments); ranked ids are expected to be
-    unique (`rank_documents` guarantees it).
+    A document's gain is its relevance when that is at least 1 (unjudged and
+    non-relevant documents, and negative judgments, gain nothing); the ideal gains are
+    every relevant judgment's, retrieved or not. Ranked ids are expected to be unique
+    (`rank_documents` guarantees it).
     """
-    considered = ranking if cutoff is None else ranking[:cutoff]
-    rank_gains = tuple(_gain(judgments.get(doc, 0)) for doc in considered)
-    ideal = tuple(sorted((float(rel) for rel in judgments.values() if rel >= 1), reverse=True))
-    return GainProfile(rank_gains=rank_gains, ideal_gains=ideal, k=cutoff)
-
-
-def _gain(relevance: int) -> float:
-    return float(relevance) if relevance >= 1 else 0.0
+    ranks: list[int] = []
+    gains: list[float] = []
+    for rank, doc in enumerate(ranking, start=1):
+        relevance = judgments.get(doc, 0)
+        if relevance >= 1:
+            ranks.append(rank)
+            gains.append(float(relevance))
+    ideal = sorted((float(rel) for rel in judgments.values() if rel >= 1), reverse=True)
+    return RelevantRanks(ranks, gains, ideal, len(ranking))
 
 
 def evaluate(qrels: Qrels, run: Run, metrics: Sequence[str]) -> Evaluation:
@@ -164,15 +147,13 @@ def evaluate(qrels: Qrels, run: Run, metrics: Sequence[str]) -> Evaluation:
     a relevance that is not an integer.
     """
     measures = [(name, parse_measure(name)) for name in dict.fromkeys(metrics)]
+    scorers = [(name, _ranking_score(measure), measure.cutoff) for name, measure in measures]
     _check_inputs(qrels, run)
     per_query: dict[str, dict[str, float]] = {}
     for query_id in sorted(qrels):
-        judgments = qrels[query_id]
-        ranking = rank_documents(run.get(query_id, {}))
-        per_query[query_id] = {
-            name: _KINDS[measure.name].compute(document_profile(judgments, ranking, measure.cutoff))
-            for name, measure in measures
-        }
+        # One reduction per query, shared by every metric.
+        ranking = reduce_ranking(qrels[query_id], rank_documents(run.get(query_id, {})))
+        per_query[query_id] = {name: score(ranking, cutoff) for name, score, cutoff in scorers}
     divisor = max(len(per_query), 1)
     aggregate = {
         name: seq_sum(scores[name] for scores in per_query.values()) / divisor
@@ -181,6 +162,12 @@ def evaluate(qrels: Qrels, run: Run, metrics: Sequence[str]) -> Evaluation:
     return Evaluation(
         metrics=tuple(name for name, _ in measures), per_query=per_query, aggregate=aggregate
     )
+
+
+def _ranking_score(measure: Measure) -> Callable[[RelevantRanks, int | None], float]:
+    score = METRICS.get(measure.name).ranking_score
+    assert score is not None  # parse_measure only names metrics that have one
+    return score
 
 
 def _check_inputs(qrels: Qrels, run: Run) -> None:
