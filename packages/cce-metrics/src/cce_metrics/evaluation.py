@@ -15,8 +15,11 @@ queries missing from the run count, is in docs/metrics.md#evaluate.
 from __future__ import annotations
 
 import math
+import numbers
+import operator
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import SupportsFloat, SupportsIndex, cast
 
 import attrs
 
@@ -26,11 +29,13 @@ from cce_metrics.registry import METRICS, Metric
 from cce_metrics.relevant_ranks import RelevantRanks
 from cce_metrics.summation import seq_sum
 
-Qrels = Mapping[str, Mapping[str, int]]
-"""Relevance judgments: query id -> document id -> relevance (an integer; >= 1 is relevant)."""
+Qrels = Mapping[str, Mapping[str, SupportsIndex]]
+"""Relevance judgments: query id -> document id -> relevance (an integer, numpy's included;
+>= 1 is relevant)."""
 
-Run = Mapping[str, Mapping[str, float]]
-"""A run: query id -> document id -> retrieval score (higher ranks first)."""
+Run = Mapping[str, Mapping[str, SupportsFloat]]
+"""A run: query id -> document id -> retrieval score (a real number, numpy's included;
+higher ranks first)."""
 
 
 @attrs.frozen(slots=True)
@@ -143,18 +148,29 @@ def evaluate(qrels: Qrels, run: Run, metrics: Sequence[str]) -> Evaluation:
     - A relevance of at least 1 is relevant; for nDCG it is also the gain.
     - Means add per-query scores in sorted query-id order, strictly left to right.
 
-    Raises ValueError for an unknown metric name, a score that is not a finite number, or
-    a relevance that is not an integer.
+    Inputs of the wrong shape are a TypeError that names the expected one: ids that are
+    not str, judgments or scores that are not mappings, a relevance that is not an
+    integer or a score that is not a real number (numpy's integer and floating scalars
+    are integers and real numbers), and `metrics` given as one string rather than a list
+    of names. A ValueError is raised for an unknown metric name, a score that is not
+    finite, and a `qrels` without any query (its means would be 0 / 0).
     """
+    if isinstance(metrics, str | bytes):
+        raise TypeError(
+            f"metrics is the single string {metrics!r}; pass a list of names such as [{metrics!r}]"
+        )
     measures = [(name, parse_measure(name)) for name in dict.fromkeys(metrics)]
     scorers = [(name, _ranking_score(measure), measure.cutoff) for name, measure in measures]
-    _check_inputs(qrels, run)
+    judged = checked_qrels(qrels)
+    scored = checked_run(run)
+    if not judged:
+        raise ValueError("qrels holds no query: there is nothing to evaluate")
     per_query: dict[str, dict[str, float]] = {}
-    for query_id in sorted(qrels):
+    for query_id in sorted(judged):
         # One reduction per query, shared by every metric.
-        ranking = reduce_ranking(qrels[query_id], rank_documents(run.get(query_id, {})))
+        ranking = reduce_ranking(judged[query_id], rank_documents(scored.get(query_id, {})))
         per_query[query_id] = {name: score(ranking, cutoff) for name, score, cutoff in scorers}
-    divisor = max(len(per_query), 1)
+    divisor = len(per_query)
     aggregate = {
         name: seq_sum(scores[name] for scores in per_query.values()) / divisor
         for name, _ in measures
@@ -170,20 +186,95 @@ def _ranking_score(measure: Measure) -> Callable[[RelevantRanks, int | None], fl
     return score
 
 
-def _check_inputs(qrels: Qrels, run: Run) -> None:
+QRELS_SHAPE = "{query_id: {doc_id: relevance}} with str ids and integer relevances"
+RUN_SHAPE = "{query_id: {doc_id: score}} with str ids and real-number scores"
+
+
+def checked_qrels(qrels: Qrels) -> dict[str, Mapping[str, int]]:
+    """`qrels` with every relevance a plain int; TypeError naming the shape when it is not one.
+
+    Integers of any kind are accepted (numpy's `int64` included, through
+    `numbers.Integral`); bools, floats and anything else are refused. A query whose
+    judgments are already plain is passed through without a copy.
+    """
+    if not isinstance(qrels, Mapping):
+        raise TypeError(f"qrels is a {type(qrels).__name__}; expected {QRELS_SHAPE}")
+    checked: dict[str, Mapping[str, int]] = {}
     for query_id, judgments in qrels.items():
+        _check_id(query_id, "qrels", "query id", QRELS_SHAPE)
+        if not isinstance(judgments, Mapping):
+            raise TypeError(
+                f"qrels[{query_id!r}] is a {type(judgments).__name__}; expected {QRELS_SHAPE}"
+            )
+        # The common case, checked at C speed: str ids and int relevances throughout.
+        if set(map(type, judgments)) <= {str} and set(map(type, judgments.values())) <= {int}:
+            checked[query_id] = cast("Mapping[str, int]", judgments)
+            continue
+        plain: dict[str, int] = {}
         for doc, rel in judgments.items():
-            if isinstance(rel, bool) or not isinstance(rel, int):
-                raise ValueError(
-                    f"qrels[{query_id!r}][{doc!r}] = {rel!r}: a relevance must be an integer"
+            _check_id(doc, f"qrels[{query_id!r}]", "document id", QRELS_SHAPE)
+            if isinstance(rel, bool) or not isinstance(rel, numbers.Integral):
+                raise TypeError(
+                    f"qrels[{query_id!r}][{doc!r}] = {rel!r} is a {type(rel).__name__}: "
+                    f"a relevance must be an integer; expected {QRELS_SHAPE}"
                 )
+            plain[doc] = operator.index(rel)
+        checked[query_id] = plain
+    return checked
+
+
+def checked_run(run: Run) -> dict[str, Mapping[str, float]]:
+    """`run` with every score a finite float; TypeError naming the shape when it is not one.
+
+    Real numbers of any kind are accepted (numpy's `float32` included, through
+    `numbers.Real`) and converted to float exactly; bools, `Decimal` and anything else
+    are refused. A score that is not finite (NaN, an infinity, an int too large for a
+    float) is a ValueError. A query whose scores are already finite floats is passed
+    through without a copy.
+    """
+    if not isinstance(run, Mapping):
+        raise TypeError(f"run is a {type(run).__name__}; expected {RUN_SHAPE}")
+    checked: dict[str, Mapping[str, float]] = {}
     for query_id, scores in run.items():
+        _check_id(query_id, "run", "query id", RUN_SHAPE)
+        if not isinstance(scores, Mapping):
+            raise TypeError(f"run[{query_id!r}] is a {type(scores).__name__}; expected {RUN_SHAPE}")
+        values = scores.values()
+        # The common case, checked at C speed: str ids and float scores whose sum is
+        # finite (a NaN or an infinity makes the sum NaN or infinite; a sum that
+        # overflows only sends the query through the item-by-item check below).
+        if (
+            set(map(type, scores)) <= {str}
+            and set(map(type, values)) <= {float}
+            and math.isfinite(sum(cast("Iterable[float]", values)))
+        ):
+            checked[query_id] = cast("Mapping[str, float]", scores)
+            continue
+        plain: dict[str, float] = {}
         for doc, score in scores.items():
-            if (
-                isinstance(score, bool)
-                or not isinstance(score, int | float)
-                or not math.isfinite(score)
-            ):
-                raise ValueError(
-                    f"run[{query_id!r}][{doc!r}] = {score!r}: a score must be a finite number"
-                )
+            _check_id(doc, f"run[{query_id!r}]", "document id", RUN_SHAPE)
+            plain[doc] = _finite_score(score, f"run[{query_id!r}][{doc!r}]")
+        checked[query_id] = plain
+    return checked
+
+
+def _finite_score(score: object, where: str) -> float:
+    if isinstance(score, bool) or not isinstance(score, numbers.Real):
+        raise TypeError(
+            f"{where} = {score!r} is a {type(score).__name__}: a score must be a real "
+            f"number; expected {RUN_SHAPE}"
+        )
+    try:
+        value = float(score)
+    except OverflowError:
+        value = math.inf
+    if not math.isfinite(value):
+        raise ValueError(f"{where} = {score!r}: a score must be a finite number")
+    return value
+
+
+def _check_id(value: object, where: str, what: str, shape: str) -> None:
+    if not isinstance(value, str):
+        raise TypeError(
+            f"{where}: {what} {value!r} is a {type(value).__name__}, not a str; expected {shape}"
+        )
