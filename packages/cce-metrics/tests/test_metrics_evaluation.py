@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Mapping
 from decimal import Decimal
 from typing import Any
 
@@ -245,3 +246,35 @@ def test_documents_are_anchors(
     graded = evaluate({"q": qrels}, {"q": run}, [f"ndcg@{k}", f"map@{k}"]).per_query["q"]
     assert graded[f"ndcg@{k}"] == ndcg_at_k(matches, gains, k)
     assert graded[f"map@{k}"] == average_precision_at_k(matches, anchor_gains(len(relevant)), k)
+
+
+class CountingJudgments(Mapping[str, int]):
+    """Judgments that count how often they are read (lookups and iterations)."""
+
+    def __init__(self, judgments: dict[str, int]) -> None:
+        self.judgments = judgments
+        self.reads = 0
+
+    def __getitem__(self, doc: str) -> int:
+        self.reads += 1
+        return self.judgments[doc]
+
+    def __iter__(self) -> Iterator[str]:
+        self.reads += 1
+        return iter(self.judgments)
+
+    def __len__(self) -> int:
+        return len(self.judgments)
+
+
+def test_a_query_is_reduced_once_for_all_its_metrics() -> None:
+    # Every metric reads the same reduction of the query, so asking for eight metrics
+    # reads the judgments no more often than asking for one.
+    run = {"q": {f"d{index}": float(index % 7) for index in range(60)}}
+    judgments = {f"d{index}": index % 4 for index in range(0, 90, 3)}
+    one, eight = CountingJudgments(judgments), CountingJudgments(judgments)
+    evaluate({"q": one}, run, ["mrr"])
+    many = ["P@5", "recall", "ndcg@10", "map", "mrr", "hit@3", "rprec", "f1@5"]
+    result = evaluate({"q": eight}, run, many)
+    assert eight.reads == one.reads
+    assert result == evaluate({"q": judgments}, run, many)

@@ -18,8 +18,9 @@ import math
 import numbers
 import operator
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import SupportsFloat, SupportsIndex, cast
+from typing import Any, SupportsFloat, SupportsIndex, cast
 
 import attrs
 
@@ -137,6 +138,39 @@ def reduce_ranking(judgments: Mapping[str, int], ranking: Sequence[str]) -> Rele
     return RelevantRanks(ranks, gains, ideal, len(ranking))
 
 
+def rank_relevant(judgments: Mapping[str, int], scores: Mapping[str, float]) -> RelevantRanks:
+    """`reduce_ranking(judgments, rank_documents(scores))`, without ranking every document.
+
+    Only the relevant documents' ranks matter, and a document's rank in
+    `rank_documents`' order is 1 + the documents with a greater score + the documents
+    with an equal score and a greater id. The scores are sorted once (floats, in C);
+    each relevant retrieved document then finds its rank by bisection, and only a tie
+    costs a pass over the query's documents.
+    """
+    ideal: list[float] = []
+    found: list[tuple[int, float]] = []
+    ascending: list[float] = []
+    for doc, rel in judgments.items():
+        if rel < 1:
+            continue
+        gain = float(rel)
+        ideal.append(gain)
+        score = scores.get(doc)
+        if score is None:
+            continue
+        if not ascending:
+            ascending = sorted(scores.values())
+        not_above = bisect_right(ascending, score)
+        rank = len(ascending) - not_above + 1
+        if not_above - bisect_left(ascending, score) > 1:
+            rank += sum(1 for other, value in scores.items() if value == score and other > doc)
+        found.append((rank, gain))
+    ideal.sort(reverse=True)
+    found.sort()
+    ranks = [rank for rank, _ in found]
+    return RelevantRanks(ranks, [gain for _, gain in found], ideal, len(scores))
+
+
 def evaluate(qrels: Qrels, run: Run, metrics: Sequence[str]) -> Evaluation:
     """Score `run` against `qrels` with each metric in `metrics` (e.g. `["P@5", "ndcg@10"]`).
 
@@ -166,9 +200,10 @@ def evaluate(qrels: Qrels, run: Run, metrics: Sequence[str]) -> Evaluation:
     if not judged:
         raise ValueError("qrels holds no query: there is nothing to evaluate")
     per_query: dict[str, dict[str, float]] = {}
+    no_scores: dict[str, float] = {}
     for query_id in sorted(judged):
         # One reduction per query, shared by every metric.
-        ranking = reduce_ranking(judged[query_id], rank_documents(scored.get(query_id, {})))
+        ranking = rank_relevant(judged[query_id], scored.get(query_id, no_scores))
         per_query[query_id] = {name: score(ranking, cutoff) for name, score, cutoff in scorers}
     divisor = len(per_query)
     aggregate = {
@@ -200,14 +235,14 @@ def checked_qrels(qrels: Qrels) -> dict[str, Mapping[str, int]]:
     if not isinstance(qrels, Mapping):
         raise TypeError(f"qrels is a {type(qrels).__name__}; expected {QRELS_SHAPE}")
     checked: dict[str, Mapping[str, int]] = {}
+    _check_ids(qrels, "qrels", "query id", QRELS_SHAPE)
     for query_id, judgments in qrels.items():
-        _check_id(query_id, "qrels", "query id", QRELS_SHAPE)
-        if not isinstance(judgments, Mapping):
+        if type(judgments) is not dict and not isinstance(judgments, Mapping):
             raise TypeError(
                 f"qrels[{query_id!r}] is a {type(judgments).__name__}; expected {QRELS_SHAPE}"
             )
         # The common case, checked at C speed: str ids and int relevances throughout.
-        if set(map(type, judgments)) <= {str} and set(map(type, judgments.values())) <= {int}:
+        if _all_str(judgments) and {*map(type, judgments.values())} <= {int}:
             checked[query_id] = cast("Mapping[str, int]", judgments)
             continue
         plain: dict[str, int] = {}
@@ -235,17 +270,17 @@ def checked_run(run: Run) -> dict[str, Mapping[str, float]]:
     if not isinstance(run, Mapping):
         raise TypeError(f"run is a {type(run).__name__}; expected {RUN_SHAPE}")
     checked: dict[str, Mapping[str, float]] = {}
+    _check_ids(run, "run", "query id", RUN_SHAPE)
     for query_id, scores in run.items():
-        _check_id(query_id, "run", "query id", RUN_SHAPE)
-        if not isinstance(scores, Mapping):
+        if type(scores) is not dict and not isinstance(scores, Mapping):
             raise TypeError(f"run[{query_id!r}] is a {type(scores).__name__}; expected {RUN_SHAPE}")
         values = scores.values()
         # The common case, checked at C speed: str ids and float scores whose sum is
         # finite (a NaN or an infinity makes the sum NaN or infinite; a sum that
         # overflows only sends the query through the item-by-item check below).
         if (
-            set(map(type, scores)) <= {str}
-            and set(map(type, values)) <= {float}
+            _all_str(scores)
+            and {*map(type, values)} <= {float}
             and math.isfinite(sum(cast("Iterable[float]", values)))
         ):
             checked[query_id] = cast("Mapping[str, float]", scores)
@@ -271,6 +306,21 @@ def _finite_score(score: object, where: str) -> float:
     if not math.isfinite(value):
         raise ValueError(f"{where} = {score!r}: a score must be a finite number")
     return value
+
+
+def _all_str(ids: Iterable[object]) -> bool:
+    """Whether every id is a str; joining them is the quickest check Python offers."""
+    try:
+        "".join(cast("Iterable[str]", ids))
+    except TypeError:
+        return False
+    return True
+
+
+def _check_ids(mapping: Mapping[Any, object], where: str, what: str, shape: str) -> None:
+    if not _all_str(mapping):
+        for value in mapping:
+            _check_id(value, where, what, shape)
 
 
 def _check_id(value: object, where: str, what: str, shape: str) -> None:

@@ -67,6 +67,18 @@ class RelevantRanks:
         )
 
 
+# log2(rank + 1) for rank = 0, 1, 2, ...: the DCG discounts, computed once (with
+# math.log2, so a looked-up discount is the very float the formula gives).
+_DISCOUNTS: list[float] = [math.log2(rank + 1) for rank in range(1025)]
+
+
+def discount(rank: int) -> float:
+    """log2(rank + 1), the DCG discount of a 1-based rank."""
+    if rank >= len(_DISCOUNTS):
+        _DISCOUNTS.extend(math.log2(more + 1) for more in range(len(_DISCOUNTS), 2 * rank))
+    return _DISCOUNTS[rank]
+
+
 def found(ranking: RelevantRanks, k: int | None) -> int:
     """How many relevant ranks lie within the first k (all of them when k is None)."""
     return len(ranking.ranks) if k is None else bisect_right(ranking.ranks, k)
@@ -115,14 +127,17 @@ def ndcg(ranking: RelevantRanks, k: int | None) -> float:
     DCG = Σ gain / log2(rank + 1), the gain used as is (linear gain).
     """
     ideal = ranking.ideal if k is None else ranking.ideal[:k]
+    if len(ideal) >= len(_DISCOUNTS) or (ranking.ranks and ranking.ranks[-1] >= len(_DISCOUNTS)):
+        discount(max(len(ideal), *ranking.ranks[-1:]))
+    discounts = _DISCOUNTS
     ideal_dcg = 0.0
     for rank, gain in enumerate(ideal, start=1):
-        ideal_dcg += gain / math.log2(rank + 1)
+        ideal_dcg += gain / discounts[rank]
     if ideal_dcg == 0.0:
         return 0.0
     dcg = 0.0
     for rank, gain in zip(ranking.ranks[: found(ranking, k)], ranking.gains, strict=False):
-        dcg += gain / math.log2(rank + 1)
+        dcg += gain / discounts[rank]
     return dcg / ideal_dcg
 
 
