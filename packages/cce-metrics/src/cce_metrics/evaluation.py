@@ -18,9 +18,10 @@ import math
 import numbers
 import operator
 import re
+from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, SupportsFloat, SupportsIndex, cast
+from typing import Any, Literal, SupportsFloat, SupportsIndex, cast
 
 import attrs
 
@@ -106,16 +107,40 @@ class Evaluation:
     aggregate: dict[str, float]
 
 
-def rank_documents(scores: Mapping[str, float]) -> list[str]:
+TieRule = Literal["exact", "trec_eval"]
+"""How scores are compared when ranking (docs/metrics.md#ranking-and-ties).
+
+- `"exact"` (the default): scores compare as the doubles they are;
+- `"trec_eval"`: scores are first rounded to 32-bit floats, as trec_eval stores them,
+  so scores that differ only beyond float32's precision tie, exactly as in trec_eval,
+  pytrec_eval and ir_measures.
+
+Either way, equal scores are ordered by document id, the greater first.
+"""
+
+
+def float32_scores(scores: Mapping[str, float]) -> dict[str, float]:
+    """Each score rounded to the nearest 32-bit float, as C's `(float)` cast does.
+
+    `array("f")` performs that cast; a finite double beyond float32's range becomes an
+    infinity, as in trec_eval.
+    """
+    return dict(zip(scores, array("f", scores.values()).tolist(), strict=True))
+
+
+def rank_documents(scores: Mapping[str, float], ties: TieRule = "exact") -> list[str]:
     """Document ids by score descending, equal scores by document id descending.
 
     This is trec_eval's order (and so pytrec_eval's and ir_measures'): the rank column of
     a run file is ignored, and ties are broken by comparing document ids, the greater
     first. Python compares str by code point, which for UTF-8 ids is trec_eval's byte
-    order.
+    order. With `ties="trec_eval"` the scores are compared as 32-bit floats
+    (`TieRule`).
     """
+    compared = float32_scores(scores) if ties == "trec_eval" else scores
     return [
-        doc for doc, _ in sorted(scores.items(), key=lambda item: (item[1], item[0]), reverse=True)
+        doc
+        for doc, _ in sorted(compared.items(), key=lambda item: (item[1], item[0]), reverse=True)
     ]
 
 
@@ -171,7 +196,9 @@ def rank_relevant(judgments: Mapping[str, int], scores: Mapping[str, float]) -> 
     return RelevantRanks(ranks, [gain for _, gain in found], ideal, len(scores))
 
 
-def evaluate(qrels: Qrels, run: Run, metrics: Sequence[str]) -> Evaluation:
+def evaluate(
+    qrels: Qrels, run: Run, metrics: Sequence[str], *, ties: TieRule = "exact"
+) -> Evaluation:
     """Score `run` against `qrels` with each metric in `metrics` (e.g. `["P@5", "ndcg@10"]`).
 
     - Queries are the query ids of `qrels`; a run's queries without judgments are
@@ -179,6 +206,9 @@ def evaluate(qrels: Qrels, run: Run, metrics: Sequence[str]) -> Evaluation:
       every metric), so the means divide by the number of judged queries (trec_eval's
       `-c` behaviour, not its default).
     - Rankings come from the scores (`rank_documents`); a cut-off keeps the first k.
+      `ties="trec_eval"` compares the scores as 32-bit floats, as trec_eval does, so
+      that scores closer than float32 can tell apart tie as they do there (`TieRule`);
+      the default compares them exactly.
     - A relevance of at least 1 is relevant; for nDCG it is also the gain.
     - Means add per-query scores in sorted query-id order, strictly left to right.
 
@@ -195,8 +225,12 @@ def evaluate(qrels: Qrels, run: Run, metrics: Sequence[str]) -> Evaluation:
         )
     measures = [(name, parse_measure(name)) for name in dict.fromkeys(metrics)]
     scorers = [(name, _ranking_score(measure), measure.cutoff) for name, measure in measures]
+    if ties not in ("exact", "trec_eval"):
+        raise ValueError(f"ties={ties!r}: expected 'exact' or 'trec_eval'")
     judged = checked_qrels(qrels)
     scored = checked_run(run)
+    if ties == "trec_eval":
+        scored = {query_id: float32_scores(scores) for query_id, scores in scored.items()}
     if not judged:
         raise ValueError("qrels holds no query: there is nothing to evaluate")
     per_query: dict[str, dict[str, float]] = {}
