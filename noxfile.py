@@ -260,7 +260,8 @@ def bench(session: nox.Session) -> None:
     """Benchmarks (never part of the test suite): side by side with the baseline, then phases.
 
     Prints ratios against the baseline commit and throughputs on the interpreter's stdlib
-    (see bench/corpus.py). Arguments after `--` go to bench/bench_perf.py (e.g.
+    (see bench/corpus.py), then `cce_metrics.evaluate` beside pytrec_eval and ranx
+    (bench/bench_metrics.py). Arguments after `--` go to bench/bench_perf.py (e.g.
     `--scale 1000000`, `--repeat 3`); a directory among them is also the corpus of the
     other scripts.
     """
@@ -274,6 +275,10 @@ def bench(session: nox.Session) -> None:
     )
     for script in scripts:
         session.run("uv", "run", "--locked", "python", script, *corpora)
+    # pytrec_eval and ranx are cce-metrics' test-only dependencies: its dev group has them.
+    session.run(
+        "uv", "run", "--locked", "--package", "cce-metrics", "python", "bench/bench_metrics.py"
+    )
 
 
 @nox.session

@@ -90,13 +90,20 @@ RANX = {
 
 
 def collection(
-    seed: int, n_queries: int, *, ties: bool, negatives: bool, complete: bool
+    seed: int,
+    n_queries: int,
+    *,
+    ties: bool,
+    negatives: bool,
+    complete: bool,
+    binary: bool = False,
 ) -> tuple[Qrels, Run]:
     """A random collection; `complete` keeps every query in the run with a relevant document."""
     rng = random.Random(seed)
     qrels: Qrels = {}
     run: Run = {}
-    grades = [0, 0, 1, 1, 1, 2, 3] + ([-1] if negatives else [])
+    grades = [0, 1] if binary else [0, 0, 1, 1, 1, 2, 3]
+    grades += [-1] if negatives else []
     for number in range(n_queries):
         query = f"q{number:04d}"
         docs = [f"d{index}" for index in range(rng.randint(1, 40))]
@@ -133,10 +140,46 @@ def check_against_pytrec_eval(qrels: Qrels, run: Run) -> int:
     return compared
 
 
-def test_pytrec_eval_1000_queries_with_ties() -> None:
-    qrels, run = collection(11, 1000, ties=True, negatives=True, complete=False)
-    assert len(qrels) - len(run) > 20  # some judged queries really are missing from the run
-    assert check_against_pytrec_eval(qrels, run) == 1000 * len(PYTREC)
+@pytest.mark.parametrize("binary", [False, True], ids=["graded", "binary"])
+def test_pytrec_eval_2000_queries_with_ties(binary: bool) -> None:
+    qrels, run = collection(11, 2000, ties=True, negatives=True, complete=False, binary=binary)
+    assert len(qrels) - len(run) > 40  # some judged queries really are missing from the run
+    assert sum(1 for docs in run.values() if not docs) > 20  # some runs are empty
+    assert check_against_pytrec_eval(qrels, run) == 2000 * len(PYTREC)
+
+
+def float32_tie_collection(seed: int, n_queries: int) -> tuple[Qrels, Run]:
+    """Scores near 10**6 in steps of 0.01: float32 (spacing 0.0625 there) ties many of them."""
+    rng = random.Random(seed)
+    qrels: Qrels = {}
+    run: Run = {}
+    for number in range(n_queries):
+        query = f"q{number:04d}"
+        docs = [f"d{index}" for index in range(rng.randint(1, 30))]
+        qrels[query] = {doc: rng.choice([0, 1, 1, 2]) for doc in rng.sample(docs, len(docs) // 2)}
+        run[query] = {doc: 1e6 + rng.randint(0, 40) / 100 for doc in docs}
+    return qrels, run
+
+
+def test_trec_eval_tie_rule_reproduces_pytrec_eval_where_float32_ties() -> None:
+    # The documented example: 1e6 + 0.03 and 1e6 are one float32.
+    qrels, run = {"q": {"a": 1}}, {"q": {"a": 1e6 + 0.03, "b": 1e6}}
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(run)
+    assert theirs["q"]["recip_rank"] == 0.5
+    assert evaluate(qrels, run, ["mrr"]).aggregate["mrr"] == 1.0
+    assert evaluate(qrels, run, ["mrr"], ties="trec_eval").aggregate["mrr"] == 0.5
+
+    qrels, run = float32_tie_collection(15, 2000)
+    ours = evaluate(qrels, run, list(PYTREC), ties="trec_eval")
+    exact = evaluate(qrels, run, list(PYTREC))
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, PYTREC_MEASURES).evaluate(run)
+    differs = 0
+    for query, scores in ours.per_query.items():
+        for name, key in PYTREC.items():
+            expected = theirs[query][key] if query in theirs else 0.0
+            assert abs(scores[name] - expected) <= TOLERANCE, (query, name)
+            differs += abs(exact.per_query[query][name] - expected) > TOLERANCE
+    assert differs > 1000  # the default rule really does rank these runs differently
 
 
 def test_trec_files_read_like_pytrec_eval_and_ir_measures_read_them() -> None:
@@ -153,10 +196,10 @@ def test_trec_files_read_like_pytrec_eval_and_ir_measures_read_them() -> None:
     assert check_against_pytrec_eval(parse_qrels(qrels_text), parse_run(run_text)) > 0
 
 
-def test_ir_measures_1000_queries() -> None:
+def test_ir_measures_2000_queries() -> None:
     # Distinct scores: ir_measures computes RR@k with its MS MARCO provider, which breaks
     # ties by document id ascending (see the test below).
-    qrels, run = collection(12, 1000, ties=False, negatives=False, complete=True)
+    qrels, run = collection(12, 2000, ties=False, negatives=False, complete=True)
     ours = evaluate(qrels, run, list(IR_MEASURES))
     measures = {ir_measures.parse_measure(text): name for name, text in IR_MEASURES.items()}
     compared = 0
@@ -165,7 +208,7 @@ def test_ir_measures_1000_queries() -> None:
         value = ours.per_query[metric.query_id][name]
         assert abs(value - metric.value) <= TOLERANCE, (metric, value)
         compared += 1
-    assert compared == 1000 * len(IR_MEASURES)
+    assert compared == 2000 * len(IR_MEASURES)
 
 
 def test_ir_measures_rr_at_k_breaks_ties_the_other_way() -> None:
@@ -178,9 +221,32 @@ def test_ir_measures_rr_at_k_breaks_ties_the_other_way() -> None:
 
 
 @pytest.mark.slow
-def test_ranx_1000_queries() -> None:
+def test_ranx_ties_follow_its_sort_not_the_document_ids() -> None:
     ranx = pytest.importorskip("ranx")
-    qrels, run = collection(13, 1000, ties=False, negatives=False, complete=True)
+    # a and b tie; cce (like trec_eval) puts the greater id, b, first.
+    qrels, run = {"q": {"a": 1}}, {"q": {"a": 0.5, "b": 0.5}}
+    assert evaluate(qrels, run, ["mrr"]).aggregate["mrr"] == 0.5
+    # ranx.Run keeps the insertion order of tied documents: a, then b.
+    assert ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), "mrr") == 1.0
+    assert ranx.evaluate(ranx.Qrels(qrels), ranx.Run({"q": {"b": 0.5, "a": 0.5}}), "mrr") == 0.5
+    # Plain dictionaries take another path in ranx, which reverses that order.
+    assert ranx.evaluate(qrels, run, "mrr") == 0.5
+    # ranx's sort is not stable: among 100 tied documents, the first inserted is not first
+    # (nor last), so no id or insertion rule reproduces its order.
+    tied = {f"d{index:03d}": 0.5 for index in range(100)}
+    first = ranx.evaluate(ranx.Qrels({"q": {"d000": 1}}), ranx.Run({"q": tied}), "mrr")
+    assert first not in (1.0, 1.0 / 100)
+    assert evaluate({"q": {"d099": 1}}, {"q": tied}, ["mrr"]).aggregate["mrr"] == 1.0
+    # ranx's hits@k is a count (2 relevant in the top 5), which is why cce refuses "hits".
+    two = {"q": {"a": 1, "b": 1}}
+    assert ranx.evaluate(ranx.Qrels(two), ranx.Run(run), "hits@5") == 2.0
+    assert evaluate(two, run, ["hit@5"]).aggregate["hit@5"] == 1.0
+
+
+@pytest.mark.slow
+def test_ranx_2000_queries() -> None:
+    ranx = pytest.importorskip("ranx")
+    qrels, run = collection(13, 2000, ties=False, negatives=False, complete=True)
     ours = evaluate(qrels, run, list(RANX))
     ranx_qrels = ranx.Qrels(
         {q: {d: r for d, r in docs.items() if r >= 1} for q, docs in qrels.items()}

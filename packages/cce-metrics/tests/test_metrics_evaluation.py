@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Mapping
+from decimal import Decimal
+from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -59,8 +63,63 @@ def test_run_queries_without_judgments_are_ignored() -> None:
     assert result.aggregate == {"mrr": 1.0}
 
 
-def test_no_queries_gives_zero_means() -> None:
-    assert evaluate({}, {}, ["ndcg@10"]).aggregate == {"ndcg@10": 0.0}
+def test_empty_qrels_is_an_error_not_a_mean_of_zero() -> None:
+    with pytest.raises(ValueError, match="qrels holds no query"):
+        evaluate({}, {"q": {"a": 1.0}}, ["ndcg@10"])
+    # A judged query without judgments is still a query (scored 0.0).
+    assert evaluate({"q": {}}, {}, ["ndcg@10"]).aggregate == {"ndcg@10": 0.0}
+
+
+def test_numpy_scalars_are_read_as_the_numbers_they_hold() -> None:
+    # pandas and numpy pipelines hand over numpy scalars; numpy itself (.item()) says
+    # which Python numbers they are, and evaluate must score those.
+    rng = np.random.default_rng(7)
+    qrels_np = {
+        f"q{q}": {f"d{d}": np.int64(rel) for d, rel in enumerate(rng.integers(-1, 4, 30))}
+        for q in range(50)
+    }
+    run_np = {
+        f"q{q}": {f"d{d}": np.float32(score) for d, score in enumerate(rng.random(40) * 1e3)}
+        for q in range(50)
+    }
+    qrels = {q: {d: rel.item() for d, rel in docs.items()} for q, docs in qrels_np.items()}
+    run = {q: {d: score.item() for d, score in docs.items()} for q, docs in run_np.items()}
+    metrics = ["P@5", "recall@10", "ndcg@10", "map", "mrr", "rprec"]
+    assert evaluate(qrels_np, run_np, metrics) == evaluate(qrels, run, metrics)
+    assert evaluate(qrels_np, run_np, metrics).aggregate["ndcg@10"] > 0.0
+    one = evaluate({"q": {"a": np.int32(2)}}, {"q": {"a": np.float64(0.5)}}, ["ndcg"])
+    assert one.aggregate == {"ndcg": 1.0}
+
+
+@pytest.mark.parametrize(
+    ("qrels", "run", "metrics", "message"),
+    [
+        ({"q": {"a": 1, 2: 1}}, {"q": {"a": 1.0}}, ["mrr"], r"document id 2 is a int"),
+        ({"q": {"a": 1}}, {"q": {"a": 1.0, 2: 0.5}}, ["mrr"], r"document id 2 is a int"),
+        ({"q": {"a": 1}, 7: {"a": 1}}, {"q": {"a": 1.0}}, ["mrr"], r"query id 7 is a int"),
+        ({"q": {"a": 1}}, {"q": ["a", "b"]}, ["mrr"], r"run\['q'\] is a list"),
+        ({"q": [("a", 1)]}, {"q": {"a": 1.0}}, ["mrr"], r"qrels\['q'\] is a list"),
+        ({"q": {"a": 1}}, {"q": {"a": [0.5]}}, ["mrr"], r"is a list: a score must be"),
+        ({"q": {"a": 1}}, {"q": {"a": Decimal("0.5")}}, ["mrr"], r"is a Decimal"),
+        ({"q": {"a": 1}}, {"q": {"a": "0.5"}}, ["mrr"], r"is a str: a score must be"),
+        ({"q": {"a": 1.5}}, {"q": {"a": 1.0}}, ["mrr"], r"is a float: a relevance must"),
+        ({"q": {"a": True}}, {"q": {"a": 1.0}}, ["mrr"], r"is a bool: a relevance must"),
+        ({"q": {"a": 1}}, {"q": {"a": True}}, ["mrr"], r"is a bool: a score must"),
+        ([("q", "a", 1)], {"q": {"a": 1.0}}, ["mrr"], r"qrels is a list"),
+    ],
+)
+def test_wrong_shapes_are_type_errors_naming_the_shape(
+    qrels: Any, run: Any, metrics: list[str], message: str
+) -> None:
+    with pytest.raises(TypeError, match=message) as raised:
+        evaluate(qrels, run, metrics)
+    assert "expected {query_id: {doc_id: " in str(raised.value)
+
+
+def test_metrics_as_one_string_is_a_type_error() -> None:
+    # A str is a sequence of names too: "P@5" would be read as "P", "@", "5".
+    with pytest.raises(TypeError, match=r"single string 'P@5'.*\['P@5'\]"):
+        evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, "P@5")
 
 
 def test_ties_are_broken_by_document_id_descending() -> None:
@@ -92,8 +151,8 @@ def test_metric_names_keep_the_callers_spelling_and_drop_repeats() -> None:
 @pytest.mark.parametrize(
     ("text", "measure"),
     [
-        ("P@5", Measure("P", 5)),
-        ("precision@5", Measure("P", 5)),
+        ("P@5", Measure("precision", 5)),
+        ("precision@5", Measure("precision", 5)),
         ("recall", Measure("recall", None)),
         ("R@100", Measure("recall", 100)),
         ("nDCG@10", Measure("ndcg", 10)),
@@ -119,6 +178,15 @@ def test_measure_prints_its_canonical_name() -> None:
     assert str(parse_measure("RR")) == "mrr"
 
 
+def test_hits_is_refused_because_ranx_counts_with_it() -> None:
+    # ranx's hits@5 is the number of relevant documents in the top 5 (2.0 here), not
+    # cce's hit@5 (1.0); accepting the spelling would hand back the wrong number.
+    qrels, run = {"q": {"a": 1, "b": 1}}, {"q": {"a": 2.0, "b": 1.0}}
+    assert evaluate(qrels, run, ["hit@5"]).aggregate["hit@5"] == 1.0
+    with pytest.raises(ValueError, match=r"counts the relevant documents.*hit@k.*P@k"):
+        evaluate(qrels, run, ["hits@5"])
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
@@ -140,10 +208,14 @@ def test_bad_scores_and_relevances_are_refused() -> None:
         evaluate({"q": {"a": 1}}, {"q": {"a": math.nan}}, ["mrr"])
     with pytest.raises(ValueError, match="finite"):
         evaluate({"q": {"a": 1}}, {"q": {"a": math.inf}}, ["mrr"])
-    with pytest.raises(ValueError, match="integer"):
-        evaluate({"q": {"a": 1.5}}, {"q": {"a": 1.0}}, ["mrr"])  # type: ignore[dict-item]
-    with pytest.raises(ValueError, match="integer"):
-        evaluate({"q": {"a": True}}, {"q": {"a": 1.0}}, ["mrr"])
+    with pytest.raises(ValueError, match="finite"):
+        evaluate({"q": {"a": 1}}, {"q": {"a": 10**400}}, ["mrr"])
+    with pytest.raises(ValueError, match="finite"):
+        evaluate({"q": {"a": 1}}, {"q": {"a": 1e308, "b": 1e308, "c": -math.inf}}, ["mrr"])
+    # Finite scores whose sum overflows are fine.
+    assert evaluate({"q": {"a": 1}}, {"q": {"a": 1e308, "b": 1e308}}, ["mrr"]).aggregate == {
+        "mrr": 0.5
+    }
 
 
 runs = st.lists(
@@ -174,3 +246,35 @@ def test_documents_are_anchors(
     graded = evaluate({"q": qrels}, {"q": run}, [f"ndcg@{k}", f"map@{k}"]).per_query["q"]
     assert graded[f"ndcg@{k}"] == ndcg_at_k(matches, gains, k)
     assert graded[f"map@{k}"] == average_precision_at_k(matches, anchor_gains(len(relevant)), k)
+
+
+class CountingJudgments(Mapping[str, int]):
+    """Judgments that count how often they are read (lookups and iterations)."""
+
+    def __init__(self, judgments: dict[str, int]) -> None:
+        self.judgments = judgments
+        self.reads = 0
+
+    def __getitem__(self, doc: str) -> int:
+        self.reads += 1
+        return self.judgments[doc]
+
+    def __iter__(self) -> Iterator[str]:
+        self.reads += 1
+        return iter(self.judgments)
+
+    def __len__(self) -> int:
+        return len(self.judgments)
+
+
+def test_a_query_is_reduced_once_for_all_its_metrics() -> None:
+    # Every metric reads the same reduction of the query, so asking for eight metrics
+    # reads the judgments no more often than asking for one.
+    run = {"q": {f"d{index}": float(index % 7) for index in range(60)}}
+    judgments = {f"d{index}": index % 4 for index in range(0, 90, 3)}
+    one, eight = CountingJudgments(judgments), CountingJudgments(judgments)
+    evaluate({"q": one}, run, ["mrr"])
+    many = ["P@5", "recall", "ndcg@10", "map", "mrr", "hit@3", "rprec", "f1@5"]
+    result = evaluate({"q": eight}, run, many)
+    assert eight.reads == one.reads
+    assert result == evaluate({"q": judgments}, run, many)

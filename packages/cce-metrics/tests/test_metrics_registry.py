@@ -17,9 +17,11 @@ from cce_metrics import (
     MetricRegistry,
     QueryScore,
     TokenScore,
+    evaluate,
     judgment,
     macro_average,
     metric,
+    parse_measure,
     score_query,
     token_average,
 )
@@ -153,3 +155,52 @@ def test_registry_scores_equal_the_closed_form(rows: list[list[bool]], k: int) -
     assert score.recall == recall
     assert score.mrr == (0.0 if first is None else 1.0 / first)
     assert score.first_relevant_rank == first
+
+
+def test_evaluate_names_are_the_registry_names_and_aliases() -> None:
+    offered = [item for item in METRICS if item.ranking_score is not None]
+    assert [item.name for item in offered] == list(METRICS.names())
+    for item in offered:
+        for spelling in (
+            item.name,
+            item.name.upper(),
+            *item.aliases,
+            *map(str.swapcase, item.aliases),
+        ):
+            cutoff = "@3" if item.needs_cutoff else ""
+            assert parse_measure(spelling + cutoff).name == item.name, spelling
+        if item.needs_cutoff:
+            with pytest.raises(ValueError, match="needs a cut-off"):
+                parse_measure(item.name)
+    for item in TOKEN_METRICS:
+        with pytest.raises(ValueError, match="unknown metric"):
+            parse_measure(item.name)
+
+
+def test_a_registered_metric_is_offered_by_evaluate(monkeypatch: pytest.MonkeyPatch) -> None:
+    found = Metric(
+        "found",
+        "found_at_k",
+        "found",
+        lambda j: float(j.relevant_retrieved),
+        default=False,
+        ranking_score=lambda ranking, k: float(
+            len([r for r in ranking.ranks if k is None or r <= k])
+        ),
+        aliases=("num_rel_ret",),
+    )
+    registry = MetricRegistry(CHUNK, METRICS)
+    registry.register(found)
+    monkeypatch.setattr("cce_metrics.evaluation.METRICS", registry)
+    run = {"q": {"a": 3.0, "b": 2.0, "c": 1.0}}
+    result = evaluate({"q": {"a": 1, "c": 2}}, run, ["found@2", "NUM_REL_RET", "mrr"])
+    assert result.aggregate == {"found@2": 1.0, "NUM_REL_RET": 2.0, "mrr": 1.0}
+
+
+def test_a_spelling_names_one_metric_only() -> None:
+    registry = MetricRegistry(CHUNK, METRICS)
+    score = lambda ranking, k: 0.0  # noqa: E731
+    with pytest.raises(ValueError, match="spelling 'rr' already names 'mrr'"):
+        registry.register(
+            Metric("rank", "rank", "rank", lambda j: 0.0, ranking_score=score, aliases=("rr",))
+        )

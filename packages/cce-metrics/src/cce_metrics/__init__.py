@@ -14,7 +14,14 @@ only, so any eval tool can use it for its own results.
 from __future__ import annotations
 
 from cce_metrics.averages import MacroAverages, TokenAverages, macro_average, token_average
-from cce_metrics.evaluation import Evaluation, Measure, evaluate, parse_measure, rank_documents
+from cce_metrics.evaluation import (
+    Evaluation,
+    Measure,
+    TieRule,
+    evaluate,
+    parse_measure,
+    rank_documents,
+)
 from cce_metrics.queries import QueryScore, score_query
 from cce_metrics.ranked import (
     EXPECTED_GAIN,
@@ -74,6 +81,7 @@ __all__ = [
     "MetricRegistry",
     "QueryScore",
     "Span",
+    "TieRule",
     "TokenAverages",
     "TokenScore",
     "TrecFormatError",

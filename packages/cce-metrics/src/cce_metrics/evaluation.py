@@ -4,34 +4,45 @@ Why it exists: other eval tools hold their judgments as TREC-style dictionaries
 (`{query_id: {doc_id: relevance}}`) and their rankings as scores
 (`{query_id: {doc_id: score}}`), the shape pytrec_eval, ir_measures and ranx accept. This
 module owns that entry point: it parses metric names with cut-offs (`"P@5"`,
-`"ndcg@10"`, `"mrr"`), turns every query's scores into a ranking with trec_eval's
-tie-breaking, and scores it with the definitions of `cce_metrics.ranked`, so a document
-ranking and an anchor ranking are measured by the same code. The contract, including how
+`"ndcg@10"`, `"mrr"`; the names and aliases are declared with each metric in
+`cce_metrics.registry.METRICS`), turns every query's scores into a ranking with trec_eval's
+tie-breaking, reduces it once to its relevant ranks, and scores that with the formulas of
+`cce_metrics.relevant_ranks`, so a document ranking and an anchor ranking are measured by
+the same code. The contract, including how
 queries missing from the run count, is in docs/metrics.md#evaluate.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
+import operator
 import re
-from collections.abc import Callable, Mapping, Sequence
+from array import array
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal, SupportsFloat, SupportsIndex, cast
 
 import attrs
 
-from cce_metrics import ranked
-from cce_metrics.ranked import GainProfile
+# Importing ranked registers the opt-in metrics (nDCG, AP, hit, R-precision) in METRICS.
+from cce_metrics import ranked as _ranked  # noqa: F401
+from cce_metrics.registry import METRICS, Metric
+from cce_metrics.relevant_ranks import RelevantRanks
 from cce_metrics.summation import seq_sum
 
-Qrels = Mapping[str, Mapping[str, int]]
-"""Relevance judgments: query id -> document id -> relevance (an integer; >= 1 is relevant)."""
+Qrels = Mapping[str, Mapping[str, SupportsIndex]]
+"""Relevance judgments: query id -> document id -> relevance (an integer, numpy's included;
+>= 1 is relevant)."""
 
-Run = Mapping[str, Mapping[str, float]]
-"""A run: query id -> document id -> retrieval score (higher ranks first)."""
+Run = Mapping[str, Mapping[str, SupportsFloat]]
+"""A run: query id -> document id -> retrieval score (a real number, numpy's included;
+higher ranks first)."""
 
 
 @attrs.frozen(slots=True)
 class Measure:
-    """One parsed metric name: the measure's canonical name and its rank cut-off."""
+    """One parsed metric name: the metric's registry name (`Metric.name`) and its rank cut-off."""
 
     name: str
     cutoff: int | None
@@ -40,67 +51,46 @@ class Measure:
         return self.name if self.cutoff is None else f"{self.name}@{self.cutoff}"
 
 
-@attrs.frozen(slots=True)
-class _MeasureKind:
-    compute: Callable[[GainProfile], float]
-    needs_cutoff: bool
-
-
-_KINDS: dict[str, _MeasureKind] = {
-    "P": _MeasureKind(ranked.precision, needs_cutoff=True),
-    "recall": _MeasureKind(ranked.recall, needs_cutoff=False),
-    "f1": _MeasureKind(ranked.f1, needs_cutoff=True),
-    "mrr": _MeasureKind(ranked.reciprocal_rank, needs_cutoff=False),
-    "ndcg": _MeasureKind(ranked.ndcg, needs_cutoff=False),
-    "map": _MeasureKind(ranked.average_precision, needs_cutoff=False),
-    "hit": _MeasureKind(ranked.hit, needs_cutoff=False),
-    "rprec": _MeasureKind(ranked.r_precision, needs_cutoff=False),
-}
-
-# Spellings users bring from trec_eval, ir_measures and ranx (matched case-insensitively).
-_ALIASES: dict[str, str] = {
-    "p": "P",
-    "precision": "P",
-    "r": "recall",
-    "recall": "recall",
-    "f1": "f1",
-    "mrr": "mrr",
-    "rr": "mrr",
-    "recip_rank": "mrr",
-    "ndcg": "ndcg",
-    "ndcg_cut": "ndcg",
-    "map": "map",
-    "ap": "map",
-    "map_cut": "map",
-    "hit": "hit",
-    "hits": "hit",
-    "hit_rate": "hit",
-    "success": "hit",
-    "rprec": "rprec",
-    "r-precision": "rprec",
-    "r_precision": "rprec",
-}
-
 _NAME = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_\-]*)\s*(?:@\s*([0-9]+)\s*)?$")
+
+# Spellings other tools use for a measure that cce does not offer under that meaning; a
+# caller who brings one learns what to ask for instead.
+_OTHER_MEANINGS: dict[str, str] = {
+    "hits": "ranx's hits@k counts the relevant documents in the top k; cce offers hit@k "
+    "(success: 1 when any of the top k is relevant) and P@k (that count divided by k)",
+}
+
+
+def measure_metrics() -> dict[str, Metric]:
+    """Every spelling `evaluate` accepts (lower-cased) -> its metric, from `METRICS`."""
+    return {spelling: item for item in METRICS for spelling in item.spellings()}
 
 
 def parse_measure(text: str) -> Measure:
-    """Parse `name` or `name@k` (k a positive integer); raises ValueError naming valid names."""
+    """Parse `name` or `name@k` (k a positive integer); raises ValueError naming valid names.
+
+    The names are those of the metrics in `METRICS` that `evaluate` offers, and their
+    aliases (`Metric.spellings`), matched case-insensitively.
+    """
     match = _NAME.match(text)
-    name = None if match is None else _ALIASES.get(match.group(1).lower())
-    if match is None or name is None:
-        valid = ", ".join(sorted(_KINDS))
+    spellings = measure_metrics()
+    item = None if match is None else spellings.get(match.group(1).lower())
+    if match is None or item is None:
+        other = None if match is None else _OTHER_MEANINGS.get(match.group(1).lower())
+        if other is not None:
+            raise ValueError(f"unknown metric {text!r}: {other}")
+        valid = ", ".join(dict.fromkeys(metric.name for metric in spellings.values()))
         raise ValueError(
             f"unknown metric {text!r}: expected one of {valid} (aliases: "
-            f"{', '.join(sorted(_ALIASES))}), optionally with a cut-off such as @10"
+            f"{', '.join(sorted(spellings))}), optionally with a cut-off such as @10"
         )
     cutoff_text = match.group(2)
     cutoff = None if cutoff_text is None else int(cutoff_text)
     if cutoff is not None and cutoff < 1:
         raise ValueError(f"metric {text!r}: the cut-off must be a positive integer")
-    if cutoff is None and _KINDS[name].needs_cutoff:
-        raise ValueError(f"metric {text!r} needs a cut-off, e.g. {name}@10")
-    return Measure(name=name, cutoff=cutoff)
+    if cutoff is None and item.needs_cutoff:
+        raise ValueError(f"metric {text!r} needs a cut-off, e.g. {item.name}@10")
+    return Measure(name=item.name, cutoff=cutoff)
 
 
 @attrs.frozen(slots=True)
@@ -117,39 +107,98 @@ class Evaluation:
     aggregate: dict[str, float]
 
 
-def rank_documents(scores: Mapping[str, float]) -> list[str]:
+TieRule = Literal["exact", "trec_eval"]
+"""How scores are compared when ranking (docs/metrics.md#ranking-and-ties).
+
+- `"exact"` (the default): scores compare as the doubles they are;
+- `"trec_eval"`: scores are first rounded to 32-bit floats, as trec_eval stores them,
+  so scores that differ only beyond float32's precision tie, exactly as in trec_eval,
+  pytrec_eval and ir_measures.
+
+Either way, equal scores are ordered by document id, the greater first.
+"""
+
+
+def float32_scores(scores: Mapping[str, float]) -> dict[str, float]:
+    """Each score rounded to the nearest 32-bit float, as C's `(float)` cast does.
+
+    `array("f")` performs that cast; a finite double beyond float32's range becomes an
+    infinity, as in trec_eval.
+    """
+    return dict(zip(scores, array("f", scores.values()).tolist(), strict=True))
+
+
+def rank_documents(scores: Mapping[str, float], ties: TieRule = "exact") -> list[str]:
     """Document ids by score descending, equal scores by document id descending.
 
     This is trec_eval's order (and so pytrec_eval's and ir_measures'): the rank column of
     a run file is ignored, and ties are broken by comparing document ids, the greater
     first. Python compares str by code point, which for UTF-8 ids is trec_eval's byte
-    order.
+    order. With `ties="trec_eval"` the scores are compared as 32-bit floats
+    (`TieRule`).
     """
+    compared = float32_scores(scores) if ties == "trec_eval" else scores
     return [
-        doc for doc, _ in sorted(scores.items(), key=lambda item: (item[1], item[0]), reverse=True)
+        doc
+        for doc, _ in sorted(compared.items(), key=lambda item: (item[1], item[0]), reverse=True)
     ]
 
 
-def document_profile(
-    judgments: Mapping[str, int], ranking: Sequence[str], cutoff: int | None
-) -> GainProfile:
-    """The gain profile of a document ranking: each document is its own anchor.
+def reduce_ranking(judgments: Mapping[str, int], ranking: Sequence[str]) -> RelevantRanks:
+    """A document ranking reduced to what every metric reads: each document is an anchor.
 
-    A document's gain is its relevance when that is at least 1, else 0.0 (unjudged and
-    non-relevant documents, and negative judgments); ranked ids are expected to be
-    unique (`rank_documents` guarantees it).
+    A document's gain is its relevance when that is at least 1 (unjudged and
+    non-relevant documents, and negative judgments, gain nothing); the ideal gains are
+    every relevant judgment's, retrieved or not. Ranked ids are expected to be unique
+    (`rank_documents` guarantees it).
     """
-    considered = ranking if cutoff is None else ranking[:cutoff]
-    rank_gains = tuple(_gain(judgments.get(doc, 0)) for doc in considered)
-    ideal = tuple(sorted((float(rel) for rel in judgments.values() if rel >= 1), reverse=True))
-    return GainProfile(rank_gains=rank_gains, ideal_gains=ideal, k=cutoff)
+    ranks: list[int] = []
+    gains: list[float] = []
+    for rank, doc in enumerate(ranking, start=1):
+        relevance = judgments.get(doc, 0)
+        if relevance >= 1:
+            ranks.append(rank)
+            gains.append(float(relevance))
+    ideal = sorted((float(rel) for rel in judgments.values() if rel >= 1), reverse=True)
+    return RelevantRanks(ranks, gains, ideal, len(ranking))
 
 
-def _gain(relevance: int) -> float:
-    return float(relevance) if relevance >= 1 else 0.0
+def rank_relevant(judgments: Mapping[str, int], scores: Mapping[str, float]) -> RelevantRanks:
+    """`reduce_ranking(judgments, rank_documents(scores))`, without ranking every document.
+
+    Only the relevant documents' ranks matter, and a document's rank in
+    `rank_documents`' order is 1 + the documents with a greater score + the documents
+    with an equal score and a greater id. The scores are sorted once (floats, in C);
+    each relevant retrieved document then finds its rank by bisection, and only a tie
+    costs a pass over the query's documents.
+    """
+    ideal: list[float] = []
+    found: list[tuple[int, float]] = []
+    ascending: list[float] = []
+    for doc, rel in judgments.items():
+        if rel < 1:
+            continue
+        gain = float(rel)
+        ideal.append(gain)
+        score = scores.get(doc)
+        if score is None:
+            continue
+        if not ascending:
+            ascending = sorted(scores.values())
+        not_above = bisect_right(ascending, score)
+        rank = len(ascending) - not_above + 1
+        if not_above - bisect_left(ascending, score) > 1:
+            rank += sum(1 for other, value in scores.items() if value == score and other > doc)
+        found.append((rank, gain))
+    ideal.sort(reverse=True)
+    found.sort()
+    ranks = [rank for rank, _ in found]
+    return RelevantRanks(ranks, [gain for _, gain in found], ideal, len(scores))
 
 
-def evaluate(qrels: Qrels, run: Run, metrics: Sequence[str]) -> Evaluation:
+def evaluate(
+    qrels: Qrels, run: Run, metrics: Sequence[str], *, ties: TieRule = "exact"
+) -> Evaluation:
     """Score `run` against `qrels` with each metric in `metrics` (e.g. `["P@5", "ndcg@10"]`).
 
     - Queries are the query ids of `qrels`; a run's queries without judgments are
@@ -157,23 +206,40 @@ def evaluate(qrels: Qrels, run: Run, metrics: Sequence[str]) -> Evaluation:
       every metric), so the means divide by the number of judged queries (trec_eval's
       `-c` behaviour, not its default).
     - Rankings come from the scores (`rank_documents`); a cut-off keeps the first k.
+      `ties="trec_eval"` compares the scores as 32-bit floats, as trec_eval does, so
+      that scores closer than float32 can tell apart tie as they do there (`TieRule`);
+      the default compares them exactly.
     - A relevance of at least 1 is relevant; for nDCG it is also the gain.
     - Means add per-query scores in sorted query-id order, strictly left to right.
 
-    Raises ValueError for an unknown metric name, a score that is not a finite number, or
-    a relevance that is not an integer.
+    Inputs of the wrong shape are a TypeError that names the expected one: ids that are
+    not str, judgments or scores that are not mappings, a relevance that is not an
+    integer or a score that is not a real number (numpy's integer and floating scalars
+    are integers and real numbers), and `metrics` given as one string rather than a list
+    of names. A ValueError is raised for an unknown metric name, a score that is not
+    finite, and a `qrels` without any query (its means would be 0 / 0).
     """
+    if isinstance(metrics, str | bytes):
+        raise TypeError(
+            f"metrics is the single string {metrics!r}; pass a list of names such as [{metrics!r}]"
+        )
     measures = [(name, parse_measure(name)) for name in dict.fromkeys(metrics)]
-    _check_inputs(qrels, run)
+    scorers = [(name, _ranking_score(measure), measure.cutoff) for name, measure in measures]
+    if ties not in ("exact", "trec_eval"):
+        raise ValueError(f"ties={ties!r}: expected 'exact' or 'trec_eval'")
+    judged = checked_qrels(qrels)
+    scored = checked_run(run)
+    if ties == "trec_eval":
+        scored = {query_id: float32_scores(scores) for query_id, scores in scored.items()}
+    if not judged:
+        raise ValueError("qrels holds no query: there is nothing to evaluate")
     per_query: dict[str, dict[str, float]] = {}
-    for query_id in sorted(qrels):
-        judgments = qrels[query_id]
-        ranking = rank_documents(run.get(query_id, {}))
-        per_query[query_id] = {
-            name: _KINDS[measure.name].compute(document_profile(judgments, ranking, measure.cutoff))
-            for name, measure in measures
-        }
-    divisor = max(len(per_query), 1)
+    no_scores: dict[str, float] = {}
+    for query_id in sorted(judged):
+        # One reduction per query, shared by every metric.
+        ranking = rank_relevant(judged[query_id], scored.get(query_id, no_scores))
+        per_query[query_id] = {name: score(ranking, cutoff) for name, score, cutoff in scorers}
+    divisor = len(per_query)
     aggregate = {
         name: seq_sum(scores[name] for scores in per_query.values()) / divisor
         for name, _ in measures
@@ -183,20 +249,116 @@ def evaluate(qrels: Qrels, run: Run, metrics: Sequence[str]) -> Evaluation:
     )
 
 
-def _check_inputs(qrels: Qrels, run: Run) -> None:
+def _ranking_score(measure: Measure) -> Callable[[RelevantRanks, int | None], float]:
+    score = METRICS.get(measure.name).ranking_score
+    assert score is not None  # parse_measure only names metrics that have one
+    return score
+
+
+QRELS_SHAPE = "{query_id: {doc_id: relevance}} with str ids and integer relevances"
+RUN_SHAPE = "{query_id: {doc_id: score}} with str ids and real-number scores"
+
+
+def checked_qrels(qrels: Qrels) -> dict[str, Mapping[str, int]]:
+    """`qrels` with every relevance a plain int; TypeError naming the shape when it is not one.
+
+    Integers of any kind are accepted (numpy's `int64` included, through
+    `numbers.Integral`); bools, floats and anything else are refused. A query whose
+    judgments are already plain is passed through without a copy.
+    """
+    if not isinstance(qrels, Mapping):
+        raise TypeError(f"qrels is a {type(qrels).__name__}; expected {QRELS_SHAPE}")
+    checked: dict[str, Mapping[str, int]] = {}
+    _check_ids(qrels, "qrels", "query id", QRELS_SHAPE)
     for query_id, judgments in qrels.items():
+        if type(judgments) is not dict and not isinstance(judgments, Mapping):
+            raise TypeError(
+                f"qrels[{query_id!r}] is a {type(judgments).__name__}; expected {QRELS_SHAPE}"
+            )
+        # The common case, checked at C speed: str ids and int relevances throughout.
+        if _all_str(judgments) and {*map(type, judgments.values())} <= {int}:
+            checked[query_id] = cast("Mapping[str, int]", judgments)
+            continue
+        plain: dict[str, int] = {}
         for doc, rel in judgments.items():
-            if isinstance(rel, bool) or not isinstance(rel, int):
-                raise ValueError(
-                    f"qrels[{query_id!r}][{doc!r}] = {rel!r}: a relevance must be an integer"
+            _check_id(doc, f"qrels[{query_id!r}]", "document id", QRELS_SHAPE)
+            if isinstance(rel, bool) or not isinstance(rel, numbers.Integral):
+                raise TypeError(
+                    f"qrels[{query_id!r}][{doc!r}] = {rel!r} is a {type(rel).__name__}: "
+                    f"a relevance must be an integer; expected {QRELS_SHAPE}"
                 )
+            plain[doc] = operator.index(rel)
+        checked[query_id] = plain
+    return checked
+
+
+def checked_run(run: Run) -> dict[str, Mapping[str, float]]:
+    """`run` with every score a finite float; TypeError naming the shape when it is not one.
+
+    Real numbers of any kind are accepted (numpy's `float32` included, through
+    `numbers.Real`) and converted to float exactly; bools, `Decimal` and anything else
+    are refused. A score that is not finite (NaN, an infinity, an int too large for a
+    float) is a ValueError. A query whose scores are already finite floats is passed
+    through without a copy.
+    """
+    if not isinstance(run, Mapping):
+        raise TypeError(f"run is a {type(run).__name__}; expected {RUN_SHAPE}")
+    checked: dict[str, Mapping[str, float]] = {}
+    _check_ids(run, "run", "query id", RUN_SHAPE)
     for query_id, scores in run.items():
+        if type(scores) is not dict and not isinstance(scores, Mapping):
+            raise TypeError(f"run[{query_id!r}] is a {type(scores).__name__}; expected {RUN_SHAPE}")
+        values = scores.values()
+        # The common case, checked at C speed: str ids and float scores whose sum is
+        # finite (a NaN or an infinity makes the sum NaN or infinite; a sum that
+        # overflows only sends the query through the item-by-item check below).
+        if (
+            _all_str(scores)
+            and {*map(type, values)} <= {float}
+            and math.isfinite(sum(cast("Iterable[float]", values)))
+        ):
+            checked[query_id] = cast("Mapping[str, float]", scores)
+            continue
+        plain: dict[str, float] = {}
         for doc, score in scores.items():
-            if (
-                isinstance(score, bool)
-                or not isinstance(score, int | float)
-                or not math.isfinite(score)
-            ):
-                raise ValueError(
-                    f"run[{query_id!r}][{doc!r}] = {score!r}: a score must be a finite number"
-                )
+            _check_id(doc, f"run[{query_id!r}]", "document id", RUN_SHAPE)
+            plain[doc] = _finite_score(score, f"run[{query_id!r}][{doc!r}]")
+        checked[query_id] = plain
+    return checked
+
+
+def _finite_score(score: object, where: str) -> float:
+    if isinstance(score, bool) or not isinstance(score, numbers.Real):
+        raise TypeError(
+            f"{where} = {score!r} is a {type(score).__name__}: a score must be a real "
+            f"number; expected {RUN_SHAPE}"
+        )
+    try:
+        value = float(score)
+    except OverflowError:
+        value = math.inf
+    if not math.isfinite(value):
+        raise ValueError(f"{where} = {score!r}: a score must be a finite number")
+    return value
+
+
+def _all_str(ids: Iterable[object]) -> bool:
+    """Whether every id is a str; joining them is the quickest check Python offers."""
+    try:
+        "".join(cast("Iterable[str]", ids))
+    except TypeError:
+        return False
+    return True
+
+
+def _check_ids(mapping: Mapping[Any, object], where: str, what: str, shape: str) -> None:
+    if not _all_str(mapping):
+        for value in mapping:
+            _check_id(value, where, what, shape)
+
+
+def _check_id(value: object, where: str, what: str, shape: str) -> None:
+    if not isinstance(value, str):
+        raise TypeError(
+            f"{where}: {what} {value!r} is a {type(value).__name__}, not a str; expected {shape}"
+        )

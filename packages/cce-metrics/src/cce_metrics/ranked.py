@@ -15,7 +15,8 @@ Every metric is computed in two steps:
    every anchor counts once, at the rank of the first considered result that matches it;
    the gain of a rank is the largest gain among the anchors first matched there (0.0
    when none is); the ideal gains are the relevant anchors' gains in descending order.
-2. The metric functions read only the profile, with the textbook formulas.
+2. The metric functions read only the profile, reduced to its relevant ranks, with the
+   textbook formulas of `cce_metrics.relevant_ranks` (which `evaluate` uses too).
 
 All sums run strictly left to right (`seq_sum`), so results do not depend on the Python
 version's `sum()`. The four metrics are registered in `cce_metrics.registry.METRICS` as
@@ -30,7 +31,9 @@ from typing import Final
 
 import attrs
 
+from cce_metrics import relevant_ranks as formulas
 from cce_metrics.registry import METRICS, Judgment, Metric
+from cce_metrics.relevant_ranks import RelevantRanks
 from cce_metrics.summation import seq_sum
 
 EXPECTED_GAIN = 1.0
@@ -128,17 +131,20 @@ def dcg(gains: Sequence[float]) -> float:
     return seq_sum(gain / discount(rank) for rank, gain in enumerate(gains, start=1))
 
 
+def relevant_ranks(profile: GainProfile) -> RelevantRanks:
+    """The profile reduced to its relevant ranks, their gains and the ideal gains."""
+    ranks = [rank for rank, gain in enumerate(profile.rank_gains, start=1) if gain > 0.0]
+    gains = [gain for gain in profile.rank_gains if gain > 0.0]
+    return RelevantRanks(ranks, gains, profile.ideal_gains, len(profile.rank_gains))
+
+
 def ndcg(profile: GainProfile) -> float:
     """nDCG: DCG of the ranking over DCG of the ideal gains at ranks 1..min(k, R); 0.0 if R = 0.
 
     The gain is used as is (Järvelin & Kekäläinen's linear gain, trec_eval's `ndcg_cut`),
     not 2^gain - 1.
     """
-    ideal = profile.ideal_gains if profile.k is None else profile.ideal_gains[: profile.k]
-    ideal_dcg = dcg(ideal)
-    if ideal_dcg == 0.0:
-        return 0.0
-    return dcg(profile.rank_gains) / ideal_dcg
+    return formulas.ndcg(relevant_ranks(profile), profile.k)
 
 
 def average_precision(profile: GainProfile) -> float:
@@ -148,20 +154,12 @@ def average_precision(profile: GainProfile) -> float:
     relevant item, as in trec_eval's `map` and `map_cut`: a ranking cut at k < R scores at
     most k / R (docs/metrics.md#average-precision).
     """
-    if profile.relevant == 0:
-        return 0.0
-    hits = 0
-    precisions: list[float] = []
-    for rank, gain in enumerate(profile.rank_gains, start=1):
-        if gain > 0.0:
-            hits += 1
-            precisions.append(hits / rank)
-    return seq_sum(precisions) / profile.relevant
+    return formulas.average_precision(relevant_ranks(profile), profile.k)
 
 
 def hit(profile: GainProfile) -> float:
     """Hit (success): 1.0 when any considered rank is relevant, else 0.0."""
-    return 1.0 if any(gain > 0.0 for gain in profile.rank_gains) else 0.0
+    return formulas.hit(relevant_ranks(profile), profile.k)
 
 
 def r_precision(profile: GainProfile) -> float:
@@ -170,40 +168,27 @@ def r_precision(profile: GainProfile) -> float:
     Ranks past k are never considered, so when R > k this is the relevant ranks within k
     over R.
     """
-    if profile.relevant == 0:
-        return 0.0
-    top = profile.rank_gains[: profile.relevant]
-    return sum(1 for gain in top if gain > 0.0) / profile.relevant
+    return formulas.r_precision(relevant_ranks(profile), profile.k)
 
 
 def reciprocal_rank(profile: GainProfile) -> float:
     """1 / the first relevant rank, or 0.0 when no considered rank is relevant."""
-    for rank, gain in enumerate(profile.rank_gains, start=1):
-        if gain > 0.0:
-            return 1.0 / rank
-    return 0.0
+    return formulas.reciprocal_rank(relevant_ranks(profile), profile.k)
 
 
 def precision(profile: GainProfile) -> float:
     """Relevant ranks over k (over the considered ranks when k is None; 0.0 when none)."""
-    denominator = len(profile.rank_gains) if profile.k is None else profile.k
-    if denominator == 0:
-        return 0.0
-    return sum(1 for gain in profile.rank_gains if gain > 0.0) / denominator
+    return formulas.precision(relevant_ranks(profile), profile.k)
 
 
 def recall(profile: GainProfile) -> float:
     """Relevant ranks over R; 0.0 if R = 0."""
-    if profile.relevant == 0:
-        return 0.0
-    return sum(1 for gain in profile.rank_gains if gain > 0.0) / profile.relevant
+    return formulas.recall(relevant_ranks(profile), profile.k)
 
 
 def f1(profile: GainProfile) -> float:
     """2·P·R / (P + R) of `precision` and `recall`, or 0.0 when both are 0."""
-    p = precision(profile)
-    r = recall(profile)
-    return 2.0 * p * r / (p + r) if p + r > 0.0 else 0.0
+    return formulas.f1(relevant_ranks(profile), profile.k)
 
 
 def ndcg_at_k(matches: Sequence[Sequence[bool]], gains: Sequence[float], k: int) -> float:
@@ -258,6 +243,8 @@ NDCG: Final = METRICS.register(
         _ndcg,
         default=False,
         description="discounted gain of the anchors found, over the ideal ranking's",
+        ranking_score=formulas.ndcg,
+        aliases=("ndcg_cut",),
     )
 )
 AVERAGE_PRECISION: Final = METRICS.register(
@@ -268,6 +255,8 @@ AVERAGE_PRECISION: Final = METRICS.register(
         _average_precision,
         default=False,
         description="mean precision at the ranks that find an anchor, over all anchors",
+        ranking_score=formulas.average_precision,
+        aliases=("AP", "map_cut"),
     )
 )
 HIT: Final = METRICS.register(
@@ -278,6 +267,8 @@ HIT: Final = METRICS.register(
         _hit,
         default=False,
         description="1 when some top-k result finds an anchor",
+        ranking_score=formulas.hit,
+        aliases=("success", "hit_rate"),
     )
 )
 R_PRECISION: Final = METRICS.register(
@@ -288,5 +279,7 @@ R_PRECISION: Final = METRICS.register(
         _r_precision,
         default=False,
         description="anchors found in the first R ranks, over R anchors",
+        ranking_score=formulas.r_precision,
+        aliases=("r-precision", "r_precision"),
     )
 )

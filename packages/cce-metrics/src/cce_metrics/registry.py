@@ -29,6 +29,8 @@ from typing import Final
 
 import attrs
 
+from cce_metrics import relevant_ranks
+from cce_metrics.relevant_ranks import RelevantRanks
 from cce_metrics.spans import TokenScore
 from cce_metrics.summation import seq_sum
 
@@ -159,7 +161,13 @@ class Metric:
     - `score`: the per-query value from a `Judgment`, None when undefined for that
       query (token metrics on a query without a ranged anchor);
     - `aggregate`: the average of the defined per-query values, in case order;
-    - `higher_is_better`, `default` (part of the reference report), `group`.
+    - `higher_is_better`, `default` (part of the reference report), `group`;
+    - `ranking_score`: the value over a document ranking reduced to its relevant ranks,
+      at a cut-off (None: all ranks), which is what `evaluate` computes; None for a
+      metric that `evaluate` does not offer (the token metrics);
+    - `aliases`: the other spellings `evaluate` accepts for it (trec_eval's,
+      ir_measures', ranx's), matched case-insensitively like `name`;
+    - `needs_cutoff`: `evaluate` refuses the metric without `@k`.
     """
 
     name: str
@@ -172,6 +180,15 @@ class Metric:
     group: str = CHUNK
     report_key: str = ""
     description: str = ""
+    ranking_score: Callable[[RelevantRanks, int | None], float] | None = None
+    aliases: tuple[str, ...] = ()
+    needs_cutoff: bool = False
+
+    def spellings(self) -> frozenset[str]:
+        """The lower-cased names `evaluate` accepts for this metric (empty if it is not offered)."""
+        if self.ranking_score is None:
+            return frozenset()
+        return frozenset(spelling.lower() for spelling in (self.name, *self.aliases))
 
     def average(self, values: Sequence[float | None]) -> float | None:
         """Aggregate per-query values, skipping undefined ones.
@@ -206,6 +223,10 @@ class MetricRegistry:
         for known in [*known_metrics, *self._metrics]:
             if {known.name, known.key} & {item.name, item.key}:
                 raise ValueError(f"metric {item.name!r} ({item.key}) is already registered")
+            if clash := known.spellings() & item.spellings():
+                raise ValueError(
+                    f"metric {item.name!r}: spelling {min(clash)!r} already names {known.name!r}"
+                )
         self._metrics.append(item)
         return item
 
@@ -282,6 +303,9 @@ METRICS: Final = MetricRegistry(
             "P@k",
             _precision,
             description="relevant results among the top k, divided by k",
+            ranking_score=relevant_ranks.precision,
+            aliases=("P",),
+            needs_cutoff=True,
         ),
         Metric(
             "recall",
@@ -289,9 +313,27 @@ METRICS: Final = MetricRegistry(
             "recall",
             _recall,
             description="expected anchors matched by a top-k result",
+            ranking_score=relevant_ranks.recall,
+            aliases=("R",),
         ),
-        Metric("mrr", "mrr", "MRR", _mrr, description="1 / rank of the first relevant result"),
-        Metric("f1", "f1", "F1", _f1, description="harmonic mean of P@k and recall"),
+        Metric(
+            "mrr",
+            "mrr",
+            "MRR",
+            _mrr,
+            description="1 / rank of the first relevant result",
+            ranking_score=relevant_ranks.reciprocal_rank,
+            aliases=("RR", "recip_rank"),
+        ),
+        Metric(
+            "f1",
+            "f1",
+            "F1",
+            _f1,
+            description="harmonic mean of P@k and recall",
+            ranking_score=relevant_ranks.f1,
+            needs_cutoff=True,
+        ),
     ),
 )
 """The chunk-level metrics, in report order; new metrics are appended with `register`."""
