@@ -15,6 +15,7 @@ from cce_stats.corrections import CORRECTIONS, adjust_p_values
 from cce_stats.distributions import (
     MAX_DF,
     MIN_ALPHA,
+    MIN_DF,
     ln_gamma,
     reg_inc_beta,
     seq_sum,
@@ -41,6 +42,7 @@ __all__ = [
     "MAX_DF",
     "MAX_SAMPLE_SIZE",
     "MIN_ALPHA",
+    "MIN_DF",
     "PAIRED_TESTS",
     "BootstrapTest",
     "PairedTTest",

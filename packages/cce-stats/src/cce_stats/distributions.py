@@ -34,6 +34,7 @@ from cce_stats._checks import require_finite
 __all__ = [
     "MAX_DF",
     "MIN_ALPHA",
+    "MIN_DF",
     "ln_gamma",
     "reference_seq_sum",
     "reference_t_two_sided_critical",
@@ -46,6 +47,11 @@ __all__ = [
 
 MAX_DF = 1e7
 """Largest degrees of freedom `t_two_sided_p` and `t_two_sided_critical` accept."""
+MIN_DF = 1.0
+"""Smallest degrees of freedom they accept. Below one degree of freedom the tail
+decays so slowly (like |t|^-df) that the 0.05 quantile at df = 0.004 lies beyond
+the float range, and for df near 0 the continued fraction's rounding pushes p past
+1; a paired test on n deltas has df = n - 1 >= 1, so nothing needs less."""
 MIN_ALPHA = 1e-300
 """Smallest tail `t_two_sided_critical` inverts (at df = 1 the quantile nears 1e300)."""
 
@@ -305,10 +311,10 @@ def _accurate_t_two_sided_p(t: float, df: float) -> float:
 
 def _require_df(df: float) -> None:
     require_finite("df", df)
-    if not 0.0 < df <= MAX_DF:
+    if not MIN_DF <= df <= MAX_DF:
         raise ValueError(
-            f"df must be > 0 and <= {MAX_DF:g} (the domain where the tail holds 1e-9 "
-            f"relative precision), got {df!r}"
+            f"df must be >= {MIN_DF:g} and <= {MAX_DF:g} (the domain where the tail holds "
+            f"1e-9 relative precision), got {df!r}"
         )
 
 
@@ -322,7 +328,7 @@ def t_two_sided_p(t: float, df: float) -> float:
     """Return P(|T| >= |t|) for a Student-t variable T with `df` degrees of freedom.
 
     Exactly 1.0 at t = 0 and symmetric in the sign of t; within 1e-9 relative of the
-    true tail for every finite t and 0 < df <= `MAX_DF`, and bit-identical to the
+    true tail for every finite t and `MIN_DF` <= df <= `MAX_DF`, and bit-identical to the
     reference wherever the reference is that precise (docs/statistics.md#precision).
     Raises ValueError for a non-finite t or df outside that domain.
     """
@@ -369,7 +375,8 @@ def t_two_sided_critical(alpha: float, df: float) -> float:
     The reference's bisection (bracket doubling, then exactly 200 halvings) over
     `t_two_sided_p`, so it is bit-identical to the reference's quantile wherever
     that tail is; alpha = 1 gives exactly 0.0. Raises ValueError unless
-    `MIN_ALPHA` <= alpha <= 1 and 0 < df <= `MAX_DF` (docs/statistics.md#precision).
+    `MIN_ALPHA` <= alpha <= 1 and `MIN_DF` <= df <= `MAX_DF`
+    (docs/statistics.md#precision).
     """
     require_finite("alpha", alpha)
     if not MIN_ALPHA <= alpha <= 1.0:
