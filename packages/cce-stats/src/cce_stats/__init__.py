@@ -16,6 +16,7 @@ from cce_stats.distributions import (
     MAX_DF,
     MIN_ALPHA,
     MIN_DF,
+    chi_square_quantile,
     ln_gamma,
     reg_inc_beta,
     seq_sum,
@@ -34,7 +35,12 @@ from cce_stats.paired import (
     paired_test,
     paired_test_names,
 )
-from cce_stats.sizing import MAX_SAMPLE_SIZE, minimum_detectable_effect, required_sample_size
+from cce_stats.sizing import (
+    MAX_SAMPLE_SIZE,
+    minimum_detectable_effect,
+    required_sample_size,
+    sd_confidence_interval,
+)
 from cce_stats.ttest import PairedTTest, paired_t_test
 
 __all__ = [
@@ -52,6 +58,7 @@ __all__ = [
     "SignedRankTest",
     "TTest",
     "adjust_p_values",
+    "chi_square_quantile",
     "effect_size_dz",
     "ln_gamma",
     "minimum_detectable_effect",
@@ -61,6 +68,7 @@ __all__ = [
     "reg_inc_beta",
     "required_sample_size",
     "sample_sd",
+    "sd_confidence_interval",
     "seq_sum",
     "t_two_sided_critical",
     "t_two_sided_p",
