@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from scipy import stats
 
 from cce_cli.main import main
 from cce_stats import minimum_detectable_effect, required_sample_size
@@ -260,3 +261,38 @@ def test_unreadable_and_invalid_files(tmp_path: Path, capsys: pytest.CaptureFixt
     code, _, err = _invoke(["plan", str(bad_delta)], capsys)
     assert code == 1
     assert 'metrics.mrr.per_query[0].delta is "oops", not a delta' in err
+
+
+def test_the_sd_interval_and_the_queries_it_implies(
+    pilot: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pilot's sd is an estimate: its chi-square interval and the sizes at both ends."""
+    code, out, _ = _invoke(["plan", str(pilot), "--format", "json"], capsys)
+    assert code == 0
+    mrr = json.loads(out)["metrics"]["mrr"]
+    deltas = [round(b, 6) - round(a, 6) for a, b in zip(MRR_A, MRR_B, strict=True)]
+    sd = _sd(deltas)
+    low = sd * math.sqrt(7 / stats.chi2.ppf(0.975, 7))
+    high = sd * math.sqrt(7 / stats.chi2.ppf(0.025, 7))
+    assert [float(v) for v in mrr["sd_ci95"]] == pytest.approx([low, high], abs=5e-7)
+    assert mrr["queries_needed_range"] == [
+        required_sample_size(low, 0.05),
+        required_sample_size(high, 0.05),
+    ]
+    assert mrr["queries_needed_range"][0] < mrr["queries_needed"] < mrr["queries_needed_range"][1]
+    assert "sd_ci95" not in json.loads(out)["metrics"]["recall"]
+    text = _invoke(["plan", str(pilot)], capsys)[1].splitlines()
+    row = next(i for i, line in enumerate(text) if line.split()[:1] == ["MRR"])
+    first, second = mrr["queries_needed_range"]
+    assert text[row + 1].split() == [
+        "sd",
+        "95%",
+        "interval",
+        mrr["sd_ci95"][0],
+        "to",
+        f"{mrr['sd_ci95'][1]}:",
+        str(first),
+        "to",
+        str(second),
+        "queries",
+    ]

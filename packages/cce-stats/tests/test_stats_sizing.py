@@ -1,17 +1,21 @@
-"""Sizing math: minimum detectable effect and required sample size."""
+"""Sizing math: minimum detectable effect, required sample size and the sd's interval."""
 
 from __future__ import annotations
 
 import math
+import random
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import stats
 
 from cce_stats import (
     MAX_SAMPLE_SIZE,
+    chi_square_quantile,
     minimum_detectable_effect,
     required_sample_size,
+    sd_confidence_interval,
     t_two_sided_critical,
 )
 
@@ -132,3 +136,40 @@ class TestRequiredSampleSize:
     ) -> None:
         expected = linear_scan_sample_size(1.0, effect_in_sd, alpha, power)
         assert required_sample_size(1.0, effect_in_sd, alpha, power) == expected
+
+
+class TestSdConfidenceInterval:
+    """The chi-square quantile and the interval on a pilot's sd, against scipy."""
+
+    def test_chi_square_quantile_matches_scipy_ppf(self) -> None:
+        rng = random.Random(1007)
+        for _ in range(300):
+            df = rng.choice([1.0, 2.0, 3.0, 5.0, 10.0, 30.0, 100.0, 1000.0, rng.uniform(1, 300)])
+            q = rng.choice([1e-12, 1e-6, 0.001, 0.025, 0.5, 0.975, 0.999, 1 - 1e-9, rng.random()])
+            expected = float(stats.chi2.ppf(q, df))
+            assert chi_square_quantile(q, df) == pytest.approx(expected, rel=1e-9), (q, df)
+
+    def test_interval_matches_the_chi_square_formula(self) -> None:
+        for sd, n in ((0.28714, 11), (0.1, 2), (1.0, 30), (0.05, 400)):
+            df = n - 1
+            low, high = sd_confidence_interval(sd, n)
+            assert low == pytest.approx(sd * math.sqrt(df / stats.chi2.ppf(0.975, df)), rel=1e-9)
+            assert high == pytest.approx(sd * math.sqrt(df / stats.chi2.ppf(0.025, df)), rel=1e-9)
+            assert low < sd < high
+
+    def test_an_eleven_query_pilot_could_need_half_or_three_times_the_queries(self) -> None:
+        low, high = sd_confidence_interval(0.28714, 11)
+        assert (round(low, 2), round(high, 2)) == (0.20, 0.50)
+        assert required_sample_size(0.28714, 0.05) == 261
+        assert 120 <= required_sample_size(low, 0.05) <= 135
+        assert 780 <= required_sample_size(high, 0.05) <= 820
+
+    def test_bad_arguments(self) -> None:
+        with pytest.raises(ValueError, match="q must be strictly between"):
+            chi_square_quantile(1.0, 3.0)
+        with pytest.raises(ValueError, match="df must be >= 1"):
+            chi_square_quantile(0.5, 0.5)
+        with pytest.raises(ValueError, match="n must be an integer >= 2"):
+            sd_confidence_interval(0.2, 1)
+        with pytest.raises(ValueError, match="confidence"):
+            sd_confidence_interval(0.2, 5, 1.0)

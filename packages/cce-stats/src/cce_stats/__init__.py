@@ -15,6 +15,8 @@ from cce_stats.corrections import CORRECTIONS, adjust_p_values
 from cce_stats.distributions import (
     MAX_DF,
     MIN_ALPHA,
+    MIN_DF,
+    chi_square_quantile,
     ln_gamma,
     reg_inc_beta,
     seq_sum,
@@ -33,7 +35,12 @@ from cce_stats.paired import (
     paired_test,
     paired_test_names,
 )
-from cce_stats.sizing import MAX_SAMPLE_SIZE, minimum_detectable_effect, required_sample_size
+from cce_stats.sizing import (
+    MAX_SAMPLE_SIZE,
+    minimum_detectable_effect,
+    required_sample_size,
+    sd_confidence_interval,
+)
 from cce_stats.ttest import PairedTTest, paired_t_test
 
 __all__ = [
@@ -41,6 +48,7 @@ __all__ = [
     "MAX_DF",
     "MAX_SAMPLE_SIZE",
     "MIN_ALPHA",
+    "MIN_DF",
     "PAIRED_TESTS",
     "BootstrapTest",
     "PairedTTest",
@@ -50,6 +58,7 @@ __all__ = [
     "SignedRankTest",
     "TTest",
     "adjust_p_values",
+    "chi_square_quantile",
     "effect_size_dz",
     "ln_gamma",
     "minimum_detectable_effect",
@@ -59,6 +68,7 @@ __all__ = [
     "reg_inc_beta",
     "required_sample_size",
     "sample_sd",
+    "sd_confidence_interval",
     "seq_sum",
     "t_two_sided_critical",
     "t_two_sided_p",

@@ -5,15 +5,23 @@ bug (a score that divided by zero, a parse that went wrong), and every statistic
 built on it is meaningless — yet IEEE arithmetic happily turns it into p = 0.0,
 "significant". So every public entry point refuses non-finite input with a
 `ValueError` naming the argument and the offending position, before computing
-anything (docs/statistics.md#non-finite-input).
+anything (docs/statistics.md#non-finite-input). Finite deltas so large (near
+1e308) that their sum overflows are refused the same way: a mean of inf is no
+more an answer than one computed from inf.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
-__all__ = ["require_finite", "require_finite_values"]
+__all__ = ["finite_mean", "require_finite", "require_finite_values", "rescaled"]
+
+# Between these magnitudes the squares of deviations neither overflow nor underflow
+# (the constant-delta rule keeps any spread above ~1e-15 of the largest delta), so
+# deltas inside are used as they are and every bit of the reference is kept.
+_SAFE_LOW = 2.0**-400
+_SAFE_HIGH = 2.0**400
 
 
 def require_finite(name: str, value: float) -> None:
@@ -30,3 +38,34 @@ def require_finite_values(name: str, values: Iterable[float]) -> None:
                 f"{name}[{index}] is {value!r}; every value must be a finite number "
                 "(NaN and infinities usually mean a score was computed from bad input)"
             )
+
+
+def finite_mean(deltas: Sequence[float]) -> float:
+    """Return the strictly left-to-right mean of `deltas` (0.0 for none).
+
+    Raises ValueError when the sum overflows: every test reports this mean, and an
+    infinite one would only hide that the input was out of range.
+    """
+    total = 0.0
+    for delta in deltas:
+        total += delta
+    if not math.isfinite(total):
+        raise ValueError("deltas are too large to sum in floating point")
+    return total / len(deltas) if deltas else 0.0
+
+
+def rescaled(deltas: Sequence[float]) -> tuple[list[float], int]:
+    """Return `deltas` times 2^-e, and e, so the largest magnitude is safe to square.
+
+    Deltas whose largest magnitude lies within [2^-400, 2^400] come back unchanged
+    with e = 0. Outside it, e is chosen so the largest magnitude lands in [0.5, 1):
+    a power of two scales without rounding, so a mean, sd or t computed from the
+    scaled deltas is the unscaled one, minus the underflow or overflow that would
+    otherwise turn a spread of 1e-200 into a zero variance (t = inf, "p = 0") or a
+    spread of 1e200 into an infinite one.
+    """
+    largest = max((abs(delta) for delta in deltas), default=0.0)
+    if largest == 0.0 or _SAFE_LOW <= largest <= _SAFE_HIGH:
+        return list(deltas), 0
+    exponent = math.frexp(largest)[1]
+    return [math.ldexp(delta, -exponent) for delta in deltas], exponent

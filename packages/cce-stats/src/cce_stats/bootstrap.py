@@ -15,8 +15,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cce_stats._checks import require_finite, require_finite_values
-from cce_stats.distributions import reference_seq_sum
+from cce_stats._checks import finite_mean, require_finite, require_finite_values
 from cce_stats.generator import DEFAULT_SEED, SplitMix64
 from cce_stats.protocol import PairedTestResult
 
@@ -34,8 +33,8 @@ def bootstrap_means(deltas: Sequence[float], resamples: int, seed: int) -> list[
     (`indexes_below(n, ...)`); resample r is the r-th run of n of them. Each mean is
     `math.fsum` / n: the correctly rounded sum has one right answer, so the bytes do
     not depend on the platform or the Python version (unlike `sum()`, which gained
-    compensation in 3.12). Raises ValueError when any delta is not finite or there
-    are none.
+    compensation in 3.12). Raises ValueError when any delta is not finite, there
+    are none, or they are so large (near 1e308) that a resample's sum overflows.
     """
     require_finite_values("deltas", deltas)
     n = len(deltas)
@@ -43,9 +42,13 @@ def bootstrap_means(deltas: Sequence[float], resamples: int, seed: int) -> list[
         raise ValueError("deltas must not be empty")
     indexes = SplitMix64(seed).indexes_below(n, n * resamples)
     pick = deltas.__getitem__
-    means = [
-        math.fsum(map(pick, indexes[start : start + n])) / n for start in range(0, n * resamples, n)
-    ]
+    try:
+        means = [
+            math.fsum(map(pick, indexes[start : start + n])) / n
+            for start in range(0, n * resamples, n)
+        ]
+    except OverflowError:
+        raise ValueError("deltas are too large to sum in floating point") from None
     means.sort()
     return means
 
@@ -98,7 +101,7 @@ class BootstrapTest:
     def run(self, deltas: Sequence[float]) -> PairedTestResult:
         require_finite_values("deltas", deltas)
         n = len(deltas)
-        mean = 0.0 if n == 0 else reference_seq_sum(deltas) / n
+        mean = finite_mean(deltas)
         if n < 2:
             return PairedTestResult(self.name, n, mean, None, None, None)
         means = bootstrap_means(deltas, self.resamples, self.seed)

@@ -7,6 +7,9 @@ the same operation order (docs/statistics.md#paired-t-test). This module owns th
 `ln_gamma` (Lanczos, g = 5, six terms), `reg_inc_beta` (modified Lentz continued
 fraction), the Student-t two-sided tail and its bisection-based quantile, plus
 `seq_sum`, the strictly left-to-right sum every mean in the package relies on.
+It also owns the chi-square quantile (`chi_square_quantile`, from the regularized
+incomplete gamma function), which the sd's confidence interval in sizing needs; no
+reference exists for it, so it is written for precision alone.
 
 Every expression of the reference path keeps the reference's evaluation order;
 "simplifying" one (reassociating a product, using `math.lgamma`, `sum()` or
@@ -34,6 +37,8 @@ from cce_stats._checks import require_finite
 __all__ = [
     "MAX_DF",
     "MIN_ALPHA",
+    "MIN_DF",
+    "chi_square_quantile",
     "ln_gamma",
     "reference_seq_sum",
     "reference_t_two_sided_critical",
@@ -46,6 +51,11 @@ __all__ = [
 
 MAX_DF = 1e7
 """Largest degrees of freedom `t_two_sided_p` and `t_two_sided_critical` accept."""
+MIN_DF = 1.0
+"""Smallest degrees of freedom they accept. Below one degree of freedom the tail
+decays so slowly (like |t|^-df) that the 0.05 quantile at df = 0.004 lies beyond
+the float range, and for df near 0 the continued fraction's rounding pushes p past
+1; a paired test on n deltas has df = n - 1 >= 1, so nothing needs less."""
 MIN_ALPHA = 1e-300
 """Smallest tail `t_two_sided_critical` inverts (at df = 1 the quantile nears 1e300)."""
 
@@ -305,10 +315,10 @@ def _accurate_t_two_sided_p(t: float, df: float) -> float:
 
 def _require_df(df: float) -> None:
     require_finite("df", df)
-    if not 0.0 < df <= MAX_DF:
+    if not MIN_DF <= df <= MAX_DF:
         raise ValueError(
-            f"df must be > 0 and <= {MAX_DF:g} (the domain where the tail holds 1e-9 "
-            f"relative precision), got {df!r}"
+            f"df must be >= {MIN_DF:g} and <= {MAX_DF:g} (the domain where the tail holds "
+            f"1e-9 relative precision), got {df!r}"
         )
 
 
@@ -322,7 +332,7 @@ def t_two_sided_p(t: float, df: float) -> float:
     """Return P(|T| >= |t|) for a Student-t variable T with `df` degrees of freedom.
 
     Exactly 1.0 at t = 0 and symmetric in the sign of t; within 1e-9 relative of the
-    true tail for every finite t and 0 < df <= `MAX_DF`, and bit-identical to the
+    true tail for every finite t and `MIN_DF` <= df <= `MAX_DF`, and bit-identical to the
     reference wherever the reference is that precise (docs/statistics.md#precision).
     Raises ValueError for a non-finite t or df outside that domain.
     """
@@ -369,7 +379,8 @@ def t_two_sided_critical(alpha: float, df: float) -> float:
     The reference's bisection (bracket doubling, then exactly 200 halvings) over
     `t_two_sided_p`, so it is bit-identical to the reference's quantile wherever
     that tail is; alpha = 1 gives exactly 0.0. Raises ValueError unless
-    `MIN_ALPHA` <= alpha <= 1 and 0 < df <= `MAX_DF` (docs/statistics.md#precision).
+    `MIN_ALPHA` <= alpha <= 1 and `MIN_DF` <= df <= `MAX_DF`
+    (docs/statistics.md#precision).
     """
     require_finite("alpha", alpha)
     if not MIN_ALPHA <= alpha <= 1.0:
@@ -378,3 +389,83 @@ def t_two_sided_critical(alpha: float, df: float) -> float:
     if alpha == 1.0:
         return 0.0
     return _t_two_sided_critical(alpha, df)
+
+
+_GAMMA_MAX_ITERATIONS = 100_000
+_GAMMA_EPSILON = 1e-16
+_CHI_SQUARE_BISECTION_STEPS = 400
+
+
+def _reg_inc_gamma_tails(a: float, x: float) -> tuple[float, float]:
+    """Return (P(a, x), Q(a, x)), the regularized lower and upper incomplete gamma.
+
+    The series converges fast for x < a + 1 and gives P directly; beyond, Lentz's
+    continued fraction gives Q directly. The other tail is one minus it, so the small
+    tail is always computed without cancellation (Numerical Recipes' gser and gcf).
+    """
+    if x <= 0.0:
+        return 0.0, 1.0
+    front = math.exp(a * math.log(x) - x - math.lgamma(a))
+    if x < a + 1.0:
+        term = 1.0 / a
+        total = term
+        denominator = a
+        for _ in range(_GAMMA_MAX_ITERATIONS):
+            denominator += 1.0
+            term *= x / denominator
+            total += term
+            if abs(term) < abs(total) * _GAMMA_EPSILON:
+                break
+        lower = total * front
+        return lower, 1.0 - lower
+    b = x + 1.0 - a
+    c = 1.0 / _BETACF_FLOOR
+    d = 1.0 / b
+    fraction = d
+    for step in range(1, _GAMMA_MAX_ITERATIONS + 1):
+        an = -step * (step - a)
+        b += 2.0
+        d = 1.0 / _floor_magnitude(an * d + b)
+        c = _floor_magnitude(b + an / c)
+        correction = d * c
+        fraction *= correction
+        if abs(correction - 1.0) < _GAMMA_EPSILON:
+            break
+    upper = front * fraction
+    return 1.0 - upper, upper
+
+
+def chi_square_quantile(q: float, df: float) -> float:
+    """Return the x with P(X <= x) = `q` for a chi-square variable X with `df` df.
+
+    Bisection on the tail that is smaller at the answer (the lower tail for q <= 1/2,
+    the upper for q > 1/2), so neither end loses digits; within 1e-9 relative of the
+    true quantile (checked against scipy's `chi2.ppf`). Raises ValueError unless
+    0 < q < 1 and `MIN_DF` <= df <= `MAX_DF`.
+    """
+    require_finite("q", q)
+    if not 0.0 < q < 1.0:
+        raise ValueError(f"q must be strictly between 0 and 1, got {q!r}")
+    _require_df(df)
+    a = df / 2.0
+    use_lower = q <= 0.5
+    target = q if use_lower else 1.0 - q
+
+    def below(x: float) -> bool:
+        lower, upper = _reg_inc_gamma_tails(a, x / 2.0)
+        return lower < target if use_lower else upper > target
+
+    lo = 0.0
+    hi = max(1.0, df)
+    while below(hi):
+        lo = hi
+        hi *= 2.0
+    for _ in range(_CHI_SQUARE_BISECTION_STEPS):
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            break
+        if below(mid):
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from cce_stats._checks import require_finite_values
+from cce_stats._checks import require_finite_values, rescaled
 from cce_stats.distributions import reference_seq_sum as seq_sum
 
 __all__ = ["effect_size_dz", "sample_sd", "wins_ties_losses"]
@@ -29,7 +29,9 @@ def effect_size_dz(deltas: Sequence[float]) -> float | None:
     None when it is undefined: fewer than two deltas, or deltas that are constant
     (sd 0, or a spread within 16 machine epsilons of the largest magnitude — the
     paired t-test's rule, under which t is undefined too). d_z equals t / sqrt(n).
-    Raises ValueError when any delta is not finite.
+    Deltas beyond [2^-400, 2^400] in magnitude are scaled by a power of two first,
+    which changes no bit of the ratio but keeps the squares from overflowing or
+    underflowing. Raises ValueError when any delta is not finite.
     """
     require_finite_values("deltas", deltas)
     n = len(deltas)
@@ -39,6 +41,7 @@ def effect_size_dz(deltas: Sequence[float]) -> float | None:
     hi = max(deltas)
     if hi - lo <= _CONSTANT_TOLERANCE_ULPS * _MACHINE_EPSILON * max(abs(lo), abs(hi)):
         return None
+    deltas, _ = rescaled(deltas)
     mean = seq_sum(deltas) / n
     variance = seq_sum((delta - mean) * (delta - mean) for delta in deltas) / (n - 1)
     sd = math.sqrt(variance)
@@ -50,15 +53,22 @@ def effect_size_dz(deltas: Sequence[float]) -> float | None:
 def sample_sd(deltas: Sequence[float]) -> float | None:
     """Return the sample standard deviation (n - 1) of `deltas`; None for fewer than two.
 
-    This is the sd the sizing functions take (docs/statistics.md#sizing). Raises
-    ValueError when any delta is not finite.
+    This is the sd the sizing functions take (docs/statistics.md#sizing). Deltas
+    beyond [2^-400, 2^400] in magnitude are scaled by a power of two and the sd
+    scaled back, so neither the squares nor the sum overflow. Raises ValueError
+    when any delta is not finite, or when the sd itself exceeds the float range.
     """
     require_finite_values("deltas", deltas)
     n = len(deltas)
     if n < 2:
         return None
-    mean = seq_sum(deltas) / n
-    return math.sqrt(seq_sum((delta - mean) * (delta - mean) for delta in deltas) / (n - 1))
+    scaled, exponent = rescaled(deltas)
+    mean = seq_sum(scaled) / n
+    sd = math.sqrt(seq_sum((delta - mean) * (delta - mean) for delta in scaled) / (n - 1))
+    try:
+        return math.ldexp(sd, exponent)
+    except OverflowError:
+        raise ValueError("the sd of deltas this large exceeds the float range") from None
 
 
 def wins_ties_losses(deltas: Sequence[float]) -> tuple[int, int, int]:

@@ -14,7 +14,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cce_stats._checks import require_finite_values
+from cce_stats._checks import require_finite_values, rescaled
 from cce_stats.distributions import (
     reference_seq_sum,
     reference_t_two_sided_critical,
@@ -34,8 +34,9 @@ def _ieee_divide(numerator: float, denominator: float) -> float:
     """Divide like IEEE-754 (and Rust): x/0 is ±inf and 0/0 is NaN instead of raising.
 
     Deltas that are distinct yet tiny (subnormal) pass the constant check while
-    their squared deviations underflow to a zero variance; the reference then
-    reports t = ±inf (p 0) or NaN, and so must this port.
+    their squared deviations underflow to a zero variance, where the reference
+    reports t = ±inf (p 0) or NaN. Such deltas are rescaled before they get here,
+    so this only guards the unscaled path's division.
     """
     if denominator != 0.0:
         return numerator / denominator
@@ -68,6 +69,10 @@ def paired_t_test(deltas: Sequence[float]) -> PairedTTest:
     ~1e16, so instead t is undefined, p is 1.0 when the mean is exactly 0.0 and
     0.0 otherwise, and the interval collapses onto the first delta.
 
+    Deltas all smaller than 2^-400 (about 4e-121) are scaled by a power of two before
+    their deviations are squared, which changes no bit of t but keeps the variance
+    from underflowing to zero (t = ±inf, p = 0.0, "significant").
+
     Raises ValueError when any delta is NaN or infinite: IEEE arithmetic would turn
     it into p = 0.0, "significant" (docs/statistics.md#non-finite-input); and when the
     deltas are so large (near 1e308) that their sums overflow.
@@ -90,6 +95,11 @@ def paired_t_test(deltas: Sequence[float]) -> PairedTTest:
         p_constant = 1.0 if mean == 0.0 else 0.0
         return PairedTTest(n=n, mean_delta=first, t=None, p=p_constant, ci95=(first, first))
 
+    scaled, exponent = rescaled(deltas)
+    if exponent < 0:
+        # Deltas below 2^-400: squared deviations would underflow to a zero variance
+        # and t to ±inf ("p = 0") or NaN. Scaled by a power of two they keep t exact.
+        return _scaled_t_test(scaled, exponent, mean)
     variance = reference_seq_sum((delta - mean) * (delta - mean) for delta in deltas) / (n - 1)
     if not (math.isfinite(mean) and math.isfinite(variance)):
         # Deltas near the float maximum overflow the sums; the "answer" would be t = 0,
@@ -101,4 +111,19 @@ def paired_t_test(deltas: Sequence[float]) -> PairedTTest:
     t = _ieee_divide(mean, standard_error)
     p = reference_t_two_sided_p(t, df)
     half_width = reference_t_two_sided_critical(_CONFIDENCE_ALPHA, df) * standard_error
+    return PairedTTest(n=n, mean_delta=mean, t=t, p=p, ci95=(mean - half_width, mean + half_width))
+
+
+def _scaled_t_test(scaled: Sequence[float], exponent: int, mean: float) -> PairedTTest:
+    """The t-test on deltas pre-multiplied by 2^-`exponent`, its interval scaled back."""
+    n = len(scaled)
+    scaled_mean = reference_seq_sum(scaled) / n
+    variance = reference_seq_sum((delta - scaled_mean) ** 2 for delta in scaled) / (n - 1)
+    df = float(n - 1)
+    standard_error = math.sqrt(variance) / math.sqrt(float(n))
+    t = scaled_mean / standard_error
+    p = reference_t_two_sided_p(t, df)
+    half_width = math.ldexp(
+        reference_t_two_sided_critical(_CONFIDENCE_ALPHA, df) * standard_error, exponent
+    )
     return PairedTTest(n=n, mean_delta=mean, t=t, p=p, ci95=(mean - half_width, mean + half_width))

@@ -6,7 +6,9 @@ a `cce.relevance.report/v2` with both backends (`--compare A,B`), or the
 `cce.relevance.diff/v1` of `cce diff` — and prints, for every metric, the sd of the
 pilot's deltas, the queries a paired t-test needs to detect `--delta`, and the
 smallest mean delta the pilot's own number of queries can detect
-(docs/statistics.md#sizing). It owns the command's arguments, the reading of the
+(docs/statistics.md#sizing). A pilot's sd is itself uncertain, so beside the point
+estimate it prints the 95% chi-square interval on the sd and the range of queries
+needed at its two ends. It owns the command's arguments, the reading of the
 diff document's deltas, and the plan's text and JSON renderings; the arithmetic is
 `cce_stats`'s and the pairing of a report's cases is `cce_cli.compare.pairing`'s.
 """
@@ -33,6 +35,7 @@ from cce_stats import (
     minimum_detectable_effect,
     required_sample_size,
     sample_sd,
+    sd_confidence_interval,
     seq_sum,
 )
 
@@ -49,6 +52,9 @@ class MetricPlan:
     `sd` is None with fewer than two paired queries; `needed` and `detectable` are
     None when the pilot cannot say (fewer than two queries, or no spread at all);
     `exceeds` is set when more than `MAX_SAMPLE_SIZE` queries would be needed.
+    `sd_ci95` is the 95% chi-square interval on the true sd (None where `needed` is),
+    and `needed_range` the queries needed at its low and high ends (None for an end
+    that exceeds `MAX_SAMPLE_SIZE`).
     """
 
     key: str
@@ -59,6 +65,8 @@ class MetricPlan:
     needed: int | None
     exceeds: bool
     detectable: float | None
+    sd_ci95: tuple[float, float] | None = None
+    needed_range: tuple[int | None, int | None] | None = None
 
 
 @attrs.frozen(slots=True)
@@ -145,7 +153,19 @@ def _plan_metric(
     except ValueError:
         needed, exceeds = None, True
     detectable = minimum_detectable_effect(sd, n, alpha, power)
-    return MetricPlan(key, label, n, mean, sd, needed, exceeds, detectable)
+    sd_ci95 = sd_confidence_interval(sd, n)
+    needed_range = (
+        _needed_or_none(sd_ci95[0], delta, alpha, power),
+        _needed_or_none(sd_ci95[1], delta, alpha, power),
+    )
+    return MetricPlan(key, label, n, mean, sd, needed, exceeds, detectable, sd_ci95, needed_range)
+
+
+def _needed_or_none(sd: float, delta: float, alpha: float, power: float) -> int | None:
+    try:
+        return required_sample_size(sd, delta, alpha, power)
+    except ValueError:
+        return None
 
 
 def _split_compare(value: str) -> tuple[str, str]:
@@ -285,8 +305,18 @@ def _needed_text(item: MetricPlan) -> str:
     return "n/a" if item.needed is None else str(item.needed)
 
 
+def _range_text(item: MetricPlan) -> str | None:
+    if item.sd_ci95 is None or item.needed_range is None:
+        return None
+    low, high = (f">{MAX_SAMPLE_SIZE}" if n is None else str(n) for n in item.needed_range)
+    return (
+        f"  {'':<12}{'':>6}  sd 95% interval {format6(item.sd_ci95[0])} to "
+        f"{format6(item.sd_ci95[1])}: {low} to {high} queries"
+    )
+
+
 def render_plan_text(plan: Plan) -> str:
-    """The human table: one row per metric, then what the two columns mean."""
+    """The human table: one row per metric and its sd's range, then what the columns mean."""
     lines = [
         f"sample-size plan: {plan.head} against {plan.base} ({plan.path}), "
         f"{plan.paired} paired quer{'y' if plan.paired == 1 else 'ies'}",
@@ -302,11 +332,16 @@ def render_plan_text(plan: Plan) -> str:
             f"  {item.label:<12}{item.n:>6}{format6_signed(item.mean_delta):>14}{sd:>12}"
             f"{_needed_text(item):>16}{detectable:>16}"
         )
+        range_line = _range_text(item)
+        if range_line is not None:
+            lines.append(range_line)
     lines += [
         "",
         "  queries-needed: the smallest n with n >= ((t(alpha/2, n-1) + t(1-power, n-1)) * sd"
         " / delta)^2",
         "  detectable-now: (t(alpha/2, n-1) + t(1-power, n-1)) * sd / sqrt(n) at the pilot's n",
+        "  sd 95% interval: the chi-square interval on the true sd given the pilot's n, and the",
+        "    queries needed at its two ends (a small pilot's sd is a rough estimate)",
         "  n/a: fewer than two paired queries, or deltas without spread",
     ]
     return "\n".join(lines) + "\n"
@@ -324,6 +359,9 @@ def _plan_body(plan: Plan) -> dict[str, Any]:
             "queries_needed": item.needed,
             "sd": None if item.sd is None else format6(item.sd),
         }
+        if item.sd_ci95 is not None and item.needed_range is not None:
+            metrics[item.key]["sd_ci95"] = [format6(item.sd_ci95[0]), format6(item.sd_ci95[1])]
+            metrics[item.key]["queries_needed_range"] = list(item.needed_range)
     return {
         "alpha": format6(plan.alpha),
         "base": plan.base,
