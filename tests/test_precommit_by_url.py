@@ -37,10 +37,15 @@ from packaging.utils import canonicalize_name
 ROOT = Path(__file__).resolve().parents[1]
 TAG = "v0.0.0-hook-test"
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("git") is None or not (ROOT / ".git").exists(),
-    reason="needs git and a git checkout of the project",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        shutil.which("git") is None or not (ROOT / ".git").exists(),
+        reason="needs git and a git checkout of the project",
+    ),
+    # Each test builds and installs the whole project in a fresh environment: minutes,
+    # not seconds. `.ci/run` runs them (`nox -s hooks -- -m slow`).
+    pytest.mark.slow,
+]
 
 
 def _env(home: Path, wheelhouse: Path, cache: Path | None = None) -> dict[str, str]:
