@@ -197,8 +197,8 @@ _EMBEDDING_PARTS = ("embedding_starts", "embedding_rows", "embedding_values")
 @pytest.fixture(scope="module")
 def sidecar_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small hash store with its sidecar (written once; each example damages a copy)."""
-    from cce_retrieval import write_store
     from cce_retrieval.store.sidecar import write_sidecar
+    from cce_retrieval.store.write import write_store
 
     root = tmp_path_factory.mktemp("sidecar-corpus")
     for name, text in _SIDECAR_CORPUS.items():

@@ -95,3 +95,56 @@ def test_architecture_layout_names_every_command_module() -> None:
     assert on_disk == COMMANDS
     commands_line = layout.split("commands/", 1)[1].split("evaluation/", 1)[0]
     assert set(re.findall(r"\b([a-z]+)\b", commands_line)) >= COMMANDS
+
+
+def _lazy_table(init: Path) -> tuple[dict[str, str], dict[str, str], list[str]]:
+    """(names imported under TYPE_CHECKING -> module, `_LAZY` name -> module, `__all__`)
+    of a package `__init__` that resolves its public names on first use."""
+    import ast
+
+    tree = ast.parse(init.read_text(encoding="utf-8"))
+    typed: dict[str, str] = {}
+    lazy: dict[str, str] = {}
+    exported: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            for imported in node.body:
+                assert isinstance(imported, ast.ImportFrom) and imported.module is not None
+                for alias in imported.names:
+                    typed[alias.asname or alias.name] = f"{imported.module}:{alias.name}"
+        target: ast.expr
+        value: ast.expr | None
+        if isinstance(node, ast.AnnAssign):
+            target, value = node.target, node.value
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        else:
+            continue
+        if not isinstance(target, ast.Name) or value is None:
+            continue
+        if target.id == "_LAZY":
+            for name, where in ast.literal_eval(value).items():
+                module, attribute = where if isinstance(where, tuple) else (where, name)
+                lazy[name] = f"{module}:{attribute}"
+        elif target.id == "__all__":
+            exported = list(ast.literal_eval(value))
+    return typed, lazy, exported
+
+
+def test_public_names_are_spelled_alike_in_every_table() -> None:
+    """`__all__`, the lazy table and the type checker's imports name the same objects."""
+    import importlib
+
+    for package in ("cce_retrieval", "cce_cli"):
+        init = next(ROOT.glob(f"packages/*/src/{package}/__init__.py"))
+        typed, lazy, exported = _lazy_table(init)
+        assert sorted(exported) == sorted(lazy) == sorted(typed), package
+        assert len(set(exported)) == len(exported), package
+        assert typed == lazy, package
+        # A submodule of the same name would replace the exported object once imported.
+        submodules = {path.stem for path in init.parent.iterdir() if path.name != "__init__.py"}
+        assert not submodules & set(exported), package
+        imported = importlib.import_module(package)
+        for name, where in lazy.items():
+            module, attribute = where.split(":")
+            assert getattr(imported, name) is getattr(importlib.import_module(module), attribute)

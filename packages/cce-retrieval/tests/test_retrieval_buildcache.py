@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cce_retrieval import BuildResult, build_index, serialize_index, write_store
+from cce_retrieval import BuildResult, build_index, serialize_index
 from cce_retrieval.build import files as build_files
 from cce_retrieval.build import outcomes as build_outcomes
 from cce_retrieval.build import pipeline as build_module
@@ -39,6 +39,7 @@ from cce_retrieval.rank.derived import bm25_and_ranks
 from cce_retrieval.rank.order import id_order_ranks
 from cce_retrieval.store import write as store_write
 from cce_retrieval.store.fileio import AtomicFile
+from cce_retrieval.store.write import write_store
 
 SAMPLE = Path(__file__).resolve().parents[3] / "eval" / "corpus" / "sample"
 

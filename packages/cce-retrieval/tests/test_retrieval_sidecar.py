@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cce_retrieval import build_index, load_index, serialize_index, write_store
+from cce_retrieval import build_index, load_index, serialize_index
 from cce_retrieval.embed.hashing import HashEmbedder
 from cce_retrieval.model import Index, SparseEmbeddings
 from cce_retrieval.rank.derived import bm25_and_ranks
@@ -30,6 +30,7 @@ from cce_retrieval.store.sidecar import (
     staging,
     write_sidecar,
 )
+from cce_retrieval.store.write import write_store
 
 SAMPLE = Path(__file__).resolve().parents[3] / "eval" / "corpus" / "sample"
 QUERIES = ("lru cache eviction", "retry with backoff", "ring buffer push", "def get", "")

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from cce_retrieval import build_index, serialize_index, write_store
+from cce_retrieval import build_index, serialize_index
 from cce_retrieval.build import outcomes as build_outcomes
 from cce_retrieval.build.spool import PieceSpool
 from cce_retrieval.embed.hashing import HashEmbedder
+from cce_retrieval.store.write import write_store
 
 SAMPLE = Path(__file__).resolve().parents[3] / "eval" / "corpus" / "sample"
 

@@ -16,21 +16,19 @@ from hypothesis import strategies as st
 
 from cce_retrieval import (
     StoreError,
-    default_store_path,
-    fingerprint_document,
     fingerprint_path,
     format_json_float,
     load_index,
     parse_index,
     save_index,
     serialize_index,
-    write_fingerprint,
 )
 from cce_retrieval.model import Chunk, Index
 from cce_retrieval.store import fileio
 from cce_retrieval.store.fileio import AtomicFile
-from cce_retrieval.store.fingerprint import store_sha256
+from cce_retrieval.store.fingerprint import fingerprint_document, store_sha256, write_fingerprint
 from cce_retrieval.store.load import embedding_matrix
+from cce_retrieval.store.paths import default_store_path
 from cce_retrieval.store.write import (
     SavedStore,
     StoreChunks,

@@ -2,7 +2,7 @@
 
 Why it exists: it is the one package that composes the others - fixtures say what was
 expected, cce-retrieval what came back, cce-metrics how good that is, cce-stats whether
-a difference is real. The command line is `cce_cli.main`; the names below are the
+a difference is real. The command line is the module `cce_cli.main`; the names below are the
 harness entry points for driving an evaluation from Python: evaluate backends over a
 fixture set, compare two of them, and render the result in any registered format.
 """
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
         parse_backends,
     )
     from cce_cli.evaluation.report import RunSummary, TagGroup, tag_groups
-    from cce_cli.main import main
     from cce_cli.render.relevance import (
         RENDERERS,
         REPORT_SCHEMA,
@@ -51,7 +50,6 @@ _LAZY: dict[str, str] = {
     "evaluate": "cce_cli.evaluation.harness",
     "evaluate_backend": "cce_cli.evaluation.harness",
     "parse_backends": "cce_cli.evaluation.harness",
-    "main": "cce_cli.main",
     "RENDERERS": "cce_cli.render.relevance",
     "REPORT_SCHEMA": "cce_cli.render.relevance",
     "Renderer": "cce_cli.render.relevance",
@@ -90,7 +88,6 @@ __all__ = [
     "compare_reports",
     "evaluate",
     "evaluate_backend",
-    "main",
     "parse_backends",
     "render_human",
     "render_json",

@@ -23,7 +23,6 @@ if TYPE_CHECKING:
         Embedder,
         EmbedError,
         HashEmbedder,
-        check_vectors,
     )
     from cce_retrieval.embed.ollama import OllamaEmbedder
     from cce_retrieval.embed.ollama_errors import OllamaConfigError, OllamaUnreachable, redact_url
@@ -33,7 +32,6 @@ if TYPE_CHECKING:
         EmbedderConfigError,
         EmbedderSpec,
         EmbeddingSpaceError,
-        check_query_vector,
         create_embedder,
         embedder_names,
         embedder_spec,
@@ -42,14 +40,12 @@ if TYPE_CHECKING:
     )
     from cce_retrieval.model import Chunk, Index, SearchResult
     from cce_retrieval.parity.jsonfloat import format_json_float
-    from cce_retrieval.parity.numeric import format6, format6_signed, score_key
+    from cce_retrieval.parity.numeric import format6, format6_signed
     from cce_retrieval.parity.text import ascii_lower, rust_trim
     from cce_retrieval.protect.redactor import redact as reference_redact
     from cce_retrieval.protect.strict import (
         DEFAULT_PROTECTION,
         PROTECTIONS,
-        is_strict_sensitive,
-        strict_redact,
     )
     from cce_retrieval.rank.backends import (
         BACKENDS,
@@ -73,32 +69,24 @@ if TYPE_CHECKING:
         bm25_only_search,
         search,
         search_counted,
-        search_with_vector,
         vector_search,
     )
     from cce_retrieval.store.fileio import describe_os_error, write_atomic
     from cce_retrieval.store.fingerprint import (
-        fingerprint_document,
         fingerprint_path,
         repair_stale_fingerprint,
-        write_fingerprint,
     )
     from cce_retrieval.store.load import load_index, parse_index
-    from cce_retrieval.store.paths import StoreError, default_store_path, resolve_store_path
+    from cce_retrieval.store.paths import StoreError, resolve_store_path
     from cce_retrieval.store.persist import PersistedIndex, persist_index
-    from cce_retrieval.store.sidecar import load_store, write_sidecar
+    from cce_retrieval.store.sidecar import load_store
     from cce_retrieval.store.sources import (
-        SourceFile,
-        Sources,
         SourcesError,
-        Staleness,
         compare_sources,
         read_sources,
-        sources_path,
         sources_root,
-        write_sources,
     )
-    from cce_retrieval.store.write import SavedStore, save_index, serialize_index, write_store
+    from cce_retrieval.store.write import SavedStore, save_index, serialize_index
     from cce_retrieval.walk.exclusion import Exclusion, ExclusionReason, why_not_indexed
 
 # Resolved on first use: a command imports only the modules it runs (`cce search`
@@ -131,12 +119,10 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Embedder": ("cce_retrieval.embed.hashing", "Embedder"),
     "EmbedError": ("cce_retrieval.embed.hashing", "EmbedError"),
     "HashEmbedder": ("cce_retrieval.embed.hashing", "HashEmbedder"),
-    "check_vectors": ("cce_retrieval.embed.hashing", "check_vectors"),
     "EMBEDDERS": ("cce_retrieval.embed.registry", "EMBEDDERS"),
     "EmbedderConfigError": ("cce_retrieval.embed.registry", "EmbedderConfigError"),
     "EmbedderSpec": ("cce_retrieval.embed.registry", "EmbedderSpec"),
     "EmbeddingSpaceError": ("cce_retrieval.embed.registry", "EmbeddingSpaceError"),
-    "check_query_vector": ("cce_retrieval.embed.registry", "check_query_vector"),
     "create_embedder": ("cce_retrieval.embed.registry", "create_embedder"),
     "embedder_names": ("cce_retrieval.embed.registry", "embedder_names"),
     "embedder_spec": ("cce_retrieval.embed.registry", "embedder_spec"),
@@ -147,10 +133,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "why_not_indexed": ("cce_retrieval.walk.exclusion", "why_not_indexed"),
     "describe_os_error": ("cce_retrieval.store.fileio", "describe_os_error"),
     "write_atomic": ("cce_retrieval.store.fileio", "write_atomic"),
-    "fingerprint_document": ("cce_retrieval.store.fingerprint", "fingerprint_document"),
     "fingerprint_path": ("cce_retrieval.store.fingerprint", "fingerprint_path"),
     "repair_stale_fingerprint": ("cce_retrieval.store.fingerprint", "repair_stale_fingerprint"),
-    "write_fingerprint": ("cce_retrieval.store.fingerprint", "write_fingerprint"),
     "REFERENCE_PARAMS": ("cce_retrieval.rank.hybrid", "REFERENCE_PARAMS"),
     "QueryEmbedder": ("cce_retrieval.rank.hybrid", "QueryEmbedder"),
     "QueryVectorError": ("cce_retrieval.rank.hybrid", "QueryVectorError"),
@@ -158,7 +142,6 @@ _LAZY: dict[str, tuple[str, str]] = {
     "bm25_only_search": ("cce_retrieval.rank.hybrid", "bm25_only_search"),
     "search": ("cce_retrieval.rank.hybrid", "search"),
     "search_counted": ("cce_retrieval.rank.hybrid", "search_counted"),
-    "search_with_vector": ("cce_retrieval.rank.hybrid", "search_with_vector"),
     "vector_search": ("cce_retrieval.rank.hybrid", "vector_search"),
     "format_json_float": ("cce_retrieval.parity.jsonfloat", "format_json_float"),
     "Chunk": ("cce_retrieval.model", "Chunk"),
@@ -166,7 +149,6 @@ _LAZY: dict[str, tuple[str, str]] = {
     "SearchResult": ("cce_retrieval.model", "SearchResult"),
     "format6": ("cce_retrieval.parity.numeric", "format6"),
     "format6_signed": ("cce_retrieval.parity.numeric", "format6_signed"),
-    "score_key": ("cce_retrieval.parity.numeric", "score_key"),
     "OllamaConfigError": ("cce_retrieval.embed.ollama_errors", "OllamaConfigError"),
     "OllamaEmbedder": ("cce_retrieval.embed.ollama", "OllamaEmbedder"),
     "OllamaUnreachable": ("cce_retrieval.embed.ollama_errors", "OllamaUnreachable"),
@@ -174,31 +156,21 @@ _LAZY: dict[str, tuple[str, str]] = {
     "OpenAIEmbedder": ("cce_retrieval.embed.openai", "OpenAIEmbedder"),
     "DEFAULT_PROTECTION": ("cce_retrieval.protect.strict", "DEFAULT_PROTECTION"),
     "PROTECTIONS": ("cce_retrieval.protect.strict", "PROTECTIONS"),
-    "is_strict_sensitive": ("cce_retrieval.protect.strict", "is_strict_sensitive"),
-    "strict_redact": ("cce_retrieval.protect.strict", "strict_redact"),
     "reference_redact": ("cce_retrieval.protect.redactor", "redact"),
     "PersistedIndex": ("cce_retrieval.store.persist", "PersistedIndex"),
     "persist_index": ("cce_retrieval.store.persist", "persist_index"),
     "load_store": ("cce_retrieval.store.sidecar", "load_store"),
-    "write_sidecar": ("cce_retrieval.store.sidecar", "write_sidecar"),
-    "SourceFile": ("cce_retrieval.store.sources", "SourceFile"),
-    "Sources": ("cce_retrieval.store.sources", "Sources"),
     "SourcesError": ("cce_retrieval.store.sources", "SourcesError"),
-    "Staleness": ("cce_retrieval.store.sources", "Staleness"),
     "compare_sources": ("cce_retrieval.store.sources", "compare_sources"),
     "read_sources": ("cce_retrieval.store.sources", "read_sources"),
-    "sources_path": ("cce_retrieval.store.sources", "sources_path"),
     "sources_root": ("cce_retrieval.store.sources", "sources_root"),
-    "write_sources": ("cce_retrieval.store.sources", "write_sources"),
     "load_index": ("cce_retrieval.store.load", "load_index"),
     "parse_index": ("cce_retrieval.store.load", "parse_index"),
     "StoreError": ("cce_retrieval.store.paths", "StoreError"),
-    "default_store_path": ("cce_retrieval.store.paths", "default_store_path"),
     "resolve_store_path": ("cce_retrieval.store.paths", "resolve_store_path"),
     "SavedStore": ("cce_retrieval.store.write", "SavedStore"),
     "save_index": ("cce_retrieval.store.write", "save_index"),
     "serialize_index": ("cce_retrieval.store.write", "serialize_index"),
-    "write_store": ("cce_retrieval.store.write", "write_store"),
     "ascii_lower": ("cce_retrieval.parity.text", "ascii_lower"),
     "rust_trim": ("cce_retrieval.parity.text", "rust_trim"),
 }
@@ -263,33 +235,25 @@ __all__ = [
     "SavedStore",
     "SearchParams",
     "SearchResult",
-    "SourceFile",
-    "Sources",
     "SourcesError",
-    "Staleness",
     "StoreError",
     "ascii_lower",
     "backend_names",
     "backend_spec",
     "bm25_only_search",
     "build_index",
-    "check_query_vector",
-    "check_vectors",
     "compare_sources",
     "conformance_document",
     "create_backend",
     "create_embedder",
     "default_jobs",
-    "default_store_path",
     "describe_os_error",
     "embedder_names",
     "embedder_spec",
-    "fingerprint_document",
     "fingerprint_path",
     "format6",
     "format6_signed",
     "format_json_float",
-    "is_strict_sensitive",
     "load_index",
     "load_store",
     "parse_index",
@@ -305,19 +269,11 @@ __all__ = [
     "retrieval_index",
     "rust_trim",
     "save_index",
-    "score_key",
     "search",
     "search_counted",
-    "search_with_vector",
     "serialize_index",
-    "sources_path",
     "sources_root",
-    "strict_redact",
     "vector_search",
     "why_not_indexed",
     "write_atomic",
-    "write_fingerprint",
-    "write_sidecar",
-    "write_sources",
-    "write_store",
 ]
