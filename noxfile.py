@@ -45,7 +45,9 @@ def tests(session: nox.Session, package: str) -> None:
     """Run one package's test suite (default: not slow, on every core) in its own locked
     environment."""
     env = _isolated_env(package)
-    session.run("uv", "sync", "--locked", "--package", package, "--exact", env=env)
+    # Optional extras (the Dask executor, ...) are installed: their tests run here.
+    sync = ["uv", "sync", "--locked", "--package", package, "--exact", "--all-extras"]
+    session.run(*sync, env=env)
     args = session.posargs or ["-m", "not slow", "-q", "-n", "auto"]
     session.run(
         "uv",

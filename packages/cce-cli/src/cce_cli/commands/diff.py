@@ -56,6 +56,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--by-tag", action="store_true", help="add per-tag deltas and tests (cases' tags)"
     )
     add_gate_arguments(parser)
+    parser.add_argument(
+        "--min-aggregate",
+        choices=("macro", "micro"),
+        default="macro",
+        help="for suite reports, which aggregate --min tests: macro (default; the mean of "
+        "the members' means) or micro (the mean over all queries)",
+    )
 
 
 def append_step_summary(markdown: str) -> None:
@@ -85,8 +92,8 @@ def report_gate(reasons: tuple[str, ...]) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Load, pair, test, render; exit 3 when a gate flag fails."""
-    base = diff_model.load_report(str(args.base))
-    head = diff_model.load_report(str(args.head))
+    base = diff_model.load_report(str(args.base), args.min_aggregate)
+    head = diff_model.load_report(str(args.head), args.min_aggregate)
     base_backend, head_backend = diff_model.select_backends(base, head, args.backend, args.backends)
     report = diff_model.diff_reports(
         base,

@@ -26,6 +26,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import attrs
+
 from cce_cli.commands.build_options import add_build_options
 from cce_cli.commands.diff import report_gate
 from cce_cli.commands.index import walk_error_warning
@@ -45,6 +47,7 @@ from cce_cli.evaluation.indexes import (
 from cce_cli.evaluation.report import tag_groups
 from cce_cli.formats import external_runs as runs
 from cce_cli.formats.results_file import render_run, write_run
+from cce_cli.formats.suite_manifest import looks_like_suite
 from cce_cli.render import relevance as render
 from cce_cli.render.output import display_text, write_stdout
 from cce_fixtures import FixtureError, FixtureSet, decode_fixture_bytes, parse_fixtures
@@ -64,7 +67,16 @@ from cce_retrieval import (
 )
 from cce_stats import paired_test_names
 
-__all__ = ["build_fixture_corpus", "configure", "corpus_path", "run", "rust_join", "rust_parent"]
+__all__ = [
+    "Scored",
+    "build_fixture_corpus",
+    "configure",
+    "corpus_path",
+    "run",
+    "rust_join",
+    "rust_parent",
+    "score",
+]
 
 
 class _SetOnce(argparse.Action):
@@ -187,6 +199,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="paired test of --compare on the per-query deltas (default: t)",
     )
     add_gate_arguments(parser)
+    parser.add_argument(
+        "--min-aggregate",
+        choices=("macro", "micro"),
+        default=None,
+        help="on a suite, which aggregate --min tests: macro (default; the mean of the "
+        "members' means) or micro (the mean over all queries)",
+    )
+    parser.add_argument(
+        "--executor",
+        metavar="dask://HOST:PORT",
+        default=None,
+        help="on a suite, score the members on this Dask cluster (default: --jobs local "
+        "worker processes)",
+    )
     add_build_options(parser)
     add_protection_argument(parser, None)
 
@@ -434,8 +460,34 @@ def _gate(
 
 def run(args: argparse.Namespace) -> int:
     """Evaluate, render and print; every user-facing failure raises CliError."""
+    if looks_like_suite(str(args.fixtures)):
+        from cce_cli.evaluation.suite import run_suite
+
+        return run_suite(args)
     spec = gate_spec(args)
     _check_gate_usage(args, spec)
+    scored = score(args)
+    write_stdout(scored.text)
+    if scored.comparison is None:
+        return 0
+    return _gate(args, spec, scored.reports, scored.metrics)
+
+
+@attrs.frozen
+class Scored:
+    """One fixture set scored: the rendering and the full-precision reports behind it."""
+
+    text: str
+    fixture_set: FixtureSet
+    embedder: str
+    reports: tuple[harness.BackendReport, ...]
+    comparison: harness.Comparison | None
+    metrics: tuple[Metric, ...]
+
+
+def score(args: argparse.Namespace) -> Scored:
+    """Read, check, evaluate and render one fixture set, and write `--results` and
+    `--export-qrels`; the caller prints the rendering and gates."""
     metrics = _choose_metrics(args)
     fixture_set = _read_fixtures(str(args.fixtures))
     config = backend_config.config_for(args.config, str(args.fixtures))
@@ -490,5 +542,4 @@ def run(args: argparse.Namespace) -> int:
         else:
             results = render_run(display, index.embedder, fixture_set.cases, reports)
         write_run(str(args.results), results)
-    write_stdout(text)
-    return _gate(args, spec, reports, metrics) if comparison is not None else 0
+    return Scored(text, fixture_set, index.embedder, tuple(reports), comparison, tuple(metrics))

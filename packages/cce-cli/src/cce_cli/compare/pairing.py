@@ -23,6 +23,7 @@ import attrs
 
 from cce_cli.errors import CliError
 from cce_cli.evaluation.harness import BackendReport
+from cce_cli.formats.suite_manifest import SUITE_REPORT_SCHEMA
 from cce_cli.render.relevance import REPORT_SCHEMA
 from cce_metrics import METRICS, TOKEN, TOKEN_METRICS, Metric
 from cce_stats import (
@@ -93,6 +94,8 @@ class SavedReport:
     corpus: str | None
     embedder: str | None
     backends: tuple[SavedBackend, ...]
+    members: tuple[str, ...] | None = None
+    """A suite report's member names (its case ids are `member/case-id`); else None."""
 
     def backend_names(self) -> tuple[str, ...]:
         return tuple(backend.name for backend in self.backends)
@@ -182,8 +185,9 @@ def _backend(path: str, where: str, entry: object) -> SavedBackend:
     return SavedBackend(name, cases, _scores(path, where, body))
 
 
-def parse_report(text: str, path: str) -> SavedReport:
-    """Parse a v2 report; every problem is a CliError naming the file and the field."""
+def parse_report(text: str, path: str, aggregate: str = "macro") -> SavedReport:
+    """Parse a v2 report, or a suite report flattened into one (`_parse_suite`); every
+    problem is a CliError naming the file and the field."""
     try:
         document = json.loads(text)
     except json.JSONDecodeError as error:
@@ -192,6 +196,8 @@ def parse_report(text: str, path: str) -> SavedReport:
         ) from None
     body = _object(path, "the document", document)
     schema = body.get("schema")
+    if schema == SUITE_REPORT_SCHEMA:
+        return _parse_suite(body, path, aggregate)
     if schema is not None and schema != REPORT_SCHEMA:
         raise CliError(
             f"{path}: schema is {json.dumps(schema)}, expected {json.dumps(REPORT_SCHEMA)}; {_FIX}"
@@ -210,9 +216,49 @@ def parse_report(text: str, path: str) -> SavedReport:
     )
 
 
-def load_report(path: str) -> SavedReport:
-    """Read and parse the report at `path` (UTF-8)."""
-    return parse_report(read_report_text(path), path)
+def load_report(path: str, aggregate: str = "macro") -> SavedReport:
+    """Read and parse the report at `path` (UTF-8); for a suite report, `aggregate`
+    (`macro` or `micro`) is the aggregate its backends carry."""
+    return parse_report(read_report_text(path), path, aggregate)
+
+
+def _parse_suite(body: Mapping[str, Any], path: str, aggregate: str) -> SavedReport:
+    """A `cce.suite.report/v1` document as one report over every member's cases: case ids
+    become `member/case-id`, in member and case order, and each backend's aggregates are
+    the suite's `aggregate` (macro: the mean of the members' means; micro: over all
+    queries), which floors (`--min`) test."""
+    members = body.get("members")
+    if not isinstance(members, list) or not members:
+        raise CliError(f'{path}: a suite report needs a "members" list; {_FIX}')
+    names: list[str] = []
+    cases: dict[str, list[SavedCase]] = {}
+    for i, member in enumerate(members):
+        entry = _object(path, f"members[{i}]", member)
+        name = entry.get("name")
+        if not isinstance(name, str) or not name:
+            raise CliError(f"{path}: members[{i}] has no name; {_FIX}")
+        names.append(name)
+        report = _object(path, f"members[{i}].report", entry.get("report"))
+        backends = report.get("backends")
+        if not isinstance(backends, list):
+            raise CliError(f'{path}: members[{i}].report has no "backends" list; {_FIX}')
+        for j, raw in enumerate(backends):
+            backend = _backend(path, f"members[{i}].report.backends[{j}]", raw)
+            cases.setdefault(backend.name, []).extend(
+                attrs.evolve(case, id=f"{name}/{case.id}") for case in backend.cases
+            )
+    aggregates = body.get("aggregates")
+    totals = aggregates if isinstance(aggregates, Mapping) else {}
+    flattened = []
+    for name, rows in cases.items():
+        overall = totals.get(name, {}).get("overall", {}) if isinstance(totals, Mapping) else {}
+        chosen: dict[str, float] = {}
+        if isinstance(overall, Mapping):
+            for key, cell in overall.items():
+                if isinstance(cell, Mapping) and cell.get(aggregate) is not None:
+                    chosen[key] = _score(path, f"aggregates.{name}.overall.{key}", cell[aggregate])
+        flattened.append(SavedBackend(name, tuple(rows), chosen))
+    return SavedReport(path, None, None, tuple(flattened), tuple(names))
 
 
 def read_report_text(path: str) -> str:
@@ -332,6 +378,8 @@ class DiffReport:
     tags: tuple[DiffGroup, ...] | None = None
     gate_active: bool = False
     gate_reasons: tuple[str, ...] = ()
+    members: tuple[str, ...] | None = None
+    """For suite reports: the member names, whose cases carry `member/` ids."""
 
     @property
     def gate_passed(self) -> bool:
@@ -452,6 +500,7 @@ def diff_reports(
         tuple(case.id for case in base_backend.cases if case.id not in head_cases),
         tuple(case.id for case in head_backend.cases if case.id not in base_ids),
         _groups(pairs, tags_of, metrics, test, correction) if by_tag else None,
+        members=base.members if base.members is not None else head.members,
     )
 
 

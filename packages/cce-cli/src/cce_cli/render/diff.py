@@ -21,7 +21,7 @@ import attrs
 from cce_cli.compare.pairing import DIFF_SCHEMA, DiffGroup, DiffReport, DiffSide, MetricDiff
 from cce_cli.render.relevance import Renderer
 from cce_retrieval import format6, format6_signed
-from cce_stats import paired_test
+from cce_stats import paired_test, wins_ties_losses
 
 __all__ = [
     "DIFF_RENDERERS",
@@ -191,8 +191,53 @@ def render_diff_text(report: DiffReport) -> str:
     for tagged in report.tags or ():
         lines += ["", f"  tag {tagged.tag}: {len(tagged.case_ids)} paired queries"]
         lines += _text_stats(report, tagged)
+    if report.members is not None:
+        lines += ["", *_member_lines(report)]
     lines += ["", f"  verdict: {verdict(report)}"]
     return "\n".join(lines) + "\n"
+
+
+@attrs.frozen(slots=True)
+class MemberDelta:
+    """One suite member on one metric: its paired queries, mean delta and W/T/L."""
+
+    member: str
+    metric: MetricDiff
+    queries: int
+    mean_delta: float | None
+    wins: int
+    ties: int
+    losses: int
+
+
+def member_deltas(report: DiffReport) -> list[MemberDelta]:
+    """Per suite member (in member order) and compared metric (in report order): the mean
+    delta over the member's paired queries and its wins, ties and losses (oriented so a
+    win is an improvement)."""
+    found: list[MemberDelta] = []
+    for member in report.members or ():
+        prefix = f"{member}/"
+        for item in report.overall.metrics:
+            deltas = [row.delta for row in item.rows if row.id.startswith(prefix)]
+            oriented = deltas if item.metric.higher_is_better else [-d for d in deltas]
+            wins, ties, losses = wins_ties_losses(oriented)
+            mean = sum(deltas) / len(deltas) if deltas else None
+            found.append(MemberDelta(member, item, len(deltas), mean, wins, ties, losses))
+    return found
+
+
+def _member_lines(report: DiffReport) -> list[str]:
+    lines = ["  per member: mean delta (wins/ties/losses)"]
+    width = max(10, *(len(member) + 2 for member in report.members or ()))
+    lines.append(f"  {'member':<{width}}{'metric':<12}{'n':>6}{'mean-delta':>14}{'W/T/L':>12}")
+    for row in member_deltas(report):
+        mean = format6_signed(row.mean_delta) if row.mean_delta is not None else "n/a"
+        record = f"{row.wins}/{row.ties}/{row.losses}"
+        lines.append(
+            f"  {row.member:<{width}}{row.metric.metric.label:<12}{row.queries:>6}"
+            f"{mean:>14}{record:>12}"
+        )
+    return lines
 
 
 # --- markdown --------------------------------------------------------------------------
@@ -347,6 +392,17 @@ def diff_body(report: DiffReport) -> dict[str, Any]:
         "unpaired": {"base": list(report.unpaired_base), "head": list(report.unpaired_head)},
         "verdict": verdict(report),
     }
+    if report.members is not None:
+        members: dict[str, Any] = {}
+        for row in member_deltas(report):
+            members.setdefault(row.member, {})[row.metric.metric.key] = {
+                "losses": row.losses,
+                "mean_delta": _signed_or_null(row.mean_delta),
+                "n": row.queries,
+                "ties": row.ties,
+                "wins": row.wins,
+            }
+        body["members"] = members
     if report.tags is not None:
         body["tags"] = {
             group.tag: {"metrics": _metrics_json(report, group), "paired": len(group.case_ids)}

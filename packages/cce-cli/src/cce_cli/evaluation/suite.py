@@ -1,0 +1,390 @@
+"""Running a suite: every member scored as its own fixture set, in parallel or on a Dask
+cluster, then aggregated over repositories and compared over every query.
+
+Why it exists: a benchmark of many repositories is one input. Each member is scored by
+exactly the code path `cce relevance MEMBER_FIXTURES --dir CORPUS` runs, so its block in
+the suite report is the report that command prints. Members are independent tasks: they
+run in `--jobs N` worker processes or on a Dask cluster (`--executor dask://HOST:PORT`),
+and the report is assembled in manifest order, so its bytes do not depend on where or in
+which order members ran. Aggregates are per backend and metric, over all members and per
+group: `macro` (the mean of the members' means) and `micro` (the mean over all queries),
+both from full-precision values. `--compare A,B` pairs queries by `member/case-id` over
+the whole suite (docs/suites.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import contextlib
+import multiprocessing
+import os
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from cce_cli.errors import CliError
+from cce_cli.formats.suite_manifest import Member, SuiteManifest, read_manifest
+from cce_metrics import METRICS, TOKEN_METRICS, Metric
+
+MemberValues = tuple[tuple[str, tuple[tuple[str, Mapping[str, float]], ...]], ...]
+"""Per backend (in report order): its name and each case's (id, values by metric key)."""
+
+
+@attrs.frozen(slots=True)
+class MemberTask:
+    """What a worker needs to score one member: the member, its corpus directory and the
+    command's options (plain values only, so the task pickles for any executor)."""
+
+    member: Member
+    corpus: str
+    options: Mapping[str, Any]
+
+
+@attrs.frozen(slots=True)
+class MemberResult:
+    """One member scored: its `cce.relevance.report/v2` JSON text, the full-precision
+    per-query values behind it, and each case's tags."""
+
+    name: str
+    report_json: str
+    values: MemberValues
+    tags: Mapping[str, tuple[str, ...]]
+    metrics: tuple[str, ...]
+
+
+def score_member(task: MemberTask) -> MemberResult:
+    """Score one member exactly as `cce relevance FIXTURES --dir CORPUS --json` would.
+
+    Runs in a worker process or on a Dask worker; a `CliError` is returned to the caller
+    with the member's name on it."""
+    from cce_cli.commands.relevance import score
+
+    args = argparse.Namespace(**dict(task.options))
+    args.fixtures = task.member.fixtures
+    args.dir = task.corpus
+    args.store = None
+    args.format = "json"
+    args.results = None
+    args.export_qrels = None
+    try:
+        scored = score(args)
+    except CliError as error:
+        raise CliError(f"member {task.member.name!r}: {error}", error.exit_code) from None
+    keys = {item.key for item in scored.metrics}
+    values = tuple(
+        (
+            report.backend,
+            tuple((case.id, _case_values(case, keys)) for case in report.cases),
+        )
+        for report in scored.reports
+    )
+    tags = {case.id: tuple(case.tags) for case in scored.fixture_set.cases}
+    return MemberResult(
+        task.member.name,
+        scored.text,
+        values,
+        tags,
+        tuple(item.key for item in scored.metrics),
+    )
+
+
+def _case_values(case: Any, keys: set[str]) -> dict[str, float]:
+    """A case's full-precision values of the reported metrics (and its token metrics)."""
+    values = {key: value for key, value in case.score.values.items() if key in keys}
+    for item in TOKEN_METRICS:
+        token_value = case.score.value(item.key)
+        if token_value is not None:
+            values[item.key] = token_value
+    return values
+
+
+# --- running the members -------------------------------------------------------------
+
+
+_PICKLABLE_OPTIONS = (str, int, float, bool, type(None))
+
+
+def member_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The command's options as plain values, for the member tasks."""
+    options: dict[str, Any] = {}
+    for key, value in vars(args).items():
+        if isinstance(value, _PICKLABLE_OPTIONS):
+            options[key] = value
+        elif isinstance(value, list) and all(isinstance(item, str) for item in value):
+            options[key] = list(value)
+    return options
+
+
+def run_members(
+    tasks: Sequence[MemberTask],
+    jobs: int,
+    executor: str | None,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> list[MemberResult]:
+    """Every member's result, in task order, from `jobs` worker processes (1: here) or
+    the Dask cluster `executor` names. A Ctrl-C cancels the members not yet started."""
+    if executor is not None:
+        with _dask_executor(executor) as pool:
+            return _collect(pool, tasks, progress)
+    if jobs <= 1 or len(tasks) <= 1:
+        results = []
+        for done, task in enumerate(tasks):
+            if progress is not None:
+                progress(done, len(tasks), task.member.name)
+            results.append(score_member(task))
+        if progress is not None:
+            progress(len(tasks), len(tasks), "")
+        return results
+    context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
+    with concurrent.futures.ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=context) as pool:
+        return _collect(pool, tasks, progress)
+
+
+def _collect(
+    pool: concurrent.futures.Executor,
+    tasks: Sequence[MemberTask],
+    progress: Callable[[int, int, str], None] | None,
+) -> list[MemberResult]:
+    futures = [pool.submit(score_member, task) for task in tasks]
+    try:
+        results: list[MemberResult] = []
+        for done, future in enumerate(futures):
+            if progress is not None:
+                progress(done, len(tasks), tasks[done].member.name)
+            results.append(future.result())
+        if progress is not None:
+            progress(len(tasks), len(tasks), "")
+        return results
+    except BaseException:
+        for future in futures:
+            future.cancel()
+        raise
+
+
+@contextlib.contextmanager
+def _dask_executor(address: str) -> Iterator[concurrent.futures.Executor]:
+    """The standard executor of the Dask `distributed` cluster at `dask://HOST:PORT`."""
+    if not address.startswith("dask://") or len(address) <= len("dask://"):
+        raise CliError(
+            f"--executor {address!r}: name a Dask scheduler as dask://HOST:PORT", exit_code=2
+        )
+    try:
+        from distributed import Client
+    except ImportError:
+        raise CliError(
+            "--executor dask:// needs Dask's distributed package: install cce-cli[distributed] "
+            "(in the workspace: uv sync --all-extras)"
+        ) from None
+    target = "tcp://" + address[len("dask://") :]
+    # distributed ships without type annotations for these calls.
+    try:
+        client = Client(target, timeout=30, set_as_default=False)  # type: ignore[no-untyped-call]
+    except (OSError, TimeoutError) as error:
+        raise CliError(f"could not reach the Dask scheduler at {target}: {error}") from None
+    try:
+        executor: concurrent.futures.Executor = client.get_executor()  # type: ignore[no-untyped-call]
+        yield executor
+    finally:
+        client.close()  # type: ignore[no-untyped-call]
+
+
+# --- aggregates ------------------------------------------------------------------------
+
+
+@attrs.frozen(slots=True)
+class Aggregate:
+    """One backend's metric over a set of members: macro and micro means and the counts."""
+
+    macro: float | None
+    micro: float | None
+    members: int
+    queries: int
+
+
+def chosen_metrics(results: Sequence[MemberResult]) -> tuple[Metric, ...]:
+    """The chunk metrics every member reported, in registry order."""
+    keys = set(results[0].metrics) if results else set()
+    for result in results[1:]:
+        keys &= set(result.metrics)
+    return tuple(item for item in METRICS if item.key in keys)
+
+
+def backend_order(results: Sequence[MemberResult]) -> tuple[str, ...]:
+    """The backends of the first member, in report order (every member runs the same)."""
+    return tuple(name for name, _ in results[0].values) if results else ()
+
+
+def aggregate(results: Sequence[MemberResult], backend: str, item: Metric) -> Aggregate:
+    """`item` of `backend` over `results`: the mean over members of each member's
+    aggregate (macro) and the aggregate over all their queries (micro), in manifest and
+    case order."""
+    member_means: list[float] = []
+    every_value: list[float] = []
+    for result in results:
+        cases = dict(result.values).get(backend, ())
+        values = [case_values[item.key] for _, case_values in cases if item.key in case_values]
+        if values:
+            member_means.append(item.aggregate(values))
+            every_value.extend(values)
+    macro = _mean(member_means) if member_means else None
+    micro = item.aggregate(every_value) if every_value else None
+    return Aggregate(macro, micro, len(member_means), len(every_value))
+
+
+def _mean(values: Sequence[float]) -> float:
+    total = 0.0
+    for value in values:  # in order, as every mean of the reports is summed
+        total += value
+    return total / len(values)
+
+
+def member_tasks(
+    manifest: SuiteManifest, args: argparse.Namespace, cache_root: str, jobs: int
+) -> list[MemberTask]:
+    """One task per member, corpora resolved (git members checked out) here, in manifest
+    order. With several member workers each member's build runs on one core."""
+    from cce_cli.evaluation.corpora import member_corpus
+
+    options = member_options(args)
+    if jobs > 1:
+        options["jobs"] = 1
+    return [
+        MemberTask(member, member_corpus(member, cache_root), options)
+        for member in manifest.members
+    ]
+
+
+def suite_cache_root() -> str:
+    """`$CCE_CACHE_DIR`, else the platform's user cache directory for cce."""
+    import platformdirs
+
+    from cce_cli.commands.build_options import CACHE_DIR_ENV
+
+    return os.environ.get(CACHE_DIR_ENV) or platformdirs.user_cache_dir("cce", appauthor=False)
+
+
+def run_suite(args: argparse.Namespace) -> int:
+    """`cce relevance SUITE.toml`: score every member, render the suite report, gate."""
+    from cce_cli.commands.build_options import progress_bar
+    from cce_cli.compare.gate import gate_spec
+    from cce_cli.render.output import write_stdout
+    from cce_cli.render.suite import render_suite
+
+    for flag, given in (
+        ("--store", args.store),
+        ("--dir", args.dir),
+        ("--results", args.results),
+        ("--export-qrels", args.export_qrels),
+    ):
+        if given is not None:
+            raise CliError(
+                f"{flag} does not apply to a suite: each member names its own corpus "
+                "in the manifest",
+                exit_code=2,
+            )
+    if args.run:
+        raise CliError("--run does not apply to a suite yet; score members one by one", 2)
+    spec = gate_spec(args)
+    if spec.active and args.compare is None:
+        raise CliError(
+            "--fail-on-significant, --fail-on-query-regression and --min need --compare A,B "
+            "(B is the head); or gate two saved suite reports with `cce diff`",
+            exit_code=2,
+        )
+    manifest = read_manifest(str(args.fixtures))
+    if args.config is None:
+        from cce_cli.evaluation.configurations import config_for
+
+        args.config = config_for(None, manifest.path).path
+    executor = getattr(args, "executor", None) or manifest.executor
+    jobs = 1 if executor is not None else (args.jobs or 1)
+    tasks = member_tasks(manifest, args, suite_cache_root(), jobs)
+    forced = getattr(args, "progress", None)
+    shown = sys.stderr.isatty() if forced is None else bool(forced)
+    with progress_bar(shown, "members") as bar:
+        report = None if bar is None else _member_progress(bar)
+        results = run_members(tasks, jobs, executor, report)
+    comparison = None
+    if args.compare is not None:
+        comparison = compare_suite(manifest, results, args)
+        if spec.active:
+            comparison = gate_suite(spec, comparison, results, args)
+    write_stdout(render_suite(manifest, results, args.format or "text", comparison))
+    if comparison is None or not spec.active:
+        return 0
+    from cce_cli.commands.diff import report_gate
+
+    return report_gate(comparison.gate_reasons)
+
+
+def _member_progress(bar: Callable[[int, int], None]) -> Callable[[int, int, str], None]:
+    def update(done: int, total: int, running: str) -> None:
+        bar(done, total)
+
+    return update
+
+
+# --- comparing and gating -----------------------------------------------------------------
+
+
+def flattened_backend(results: Sequence[MemberResult], backend: str) -> Any:
+    """`backend`'s cases over the whole suite, ids qualified as `member/case-id`, in
+    manifest and case order, with full-precision values."""
+    from cce_cli.compare.pairing import SavedBackend, SavedCase
+
+    cases = [
+        SavedCase(f"{result.name}/{case_id}", values, result.tags.get(case_id, ()))
+        for result in results
+        for name, rows in result.values
+        if name == backend
+        for case_id, values in rows
+    ]
+    return SavedBackend(backend, tuple(cases), {})
+
+
+def compare_suite(
+    manifest: SuiteManifest, results: Sequence[MemberResult], args: argparse.Namespace
+) -> Any:
+    """The paired comparison of `--compare A,B` over every query of the suite."""
+    from cce_cli.compare.pairing import SavedReport, diff_reports
+
+    base_name, head_name = backend_order(results)
+    side = SavedReport(
+        manifest.path, None, None, (), tuple(member.name for member in manifest.members)
+    )
+    return diff_reports(
+        side,
+        side,
+        flattened_backend(results, base_name),
+        flattened_backend(results, head_name),
+        test=args.test,
+        correction=args.correction,
+        alpha=args.alpha,
+        by_tag=args.by_tag,
+    )
+
+
+def gate_suite(spec: Any, comparison: Any, results: Sequence[MemberResult], args: Any) -> Any:
+    """The comparison with the gate's verdict on it: floors (`--min`) test the head's macro
+    aggregate, or its micro aggregate with `--min-aggregate micro`."""
+    from cce_cli.compare.gate import evaluate_gate
+
+    head = comparison.head.backend
+    which = getattr(args, "min_aggregate", None) or "macro"
+
+    def head_value(item: Metric) -> float | None:
+        found = aggregate(results, head, item)
+        return found.micro if which == "micro" else found.macro
+
+    reasons = evaluate_gate(
+        spec,
+        comparison.overall,
+        head_value,
+        head=f"{head} ({which} over the suite)",
+        correction=args.correction,
+        alpha=args.alpha,
+    )
+    return attrs.evolve(comparison, gate_active=True, gate_reasons=reasons)

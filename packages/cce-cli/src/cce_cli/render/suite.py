@@ -1,0 +1,187 @@
+"""Text and `cce.suite.report/v1` JSON renderings of a suite run.
+
+Why it exists: a suite report is pinned byte for byte like the single-set report
+(`cce.relevance.report/v2`): alphabetical keys, six-decimal strings, one trailing
+newline. It holds every member's complete v2 report object, the aggregates per backend
+and metric (overall and per group, `macro` = the mean of the members' means, `micro` =
+the mean over all queries) and the provenance that lets a reader trust them: the
+manifest's digest, each fixture file's digest and corpus identity, and the cce version
+(docs/suites.md#the-report). The text form is one table per backend with a row per
+member, per group and the overall macro and micro rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from cce_cli.evaluation.suite import (
+    MemberResult,
+    aggregate,
+    backend_order,
+    chosen_metrics,
+)
+from cce_cli.formats.suite_manifest import SUITE_REPORT_SCHEMA, Member, SuiteManifest
+from cce_cli.render.output import display_text
+from cce_metrics import Metric
+from cce_retrieval import format6
+
+
+def render_suite(
+    manifest: SuiteManifest,
+    results: Sequence[MemberResult],
+    format_name: str,
+    comparison: Any = None,
+) -> str:
+    """The suite report in `format_name` (`text` or `json`), with the `--compare` block
+    (a `cce.relevance.diff/v1` body or text) when there is one."""
+    if format_name == "json":
+        return render_suite_json(manifest, results, comparison)
+    return render_suite_text(manifest, results, comparison)
+
+
+def _cell(value: float | None) -> str | None:
+    return None if value is None else format6(value)
+
+
+def _aggregates(
+    results: Sequence[MemberResult], metrics: Sequence[Metric], backend: str
+) -> dict[str, Any]:
+    block: dict[str, Any] = {}
+    for item in metrics:
+        found = aggregate(results, backend, item)
+        block[item.key] = {"macro": _cell(found.macro), "micro": _cell(found.micro)}
+        block.setdefault("members", found.members)
+        block.setdefault("queries", found.queries)
+    return block
+
+
+def _grouped(
+    manifest: SuiteManifest, results: Sequence[MemberResult], group: str
+) -> list[MemberResult]:
+    names = {member.name for member in manifest.members if group in member.groups}
+    return [result for result in results if result.name in names]
+
+
+def _file_sha256(path: str) -> str | None:
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+    except OSError:
+        return None
+
+
+def _cce_version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("cce-cli")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _member_provenance(member: Member) -> dict[str, Any]:
+    return {
+        "corpus": member.corpus_identity(),
+        "fixtures_sha256": _file_sha256(member.fixtures),
+        "name": member.name,
+    }
+
+
+def suite_document(
+    manifest: SuiteManifest, results: Sequence[MemberResult], comparison: Any = None
+) -> dict[str, Any]:
+    """The `cce.suite.report/v1` document as a JSON-ready object."""
+    metrics = chosen_metrics(results)
+    members = []
+    for member, result in zip(manifest.members, results, strict=True):
+        members.append(
+            {
+                "corpus": member.corpus_identity(),
+                "groups": list(member.groups),
+                "name": member.name,
+                "report": json.loads(result.report_json),
+            }
+        )
+    aggregates: dict[str, Any] = {}
+    for backend in backend_order(results):
+        groups = {
+            group: _aggregates(_grouped(manifest, results, group), metrics, backend)
+            for group in manifest.groups()
+        }
+        aggregates[backend] = {
+            "groups": groups,
+            "overall": _aggregates(results, metrics, backend),
+        }
+    document: dict[str, Any] = {
+        "aggregates": aggregates,
+        "members": members,
+        "provenance": {
+            "cce_version": _cce_version(),
+            "manifest_sha256": manifest.sha256,
+            "members": [_member_provenance(member) for member in manifest.members],
+        },
+        "schema": SUITE_REPORT_SCHEMA,
+    }
+    if comparison is not None:
+        from cce_cli.render.diff import diff_body
+
+        document["compare"] = diff_body(comparison)
+    return document
+
+
+def render_suite_json(
+    manifest: SuiteManifest, results: Sequence[MemberResult], comparison: Any = None
+) -> str:
+    document = suite_document(manifest, results, comparison)
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _row(label: str, values: Sequence[str | None], width: int) -> str:
+    cells = "".join(f"{value if value is not None else 'n/a':>12}" for value in values)
+    return f"  {label:<{width}}{cells}\n"
+
+
+def render_suite_text(
+    manifest: SuiteManifest, results: Sequence[MemberResult], comparison: Any = None
+) -> str:
+    """One table per backend: a row per member, per group (macro), then macro and micro."""
+    metrics = chosen_metrics(results)
+    total = sum(len(result.values[0][1]) if result.values else 0 for result in results)
+    member_word = "member" if len(results) == 1 else "members"
+    query_word = "query" if total == 1 else "queries"
+    lines = [
+        "CCE suite — ranking quality over many repositories (cce.suite/v1)\n",
+        f"  manifest: {display_text(manifest.path)}\n",
+        f"  {len(results)} {member_word}, {total} {query_word}\n",
+    ]
+    names = [member.name for member in manifest.members]
+    groups = [f"group {group}" for group in manifest.groups()]
+    width = max(10, *(len(label) + 2 for label in [*names, *groups, "micro (all queries)"]))
+    for backend in backend_order(results):
+        lines.append("\n")
+        lines.append(f"  {backend}\n")
+        lines.append(_row("member", [item.label for item in metrics], width))
+        for result in results:
+            rows = dict(result.values).get(backend, ())
+            values = []
+            for item in metrics:
+                found = [case[item.key] for _, case in rows if item.key in case]
+                values.append(format6(item.aggregate(found)) if found else None)
+            lines.append(_row(result.name, values, width))
+        for group in manifest.groups():
+            grouped = _grouped(manifest, results, group)
+            cells = [_cell(aggregate(grouped, backend, item).macro) for item in metrics]
+            lines.append(_row(f"group {group}", cells, width))
+        macro = [_cell(aggregate(results, backend, item).macro) for item in metrics]
+        micro = [_cell(aggregate(results, backend, item).micro) for item in metrics]
+        lines.append(_row("macro", macro, width))
+        lines.append(_row("micro (all queries)", micro, width))
+    text = "".join(lines)
+    if comparison is not None:
+        from cce_cli.render.diff import render_diff_text
+
+        text += "\n" + render_diff_text(comparison)
+    return text

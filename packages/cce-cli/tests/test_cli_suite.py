@@ -1,0 +1,318 @@
+"""Suites: many repositories scored as one benchmark (`cce.suite/v1` manifests).
+
+Each member's block must be the report `cce relevance` prints for that member alone; the
+aggregates must equal a computation by hand; the bytes must not depend on where members
+ran (`--jobs 1`, `--jobs 2`, a Dask cluster on 127.0.0.1); git members are pinned to a
+commit of a repository the test makes; suite reports diff and plan over every query.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cce_cli.main import main
+
+REPO = Path(__file__).resolve().parents[3]
+SAMPLE = REPO / "eval" / "corpus" / "sample"
+DOCS_CORPUS = REPO / "eval" / "relevance" / "docs-corpus"
+CODE = (REPO / "eval" / "relevance" / "code.jsonl").read_text(encoding="utf-8").splitlines()
+DOCS = (REPO / "eval" / "relevance" / "docs.jsonl").read_text(encoding="utf-8").splitlines()
+HEADER = '{"schema":"cce.relevance/v1"}'
+
+Outcome = tuple[int, str, str]
+
+
+def cce(capsys: pytest.CaptureFixture[str], *argv: str) -> Outcome:
+    try:
+        code = main(list(argv))
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else 1
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def write_fixtures(path: Path, lines: list[str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join([HEADER, *lines]) + "\n", encoding="utf-8")
+
+
+@pytest.fixture
+def suite(tmp_path: Path) -> Path:
+    """Three members over two local corpora, in two groups."""
+    write_fixtures(tmp_path / "fixtures" / "alpha.jsonl", CODE[1:5])
+    write_fixtures(tmp_path / "fixtures" / "beta.jsonl", CODE[5:])
+    write_fixtures(tmp_path / "fixtures" / "docs.jsonl", DOCS[1:])
+    shutil.copytree(SAMPLE, tmp_path / "corpora" / "sample")
+    shutil.copytree(DOCS_CORPUS, tmp_path / "corpora" / "docs")
+    manifest = tmp_path / "suite.toml"
+    manifest.write_text(
+        'schema = "cce.suite/v1"\n\n'
+        '[[members]]\nname = "alpha"\nfixtures = "fixtures/alpha.jsonl"\n'
+        'corpus = "corpora/sample"\ngroups = ["code"]\n\n'
+        '[[members]]\nname = "beta"\nfixtures = "fixtures/beta.jsonl"\n'
+        'corpus = "corpora/sample"\ngroups = ["code"]\n\n'
+        '[[members]]\nname = "docs"\nfixtures = "fixtures/docs.jsonl"\n'
+        'corpus = "corpora/docs"\ngroups = ["docs"]\n',
+        encoding="utf-8",
+    )
+    return manifest
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
+def test_each_member_block_is_its_single_run_report(
+    suite: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = cce(capsys, "relevance", str(suite), "--json")
+    assert (code, err) == (0, "")
+    document = json.loads(out)
+    assert document["schema"] == "cce.suite.report/v1"
+    assert [member["name"] for member in document["members"]] == ["alpha", "beta", "docs"]
+    for member in document["members"]:
+        fixtures = suite.parent / "fixtures" / f"{member['name']}.jsonl"
+        corpus = suite.parent / member["corpus"]["path"]
+        alone = cce(capsys, "relevance", str(fixtures), "--dir", str(corpus), "--json")
+        assert alone[0] == 0
+        assert member["report"] == json.loads(alone[1])
+    assert out.endswith("}\n") and not out.endswith("\n\n")
+
+
+def test_macro_and_micro_equal_a_hand_computation(
+    suite: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    document = json.loads(cce(capsys, "relevance", str(suite), "--json")[1])
+    for backend in ("bm25", "vector", "hybrid"):
+        for key in ("precision_at_k", "recall", "mrr", "f1"):
+            per_member: dict[str, list[float]] = {}
+            for member in document["members"]:
+                entry = next(b for b in member["report"]["backends"] if b["backend"] == backend)
+                per_member[member["name"]] = [float(row[key]) for row in entry["per_query"]]
+            block = document["aggregates"][backend]
+            every = [value for values in per_member.values() for value in values]
+            macro = _mean([_mean(values) for values in per_member.values()])
+            assert float(block["overall"][key]["macro"]) == pytest.approx(macro, abs=2e-6)
+            assert float(block["overall"][key]["micro"]) == pytest.approx(_mean(every), abs=2e-6)
+            assert block["overall"]["members"] == 3
+            assert block["overall"]["queries"] == len(every) == 16
+            code_macro = _mean([_mean(per_member["alpha"]), _mean(per_member["beta"])])
+            assert float(block["groups"]["code"][key]["macro"]) == pytest.approx(
+                code_macro, abs=2e-6
+            )
+            assert block["groups"]["docs"][key]["micro"] == block["groups"]["docs"][key]["macro"]
+
+
+def test_the_bytes_do_not_depend_on_how_many_workers(
+    suite: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    one = cce(capsys, "relevance", str(suite), "--json", "--jobs", "1")
+    two = cce(capsys, "relevance", str(suite), "--json", "--jobs", "2")
+    assert one[0] == two[0] == 0
+    assert one[1] == two[1]
+    text = cce(capsys, "relevance", str(suite), "--jobs", "2")[1]
+    assert "3 members, 16 queries" in text
+    assert "  macro " in text and "  micro (all queries) " in text
+
+
+def test_a_dask_cluster_gives_the_same_bytes(
+    suite: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    distributed = pytest.importorskip("distributed")
+    local = cce(capsys, "relevance", str(suite), "--json")[1]
+    with distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+    ) as cluster:
+        address = cluster.scheduler_address.replace("tcp://", "dask://")
+        code, out, err = cce(capsys, "relevance", str(suite), "--json", "--executor", address)
+    assert (code, err) == (0, "")
+    assert out == local
+
+
+def test_compare_pairs_every_query_of_the_suite(
+    suite: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = cce(capsys, "relevance", str(suite), "--json", "--compare", "bm25,hybrid")
+    assert code == 0
+    compare = json.loads(out)["compare"]
+    assert compare["paired"] == 16
+    assert compare["base"]["backend"] == "bm25" and compare["head"]["backend"] == "hybrid"
+    assert set(compare["members"]) == {"alpha", "beta", "docs"}
+    assert compare["members"]["alpha"]["mrr"]["n"] == 4
+
+
+def _git(cwd: Path, *args: str) -> str:
+    env = {
+        "GIT_AUTHOR_NAME": "cce",
+        "GIT_AUTHOR_EMAIL": "cce@example.invalid",
+        "GIT_COMMITTER_NAME": "cce",
+        "GIT_COMMITTER_EMAIL": "cce@example.invalid",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "PATH": "/usr/bin:/bin:/usr/local/bin",
+    }
+    done = subprocess.run(
+        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def git_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, str, Path]:
+    """A suite whose one member is a file:// git repository: the sample corpus under
+    `src/`, committed, then changed in a later commit that the manifest does not pin."""
+    if shutil.which("git") is None:
+        pytest.skip("needs git")
+    origin = tmp_path / "origin"
+    shutil.copytree(SAMPLE, origin / "src")
+    _git(origin, "init", "--quiet")
+    _git(origin, "add", "-A")
+    _git(origin, "commit", "--quiet", "-m", "sample")
+    pinned = _git(origin, "rev-parse", "HEAD")
+    (origin / "src" / "config.py").unlink()
+    _git(origin, "commit", "--quiet", "-am", "drop config.py")
+    write_fixtures(tmp_path / "fixtures" / "sample.jsonl", CODE[1:])
+    manifest = tmp_path / "suite.toml"
+    manifest.write_text(
+        'schema = "cce.suite/v1"\n\n[[members]]\nname = "sample"\n'
+        'fixtures = "fixtures/sample.jsonl"\n'
+        f'git = "file://{origin}"\nrev = "{pinned}"\nroot = "src"\ngroups = ["mixed"]\n',
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("CCE_CACHE_DIR", str(tmp_path / "cache"))
+    return manifest, pinned, tmp_path
+
+
+def test_a_git_member_is_scored_at_its_pinned_commit(
+    git_suite: tuple[Path, str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest, pinned, root = git_suite
+    code, out, err = cce(capsys, "relevance", str(manifest), "--json", "--backend", "bm25")
+    assert (code, err) == (0, "")
+    document = json.loads(out)
+    member = document["members"][0]
+    assert member["corpus"]["rev"] == pinned and member["corpus"]["root"] == "src"
+    alone = cce(
+        capsys,
+        "relevance",
+        str(root / "fixtures" / "sample.jsonl"),
+        "--dir",
+        str(SAMPLE),
+        "--json",
+        "--backend",
+        "bm25",
+    )[1]
+    # Scored at the pinned commit, where config.py still exists: the scores are the
+    # sample corpus's own (only the displayed corpus path differs).
+    expected = json.loads(alone)
+    assert member["report"]["backends"] == expected["backends"]
+    checkouts = list((root / "cache" / "corpora").iterdir())
+    assert len(checkouts) == 1 and checkouts[0].name.endswith(pinned)
+    again = cce(capsys, "relevance", str(manifest), "--json", "--backend", "bm25")
+    assert again[1] == out  # reused, unchanged
+
+
+def test_a_commit_the_repository_lacks_is_an_error_naming_the_member(
+    git_suite: tuple[Path, str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest, pinned, _ = git_suite
+    manifest.write_text(manifest.read_text().replace(pinned, "0" * 40), encoding="utf-8")
+    code, out, err = cce(capsys, "relevance", str(manifest))
+    assert (code, out) == (1, "")
+    assert err.startswith("error: member 'sample': commit 0000000000000000000000000000000000000000")
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("members", "message"),
+    [
+        ('name = "a"\nfixtures = "f.jsonl"\n', "give exactly one of corpus"),
+        ('name = "a"\nfixtures = "f.jsonl"\ncorpus = "c"\ngit = "g"\n', "exactly one of corpus"),
+        ('name = "a b"\nfixtures = "f.jsonl"\ncorpus = "c"\n', "name must be letters"),
+        ('name = "a"\nfixtures = "f.jsonl"\ngit = "g"\nrev = "main"\n', "full commit id"),
+        ('name = "a"\nfixtures = "f.jsonl"\ncorpus = "c"\nrev = "x"\n', "rev goes with git"),
+        (
+            'name = "a"\nfixtures = "f.jsonl"\ngit = "g"\nrev = "'
+            + "a" * 40
+            + '"\nroot = "../x"\n',
+            "root must be a relative path",
+        ),
+    ],
+)
+def test_manifest_errors_name_the_manifest_member_and_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], members: str, message: str
+) -> None:
+    manifest = tmp_path / "suite.toml"
+    manifest.write_text(f'schema = "cce.suite/v1"\n\n[[members]]\n{members}', encoding="utf-8")
+    code, out, err = cce(capsys, "relevance", str(manifest))
+    assert (code, out) == (1, "")
+    assert err.startswith(f"error: suite manifest {manifest}, member ")
+    assert message in err
+
+
+def test_duplicate_member_names_are_refused(
+    suite: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite.write_text(suite.read_text().replace('name = "beta"', 'name = "alpha"'))
+    code, _, err = cce(capsys, "relevance", str(suite))
+    assert code == 1
+    assert "member 'alpha' appears twice" in err
+
+
+def test_diff_of_two_suite_reports_pairs_by_member_and_gates(
+    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = tmp_path / "base.json"
+    head = tmp_path / "head.json"
+    base.write_text(cce(capsys, "relevance", str(suite), "--json", "--backend", "bm25")[1])
+    head.write_text(cce(capsys, "relevance", str(suite), "--json", "--backend", "vector")[1])
+    code, out, _ = cce(capsys, "diff", str(base), str(head), "--backends", "bm25,vector")
+    assert code == 0
+    assert "  paired queries: 16" in out
+    assert "per member: mean delta (wins/ties/losses)" in out
+    body = json.loads(
+        cce(capsys, "diff", str(base), str(head), "--backends", "bm25,vector", "--format", "json")[
+            1
+        ]
+    )
+    assert body["paired"] == 16
+    assert body["members"]["alpha"]["mrr"]["n"] == 4
+    # vector's macro MRR is well below bm25's: a floor between them fails the gate.
+    head_macro = float(
+        json.loads(head.read_text())["aggregates"]["vector"]["overall"]["mrr"]["macro"]
+    )
+    floor = f"mrr={head_macro + 0.01:.6f}"
+    code, _, err = cce(
+        capsys, "diff", str(base), str(head), "--backends", "bm25,vector", "--min", floor
+    )
+    assert code == 3
+    assert "gate failed: MRR of vector" in err
+
+
+def test_plan_counts_queries_over_the_whole_suite(
+    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "suite.json"
+    report.write_text(cce(capsys, "relevance", str(suite), "--json")[1])
+    code, out, _ = cce(capsys, "plan", str(report), "--compare", "bm25,hybrid")
+    assert code == 0
+    assert "16 paired queries" in out.splitlines()[0]
+
+
+def test_suite_flags_that_do_not_apply_are_usage_errors(
+    suite: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = cce(capsys, "relevance", str(suite), "--dir", "x")
+    assert code == 2
+    assert "--dir does not apply to a suite" in err
+    code, _, err = cce(capsys, "relevance", str(suite), "--fail-on-significant")
+    assert code == 2
