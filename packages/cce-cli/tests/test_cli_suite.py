@@ -316,3 +316,85 @@ def test_suite_flags_that_do_not_apply_are_usage_errors(
     assert "--dir does not apply to a suite" in err
     code, _, err = cce(capsys, "relevance", str(suite), "--fail-on-significant")
     assert code == 2
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc to find workers")
+def test_ctrl_c_cancels_the_members_and_exits_130(tmp_path: Path) -> None:
+    import os
+    import signal
+    import sys
+    import time
+
+    shutil.copytree(SAMPLE, tmp_path / "corpus")
+    members = []
+    for n in range(16):
+        write_fixtures(tmp_path / "fixtures" / f"m{n}.jsonl", CODE[1:])
+        members.append(
+            f'[[members]]\nname = "m{n}"\nfixtures = "fixtures/m{n}.jsonl"\ncorpus = "corpus"\n'
+        )
+    manifest = tmp_path / "suite.toml"
+    manifest.write_text('schema = "cce.suite/v1"\n\n' + "\n".join(members), encoding="utf-8")
+    env = {**os.environ, "CCE_CACHE_DIR": str(tmp_path / "cache")}
+    command = [sys.executable, "-m", "cce_cli", "relevance", str(manifest), "--jobs", "2"]
+    child = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(2.5)
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=60)
+    assert (child.returncode, out, err) == (130, b"", b"error: interrupted\n")
+    time.sleep(0.5)
+    left = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if str(manifest).encode() in cmdline:
+                left.append(entry.name)
+    assert left == []
+
+
+def test_check_takes_a_suite_and_checks_each_member_against_its_corpus(
+    suite: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cce(capsys, "check", str(suite))[0] == 0
+    docs = suite.parent / "fixtures" / "docs.jsonl"
+    # config.py is in the code corpus but not in the docs member's corpus.
+    docs.write_text(
+        docs.read_text() + '{"id":"dead","query":"load config","expected":["config.py"]}\n'
+    )
+    code, out, err = cce(capsys, "check", str(suite))
+    assert code == 1
+    assert out.startswith(f"{docs}:")
+    assert 'case dead: anchor "config.py"' in out
+    assert "1 error(s)" in err
+
+
+def test_suite_fetch_checks_out_every_git_member_once(
+    git_suite: tuple[Path, str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest, pinned, root = git_suite
+    code, out, err = cce(capsys, "suite", "fetch", str(manifest))
+    assert code == 0
+    checkout = next((root / "cache" / "corpora").iterdir())
+    assert out == f"sample\t{checkout / 'src'}\tfile://{root / 'origin'} @ {pinned}\n"
+    assert err == f"[1/1] sample: {checkout / 'src'}\n"
+    assert (checkout / "src" / "config.py").is_file()  # the pinned commit, not the tip
+    inode = checkout.stat().st_ino
+    assert cce(capsys, "suite", "fetch", str(manifest))[0] == 0
+    assert checkout.stat().st_ino == inode  # reused, not cloned again
+
+
+def test_macro_weighs_members_and_micro_weighs_queries() -> None:
+    """The example of docs/suites.md: 4 queries at 1.0 and 12 at 0.5."""
+    from cce_cli.evaluation.suite import MemberResult, aggregate
+    from cce_metrics import METRICS
+
+    mrr = next(item for item in METRICS if item.key == "mrr")
+
+    def member(name: str, value: float, count: int) -> MemberResult:
+        rows = tuple((f"q{n}", {"mrr": value}) for n in range(count))
+        return MemberResult(name, "{}", (("bm25", rows),), {}, ("mrr",))
+
+    found = aggregate([member("small", 1.0, 4), member("large", 0.5, 12)], "bm25", mrr)
+    assert (found.macro, found.micro, found.members, found.queries) == (0.75, 0.625, 2, 16)

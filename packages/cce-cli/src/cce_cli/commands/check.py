@@ -48,7 +48,10 @@ CHECK_SCHEMA = "cce.check/v1"
 def configure(parser: argparse.ArgumentParser) -> None:
     """Declare `cce check`'s arguments; `--dir` and `--store` conflict (exit 2)."""
     parser.add_argument(
-        "fixtures", nargs="+", metavar="FIXTURES", help="cce.relevance/v1 NDJSON files"
+        "fixtures",
+        nargs="+",
+        metavar="FIXTURES",
+        help="cce.relevance/v1 NDJSON files, or cce.suite/v1 manifests (every member)",
     )
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
@@ -75,8 +78,12 @@ class _Corpora:
     built: dict[str, CorpusFacts | Problem] = attrs.Factory(dict)
     # Problems of a corpus rather than of a fixture file (a stale store), said once.
     notes: list[Problem] = attrs.Factory(list)
+    # A suite member's fixture file is checked against the member's own corpus.
+    member_corpora: dict[str, str] = attrs.Factory(dict)
 
     def facts_for(self, file: str, fixture_set: FixtureSet) -> CorpusFacts | Problem:
+        if file in self.member_corpora:
+            return self._cached(self.member_corpora[file], file, None, self._build)
         if self.args.store is not None:
             return self._cached(self.args.store, file, None, self._load_store)
         if self.args.dir is not None:
@@ -123,6 +130,30 @@ class _Corpora:
         if stale is not None:
             self.notes.append(Problem(store, None, "warning", stale))
         return CorpusFacts.of(index, store_corpus_root(store))
+
+
+def _fixture_files(paths: Sequence[str], corpora: _Corpora) -> list[str]:
+    """The fixture files to check: each path as given, a suite manifest's members in its
+    place (each checked against its member's corpus, git members checked out first)."""
+    from cce_cli.formats.suite_manifest import looks_like_suite, read_manifest
+
+    files: list[str] = []
+    for path in paths:
+        if not looks_like_suite(path):
+            files.append(path)
+            continue
+        if corpora.args.dir is not None or corpora.args.store is not None:
+            raise CliError(
+                f"{path} is a suite: its members name their corpora; drop --dir and --store",
+                2,
+            )
+        from cce_cli.evaluation.corpora import member_corpus
+        from cce_cli.evaluation.suite import suite_cache_root
+
+        for member in read_manifest(path).members:
+            corpora.member_corpora[member.fixtures] = member_corpus(member, suite_cache_root())
+            files.append(member.fixtures)
+    return files
 
 
 def _read(file: str) -> str | Problem:
@@ -191,8 +222,8 @@ def run(args: argparse.Namespace) -> int:
         )
     corpora = _Corpora(args)
     problems: list[Problem] = []
-    for file in args.fixtures:
-        problems.extend(check_file(str(file), corpora))
+    for file in _fixture_files([str(file) for file in args.fixtures], corpora):
+        problems.extend(check_file(file, corpora))
     problems.extend(corpora.notes)
     if args.format == "json":
         write_stdout(_render_json(problems))

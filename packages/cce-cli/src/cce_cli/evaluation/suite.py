@@ -19,6 +19,7 @@ import concurrent.futures
 import contextlib
 import multiprocessing
 import os
+import signal
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
@@ -139,8 +140,35 @@ def run_members(
             progress(len(tasks), len(tasks), "")
         return results
     context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
-    with concurrent.futures.ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=context) as pool:
-        return _collect(pool, tasks, progress)
+    pool = concurrent.futures.ProcessPoolExecutor(
+        min(jobs, len(tasks)), mp_context=context, initializer=_ignore_interrupts
+    )
+    try:
+        results = _collect(pool, tasks, progress)
+    except BaseException:
+        _stop(pool)
+        raise
+    pool.shutdown(wait=True)
+    return results
+
+
+def _ignore_interrupts() -> None:
+    """A member worker leaves Ctrl-C to the command: a terminal sends it to the whole
+    process group, and the command stops the workers itself (`_stop`)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop(pool: concurrent.futures.ProcessPoolExecutor) -> None:
+    """Cancel the members not started and end the running ones now (their build cache
+    writes are atomic, so every cache stays whole), then wait for them to exit."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        with contextlib.suppress(OSError, AttributeError):
+            process.terminate()
+    for process in processes:
+        with contextlib.suppress(OSError, AttributeError):
+            process.join(timeout=10)
 
 
 def _collect(
