@@ -398,3 +398,29 @@ def test_macro_weighs_members_and_micro_weighs_queries() -> None:
 
     found = aggregate([member("small", 1.0, 4), member("large", 0.5, 12)], "bm25", mrr)
     assert (found.macro, found.micro, found.members, found.queries) == (0.75, 0.625, 2, 16)
+
+
+def test_results_of_a_suite_replay_as_a_run_over_the_suite(
+    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = tmp_path / "results.jsonl"
+    code, _, _ = cce(
+        capsys, "relevance", str(suite), "--backend", "bm25", "--results", str(results)
+    )
+    assert code == 0
+    lines = [json.loads(line) for line in results.read_text().splitlines()]
+    assert lines[0] == {"corpus": str(suite), "embedder": "hash", "schema": "cce.run/v1"}
+    assert [line["member"] for line in lines[1:]].count("alpha") == 4
+    assert all(line["id"].startswith(line["member"] + "/") for line in lines[1:])
+    assert len(lines) == 1 + 16
+    code, out, err = cce(
+        capsys, "relevance", str(suite), "--json", "--run", f"replay={results}",
+        "--backend", "bm25,replay",
+    )  # fmt: skip
+    assert (code, err) == (0, "")
+    for member in json.loads(out)["members"]:
+        bm25, replay = member["report"]["backends"]
+        assert (bm25["backend"], replay["backend"]) == ("bm25", "replay")
+        assert [row["mrr"] for row in replay["per_query"]] == [
+            row["mrr"] for row in bm25["per_query"]
+        ]

@@ -336,6 +336,17 @@ def _external_runs(
         if name in loaded or name in registered:
             raise CliError(f"--run {option!r}: backend name {name!r} is already taken")
         run = runs.load_run(name, path, selected)
+        prefix = getattr(args, "member_prefix", None)
+        if prefix is not None:
+            # A suite member sees the lines of its own cases, ids as its fixtures spell them.
+            run = attrs.evolve(
+                run,
+                results={
+                    case_id[len(prefix) :]: hits
+                    for case_id, hits in run.results.items()
+                    if case_id.startswith(prefix)
+                },
+            )
         missing = run.missing(fixture_set.cases)
         if missing:
             print(

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import contextlib
+import json
 import multiprocessing
 import os
 import signal
@@ -54,6 +55,8 @@ class MemberResult:
     values: MemberValues
     tags: Mapping[str, tuple[str, ...]]
     metrics: tuple[str, ...]
+    results_text: str | None = None
+    """The member's `--results` lines, ids qualified, when the suite writes results."""
 
 
 def score_member(task: MemberTask) -> MemberResult:
@@ -64,16 +67,21 @@ def score_member(task: MemberTask) -> MemberResult:
     from cce_cli.commands.relevance import score
 
     args = argparse.Namespace(**dict(task.options))
+    wants_results = args.results is not None
     args.fixtures = task.member.fixtures
     args.dir = task.corpus
     args.store = None
     args.format = "json"
     args.results = None
     args.export_qrels = None
+    args.member_prefix = f"{task.member.name}/"
     try:
         scored = score(args)
     except CliError as error:
         raise CliError(f"member {task.member.name!r}: {error}", error.exit_code) from None
+    results_text = None
+    if wants_results:
+        results_text = _member_results(args, task, scored)
     keys = {item.key for item in scored.metrics}
     values = tuple(
         (
@@ -89,7 +97,43 @@ def score_member(task: MemberTask) -> MemberResult:
         values,
         tags,
         tuple(item.key for item in scored.metrics),
+        results_text,
     )
+
+
+def _member_results(args: argparse.Namespace, task: MemberTask, scored: Any) -> str:
+    """What `--results` holds for this member, its case ids qualified as `member/id`."""
+    from cce_cli.formats import external_runs
+    from cce_cli.formats.results_file import render_run
+
+    prefix = f"{task.member.name}/"
+    if args.results_format == "trec":
+        text = external_runs.trec_run_text(scored.fixture_set, scored.reports)
+        return "".join(prefix + line + "\n" for line in text.splitlines() if line)
+    text = render_run(task.corpus, scored.embedder, scored.fixture_set.cases, scored.reports)
+    lines = []
+    for line in text.splitlines()[1:]:  # the header is the suite's, written once
+        record = json.loads(line)
+        record["id"] = prefix + record["id"]
+        record["member"] = task.member.name
+        lines.append(json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
+    return "".join(line + "\n" for line in lines)
+
+
+def suite_results(
+    manifest: SuiteManifest, results: Sequence[MemberResult], results_format: str
+) -> str:
+    """One `--results` file for the whole suite: a `cce.run/v1` header naming the manifest,
+    then every member's lines in manifest order (or one TREC run), ids `member/case-id`."""
+    body = "".join(result.results_text or "" for result in results)
+    if results_format == "trec":
+        return body
+    from cce_cli.formats.results_file import RUN_SCHEMA
+
+    embedder = json.loads(results[0].report_json).get("embedder", "") if results else ""
+    header = {"corpus": manifest.path, "embedder": embedder, "schema": RUN_SCHEMA}
+    line = json.dumps(header, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return line + "\n" + body
 
 
 def _case_values(case: Any, keys: set[str]) -> dict[str, float]:
@@ -304,7 +348,6 @@ def run_suite(args: argparse.Namespace) -> int:
     for flag, given in (
         ("--store", args.store),
         ("--dir", args.dir),
-        ("--results", args.results),
         ("--export-qrels", args.export_qrels),
     ):
         if given is not None:
@@ -313,8 +356,6 @@ def run_suite(args: argparse.Namespace) -> int:
                 "in the manifest",
                 exit_code=2,
             )
-    if args.run:
-        raise CliError("--run does not apply to a suite yet; score members one by one", 2)
     spec = gate_spec(args)
     if spec.active and args.compare is None:
         raise CliError(
@@ -335,6 +376,10 @@ def run_suite(args: argparse.Namespace) -> int:
     with progress_bar(shown, "members") as bar:
         report = None if bar is None else _member_progress(bar)
         results = run_members(tasks, jobs, executor, report)
+    if args.results is not None:
+        from cce_cli.formats.results_file import write_run
+
+        write_run(str(args.results), suite_results(manifest, results, args.results_format))
     comparison = None
     if args.compare is not None:
         comparison = compare_suite(manifest, results, args)
