@@ -277,6 +277,7 @@ def bench(session: nox.Session) -> None:
         "bench/bench_search.py",
         "bench/bench_relevance.py",
         "bench/bench_gitignore.py",
+        "bench/bench_suite.py",
     )
     for script in scripts:
         session.run("uv", "run", "--locked", "python", script, *corpora)

@@ -424,3 +424,19 @@ def test_results_of_a_suite_replay_as_a_run_over_the_suite(
         assert [row["mrr"] for row in replay["per_query"]] == [
             row["mrr"] for row in bm25["per_query"]
         ]
+
+
+def test_members_on_workers_build_on_one_core(suite: Path) -> None:
+    """A Dask worker is a daemonic process, which may not start a build's worker pool:
+    members sent to a cluster or to local workers build on one core."""
+    import argparse
+
+    from cce_cli.evaluation.suite import member_tasks
+    from cce_cli.formats.suite_manifest import read_manifest
+
+    manifest = read_manifest(str(suite))
+    args = argparse.Namespace(jobs=None, fixtures=str(suite), run=[])
+    spread = member_tasks(manifest, args, str(suite.parent / "cache"), single_core=True)
+    assert [task.options["jobs"] for task in spread] == [1, 1, 1]
+    here = member_tasks(manifest, args, str(suite.parent / "cache"), single_core=False)
+    assert [task.options["jobs"] for task in here] == [None, None, None]

@@ -314,14 +314,15 @@ def _mean(values: Sequence[float]) -> float:
 
 
 def member_tasks(
-    manifest: SuiteManifest, args: argparse.Namespace, cache_root: str, jobs: int
+    manifest: SuiteManifest, args: argparse.Namespace, cache_root: str, single_core: bool
 ) -> list[MemberTask]:
     """One task per member, corpora resolved (git members checked out) here, in manifest
-    order. With several member workers each member's build runs on one core."""
+    order. With `single_core` (several member workers, or a cluster whose worker processes
+    may not start processes of their own) each member's build runs on one core."""
     from cce_cli.evaluation.corpora import member_corpus
 
     options = member_options(args)
-    if jobs > 1:
+    if single_core:
         options["jobs"] = 1
     return [
         MemberTask(member, member_corpus(member, cache_root), options)
@@ -370,7 +371,7 @@ def run_suite(args: argparse.Namespace) -> int:
         args.config = config_for(None, manifest.path).path
     executor = getattr(args, "executor", None) or manifest.executor
     jobs = 1 if executor is not None else (args.jobs or 1)
-    tasks = member_tasks(manifest, args, suite_cache_root(), jobs)
+    tasks = member_tasks(manifest, args, suite_cache_root(), executor is not None or jobs > 1)
     forced = getattr(args, "progress", None)
     shown = sys.stderr.isatty() if forced is None else bool(forced)
     with progress_bar(shown, "members") as bar:
