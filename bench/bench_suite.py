@@ -78,11 +78,11 @@ def main() -> None:
         two, out_two = cce("relevance", manifest, "--json", "--jobs", "2")
         assert out_one == out_two, "--jobs changed the suite report"
         dask_line = "dask: distributed is not installed (uv sync --all-extras)"
-        try:
+        import importlib.util
+
+        if importlib.util.find_spec("distributed") is not None:
             from distributed import LocalCluster
-        except ImportError:
-            LocalCluster = None
-        if LocalCluster is not None:
+
             started = time.perf_counter()
             # distributed ships without type annotations for its cluster.
             with LocalCluster(  # type: ignore[no-untyped-call]
