@@ -46,6 +46,7 @@ SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
     ("pool", "commands.pool", "pool several backends' results for judging, or apply judgments"),
     ("plan", "commands.plan", "how many queries a comparison needs, from a pilot report"),
     ("backends", "commands.backends", "list the backends --backend accepts, with their parameters"),
+    ("import", "commands.import_suite", "write a suite from another benchmark's files (semble)"),
 )
 
 
