@@ -6,7 +6,7 @@ file per repository, which cce reads like any hand-written set. This module owns
 command's arguments, one sub-command per format (`semble`), and the summary it prints
 (one line per fixture file, then the manifest); the conversion and the writing live in
 `cce_cli.formats.semble`. The module is not called `import`, a Python keyword.
-Documented in docs/suites.md#importing-the-semble-benchmark.
+Documented in docs/relevance.md#importing-the-semble-benchmark.
 """
 
 from __future__ import annotations
