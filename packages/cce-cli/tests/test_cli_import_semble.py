@@ -434,6 +434,13 @@ ERRORS: list[tuple[str, list[dict[str, Any]], Any, str, Sequence[str]]] = [
         ['"category" must be a non-empty string'],
     ),
     (
+        "unpaired surrogate",
+        [_repo()],
+        '[{"query": "q\\ud800", "relevant": ["src/a.py"]}]',
+        "web.json",
+        ["task 1 (web-01)", "unpaired surrogate escape (\\ud800)"],
+    ),
+    (
         "annotation without repository",
         [_repo(name="other")],
         [GOOD_TASK],
@@ -528,3 +535,26 @@ def test_an_interrupted_write_leaves_nothing_behind(
     code, stdout, stderr = _import(capsys, annotations, repos_file, tmp_path / "suite")
     assert (code, stdout, stderr) == (130, "", "error: interrupted\n")
     assert sorted(os.listdir(tmp_path)) == before
+
+
+def test_paths_are_normalised_before_they_become_anchors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repos = _write(
+        tmp_path / "repos.json",
+        [_repo(name="a", benchmark_root="./src/"), _repo(name="b", benchmark_root=".")],
+    )
+    task = {"query": "q", "relevant": ["./src//pkg/a.py", {"path": "src/b.py"}]}
+    _write(tmp_path / "ann" / "a.json", [task])
+    _write(tmp_path / "ann" / "b.json", [task])
+    assert _import(capsys, tmp_path / "ann", repos, tmp_path / "out")[0] == 0
+    manifest = tomllib.loads((tmp_path / "out" / "suite.toml").read_text(encoding="utf-8"))
+    assert [member.get("root") for member in manifest["members"]] == ["src", None]
+    expected = [
+        json.loads(path.read_text(encoding="utf-8").splitlines()[1])["expected"]
+        for path in (
+            tmp_path / "out" / "fixtures" / "a.jsonl",
+            tmp_path / "out" / "fixtures" / "b.jsonl",
+        )
+    ]
+    assert expected == [["pkg/a.py", "b.py"], ["src/pkg/a.py", "src/b.py"]]

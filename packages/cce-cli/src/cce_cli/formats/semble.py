@@ -201,7 +201,19 @@ def _string_field(entry: Mapping[str, Any], key: str, where: str, fix: str) -> s
     value = entry[key]
     if not isinstance(value, str) or not value.strip():
         raise CliError(f'{where}: "{key}" must be a non-empty string, not {_kind(value)}; {fix}')
+    _require_encodable(value, where)
     return value
+
+
+def _require_encodable(text: str, where: str) -> None:
+    """JSON may escape half of a surrogate pair (`"\\ud800"`); no UTF-8 file can hold it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise CliError(
+            f"{where}: the text holds an unpaired surrogate escape "
+            f"(\\u{ord(text[error.start]):04x}); write the character itself, or a full pair"
+        ) from None
 
 
 def read_repos(path: str) -> list[_Repo]:
@@ -245,7 +257,10 @@ def read_repos(path: str) -> list[_Repo]:
                 f'{where}: "benchmark_root" must be a string or null, not {_kind(root)}; '
                 "write the indexed subdirectory, or null for the whole repository"
             )
-        cleaned = None if root is None else _clean_path(root, where, "benchmark_root")
+        cleaned = None
+        if root is not None:
+            _require_encodable(root, where)
+            cleaned = _clean_path(root, where, "benchmark_root")
         repos.append(_Repo(name, language, url, revision, cleaned or None))
     return repos
 
@@ -396,7 +411,9 @@ def convert_repository(path: str, repo: _Repo) -> Member:
             case["secondary"] = secondary
         case["tags"] = [category]
         case["k"] = IMPORTED_K
-        lines.append(json.dumps(case, ensure_ascii=False, separators=(",", ":")))
+        line = json.dumps(case, ensure_ascii=False, separators=(",", ":"))
+        _require_encodable(line, where)
+        lines.append(line)
     return Member(
         repo.name,
         repo.url,
