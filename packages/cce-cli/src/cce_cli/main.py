@@ -47,6 +47,7 @@ SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
     ("plan", "commands.plan", "how many queries a comparison needs, from a pilot report"),
     ("backends", "commands.backends", "list the backends --backend accepts, with their parameters"),
     ("suite", "commands.suite", "prepare a suite's corpora ahead of a run (fetch)"),
+    ("import", "commands.import_suite", "write a suite from another benchmark's files (semble)"),
 )
 
 

@@ -1,0 +1,517 @@
+"""The public semble benchmark format, converted to a cce suite.
+
+Why it exists: the semble code-search benchmark ships many repositories' labeled
+queries as `annotations/<name>.json` plus a `repos.json` that pins each repository to
+a commit. `cce import semble` turns that into a `cce.suite/v1` manifest and one
+`cce.relevance/v1` fixture file per repository, so the benchmark runs under cce as is.
+This module owns the reading (every error names the file, the task, the cause and the
+fix), the conversion rules (docs/relevance.md#importing-the-semble-benchmark), the
+manifest's TOML text, and writing the whole suite atomically. It never touches the
+network: the repositories themselves are fetched when a suite runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import attrs
+
+from cce_cli.errors import CliError
+from cce_fixtures import SCHEMA_ID, Anchor, AnchorError
+from cce_retrieval import describe_os_error, write_atomic
+
+__all__ = [
+    "SUITE_SCHEMA",
+    "Member",
+    "Suite",
+    "convert",
+    "convert_repository",
+    "default_category",
+    "read_repos",
+    "render_manifest",
+    "toml_string",
+    "write_suite",
+]
+
+SUITE_SCHEMA: Final = "cce.suite/v1"
+MANIFEST_NAME: Final = "suite.toml"
+FIXTURES_DIR: Final = "fixtures"
+# semble scores nDCG@10, so every imported case judges the first ten results.
+IMPORTED_K: Final = 10
+
+_NAME = re.compile(r"[A-Za-z0-9._-]+")
+# A full commit id: SHA-1 (40) or SHA-256 (64) hex digits, lower case as git prints them,
+# so that a later `HEAD == rev` check compares like with like.
+_REVISION = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+@attrs.frozen
+class Member:
+    """One repository of the suite: its manifest entry and its fixture file's text."""
+
+    name: str
+    git: str
+    rev: str
+    root: str | None
+    groups: tuple[str, ...]
+    fixtures_text: str
+    cases: int
+
+    @property
+    def fixtures(self) -> str:
+        """The fixture file's path, relative to the manifest."""
+        return f"{FIXTURES_DIR}/{self.name}.jsonl"
+
+
+@attrs.frozen
+class Suite:
+    """A converted benchmark: members in the order `REPOS.json` lists them."""
+
+    members: tuple[Member, ...]
+
+    def files(self) -> dict[str, str]:
+        """Every file of the suite: relative path to text (the manifest first)."""
+        written = {MANIFEST_NAME: render_manifest(self.members)}
+        for member in self.members:
+            written[member.fixtures] = member.fixtures_text
+        return written
+
+
+# -- TOML ---------------------------------------------------------------------------------
+
+_TOML_ESCAPES: Final = {
+    "\b": "\\b",
+    "\t": "\\t",
+    "\n": "\\n",
+    "\f": "\\f",
+    "\r": "\\r",
+    '"': '\\"',
+    "\\": "\\\\",
+}
+
+
+def toml_string(text: str) -> str:
+    """`text` as a TOML basic string: quotes, backslashes and control characters escaped
+    (TOML 1.0: U+0000-U+001F and U+007F may not appear raw), everything else verbatim."""
+    out = []
+    for char in text:
+        if char in _TOML_ESCAPES:
+            out.append(_TOML_ESCAPES[char])
+        elif ord(char) < 0x20 or ord(char) == 0x7F:
+            out.append(f"\\u{ord(char):04X}")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
+
+
+def render_manifest(members: Sequence[Member]) -> str:
+    """The `cce.suite/v1` manifest: the schema, then one `[[members]]` table each."""
+    lines = [f"schema = {toml_string(SUITE_SCHEMA)}"]
+    for member in members:
+        lines += [
+            "",
+            "[[members]]",
+            f"name = {toml_string(member.name)}",
+            f"fixtures = {toml_string(member.fixtures)}",
+            f"git = {toml_string(member.git)}",
+            f"rev = {toml_string(member.rev)}",
+        ]
+        if member.root is not None:
+            lines.append(f"root = {toml_string(member.root)}")
+        lines.append("groups = [" + ", ".join(toml_string(group) for group in member.groups) + "]")
+    return "\n".join(lines) + "\n"
+
+
+# -- reading ------------------------------------------------------------------------------
+
+
+def _load_json(path: str) -> Any:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as error:
+        raise CliError(f"could not read {path}: {describe_os_error(error)}") from None
+    try:
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise CliError(
+            f"{path}: invalid UTF-8 at byte offset {error.start}; save the file as UTF-8"
+        ) from None
+    except json.JSONDecodeError as error:
+        raise CliError(
+            f"{path}: invalid JSON at line {error.lineno} column {error.colno}: {error.msg}; "
+            "fix the file so that it parses as JSON"
+        ) from None
+
+
+def _kind(value: object) -> str:
+    """How a JSON value is named in messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def _clean_path(text: str, where: str, what: str) -> str:
+    """A repository-relative path with `/` separators, empty and `.` parts dropped.
+
+    Absolute paths and `..` parts are refused: both would reach outside the repository.
+    """
+    if text.startswith(("/", "\\")) or re.match(r"[A-Za-z]:", text):
+        raise CliError(
+            f"{where}: {what} {json.dumps(text)} is absolute; "
+            "write it relative to the repository root, with '/' separators"
+        )
+    if "\\" in text:
+        raise CliError(
+            f"{where}: {what} {json.dumps(text)} contains '\\'; use '/' as the separator"
+        )
+    parts = [part for part in text.split("/") if part not in ("", ".")]
+    if ".." in parts:
+        raise CliError(
+            f"{where}: {what} {json.dumps(text)} contains '..'; "
+            "write the path from the repository root without '..'"
+        )
+    return "/".join(parts)
+
+
+@attrs.frozen
+class _Repo:
+    name: str
+    language: str
+    url: str
+    revision: str
+    root: str | None
+
+
+def _string_field(entry: Mapping[str, Any], key: str, where: str, fix: str) -> str:
+    if key not in entry:
+        raise CliError(f'{where}: missing field "{key}"; {fix}')
+    value = entry[key]
+    if not isinstance(value, str) or not value.strip():
+        raise CliError(f'{where}: "{key}" must be a non-empty string, not {_kind(value)}; {fix}')
+    _require_encodable(value, where)
+    return value
+
+
+def _require_encodable(text: str, where: str) -> None:
+    """JSON may escape half of a surrogate pair (`"\\ud800"`); no UTF-8 file can hold it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise CliError(
+            f"{where}: the text holds an unpaired surrogate escape "
+            f"(\\u{ord(text[error.start]):04x}); write the character itself, or a full pair"
+        ) from None
+
+
+def read_repos(path: str) -> list[_Repo]:
+    """The repositories of `REPOS.json`, in its order, every field checked."""
+    entries = _load_json(path)
+    if not isinstance(entries, list):
+        raise CliError(
+            f"{path}: must be a JSON array of repositories, not {_kind(entries)}; "
+            'write [{"name", "language", "url", "revision", "benchmark_root"}, ...]'
+        )
+    repos: list[_Repo] = []
+    seen: dict[str, int] = {}
+    for number, entry in enumerate(entries, start=1):
+        where = f"{path}: repository {number}"
+        if not isinstance(entry, dict):
+            raise CliError(f"{where}: must be a JSON object, not {_kind(entry)}")
+        name = _string_field(entry, "name", where, "give the repository a name")
+        where = f"{path}: repository {number} ({json.dumps(name)})"
+        if not _NAME.fullmatch(name):
+            raise CliError(
+                f"{where}: name {json.dumps(name)} may only use letters, digits, '.', '_' "
+                "and '-'; rename it (and its annotation file)"
+            )
+        if name in seen:
+            raise CliError(
+                f"{where}: name {json.dumps(name)} is also repository {seen[name]}; "
+                "names must be unique, rename or remove one"
+            )
+        seen[name] = number
+        language = _string_field(entry, "language", where, "name the repository's language")
+        url = _string_field(entry, "url", where, "give the URL git clones the repository from")
+        revision = _string_field(entry, "revision", where, "pin the repository to a commit")
+        if not _REVISION.fullmatch(revision):
+            raise CliError(
+                f"{where}: revision {json.dumps(revision)} is not a full commit id; "
+                "write all 40 hex digits in lower case (git rev-parse <ref> prints them)"
+            )
+        root = entry.get("benchmark_root")
+        if root is not None and not isinstance(root, str):
+            raise CliError(
+                f'{where}: "benchmark_root" must be a string or null, not {_kind(root)}; '
+                "write the indexed subdirectory, or null for the whole repository"
+            )
+        cleaned = None
+        if root is not None:
+            _require_encodable(root, where)
+            cleaned = _clean_path(root, where, "benchmark_root")
+        repos.append(_Repo(name, language, url, revision, cleaned or None))
+    return repos
+
+
+def default_category(query: str) -> str:
+    """semble's category of a task that names none, from the query's shape."""
+    if " " not in query:
+        return "symbol"
+    if query.startswith("how "):
+        return "architecture"
+    return "semantic"
+
+
+def _target_anchor(target: object, root: str | None, where: str) -> str:
+    """One semble target as a cce anchor: its path relative to `root`, `@a-b` if ranged."""
+    line_range: tuple[int, int] | None = None
+    if isinstance(target, str):
+        path_text = target
+    elif isinstance(target, dict):
+        given = target.get("path")
+        if not isinstance(given, str):
+            raise CliError(
+                f'{where}: "path" must be a string, found '
+                f"{'nothing' if 'path' not in target else _kind(given)}; "
+                'write {"path": "dir/file.py", "start_line": 1, "end_line": 9}'
+            )
+        path_text = given
+        line_range = _target_range(target, where)
+    else:
+        raise CliError(
+            f"{where}: must be a path string or an object with a path, not {_kind(target)}; "
+            'write "dir/file.py" or {"path": "dir/file.py", "start_line": 1, "end_line": 9}'
+        )
+    path = _clean_path(path_text, where, "path")
+    if not path:
+        raise CliError(f"{where}: path {json.dumps(path_text)} names no file; write a file path")
+    if root is not None:
+        if not path.startswith(root + "/"):
+            raise CliError(
+                f"{where}: path {json.dumps(path_text)} is outside the benchmark root "
+                f"{json.dumps(root)}, so the indexed corpus never holds it; fix the path, "
+                "or widen benchmark_root in the repositories file"
+            )
+        path = path[len(root) + 1 :]
+    anchor = path if line_range is None else f"{path}@{line_range[0]}-{line_range[1]}"
+    _check_round_trip(anchor, path, line_range, where)
+    return anchor
+
+
+def _target_range(target: Mapping[str, Any], where: str) -> tuple[int, int] | None:
+    start, end = target.get("start_line"), target.get("end_line")
+    if start is None and end is None:
+        return None
+    for key, value in (("start_line", start), ("end_line", end)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise CliError(
+                f'{where}: "{key}" must be a line number from 1, not {json.dumps(value)}; '
+                "give both start_line and end_line (1-based, inclusive), or neither"
+            )
+    assert isinstance(start, int) and isinstance(end, int)
+    if start > end:
+        raise CliError(
+            f"{where}: start_line {start} is after end_line {end}; swap them "
+            "(lines are 1-based and inclusive)"
+        )
+    return start, end
+
+
+def _check_round_trip(
+    anchor: str, path: str, line_range: tuple[int, int] | None, where: str
+) -> None:
+    """Refuse a path that the anchor grammar would read differently (`#`, a range-like
+    `@` tail, surrounding spaces): the fixture would then label another file."""
+    try:
+        parsed = Anchor.parse(anchor)
+    except AnchorError:
+        parsed = None
+    if parsed is None or (parsed.file_path, parsed.kind, parsed.line_range) != (
+        path,
+        None,
+        line_range,
+    ):
+        raise CliError(
+            f"{where}: path {json.dumps(path)} cannot be written as a cce anchor "
+            "(a '#', an '@' followed by a line range, or spaces at either end change its "
+            "meaning); rename the file in the annotation or leave the target out"
+        )
+
+
+def _targets(task: Mapping[str, Any], key: str, root: str | None, where: str) -> list[str]:
+    value = task.get(key)
+    if value is None and key == "secondary":
+        return []
+    if not isinstance(value, list):
+        found = "missing" if key not in task else f"{_kind(value)}"
+        raise CliError(
+            f'{where}: "{key}" must be an array of targets, found {found}; '
+            'write ["dir/file.py", {"path": "dir/file.py", "start_line": 1, "end_line": 9}]'
+        )
+    if key == "relevant" and not value:
+        raise CliError(
+            f'{where}: "relevant" is empty; list at least one relevant target or drop the task'
+        )
+    return [
+        _target_anchor(target, root, f"{where}: {key} target {number}")
+        for number, target in enumerate(value, start=1)
+    ]
+
+
+def convert_repository(path: str, repo: _Repo) -> Member:
+    """One annotation file as a member: its fixture text and its manifest entry."""
+    tasks = _load_json(path)
+    if not isinstance(tasks, list):
+        raise CliError(
+            f"{path}: must be a JSON array of tasks, not {_kind(tasks)}; "
+            'write [{"query", "relevant", "secondary", "category"}, ...]'
+        )
+    if not tasks:
+        raise CliError(f"{path}: has no task; add one or remove the repository")
+    width = max(2, len(str(len(tasks))))
+    lines = [json.dumps({"schema": SCHEMA_ID}, separators=(",", ":"))]
+    for number, task in enumerate(tasks, start=1):
+        case_id = f"{repo.name}-{number:0{width}d}"
+        where = f"{path}: task {number} ({case_id})"
+        if not isinstance(task, dict):
+            raise CliError(f"{where}: must be a JSON object, not {_kind(task)}")
+        query = task.get("query")
+        if not isinstance(query, str) or not query.strip():
+            found = "missing" if "query" not in task else _kind(query)
+            if isinstance(query, str):
+                found = "blank"
+            raise CliError(f'{where}: "query" must be a non-blank string, found {found}')
+        category = task.get("category")
+        if category is None:
+            category = default_category(query)
+        elif not isinstance(category, str) or not category.strip():
+            raise CliError(
+                f'{where}: "category" must be a non-empty string, not {json.dumps(category)}; '
+                "name the category or leave the field out"
+            )
+        case: dict[str, object] = {
+            "id": case_id,
+            "query": query,
+            "expected": _targets(task, "relevant", repo.root, where),
+        }
+        secondary = _targets(task, "secondary", repo.root, where)
+        if secondary:
+            case["secondary"] = secondary
+        case["tags"] = [category]
+        case["k"] = IMPORTED_K
+        line = json.dumps(case, ensure_ascii=False, separators=(",", ":"))
+        _require_encodable(line, where)
+        lines.append(line)
+    return Member(
+        repo.name,
+        repo.url,
+        repo.revision,
+        repo.root,
+        (repo.language,),
+        "\n".join(lines) + "\n",
+        len(tasks),
+    )
+
+
+def convert(annotations_dir: str, repos_path: str) -> Suite:
+    """The whole benchmark: one member per repository of `repos_path`, each read from
+    `annotations_dir/<name>.json`. Every annotation file must belong to a repository."""
+    repos = read_repos(repos_path)
+    try:
+        names = sorted(
+            entry.name for entry in os.scandir(annotations_dir) if entry.name.endswith(".json")
+        )
+    except OSError as error:
+        raise CliError(
+            f"could not read the annotations directory {annotations_dir}: "
+            f"{describe_os_error(error)}"
+        ) from None
+    known = {repo.name for repo in repos}
+    for file_name in names:
+        if file_name.removesuffix(".json") not in known:
+            raise CliError(
+                f"{os.path.join(annotations_dir, file_name)}: no repository "
+                f"{json.dumps(file_name.removesuffix('.json'))} in {repos_path}; add it there "
+                "(url, revision, language) or move the file out of the directory"
+            )
+    members = []
+    for repo in repos:
+        path = os.path.join(annotations_dir, f"{repo.name}.json")
+        if f"{repo.name}.json" not in names:
+            raise CliError(
+                f"{repos_path}: repository {json.dumps(repo.name)} has no annotation file "
+                f"{path}; add it, or remove the repository from {repos_path}"
+            )
+        members.append(convert_repository(path, repo))
+    if not members:
+        raise CliError(f"{repos_path}: lists no repository; there is nothing to import")
+    return Suite(tuple(members))
+
+
+# -- writing ------------------------------------------------------------------------------
+
+
+def write_suite(suite: Suite, output: str) -> None:
+    """Write every file of `suite` under `output`, all or nothing.
+
+    The files are written into a temporary directory beside `output`, which is then
+    renamed onto it; `output` must not exist or be an empty directory, so an import
+    never replaces files someone else wrote.
+    """
+    target = os.path.abspath(output)
+    _refuse_occupied(output, target)
+    parent = os.path.dirname(target)
+    try:
+        os.makedirs(parent, exist_ok=True)
+        staging = tempfile.mkdtemp(prefix=f".{os.path.basename(target)}.tmp.", dir=parent)
+    except OSError as error:
+        raise CliError(f"could not create {output}: {describe_os_error(error)}") from None
+    try:
+        for relative, text in suite.files().items():
+            write_atomic(os.path.join(staging, relative), text.encode("utf-8"))
+        os.chmod(staging, 0o777 & ~_umask())
+        os.rename(staging, target)
+    except OSError as error:
+        raise CliError(f"could not write {output}: {describe_os_error(error)}") from None
+    finally:
+        if os.path.lexists(staging):
+            with contextlib.suppress(OSError):
+                shutil.rmtree(staging)
+
+
+def _refuse_occupied(output: str, target: str) -> None:
+    if not os.path.lexists(target):
+        return
+    if not os.path.isdir(target) or os.path.islink(target):
+        raise CliError(f"{output} exists and is not a directory; choose another -o directory")
+    try:
+        occupied = any(True for _ in os.scandir(target))
+    except OSError as error:
+        raise CliError(f"could not read {output}: {describe_os_error(error)}") from None
+    if occupied:
+        raise CliError(
+            f"{output} is not empty; an import never overwrites files: "
+            "remove the directory or choose another -o directory"
+        )
+
+
+def _umask() -> int:
+    """The process umask (mkdtemp creates 0o700; the suite gets the usual mode)."""
+    current = os.umask(0)
+    os.umask(current)
+    return current

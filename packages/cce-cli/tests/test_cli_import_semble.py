@@ -1,0 +1,560 @@
+"""`cce import semble`: the suite it writes, byte for byte; fixtures that pass
+`cce-fixtures validate` and `cce check` against a git checkout made here; every input
+error named with its file and fix; all-or-nothing output. Nothing is downloaded: the
+one git member is a repository this file creates, the others are never fetched."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cce_cli.formats import semble
+from cce_cli.formats.semble import default_category, toml_string
+from cce_cli.main import main
+from cce_fixtures import parse_fixtures
+from cce_fixtures.cli import validate_files
+
+Outcome = tuple[int, str, str]
+FAKE_REV = "0123456789abcdef0123456789abcdef01234567"
+
+APP = "def route(path):\n    return path\n\n\ndef dispatch(request):\n    return route(request)\n"
+UTIL = "def slugify(text):\n    return text.lower()\n"
+
+
+def _invoke(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> Outcome:
+    try:
+        code = main(["import", *argv])
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else 1
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _git(cwd: Path, *argv: str) -> str:
+    done = subprocess.run(
+        [
+            "git",
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "init.defaultBranch=main",
+            *argv,
+        ],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def upstream(tmp_path: Path) -> tuple[Path, str]:
+    """A git repository with the indexed code under `src/web`, and its commit id."""
+    repo = tmp_path / "upstream"
+    for rel, text in {
+        "src/web/app.py": APP,
+        "src/web/util/text.py": UTIL,
+        "docs/guide.md": "# Guide\n",
+    }.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text, encoding="utf-8")
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "initial")
+    return repo, _git(repo, "rev-parse", "HEAD")
+
+
+def _write(path: Path, value: Any) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(value, indent=1), encoding="utf-8")
+    return path
+
+
+def _bench(tmp_path: Path, upstream: tuple[Path, str]) -> tuple[Path, Path, list[dict[str, Any]]]:
+    """Two repositories: `web` (the local git repository, root `src/web`) and `tool`
+    (a URL nobody fetches, whole repository), with their annotation files."""
+    repo, rev = upstream
+    repos: list[dict[str, Any]] = [
+        {
+            "name": "web",
+            "language": "python",
+            "url": repo.as_uri(),
+            "revision": rev,
+            "benchmark_root": "src/web",
+            "stars": 12,  # unknown fields are ignored
+        },
+        {
+            "name": "tool",
+            "language": "go",
+            "url": "https://example.invalid/tool.git",
+            "revision": FAKE_REV,
+            "benchmark_root": None,
+        },
+    ]
+    annotations = tmp_path / "annotations"
+    _write(
+        annotations / "web.json",
+        [
+            {"query": "dispatch", "relevant": ["src/web/app.py"], "secondary": []},
+            {
+                "query": "how does a request reach its route",
+                "relevant": [{"path": "src/web/app.py", "start_line": 5, "end_line": 6}],
+                "secondary": ["src/web/util/text.py"],
+                "difficulty": "hard",
+            },
+            {
+                "query": 'turn a title into a "slug"',
+                "relevant": [{"path": "src/web/util/text.py", "start_line": 1, "end_line": 2}],
+                "category": "utility",
+            },
+        ],
+    )
+    _write(annotations / "tool.json", [{"query": "main entry", "relevant": ["cmd/main.go"]}])
+    return annotations, _write(tmp_path / "repos.json", repos), repos
+
+
+def _import(
+    capsys: pytest.CaptureFixture[str], annotations: Path, repos: Path, out: Path
+) -> Outcome:
+    return _invoke(["semble", str(annotations), "--repos", str(repos), "-o", str(out)], capsys)
+
+
+def test_import_writes_the_manifest_and_one_fixture_file_per_repository(
+    tmp_path: Path, upstream: tuple[Path, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    annotations, repos_file, repos = _bench(tmp_path, upstream)
+    out = tmp_path / "suite"
+    code, stdout, stderr = _import(capsys, annotations, repos_file, out)
+    assert (code, stderr) == (0, "")
+    assert stdout == (
+        "fixtures/web.jsonl: 3 queries\n"
+        "fixtures/tool.jsonl: 1 query\n"
+        f"{out / 'suite.toml'}: 2 member(s), 4 queries\n"
+    )
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == [
+        "fixtures",
+        "fixtures/tool.jsonl",
+        "fixtures/web.jsonl",
+        "suite.toml",
+    ]
+    manifest = (out / "suite.toml").read_text(encoding="utf-8")
+    assert manifest == (
+        'schema = "cce.suite/v1"\n'
+        "\n"
+        "[[members]]\n"
+        'name = "web"\n'
+        'fixtures = "fixtures/web.jsonl"\n'
+        f'git = "{repos[0]["url"]}"\n'
+        f'rev = "{repos[0]["revision"]}"\n'
+        'root = "src/web"\n'
+        'groups = ["python"]\n'
+        "\n"
+        "[[members]]\n"
+        'name = "tool"\n'
+        'fixtures = "fixtures/tool.jsonl"\n'
+        'git = "https://example.invalid/tool.git"\n'
+        f'rev = "{FAKE_REV}"\n'
+        'groups = ["go"]\n'
+    )
+    assert tomllib.loads(manifest) == {
+        "schema": "cce.suite/v1",
+        "members": [
+            {
+                "name": "web",
+                "fixtures": "fixtures/web.jsonl",
+                "git": repos[0]["url"],
+                "rev": repos[0]["revision"],
+                "root": "src/web",
+                "groups": ["python"],
+            },
+            {
+                "name": "tool",
+                "fixtures": "fixtures/tool.jsonl",
+                "git": "https://example.invalid/tool.git",
+                "rev": FAKE_REV,
+                "groups": ["go"],
+            },
+        ],
+    }
+    assert (out / "fixtures" / "web.jsonl").read_text(encoding="utf-8") == (
+        '{"schema":"cce.relevance/v1"}\n'
+        '{"id":"web-01","query":"dispatch","expected":["app.py"],"tags":["symbol"],"k":10}\n'
+        '{"id":"web-02","query":"how does a request reach its route",'
+        '"expected":["app.py@5-6"],"secondary":["util/text.py"],'
+        '"tags":["architecture"],"k":10}\n'
+        '{"id":"web-03","query":"turn a title into a \\"slug\\"",'
+        '"expected":["util/text.py@1-2"],"tags":["utility"],"k":10}\n'
+    )
+    assert (out / "fixtures" / "tool.jsonl").read_text(encoding="utf-8") == (
+        '{"schema":"cce.relevance/v1"}\n'
+        '{"id":"tool-01","query":"main entry","expected":["cmd/main.go"],'
+        '"tags":["semantic"],"k":10}\n'
+    )
+
+
+def test_written_fixtures_pass_validate_and_check_against_the_pinned_checkout(
+    tmp_path: Path, upstream: tuple[Path, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    annotations, repos_file, _ = _bench(tmp_path, upstream)
+    out = tmp_path / "suite"
+    assert _import(capsys, annotations, repos_file, out)[0] == 0
+    fixture_files = sorted(str(path) for path in (out / "fixtures").glob("*.jsonl"))
+    report = io.StringIO()
+    assert validate_files(fixture_files, report, strict=True) == 0
+    assert report.getvalue() == ""
+
+    # The member as a suite runner would have it: cloned, detached at `rev`, its root indexed.
+    manifest = tomllib.loads((out / "suite.toml").read_text(encoding="utf-8"))
+    web = manifest["members"][0]
+    checkout = tmp_path / "checkout"
+    _git(tmp_path, "clone", "-q", web["git"], str(checkout))
+    _git(checkout, "checkout", "-q", "--detach", web["rev"])
+    fixtures = out / web["fixtures"]
+    corpus = checkout / web["root"]
+    code = main(["check", "--strict", str(fixtures), "--dir", str(corpus)])
+    captured = capsys.readouterr()
+    assert (code, captured.out, captured.err) == (0, "", "")
+    # And it scores: semble's metric is nDCG@10 over every query.
+    assert len(parse_fixtures(fixtures.read_text(encoding="utf-8")).cases) == 3
+    code = main(["relevance", str(fixtures), "--dir", str(corpus), "--metrics", "ndcg", "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    for backend in json.loads(captured.out)["backends"]:
+        assert "ndcg_at_k" in backend and len(backend["per_query"]) == 3
+
+
+def test_the_same_input_gives_the_same_bytes(
+    tmp_path: Path, upstream: tuple[Path, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    annotations, repos_file, _ = _bench(tmp_path, upstream)
+    first, second = tmp_path / "one", tmp_path / "two"
+    assert _import(capsys, annotations, repos_file, first)[0] == 0
+    second.mkdir()  # an existing empty directory is fine
+    assert _import(capsys, annotations, repos_file, second)[0] == 0
+    for path in first.rglob("*.*"):
+        assert path.read_bytes() == (second / path.relative_to(first)).read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("query", "category"),
+    [
+        ("Blueprint", "symbol"),
+        ("app.route", "symbol"),
+        ("how", "symbol"),
+        ("how does routing work", "architecture"),
+        ("How does routing work", "semantic"),
+        ("where is the session saved", "semantic"),
+    ],
+)
+def test_a_missing_category_follows_the_query_shape(query: str, category: str) -> None:
+    assert default_category(query) == category
+
+
+@pytest.mark.parametrize(("tasks", "width"), [(1, 2), (99, 2), (100, 3), (1000, 4)])
+def test_ids_are_zero_padded_to_one_width_per_file(
+    tmp_path: Path, tasks: int, width: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repos = _write(
+        tmp_path / "repos.json",
+        [{"name": "r", "language": "c", "url": "u", "revision": FAKE_REV, "benchmark_root": None}],
+    )
+    _write(
+        tmp_path / "ann" / "r.json",
+        [{"query": f"q{n}", "relevant": ["a.c"]} for n in range(tasks)],
+    )
+    assert _import(capsys, tmp_path / "ann", repos, tmp_path / "out")[0] == 0
+    lines = (tmp_path / "out" / "fixtures" / "r.jsonl").read_text(encoding="utf-8").splitlines()
+    ids = [json.loads(line)["id"] for line in lines[1:]]
+    assert ids == [f"r-{n:0{width}d}" for n in range(1, tasks + 1)]
+
+
+@given(st.text())
+@settings(max_examples=300, derandomize=True)
+def test_toml_strings_read_back_as_written(text: str) -> None:
+    assert tomllib.loads(f"key = {toml_string(text)}\n") == {"key": text}
+
+
+def test_toml_escapes_follow_the_spec() -> None:
+    assert toml_string('a"b\\c\n\t\x00\x7f\x1fé') == '"a\\"b\\\\c\\n\\t\\u0000\\u007F\\u001Fé"'
+
+
+def _repo(**changes: Any) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "name": "web",
+        "language": "python",
+        "url": "https://example.invalid/web.git",
+        "revision": FAKE_REV,
+        "benchmark_root": "src",
+    }
+    entry.update(changes)
+    return {key: value for key, value in entry.items() if value != "<drop>"}
+
+
+GOOD_TASK = {"query": "q", "relevant": ["src/a.py"]}
+
+# (repositories, the web annotation file's content (raw text when a string), the file
+# the message names, stable fragments of the message).
+ERRORS: list[tuple[str, list[dict[str, Any]], Any, str, Sequence[str]]] = [
+    ("malformed json", [_repo()], "[{", "web.json", ["invalid JSON at line 1"]),
+    ("malformed repos", [], None, "repos.json", ["must be a JSON array"]),
+    ("missing url", [_repo(url="<drop>")], [GOOD_TASK], "repos.json", ['missing field "url"']),
+    (
+        "wrong type language",
+        [_repo(language=3)],
+        [GOOD_TASK],
+        "repos.json",
+        ['"language" must be a non-empty string, not a number'],
+    ),
+    (
+        "duplicate name",
+        [_repo(), _repo()],
+        [GOOD_TASK],
+        "repos.json",
+        ["repository 2", "also repository 1", "must be unique"],
+    ),
+    (
+        "bad name",
+        [_repo(name="we b")],
+        [GOOD_TASK],
+        "repos.json",
+        ["may only use letters, digits"],
+    ),
+    (
+        "short revision",
+        [_repo(revision="0123abc")],
+        [GOOD_TASK],
+        "repos.json",
+        ["not a full commit id", "git rev-parse"],
+    ),
+    (
+        "root type",
+        [_repo(benchmark_root=["src"])],
+        [GOOD_TASK],
+        "repos.json",
+        ['"benchmark_root" must be a string or null'],
+    ),
+    ("tasks not a list", [_repo()], {"query": "q"}, "web.json", ["must be a JSON array of tasks"]),
+    ("no tasks", [_repo()], [], "web.json", ["has no task"]),
+    (
+        "missing query",
+        [_repo()],
+        [GOOD_TASK, {"relevant": ["src/a.py"]}],
+        "web.json",
+        ["task 2 (web-02)", '"query" must be a non-blank string, found missing'],
+    ),
+    (
+        "relevant not a list",
+        [_repo()],
+        [{"query": "q", "relevant": "src/a.py"}],
+        "web.json",
+        ["task 1 (web-01)", '"relevant" must be an array of targets, found a string'],
+    ),
+    (
+        "empty relevant",
+        [_repo()],
+        [{"query": "q", "relevant": []}],
+        "web.json",
+        ['"relevant" is empty'],
+    ),
+    (
+        "target wrong type",
+        [_repo()],
+        [{"query": "q", "relevant": [7]}],
+        "web.json",
+        ["relevant target 1", "must be a path string or an object"],
+    ),
+    (
+        "bad line range",
+        [_repo()],
+        [{"query": "q", "relevant": [{"path": "src/a.py", "start_line": 9, "end_line": 2}]}],
+        "web.json",
+        ["start_line 9 is after end_line 2"],
+    ),
+    (
+        "half a range",
+        [_repo()],
+        [{"query": "q", "relevant": [{"path": "src/a.py", "start_line": 0}]}],
+        "web.json",
+        ['"start_line" must be a line number from 1'],
+    ),
+    (
+        "outside root",
+        [_repo()],
+        [GOOD_TASK, {"query": "q", "relevant": ["src/a.py"], "secondary": ["tests/t.py"]}],
+        "web.json",
+        ["task 2 (web-02): secondary target 1", '"tests/t.py" is outside the benchmark root'],
+    ),
+    (
+        "absolute target",
+        [_repo()],
+        [{"query": "q", "relevant": ["/src/a.py"]}],
+        "web.json",
+        ['"/src/a.py" is absolute'],
+    ),
+    (
+        "dotdot target",
+        [_repo()],
+        [{"query": "q", "relevant": ["src/../../a.py"]}],
+        "web.json",
+        ["contains '..'"],
+    ),
+    (
+        "dotdot root",
+        [_repo(benchmark_root="../src")],
+        [GOOD_TASK],
+        "repos.json",
+        ["benchmark_root", "contains '..'"],
+    ),
+    (
+        "path the anchor grammar misreads",
+        [_repo()],
+        [{"query": "q", "relevant": ["src/a#b.py"]}],
+        "web.json",
+        ["cannot be written as a cce anchor"],
+    ),
+    (
+        "category wrong type",
+        [_repo()],
+        [{"query": "q", "relevant": ["src/a.py"], "category": 1}],
+        "web.json",
+        ['"category" must be a non-empty string'],
+    ),
+    (
+        "unpaired surrogate",
+        [_repo()],
+        '[{"query": "q\\ud800", "relevant": ["src/a.py"]}]',
+        "web.json",
+        ["task 1 (web-01)", "unpaired surrogate escape (\\ud800)"],
+    ),
+    (
+        "annotation without repository",
+        [_repo(name="other")],
+        [GOOD_TASK],
+        "web.json",
+        ['no repository "web"', "add it there"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("repos", "tasks", "named", "fragments"),
+    [case[1:] for case in ERRORS],
+    ids=[case[0] for case in ERRORS],
+)
+def test_every_input_error_names_the_file_the_cause_and_the_fix(
+    tmp_path: Path,
+    repos: list[dict[str, Any]],
+    tasks: Any,
+    named: str,
+    fragments: Sequence[str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    repos_file = tmp_path / "repos.json"
+    if repos:
+        _write(repos_file, repos)
+    else:
+        repos_file.write_text('{"name": "web"}', encoding="utf-8")
+    annotations = tmp_path / "ann"
+    annotations.mkdir()
+    web = annotations / "web.json"
+    if isinstance(tasks, str):
+        web.write_text(tasks, encoding="utf-8")
+    elif tasks is not None:
+        _write(web, tasks)
+    out = tmp_path / "out"
+    code, stdout, stderr = _import(capsys, annotations, repos_file, out)
+    assert (code, stdout) == (1, "")
+    assert stderr.startswith("error: ") and stderr.count("\n") == 1
+    assert named in stderr
+    for fragment in fragments:
+        assert fragment in stderr
+    assert not out.exists()
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["ann", "repos.json"]
+
+
+def test_a_repository_without_annotations_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repos = _write(tmp_path / "repos.json", [_repo(), _repo(name="cli")])
+    _write(tmp_path / "ann" / "web.json", [GOOD_TASK])
+    code, _, stderr = _import(capsys, tmp_path / "ann", repos, tmp_path / "out")
+    assert code == 1
+    assert 'repository "cli" has no annotation file' in stderr
+    assert str(tmp_path / "ann" / "cli.json") in stderr
+
+
+def test_an_occupied_output_is_refused_and_left_alone(
+    tmp_path: Path, upstream: tuple[Path, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    annotations, repos_file, _ = _bench(tmp_path, upstream)
+    out = tmp_path / "suite"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine\n", encoding="utf-8")
+    code, stdout, stderr = _import(capsys, annotations, repos_file, out)
+    assert (code, stdout) == (1, "")
+    assert "is not empty" in stderr and "choose another -o directory" in stderr
+    assert [path.name for path in out.iterdir()] == ["notes.txt"]
+    as_file = tmp_path / "file"
+    as_file.write_text("x", encoding="utf-8")
+    code, _, stderr = _import(capsys, annotations, repos_file, as_file)
+    assert code == 1 and "is not a directory" in stderr
+
+
+def test_an_interrupted_write_leaves_nothing_behind(
+    tmp_path: Path,
+    upstream: tuple[Path, str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    annotations, repos_file, _ = _bench(tmp_path, upstream)
+    before = sorted(os.listdir(tmp_path))
+    calls: list[str] = []
+
+    def interrupted(path: str, data: bytes) -> None:
+        calls.append(path)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_bytes(data)
+
+    monkeypatch.setattr(semble, "write_atomic", interrupted)
+    code, stdout, stderr = _import(capsys, annotations, repos_file, tmp_path / "suite")
+    assert (code, stdout, stderr) == (130, "", "error: interrupted\n")
+    assert sorted(os.listdir(tmp_path)) == before
+
+
+def test_paths_are_normalised_before_they_become_anchors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repos = _write(
+        tmp_path / "repos.json",
+        [_repo(name="a", benchmark_root="./src/"), _repo(name="b", benchmark_root=".")],
+    )
+    task = {"query": "q", "relevant": ["./src//pkg/a.py", {"path": "src/b.py"}]}
+    _write(tmp_path / "ann" / "a.json", [task])
+    _write(tmp_path / "ann" / "b.json", [task])
+    assert _import(capsys, tmp_path / "ann", repos, tmp_path / "out")[0] == 0
+    manifest = tomllib.loads((tmp_path / "out" / "suite.toml").read_text(encoding="utf-8"))
+    assert [member.get("root") for member in manifest["members"]] == ["src", None]
+    expected = [
+        json.loads(path.read_text(encoding="utf-8").splitlines()[1])["expected"]
+        for path in (
+            tmp_path / "out" / "fixtures" / "a.jsonl",
+            tmp_path / "out" / "fixtures" / "b.jsonl",
+        )
+    ]
+    assert expected == [["pkg/a.py", "b.py"], ["src/pkg/a.py", "src/b.py"]]
