@@ -558,3 +558,27 @@ def test_paths_are_normalised_before_they_become_anchors(
         )
     ]
     assert expected == [["pkg/a.py", "b.py"], ["src/pkg/a.py", "src/b.py"]]
+
+
+def test_an_imported_suite_runs_as_a_suite(
+    tmp_path: Path,
+    upstream: tuple[Path, str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The manifest import writes is the one `cce relevance SUITE.toml` reads: its git
+    member is checked out at the pinned commit and scored with semble's nDCG@10."""
+    annotations, repos_file, _ = _bench(tmp_path, upstream)
+    out = tmp_path / "suite"
+    assert _import(capsys, annotations, repos_file, out)[0] == 0
+    manifest = (out / "suite.toml").read_text(encoding="utf-8")
+    # Only the member whose repository the test made: the other one is not reachable.
+    (out / "web.toml").write_text(manifest.split('\n[[members]]\nname = "tool"')[0] + "\n")
+    monkeypatch.setenv("CCE_CACHE_DIR", str(tmp_path / "cache"))
+    code = main(["relevance", str(out / "web.toml"), "--metrics", "ndcg", "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    document = json.loads(captured.out)
+    assert document["members"][0]["name"] == "web"
+    assert document["aggregates"]["bm25"]["overall"]["queries"] == 3
+    assert "ndcg_at_k" in document["aggregates"]["bm25"]["overall"]
