@@ -263,7 +263,10 @@ def test_cases_missing_from_a_run_score_empty_with_a_warning(
         "--json",
     )
     assert code == 0, err
-    assert err.startswith(f"warning: run mine ({run}) has no results for 9 case(s): ")
+    assert err.startswith(
+        f"warning: backend mine ({run}): 9 cases without results (e.g. code-env-overrides, "
+        "code-backoff, code-job-interface); they score as empty result lists\n"
+    )
     rows = per_query(report(out)["mine"])
     assert rows["code-load-config"]["mrr"] == "1.000000"
     assert rows["code-lru-evict"]["first_relevant_rank"] == 1  # a whole-file docno

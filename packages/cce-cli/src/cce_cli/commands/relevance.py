@@ -33,7 +33,7 @@ from cce_cli.compare.gate import GateSpec, add_gate_arguments, evaluate_gate, ga
 from cce_cli.compare.pairing import diff_backend_reports, head_aggregate
 from cce_cli.errors import CliError
 from cce_cli.evaluation import configurations as backend_config
-from cce_cli.evaluation import corpus_checks, harness
+from cce_cli.evaluation import corpus_checks, harness, run_checks
 from cce_cli.evaluation.harness import BackendReport
 from cce_cli.evaluation.indexes import (
     add_protection_argument,
@@ -263,12 +263,8 @@ def _ollama_refusal(base_url: str, failure: EmbedError | None) -> str:
     )
 
 
-def build_fixture_corpus(args: argparse.Namespace, fixture_set: FixtureSet) -> tuple[Index, str]:
-    """The in-memory index of `--dir` or the header corpus, and the corpus as displayed.
-
-    Shared by the commands that score or pool a fixture set; walk errors and the strict
-    protection notice go to stderr like `cce index`'s.
-    """
+def fixture_corpus(args: argparse.Namespace, fixture_set: FixtureSet) -> str:
+    """The corpus of `--dir` or the header as displayed; an error when it is no directory."""
     if args.dir is not None:
         display = str(args.dir)
     elif fixture_set.corpus is not None:
@@ -277,11 +273,25 @@ def build_fixture_corpus(args: argparse.Namespace, fixture_set: FixtureSet) -> t
         raise CliError('no corpus: pass --dir <corpus> or declare "corpus" in the fixture header')
     if not os.path.isdir(display):
         raise CliError(f"corpus {display} is not a directory")
+    return display
+
+
+def _build_corpus(args: argparse.Namespace, display: str) -> Index:
     result = build_or_fail(display, HashEmbedder(), args=args)
     if result.walk_errors > 0:
         print(walk_error_warning(result.walk_errors), file=sys.stderr)
     print_protection_notice(result)
-    return result.index, display
+    return result.index
+
+
+def build_fixture_corpus(args: argparse.Namespace, fixture_set: FixtureSet) -> tuple[Index, str]:
+    """The in-memory index of `--dir` or the header corpus, and the corpus as displayed.
+
+    Shared by the commands that score or pool a fixture set; walk errors and the strict
+    protection notice go to stderr like `cce index`'s.
+    """
+    display = fixture_corpus(args, fixture_set)
+    return _build_corpus(args, display), display
 
 
 def _choose_backends(
@@ -300,25 +310,53 @@ def _choose_backends(
 
 
 def _external_runs(
-    args: argparse.Namespace, fixture_set: FixtureSet, config: backend_config.BackendConfig
-) -> dict[str, Backend]:
-    """The `--run` backends by name; warns about cases a run has no results for."""
-    loaded: dict[str, Backend] = {}
+    args: argparse.Namespace,
+    fixture_set: FixtureSet,
+    config: backend_config.BackendConfig,
+    normaliser: run_checks.PathNormaliser,
+) -> tuple[dict[str, runs.ExternalRun], dict[str, int]]:
+    """The `--run` backends by name, their paths repaired, and the number of problems
+    each has with the fixtures' case ids (reported on stderr)."""
+    loaded: dict[str, runs.ExternalRun] = {}
+    problems: dict[str, int] = {}
     registered = set(backend_config.all_names(config))
     for option in args.run:
         name, path, selected = runs.parse_run_option(str(option))
         if name in loaded or name in registered:
             raise CliError(f"--run {option!r}: backend name {name!r} is already taken")
-        run = runs.load_run(name, path, selected)
-        missing = run.missing(fixture_set.cases)
-        if missing:
-            print(
-                f"warning: run {name} ({path}) has no results for {len(missing)} case(s): "
-                f"{', '.join(missing)}; they score as empty result lists",
-                file=sys.stderr,
-            )
+        run, repaired, example = runs.load_run(name, path, selected).with_paths(normaliser)
+        if repaired:
+            print(run_checks.normalised_note(name, path, repaired, example), file=sys.stderr)
+        findings = run_checks.case_findings(tuple(run.results), fixture_set.cases)
+        run_checks.report(name, path, findings)
+        problems[name] = sum(finding.count for finding in findings)
         loaded[name] = run
-    return loaded
+    return loaded, problems
+
+
+def _check_results(
+    args: argparse.Namespace,
+    fixture_set: FixtureSet,
+    index: Index,
+    names: Sequence[str],
+    chosen: Sequence[str | Backend],
+    reports: Sequence[BackendReport],
+    outside: Mapping[int, str],
+    problems: dict[str, int],
+) -> None:
+    """Report what the external backends returned that does not fit; `--strict` refuses."""
+    paths = run_checks.corpus_paths(index)
+    for position, source in outside.items():
+        name, backend = names[position], chosen[position]
+        if isinstance(backend, run_checks.RepairedBackend) and backend.repaired:
+            note = run_checks.normalised_note(name, source, backend.repaired, backend.example)
+            print(note, file=sys.stderr)
+        rankings = [case.results for case in reports[position].cases]
+        findings = run_checks.result_findings(fixture_set.cases, rankings, paths)
+        run_checks.report(name, source, findings)
+        problems[name] = problems.get(name, 0) + sum(finding.count for finding in findings)
+    if args.strict:
+        run_checks.refuse(problems)
 
 
 def _embedding_space(backend: Backend) -> tuple[str, str]:
@@ -454,19 +492,33 @@ def run(args: argparse.Namespace) -> int:
         corpus_checks.check_store(display, args.strict)
         root = corpus_checks.store_corpus_root(display)
     else:
-        index, display = build_fixture_corpus(args, fixture_set)
-        embedder = HashEmbedder()
+        display = fixture_corpus(args, fixture_set)
         root = display
     # The reference reports a missing corpus or store before a bad backend list.
-    extra = _external_runs(args, fixture_set, config)
+    normaliser = run_checks.PathNormaliser.for_root(root)
+    extra, problems = _external_runs(args, fixture_set, config, normaliser)
+    if args.strict:
+        run_checks.refuse(problems)
     names = _choose_backends(args, config, extra)
+    if args.store is None:
+        index = _build_corpus(args, display)
+        embedder = HashEmbedder()
     corpus_checks.check_anchors(str(args.fixtures), fixture_set, index, root, args.strict)
     # Every name becomes a Backend: the built-ins rank exactly like the harness's own
     # path, and also refuse a query vector of another dimension than the store's.
-    chosen: list[str | Backend] = [
-        backend_config.instantiate(name, config, extra) for name in names
-    ]
+    chosen: list[str | Backend] = []
+    # What comes from outside cce (by position: its source) is checked before it counts.
+    outside: dict[int, str] = {}
+    for position, name in enumerate(names):
+        backend = backend_config.instantiate(name, config, extra)
+        if name in extra:
+            outside[position] = extra[name].source
+        elif backend_config.is_plugin(name, config):
+            outside[position] = "plugin"
+            backend = run_checks.RepairedBackend(backend, normaliser)
+        chosen.append(backend)
     reports = _evaluate(args, fixture_set, index, embedder, chosen)
+    _check_results(args, fixture_set, index, names, chosen, reports, outside, problems)
     comparison = (
         harness.compare_reports(reports[0], reports[1], metrics, test=args.test)
         if args.compare

@@ -37,6 +37,7 @@ __all__ = [
     "NamedBackend",
     "choose",
     "discover_config",
+    "is_plugin",
     "load_config",
 ]
 
@@ -196,6 +197,17 @@ def instantiate(
     except BackendConfigError as err:
         where = config.backends[name].table if name in config.backends else f"backend {name!r}"
         raise CliError(f"{where}: {err}") from None
+
+
+def is_plugin(name: str, config: BackendConfig) -> bool:
+    """Whether `name` ranks with an installed plugin (itself, or configured from one):
+    its results come from outside cce and are checked before they are scored."""
+    named = config.backends.get(name)
+    base = named.use if named is not None else name
+    try:
+        return backend_spec(base).adapt
+    except BackendConfigError:
+        return False
 
 
 def recorded_configs(names: Sequence[str], config: BackendConfig) -> dict[str, dict[str, object]]:

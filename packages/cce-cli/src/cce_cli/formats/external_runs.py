@@ -30,6 +30,7 @@ import attrs
 
 from cce_cli.errors import CliError
 from cce_cli.evaluation.harness import BackendReport
+from cce_cli.evaluation.run_checks import PathNormaliser
 from cce_fixtures import Case, FixtureSet
 from cce_retrieval import (
     Chunk,
@@ -74,6 +75,25 @@ class ExternalRun:
     def search(self, index: Index, query: Query, k: int) -> list[SearchResult]:
         found = self.results.get(query.case_id or "", ())
         return [self._complete(index, hit) for hit in found[:k]]
+
+    def with_paths(self, normaliser: PathNormaliser) -> tuple[ExternalRun, int, str]:
+        """This run with `./path` and absolute corpus paths read as corpus-relative ones;
+        also how many results were rewritten and the first of them as written."""
+        repaired = 0
+        example = ""
+        results: dict[str, tuple[SearchResult, ...]] = {}
+        for case_id, hits in self.results.items():
+            results[case_id], count = normaliser.normalise_results(hits)
+            if count and not example:
+                example = next(
+                    hit.file_path
+                    for hit, new in zip(hits, results[case_id], strict=True)
+                    if hit.file_path != new.file_path
+                )
+            repaired += count
+        if not repaired:
+            return self, 0, ""
+        return ExternalRun(self.name, self.source, results), repaired, example
 
     def missing(self, cases: Sequence[Case]) -> list[str]:
         """Ids of the cases this run has no line for (they score as empty result lists)."""
