@@ -181,6 +181,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="expected anchors gain 2 (secondary anchors 1) in nDCG; needs --metrics ndcg",
     )
     parser.add_argument(
+        "--granularity",
+        choices=harness.GRANULARITIES,
+        default="chunk",
+        help="match results to anchors by chunk (path, kind and lines; default) or by file "
+        "(the path alone, each file once per ranking)",
+    )
+    parser.add_argument(
         "--test",
         choices=paired_test_names(),
         default="t",
@@ -352,11 +359,29 @@ def _check_results(
             note = run_checks.normalised_note(name, source, backend.repaired, backend.example)
             print(note, file=sys.stderr)
         rankings = [case.results for case in reports[position].cases]
-        findings = run_checks.result_findings(fixture_set.cases, rankings, paths)
+        findings = run_checks.result_findings(
+            fixture_set.cases, rankings, paths, anchors_checked=args.granularity == "chunk"
+        )
         run_checks.report(name, source, findings)
         problems[name] = problems.get(name, 0) + sum(finding.count for finding in findings)
     if args.strict:
         run_checks.refuse(problems)
+
+
+def _check_file_granularity(fixtures: str, fixture_set: FixtureSet, strict: bool) -> None:
+    """At `--granularity file` a case whose anchors name no path has nothing to match."""
+    pathless = [case.id for case in fixture_set.cases if not harness.file_case(case).expected]
+    if not pathless:
+        return
+    shown = ", ".join(pathless[: run_checks.EXAMPLES])
+    message = (
+        f"{len(pathless)} case{'' if len(pathless) == 1 else 's'} in {fixtures} without an "
+        f"expected anchor that names a path (e.g. {shown}): matched by file they score 0, "
+        "and TREC qrels leave them out"
+    )
+    if strict:
+        raise CliError(f"{message}; refusing to score with --strict")
+    print(f"warning: {message}", file=sys.stderr)
 
 
 def _embedding_space(backend: Backend) -> tuple[str, str]:
@@ -397,6 +422,7 @@ def _evaluate(
                 fixture_set,
                 [chosen[i] for i in positions],
                 graded=args.graded,
+                granularity=args.granularity,
             )
         except (EmbeddingSpaceError, BackendConfigError, QueryVectorError) as error:
             raise CliError(str(error)) from None
@@ -504,6 +530,8 @@ def run(args: argparse.Namespace) -> int:
         index = _build_corpus(args, display)
         embedder = HashEmbedder()
     corpus_checks.check_anchors(str(args.fixtures), fixture_set, index, root, args.strict)
+    if args.granularity == "file":
+        _check_file_granularity(str(args.fixtures), fixture_set, args.strict)
     # Every name becomes a Backend: the built-ins rank exactly like the harness's own
     # path, and also refuse a query vector of another dimension than the store's.
     chosen: list[str | Backend] = []
@@ -530,7 +558,14 @@ def run(args: argparse.Namespace) -> int:
     # quotes and escapes the name (docs/hostile-input.md#printing).
     shown = display if renderer.name == "json" else display_text(display)
     summary = render.RunSummary(
-        shown, index.embedder, reports, comparison, metrics=metrics, tags=tags, graded=args.graded
+        shown,
+        index.embedder,
+        reports,
+        comparison,
+        metrics=metrics,
+        tags=tags,
+        graded=args.graded,
+        granularity=args.granularity,
     )
     text = renderer.render(summary)
     configs = backend_config.recorded_configs(names, config)
@@ -538,9 +573,11 @@ def run(args: argparse.Namespace) -> int:
         text = _with_configs(text, configs)
     if args.results is not None:
         if args.results_format == "trec":
-            results = runs.trec_run_text(fixture_set, reports)
+            results = runs.trec_run_text(fixture_set, reports, granularity=args.granularity)
         else:
-            results = render_run(display, index.embedder, fixture_set.cases, reports)
+            results = render_run(
+                display, index.embedder, fixture_set.cases, reports, granularity=args.granularity
+            )
         write_run(str(args.results), results)
     write_stdout(text)
     return _gate(args, spec, reports, metrics) if comparison is not None else 0

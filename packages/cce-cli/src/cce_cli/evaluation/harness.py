@@ -52,6 +52,7 @@ from cce_stats import PairedTest, PairedTestResult, paired_test
 __all__ = [
     "BACKEND_NAMES",
     "COMPARED_METRICS",
+    "GRANULARITIES",
     "BackendError",
     "BackendReport",
     "CaseReport",
@@ -61,6 +62,8 @@ __all__ = [
     "compare_reports",
     "evaluate",
     "evaluate_backend",
+    "file_case",
+    "file_ranking",
     "judge",
     "line_weights",
     "parse_backends",
@@ -169,6 +172,36 @@ def _expected_spans(anchors: Sequence[Anchor]) -> list[Span]:
     return spans
 
 
+GRANULARITIES: Final = ("chunk", "file")
+"""What a result and an anchor are compared by (docs/harness.md#granularity): `chunk`
+(every facet of the anchor: path, kind, lines; the default) or `file` (the path alone)."""
+
+
+def file_ranking(results: Sequence[SearchResult]) -> tuple[SearchResult, ...]:
+    """The ranking as files: each path once, at its first rank, ranks renumbered 1..n."""
+    seen: set[str] = set()
+    files: list[SearchResult] = []
+    for hit in results:
+        if hit.file_path not in seen:
+            seen.add(hit.file_path)
+            files.append(attrs.evolve(hit, rank=len(files) + 1))
+    return tuple(files)
+
+
+def _file_anchors(anchors: Sequence[Anchor], taken: Sequence[Anchor] = ()) -> tuple[Anchor, ...]:
+    """Each distinct path of `anchors` once, as a path-only anchor; paths of `taken` and
+    anchors without a path (`#kind`, which a path cannot test) are left out."""
+    skip = {anchor.file_path for anchor in taken}
+    paths = (a.file_path for a in anchors if a.file_path is not None and a.file_path not in skip)
+    return tuple(Anchor(path, None, None) for path in dict.fromkeys(paths))
+
+
+def file_case(case: Case) -> Case:
+    """The case judged by files: its expected and secondary anchors' distinct paths."""
+    expected = _file_anchors(case.expected)
+    return attrs.evolve(case, expected=expected, secondary=_file_anchors(case.secondary, expected))
+
+
 def score_case(
     case: Case,
     results: Sequence[SearchResult],
@@ -232,14 +265,20 @@ def evaluate_backend(
     weights: LineWeights,
     *,
     graded: bool = False,
+    granularity: str = "chunk",
 ) -> BackendReport:
     """Run every case (fixture order) on one backend and aggregate
-    (docs/metrics.md#macro-averages)."""
+    (docs/metrics.md#macro-averages). At `file` granularity the first `k` results are
+    judged as the files they name, each once."""
     runner = _backend(backend)
     reports: list[CaseReport] = []
     for case, query in zip(cases, queries, strict=True):
         results = tuple(runner.search(index, query, case.k)[: case.k])
-        score = score_case(case, results, weights, graded=graded)
+        if granularity == "file":
+            results = file_ranking(results)
+            score = score_case(file_case(case), results, weights, graded=graded)
+        else:
+            score = score_case(case, results, weights, graded=graded)
         reports.append(CaseReport(case.id, case.k, score, results, case.tags))
     scores = [report.score for report in reports]
     return BackendReport(runner.name, tuple(reports), macro_average(scores), token_average(scores))
@@ -252,17 +291,31 @@ def evaluate(
     backends: Sequence[str | Backend],
     *,
     graded: bool = False,
+    granularity: str = "chunk",
 ) -> tuple[BackendReport, ...]:
     """Evaluate each backend, in the given order, over all cases of the fixture set.
 
-    `graded` gives expected anchors gain 2 in the ranked metrics (see `score_case`).
+    `graded` gives expected anchors gain 2 in the ranked metrics (see `score_case`);
+    `granularity` is one of `GRANULARITIES`.
     """
+    if granularity not in GRANULARITIES:
+        raise ValueError(f"unknown granularity {granularity!r}; expected one of chunk, file")
     # Only ranged cases read line weights; skip the pass over every chunk without them.
-    ranged = any(_expected_spans(case.expected) for case in fixture_set.cases)
+    ranged = granularity == "chunk" and any(
+        _expected_spans(case.expected) for case in fixture_set.cases
+    )
     weights = line_weights(index) if ranged else LineWeights.uniform()
     queries = [Query(case.query, embedder, case_id=case.id) for case in fixture_set.cases]
     return tuple(
-        evaluate_backend(index, backend, fixture_set.cases, queries, weights, graded=graded)
+        evaluate_backend(
+            index,
+            backend,
+            fixture_set.cases,
+            queries,
+            weights,
+            graded=graded,
+            granularity=granularity,
+        )
         for backend in backends
     )
 

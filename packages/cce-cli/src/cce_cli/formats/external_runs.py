@@ -285,14 +285,21 @@ def _parse_trec(name: str, path: str, text: str) -> ExternalRun:
     return ExternalRun(name, path, results)
 
 
-def trec_run_text(fixture_set: FixtureSet, reports: Iterable[BackendReport]) -> str:
-    """A TREC run of every report's results: `qid Q0 path:start-end rank score tag`."""
+def trec_run_text(
+    fixture_set: FixtureSet, reports: Iterable[BackendReport], *, granularity: str = "chunk"
+) -> str:
+    """A TREC run of every report's results: `qid Q0 path:start-end rank score tag`, or
+    at `file` granularity `qid Q0 path rank score tag`, the docnos `qrels_text` writes."""
     lines: list[str] = []
     for report in reports:
         for case, case_report in zip(fixture_set.cases, report.cases, strict=True):
             seen_docs: set[str] = set()
             for hit in case_report.results:
-                docno = f"{hit.file_path}:{hit.start_line}-{hit.end_line}"
+                docno = (
+                    hit.file_path
+                    if granularity == "file"
+                    else f"{hit.file_path}:{hit.start_line}-{hit.end_line}"
+                )
                 if docno in seen_docs:  # a run holds each document once per query
                     continue
                 seen_docs.add(docno)
