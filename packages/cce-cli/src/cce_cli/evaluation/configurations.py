@@ -170,11 +170,19 @@ def choose(
     extra: Mapping[str, Backend] | None = None,
     flag: str = "--backend",
 ) -> tuple[str, ...]:
-    """Names from a comma list: trimmed, blanks skipped, first occurrence kept, all known."""
-    from cce_cli.evaluation.harness import BackendError, parse_backends  # the harness's own rule
+    """Names from a comma list: trimmed, blanks skipped, first occurrence kept, all known.
+
+    An unknown name is a usage error (exit 2) with a did-you-mean."""
+    from cce_cli.evaluation.harness import (  # the harness's own rule
+        BackendError,
+        UnknownBackendError,
+        parse_backends,
+    )
 
     try:
         return parse_backends(text, all_names(config, tuple(extra or {})), flag)
+    except UnknownBackendError as err:
+        raise CliError(str(err), exit_code=2) from None
     except BackendError as err:
         raise CliError(str(err)) from None
 

@@ -16,6 +16,7 @@ embedded once and reused by the vector and hybrid backends.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 from typing import Final
 
@@ -59,6 +60,7 @@ __all__ = [
     "Comparison",
     "MetricComparison",
     "Query",
+    "UnknownBackendError",
     "compare_reports",
     "evaluate",
     "evaluate_backend",
@@ -82,6 +84,11 @@ COMPARED_METRICS: Final[tuple[Metric, ...]] = METRICS.defaults()
 
 class BackendError(ValueError):
     """A `--backend`/`--compare` list the harness cannot run; `str()` is the message."""
+
+
+class UnknownBackendError(BackendError):
+    """A backend name that is not registered, configured or an external run: a usage
+    error, with the nearest valid name when one is close."""
 
 
 def parse_metrics(text: str | None) -> tuple[Metric, ...]:
@@ -121,7 +128,13 @@ def parse_backends(
         if not name:
             continue
         if name not in known:
-            raise BackendError(f"unknown backend {name!r}; expected one of {', '.join(known)}")
+            near = difflib.get_close_matches(name, known, n=1)
+            if not near:  # a different case is the likeliest slip of all
+                near = [item for item in known if item.lower() == name.lower()][:1]
+            hint = f"; did you mean {near[0]!r}?" if near else ""
+            raise UnknownBackendError(
+                f"unknown backend {name!r}; expected one of {', '.join(known)}{hint}"
+            )
         if name not in chosen:
             chosen.append(name)
     if not chosen:
