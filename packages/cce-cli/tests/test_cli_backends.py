@@ -144,7 +144,7 @@ def test_unknown_backend_lists_configured_names(
 ) -> None:
     (workspace / "cce.toml").write_text(CONFIG, encoding="utf-8")
     code, _, err = cce(capsys, "relevance", str(workspace / "code.jsonl"), "--backend", "bm26")
-    assert code == 1
+    assert code == 2
     assert "expected one of bm25, vector, hybrid" in err and "hybrid-nograph, bm25-b04" in err
 
 
