@@ -199,3 +199,31 @@ def test_pooled_runs_are_checked_and_repaired(
     code, out, err = cce(capsys, *argv, "--strict")
     assert (code, out) == (1, "")
     assert "error: the results of mine (11)" in err
+
+
+class _RootReader:
+    """A plugin that records the corpus root each query brings."""
+
+    name = "roots"
+
+    def __init__(self) -> None:
+        self.seen: list[str | None] = []
+
+    def search(self, index: object, query: object, k: int) -> Sequence[dict[str, object]]:
+        self.seen.append(getattr(query, "corpus_root", None))
+        return []
+
+
+def test_plugins_receive_the_corpus_root(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reader = _RootReader()
+    spec = registry.BackendSpec("roots", "reads roots", (), lambda values: reader, adapt=True)
+    registry.register_backend(spec)
+    try:
+        code, _, err = cce(capsys, "relevance", str(workspace / "code.jsonl"), "--backend", "roots")
+    finally:
+        registry.BACKENDS.pop("roots", None)
+    assert code == 0, err
+    root = str((workspace.parent / "corpus" / "sample").absolute())
+    assert set(reader.seen) == {root}

@@ -396,6 +396,7 @@ def _evaluate(
     index: Index,
     embedder: QueryEmbedder,
     chosen: Sequence[str | Backend],
+    corpus_root: str | None = None,
 ) -> tuple[harness.BackendReport, ...]:
     """Evaluate in the chosen order; an in-memory corpus is re-embedded for a backend
     that asks for another embedder (its own index, its own query vectors)."""
@@ -423,6 +424,7 @@ def _evaluate(
                 [chosen[i] for i in positions],
                 graded=args.graded,
                 granularity=args.granularity,
+                corpus_root=corpus_root,
             )
         except (EmbeddingSpaceError, BackendConfigError, QueryVectorError) as error:
             raise CliError(str(error)) from None
@@ -545,7 +547,8 @@ def run(args: argparse.Namespace) -> int:
             outside[position] = "plugin"
             backend = run_checks.RepairedBackend(backend, normaliser)
         chosen.append(backend)
-    reports = _evaluate(args, fixture_set, index, embedder, chosen)
+    corpus_root = os.path.abspath(root) if root is not None else None
+    reports = _evaluate(args, fixture_set, index, embedder, chosen, corpus_root)
     _check_results(args, fixture_set, index, names, chosen, reports, outside, problems)
     comparison = (
         harness.compare_reports(reports[0], reports[1], metrics, test=args.test)

@@ -305,11 +305,13 @@ def evaluate(
     *,
     graded: bool = False,
     granularity: str = "chunk",
+    corpus_root: str | None = None,
 ) -> tuple[BackendReport, ...]:
     """Evaluate each backend, in the given order, over all cases of the fixture set.
 
     `graded` gives expected anchors gain 2 in the ranked metrics (see `score_case`);
-    `granularity` is one of `GRANULARITIES`.
+    `granularity` is one of `GRANULARITIES`; `corpus_root` is handed to every backend
+    with each query (plugins read files from it).
     """
     if granularity not in GRANULARITIES:
         raise ValueError(f"unknown granularity {granularity!r}; expected one of chunk, file")
@@ -318,7 +320,10 @@ def evaluate(
         _expected_spans(case.expected) for case in fixture_set.cases
     )
     weights = line_weights(index) if ranged else LineWeights.uniform()
-    queries = [Query(case.query, embedder, case_id=case.id) for case in fixture_set.cases]
+    queries = [
+        Query(case.query, embedder, case_id=case.id, corpus_root=corpus_root)
+        for case in fixture_set.cases
+    ]
     return tuple(
         evaluate_backend(
             index,
