@@ -121,7 +121,7 @@ def test_pyproject_tool_cce_is_found_from_a_parent_directory(
         ('[backends.x]\nuse = "bm25"\nb = "high"\n', "[backends.x]: `b` must be a number"),
         ('[backends.x]\nuse = "bm25"\nb = 2.0\n', "[backends.x]: `b` must be at most 1, not 2.0"),
         (
-            '[backends.x]\nuse = "bm99"\n',
+            "[backends.x]\nuse = 3\n",
             "[backends.x]: key `use` must name a registered backend; valid choices: bm25, vector",
         ),
         ('[backends.bm25]\nuse = "bm25"\n', "'bm25' is a registered backend"),
@@ -144,7 +144,7 @@ def test_unknown_backend_lists_configured_names(
 ) -> None:
     (workspace / "cce.toml").write_text(CONFIG, encoding="utf-8")
     code, _, err = cce(capsys, "relevance", str(workspace / "code.jsonl"), "--backend", "bm26")
-    assert code == 1
+    assert code == 2
     assert "expected one of bm25, vector, hybrid" in err and "hybrid-nograph, bm25-b04" in err
 
 
@@ -263,7 +263,10 @@ def test_cases_missing_from_a_run_score_empty_with_a_warning(
         "--json",
     )
     assert code == 0, err
-    assert err.startswith(f"warning: run mine ({run}) has no results for 9 case(s): ")
+    assert err.startswith(
+        f"warning: backend mine ({run}): 9 cases without results (e.g. code-env-overrides, "
+        "code-backoff, code-job-interface); they score as empty result lists\n"
+    )
     rows = per_query(report(out)["mine"])
     assert rows["code-load-config"]["mrr"] == "1.000000"
     assert rows["code-lru-evict"]["first_relevant_rank"] == 1  # a whole-file docno
@@ -415,3 +418,23 @@ def test_a_backend_with_its_own_embedder_gets_its_own_index(
         assert per_query(backends["vec-len"]) != per_query(backends["vector"])
     finally:
         EMBEDDERS.pop("lengths", None)
+
+
+def test_a_configuration_of_a_missing_plugin_fails_only_the_runs_that_use_it(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workspace / "cce.toml").write_text(
+        CONFIG + '[backends.theirs]\nuse = "not-installed"\nweight = 2\n', encoding="utf-8"
+    )
+    fixtures = str(workspace / "code.jsonl")
+    code, out, err = cce(capsys, "relevance", fixtures, "--backend", "bm25-b04", "--json")
+    assert code == 0, err
+    assert "bm25-b04" in report(out)
+    code, out, err = cce(capsys, "relevance", fixtures, "--compare", "bm25,theirs")
+    assert (code, out) == (1, "")
+    assert "[backends.theirs]: key `use` names 'not-installed', which is neither" in err
+    assert "install the package that provides it" in err
+    code, listing, err = cce(capsys, "backends", str(workspace))
+    assert code == 0, err
+    assert "theirs: use not-installed, unavailable: " in listing
+    assert "bm25-b04: use bm25, b=0.4\n" in listing

@@ -359,7 +359,7 @@ def test_pool_takes_configured_backends_and_external_runs(
     recorded = json.loads(results.read_text().splitlines()[1])["results"]
     assert {(r["file_path"], r["start_line"], r["end_line"], r["kind"]) for r in recorded} <= pooled
     code, _, err = _cce(["pool", str(fixtures), "--backends", "nope"], capsys)
-    assert code == 1 and "unknown backend 'nope'" in err
+    assert code == 2 and "unknown backend 'nope'" in err
 
 
 def test_overlapping_candidates_judged_otherwise_get_the_kind() -> None:

@@ -247,21 +247,51 @@ def test_corpus_that_is_not_a_directory(corpus: Path, capsys: pytest.CaptureFixt
 
 
 @pytest.mark.parametrize(
-    ("flags", "fragment"),
+    ("flags", "status", "fragment"),
     [
-        (["--backend", "bm42"], "unknown backend"),
-        (["--backend", ","], "--backend needs at least one"),
-        (["--compare", "bm25"], "exactly two"),
-        (["--compare", "bm25,bm25"], "exactly two"),
-        (["--compare", "bm25,hybrid,vector"], "exactly two"),
-        (["--compare", ","], "--compare requires exactly two"),
+        (["--backend", "bm42"], 2, "unknown backend"),
+        (["--backend", ","], 1, "--backend needs at least one"),
+        (["--compare", "bm25"], 1, "exactly two"),
+        (["--compare", "bm25,bm25"], 1, "exactly two"),
+        (["--compare", "bm25,hybrid,vector"], 1, "exactly two"),
+        (["--compare", ","], 1, "--compare requires exactly two"),
     ],
 )
 def test_backend_errors(
-    corpus: Path, flags: list[str], fragment: str, capsys: pytest.CaptureFixture[str]
+    corpus: Path,
+    flags: list[str],
+    status: int,
+    fragment: str,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     argv = [str(corpus / "plain.jsonl"), "--dir", str(corpus / "corpus"), *flags]
-    _assert_user_error(_invoke(argv, capsys), 1, fragment)
+    _assert_user_error(_invoke(argv, capsys), status, fragment)
+
+
+@pytest.mark.parametrize(
+    ("flags", "near"),
+    [
+        (["--backend", "bm25,hybird"], "'hybrid'"),
+        (["--compare", "BM25,vector"], "'bm25'"),
+        (["--backend", "vectr"], "'vector'"),
+    ],
+)
+def test_a_misspelt_backend_is_a_usage_error_before_indexing(
+    corpus: Path,
+    flags: list[str],
+    near: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def no_build(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the corpus was indexed before the backend names were checked")
+
+    monkeypatch.setattr("cce_cli.commands.relevance.build_or_fail", no_build)
+    argv = [str(corpus / "plain.jsonl"), "--dir", str(corpus / "corpus"), *flags]
+    status, out, err = _invoke(argv, capsys)
+    assert (status, out) == (2, "")
+    assert err.startswith("error: unknown backend ")
+    assert err.rstrip("\n").endswith(f"; did you mean {near}?")
 
 
 def test_store_that_cannot_be_loaded(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -40,6 +40,9 @@ def listing(config: backend_config.BackendConfig) -> str:
         lines.append("")
         lines.append(f"configured in {config.path}:")
         for name, named in config.backends.items():
+            if named.unavailable is not None:
+                lines.append(f"{name}: use {named.use}, unavailable: {named.unavailable}")
+                continue
             changes = " ".join(
                 f"{key}={Param.spell(value)}"
                 for key, value in named.recorded().items()

@@ -20,10 +20,15 @@ import attrs
 
 from cce_cli.commands.arguments import positive_int
 from cce_cli.commands.build_options import add_build_options
-from cce_cli.commands.relevance import build_fixture_corpus, corpus_path, rust_parent
+from cce_cli.commands.relevance import (
+    build_fixture_corpus,
+    corpus_path,
+    fixture_corpus,
+    rust_parent,
+)
 from cce_cli.errors import CliError
 from cce_cli.evaluation import configurations as backend_config
-from cce_cli.evaluation import harness
+from cce_cli.evaluation import corpus_checks, harness, run_checks
 from cce_cli.evaluation.indexes import open_store, remote_problem
 from cce_cli.formats import external_runs as runs
 from cce_cli.labeling.pooling import (
@@ -43,10 +48,10 @@ from cce_fixtures import (
     parse_fixtures,
 )
 from cce_retrieval import (
-    Backend,
     HashEmbedder,
     Index,
     QueryEmbedder,
+    SearchResult,
     describe_os_error,
     write_atomic,
 )
@@ -90,6 +95,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--dir", metavar="DIR", help="corpus directory (overrides the header)")
     source.add_argument("--store", metavar="STORE", help="a persisted store file")
     add_build_options(parser)
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse to pool (exit 1) when a --run does not fit the corpus or the fixtures",
+    )
     parser.add_argument(
         "--apply",
         metavar="JUDGED",
@@ -162,21 +172,59 @@ def _write(path: str, text: str, what: str) -> None:
         raise CliError(f"could not write {what} {path}: {describe_os_error(error)}") from None
 
 
+def _check_runs(
+    args: argparse.Namespace,
+    fixture_set: FixtureSet,
+    external: dict[str, runs.ExternalRun],
+) -> dict[str, int]:
+    """Repair the runs' unambiguous paths in place and report their case ids; the number
+    of problems per run."""
+    root = corpus_checks.store_corpus_root(str(args.store)) if args.store else None
+    if args.store is None:
+        root = fixture_corpus(args, fixture_set)
+    normaliser = run_checks.PathNormaliser.for_root(root)
+    problems: dict[str, int] = {}
+    for name, loaded in list(external.items()):
+        run, repaired, example = loaded.with_paths(normaliser)
+        if repaired:
+            print(run_checks.normalised_note(name, run.source, repaired, example), file=sys.stderr)
+        findings = run_checks.case_findings(tuple(run.results), fixture_set.cases)
+        run_checks.report(name, run.source, findings)
+        problems[name] = sum(finding.count for finding in findings)
+        external[name] = run
+    return problems
+
+
 def _pool(args: argparse.Namespace) -> int:
     fixture_set, _, _ = _parse(str(args.fixtures))
     config = backend_config.config_for(args.config, str(args.fixtures))
-    external: dict[str, Backend] = {}
+    external: dict[str, runs.ExternalRun] = {}
     for option in args.run:
         name, path, selected = runs.parse_run_option(str(option))
         external[name] = runs.load_run(name, path, selected)
     names = backend_config.choose(args.backends, config, external, flag="--backends")
-    backends = [backend_config.instantiate(name, config, external) for name in names]
     index, embedder = _index(args, fixture_set)
+    problems = _check_runs(args, fixture_set, external)
+    backends = [backend_config.instantiate(name, config, external) for name in names]
     lines = []
+    pooled: dict[str, list[list[SearchResult]]] = {name: [] for name in external}
     for case in fixture_set.cases:
         query = harness.Query(case.query, embedder, case_id=case.id)
         ranked = [harness.run_backend(index, backend, query, args.depth) for backend in backends]
+        for name, results in zip(names, ranked, strict=True):
+            if name in pooled:
+                pooled[name].append(results)
         lines.append(render_judging_line(case, pool_candidates(ranked, args.depth)) + "\n")
+    paths = run_checks.corpus_paths(index)
+    for name, rankings in pooled.items():
+        # Kinds and spans are not checked: draft cases have no anchors to need them.
+        findings = run_checks.result_findings(
+            fixture_set.cases, rankings, paths, anchors_checked=False
+        )
+        run_checks.report(name, external[name].source, findings)
+        problems[name] += sum(finding.count for finding in findings)
+    if args.strict:
+        run_checks.refuse(problems)
     text = "".join(lines)
     if args.output is None:
         write_stdout(text)

@@ -35,7 +35,7 @@ from cce_cli.compare.gate import GateSpec, add_gate_arguments, evaluate_gate, ga
 from cce_cli.compare.pairing import diff_backend_reports, head_aggregate
 from cce_cli.errors import CliError
 from cce_cli.evaluation import configurations as backend_config
-from cce_cli.evaluation import corpus_checks, harness
+from cce_cli.evaluation import corpus_checks, harness, run_checks
 from cce_cli.evaluation.harness import BackendReport
 from cce_cli.evaluation.indexes import (
     add_protection_argument,
@@ -193,6 +193,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="expected anchors gain 2 (secondary anchors 1) in nDCG; needs --metrics ndcg",
     )
     parser.add_argument(
+        "--granularity",
+        choices=harness.GRANULARITIES,
+        default="chunk",
+        help="match results to anchors by chunk (path, kind and lines; default) or by file "
+        "(the path alone, each file once per ranking)",
+    )
+    parser.add_argument(
         "--test",
         choices=paired_test_names(),
         default="t",
@@ -289,12 +296,8 @@ def _ollama_refusal(base_url: str, failure: EmbedError | None) -> str:
     )
 
 
-def build_fixture_corpus(args: argparse.Namespace, fixture_set: FixtureSet) -> tuple[Index, str]:
-    """The in-memory index of `--dir` or the header corpus, and the corpus as displayed.
-
-    Shared by the commands that score or pool a fixture set; walk errors and the strict
-    protection notice go to stderr like `cce index`'s.
-    """
+def fixture_corpus(args: argparse.Namespace, fixture_set: FixtureSet) -> str:
+    """The corpus of `--dir` or the header as displayed; an error when it is no directory."""
     if args.dir is not None:
         display = str(args.dir)
     elif fixture_set.corpus is not None:
@@ -303,11 +306,25 @@ def build_fixture_corpus(args: argparse.Namespace, fixture_set: FixtureSet) -> t
         raise CliError('no corpus: pass --dir <corpus> or declare "corpus" in the fixture header')
     if not os.path.isdir(display):
         raise CliError(f"corpus {display} is not a directory")
+    return display
+
+
+def _build_corpus(args: argparse.Namespace, display: str) -> Index:
     result = build_or_fail(display, HashEmbedder(), args=args)
     if result.walk_errors > 0:
         print(walk_error_warning(result.walk_errors), file=sys.stderr)
     print_protection_notice(result)
-    return result.index, display
+    return result.index
+
+
+def build_fixture_corpus(args: argparse.Namespace, fixture_set: FixtureSet) -> tuple[Index, str]:
+    """The in-memory index of `--dir` or the header corpus, and the corpus as displayed.
+
+    Shared by the commands that score or pool a fixture set; walk errors and the strict
+    protection notice go to stderr like `cce index`'s.
+    """
+    display = fixture_corpus(args, fixture_set)
+    return _build_corpus(args, display), display
 
 
 def _choose_backends(
@@ -326,10 +343,15 @@ def _choose_backends(
 
 
 def _external_runs(
-    args: argparse.Namespace, fixture_set: FixtureSet, config: backend_config.BackendConfig
-) -> dict[str, Backend]:
-    """The `--run` backends by name; warns about cases a run has no results for."""
-    loaded: dict[str, Backend] = {}
+    args: argparse.Namespace,
+    fixture_set: FixtureSet,
+    config: backend_config.BackendConfig,
+    normaliser: run_checks.PathNormaliser,
+) -> tuple[dict[str, runs.ExternalRun], dict[str, int]]:
+    """The `--run` backends by name, their paths repaired, and the number of problems
+    each has with the fixtures' case ids (reported on stderr)."""
+    loaded: dict[str, runs.ExternalRun] = {}
+    problems: dict[str, int] = {}
     registered = set(backend_config.all_names(config))
     for option in args.run:
         name, path, selected = runs.parse_run_option(str(option))
@@ -347,15 +369,57 @@ def _external_runs(
                     if case_id.startswith(prefix)
                 },
             )
-        missing = run.missing(fixture_set.cases)
-        if missing:
-            print(
-                f"warning: run {name} ({path}) has no results for {len(missing)} case(s): "
-                f"{', '.join(missing)}; they score as empty result lists",
-                file=sys.stderr,
-            )
+        run, repaired, example = run.with_paths(normaliser)
+        if repaired:
+            print(run_checks.normalised_note(name, path, repaired, example), file=sys.stderr)
+        findings = run_checks.case_findings(tuple(run.results), fixture_set.cases)
+        run_checks.report(name, path, findings)
+        problems[name] = sum(finding.count for finding in findings)
         loaded[name] = run
-    return loaded
+    return loaded, problems
+
+
+def _check_results(
+    args: argparse.Namespace,
+    fixture_set: FixtureSet,
+    index: Index,
+    names: Sequence[str],
+    chosen: Sequence[str | Backend],
+    reports: Sequence[BackendReport],
+    outside: Mapping[int, str],
+    problems: dict[str, int],
+) -> None:
+    """Report what the external backends returned that does not fit; `--strict` refuses."""
+    paths = run_checks.corpus_paths(index)
+    for position, source in outside.items():
+        name, backend = names[position], chosen[position]
+        if isinstance(backend, run_checks.RepairedBackend) and backend.repaired:
+            note = run_checks.normalised_note(name, source, backend.repaired, backend.example)
+            print(note, file=sys.stderr)
+        rankings = [case.results for case in reports[position].cases]
+        findings = run_checks.result_findings(
+            fixture_set.cases, rankings, paths, anchors_checked=args.granularity == "chunk"
+        )
+        run_checks.report(name, source, findings)
+        problems[name] = problems.get(name, 0) + sum(finding.count for finding in findings)
+    if args.strict:
+        run_checks.refuse(problems)
+
+
+def _check_file_granularity(fixtures: str, fixture_set: FixtureSet, strict: bool) -> None:
+    """At `--granularity file` a case whose anchors name no path has nothing to match."""
+    pathless = [case.id for case in fixture_set.cases if not harness.file_case(case).expected]
+    if not pathless:
+        return
+    shown = ", ".join(pathless[: run_checks.EXAMPLES])
+    message = (
+        f"{len(pathless)} case{'' if len(pathless) == 1 else 's'} in {fixtures} without an "
+        f"expected anchor that names a path (e.g. {shown}): matched by file they score 0, "
+        "and TREC qrels leave them out"
+    )
+    if strict:
+        raise CliError(f"{message}; refusing to score with --strict")
+    print(f"warning: {message}", file=sys.stderr)
 
 
 def _embedding_space(backend: Backend) -> tuple[str, str]:
@@ -370,6 +434,7 @@ def _evaluate(
     index: Index,
     embedder: QueryEmbedder,
     chosen: Sequence[str | Backend],
+    corpus_root: str | None = None,
 ) -> tuple[harness.BackendReport, ...]:
     """Evaluate in the chosen order; an in-memory corpus is re-embedded for a backend
     that asks for another embedder (its own index, its own query vectors)."""
@@ -396,6 +461,8 @@ def _evaluate(
                 fixture_set,
                 [chosen[i] for i in positions],
                 graded=args.graded,
+                granularity=args.granularity,
+                corpus_root=corpus_root,
             )
         except (EmbeddingSpaceError, BackendConfigError, QueryVectorError) as error:
             raise CliError(str(error)) from None
@@ -517,19 +584,36 @@ def score(args: argparse.Namespace) -> Scored:
         corpus_checks.check_store(display, args.strict)
         root = corpus_checks.store_corpus_root(display)
     else:
-        index, display = build_fixture_corpus(args, fixture_set)
-        embedder = HashEmbedder()
+        display = fixture_corpus(args, fixture_set)
         root = display
     # The reference reports a missing corpus or store before a bad backend list.
-    extra = _external_runs(args, fixture_set, config)
+    normaliser = run_checks.PathNormaliser.for_root(root)
+    extra, problems = _external_runs(args, fixture_set, config, normaliser)
+    if args.strict:
+        run_checks.refuse(problems)
     names = _choose_backends(args, config, extra)
+    if args.store is None:
+        index = _build_corpus(args, display)
+        embedder = HashEmbedder()
     corpus_checks.check_anchors(str(args.fixtures), fixture_set, index, root, args.strict)
+    if args.granularity == "file":
+        _check_file_granularity(str(args.fixtures), fixture_set, args.strict)
     # Every name becomes a Backend: the built-ins rank exactly like the harness's own
     # path, and also refuse a query vector of another dimension than the store's.
-    chosen: list[str | Backend] = [
-        backend_config.instantiate(name, config, extra) for name in names
-    ]
-    reports = _evaluate(args, fixture_set, index, embedder, chosen)
+    chosen: list[str | Backend] = []
+    # What comes from outside cce (by position: its source) is checked before it counts.
+    outside: dict[int, str] = {}
+    for position, name in enumerate(names):
+        backend = backend_config.instantiate(name, config, extra)
+        if name in extra:
+            outside[position] = extra[name].source
+        elif backend_config.is_plugin(name, config):
+            outside[position] = "plugin"
+            backend = run_checks.RepairedBackend(backend, normaliser)
+        chosen.append(backend)
+    corpus_root = os.path.abspath(root) if root is not None else None
+    reports = _evaluate(args, fixture_set, index, embedder, chosen, corpus_root)
+    _check_results(args, fixture_set, index, names, chosen, reports, outside, problems)
     comparison = (
         harness.compare_reports(reports[0], reports[1], metrics, test=args.test)
         if args.compare
@@ -541,7 +625,14 @@ def score(args: argparse.Namespace) -> Scored:
     # quotes and escapes the name (docs/hostile-input.md#printing).
     shown = display if renderer.name == "json" else display_text(display)
     summary = render.RunSummary(
-        shown, index.embedder, reports, comparison, metrics=metrics, tags=tags, graded=args.graded
+        shown,
+        index.embedder,
+        reports,
+        comparison,
+        metrics=metrics,
+        tags=tags,
+        graded=args.graded,
+        granularity=args.granularity,
     )
     text = renderer.render(summary)
     configs = backend_config.recorded_configs(names, config)
@@ -549,8 +640,10 @@ def score(args: argparse.Namespace) -> Scored:
         text = _with_configs(text, configs)
     if args.results is not None:
         if args.results_format == "trec":
-            results = runs.trec_run_text(fixture_set, reports)
+            results = runs.trec_run_text(fixture_set, reports, granularity=args.granularity)
         else:
-            results = render_run(display, index.embedder, fixture_set.cases, reports)
+            results = render_run(
+                display, index.embedder, fixture_set.cases, reports, granularity=args.granularity
+            )
         write_run(str(args.results), results)
     return Scored(text, fixture_set, index.embedder, tuple(reports), comparison, tuple(metrics))

@@ -37,6 +37,7 @@ __all__ = [
     "NamedBackend",
     "choose",
     "discover_config",
+    "is_plugin",
     "load_config",
 ]
 
@@ -51,6 +52,9 @@ class NamedBackend:
     use: str
     params: Mapping[str, object]
     table: str
+    unavailable: str | None = None
+    """Why it cannot run (its `use` names no installed backend), or None: only the runs
+    that choose it fail, and `cce backends` lists it with this reason."""
 
     def recorded(self) -> dict[str, object]:
         """What the report records: `use` plus the parameters that differ from defaults."""
@@ -128,12 +132,22 @@ def load_config(path: str) -> BackendConfig:
         if not name or "," in name or "=" in name or rust_trim(name) != name:
             raise CliError(f"{where}: a backend name may not be blank or hold `,`, `=` or spaces")
         use = table.get("use")
+        params = {key: value for key, value in table.items() if key != "use"}
+        if isinstance(use, str) and use and use not in registered:
+            # Most likely a plugin that is not installed here: the other configurations
+            # of the file still work.
+            reason = (
+                f"{where}: key `use` names {use!r}, which is neither a built-in backend nor "
+                f"an installed plugin; install the package that provides it, or use one of: "
+                f"{', '.join(registered)}"
+            )
+            named[name] = NamedBackend(name, use, params, where, unavailable=reason)
+            continue
         if not isinstance(use, str) or use not in registered:
             raise CliError(
                 f"{where}: key `use` must name a registered backend; "
                 f"valid choices: {', '.join(registered)}"
             )
-        params = {key: value for key, value in table.items() if key != "use"}
         embedder = params.get("embedder")
         if isinstance(embedder, str) and embedder and embedder not in embedder_names():
             raise CliError(
@@ -169,13 +183,26 @@ def choose(
     extra: Mapping[str, Backend] | None = None,
     flag: str = "--backend",
 ) -> tuple[str, ...]:
-    """Names from a comma list: trimmed, blanks skipped, first occurrence kept, all known."""
-    from cce_cli.evaluation.harness import BackendError, parse_backends  # the harness's own rule
+    """Names from a comma list: trimmed, blanks skipped, first occurrence kept, all known.
+
+    An unknown name is a usage error (exit 2) with a did-you-mean."""
+    from cce_cli.evaluation.harness import (  # the harness's own rule
+        BackendError,
+        UnknownBackendError,
+        parse_backends,
+    )
 
     try:
-        return parse_backends(text, all_names(config, tuple(extra or {})), flag)
+        chosen = parse_backends(text, all_names(config, tuple(extra or {})), flag)
+    except UnknownBackendError as err:
+        raise CliError(str(err), exit_code=2) from None
     except BackendError as err:
         raise CliError(str(err)) from None
+    for name in chosen:
+        named = config.backends.get(name)
+        if named is not None and named.unavailable is not None:
+            raise CliError(named.unavailable)
+    return chosen
 
 
 def instantiate(
@@ -187,6 +214,9 @@ def instantiate(
     """The `Backend` for a registered, configured or external-run name."""
     if extra and name in extra:
         return extra[name]
+    unavailable = config.backends[name].unavailable if name in config.backends else None
+    if unavailable is not None:
+        raise CliError(unavailable)
     try:
         named = config.backends.get(name)
         if named is not None:
@@ -196,6 +226,17 @@ def instantiate(
     except BackendConfigError as err:
         where = config.backends[name].table if name in config.backends else f"backend {name!r}"
         raise CliError(f"{where}: {err}") from None
+
+
+def is_plugin(name: str, config: BackendConfig) -> bool:
+    """Whether `name` ranks with an installed plugin (itself, or configured from one):
+    its results come from outside cce and are checked before they are scored."""
+    named = config.backends.get(name)
+    base = named.use if named is not None else name
+    try:
+        return backend_spec(base).adapt
+    except BackendConfigError:
+        return False
 
 
 def recorded_configs(names: Sequence[str], config: BackendConfig) -> dict[str, dict[str, object]]:

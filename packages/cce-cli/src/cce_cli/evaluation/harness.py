@@ -16,6 +16,7 @@ embedded once and reused by the vector and hybrid backends.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 from typing import Final
 
@@ -52,15 +53,19 @@ from cce_stats import PairedTest, PairedTestResult, paired_test
 __all__ = [
     "BACKEND_NAMES",
     "COMPARED_METRICS",
+    "GRANULARITIES",
     "BackendError",
     "BackendReport",
     "CaseReport",
     "Comparison",
     "MetricComparison",
     "Query",
+    "UnknownBackendError",
     "compare_reports",
     "evaluate",
     "evaluate_backend",
+    "file_case",
+    "file_ranking",
     "judge",
     "line_weights",
     "parse_backends",
@@ -79,6 +84,11 @@ COMPARED_METRICS: Final[tuple[Metric, ...]] = METRICS.defaults()
 
 class BackendError(ValueError):
     """A `--backend`/`--compare` list the harness cannot run; `str()` is the message."""
+
+
+class UnknownBackendError(BackendError):
+    """A backend name that is not registered, configured or an external run: a usage
+    error, with the nearest valid name when one is close."""
 
 
 def parse_metrics(text: str | None) -> tuple[Metric, ...]:
@@ -118,7 +128,13 @@ def parse_backends(
         if not name:
             continue
         if name not in known:
-            raise BackendError(f"unknown backend {name!r}; expected one of {', '.join(known)}")
+            near = difflib.get_close_matches(name, known, n=1)
+            if not near:  # a different case is the likeliest slip of all
+                near = [item for item in known if item.lower() == name.lower()][:1]
+            hint = f"; did you mean {near[0]!r}?" if near else ""
+            raise UnknownBackendError(
+                f"unknown backend {name!r}; expected one of {', '.join(known)}{hint}"
+            )
         if name not in chosen:
             chosen.append(name)
     if not chosen:
@@ -167,6 +183,36 @@ def _expected_spans(anchors: Sequence[Anchor]) -> list[Span]:
             first, last = anchor.line_range
             spans.append((anchor.file_path, first, last))
     return spans
+
+
+GRANULARITIES: Final = ("chunk", "file")
+"""What a result and an anchor are compared by (docs/harness.md#granularity): `chunk`
+(every facet of the anchor: path, kind, lines; the default) or `file` (the path alone)."""
+
+
+def file_ranking(results: Sequence[SearchResult]) -> tuple[SearchResult, ...]:
+    """The ranking as files: each path once, at its first rank, ranks renumbered 1..n."""
+    seen: set[str] = set()
+    files: list[SearchResult] = []
+    for hit in results:
+        if hit.file_path not in seen:
+            seen.add(hit.file_path)
+            files.append(attrs.evolve(hit, rank=len(files) + 1))
+    return tuple(files)
+
+
+def _file_anchors(anchors: Sequence[Anchor], taken: Sequence[Anchor] = ()) -> tuple[Anchor, ...]:
+    """Each distinct path of `anchors` once, as a path-only anchor; paths of `taken` and
+    anchors without a path (`#kind`, which a path cannot test) are left out."""
+    skip = {anchor.file_path for anchor in taken}
+    paths = (a.file_path for a in anchors if a.file_path is not None and a.file_path not in skip)
+    return tuple(Anchor(path, None, None) for path in dict.fromkeys(paths))
+
+
+def file_case(case: Case) -> Case:
+    """The case judged by files: its expected and secondary anchors' distinct paths."""
+    expected = _file_anchors(case.expected)
+    return attrs.evolve(case, expected=expected, secondary=_file_anchors(case.secondary, expected))
 
 
 def score_case(
@@ -232,14 +278,20 @@ def evaluate_backend(
     weights: LineWeights,
     *,
     graded: bool = False,
+    granularity: str = "chunk",
 ) -> BackendReport:
     """Run every case (fixture order) on one backend and aggregate
-    (docs/metrics.md#macro-averages)."""
+    (docs/metrics.md#macro-averages). At `file` granularity the first `k` results are
+    judged as the files they name, each once."""
     runner = _backend(backend)
     reports: list[CaseReport] = []
     for case, query in zip(cases, queries, strict=True):
         results = tuple(runner.search(index, query, case.k)[: case.k])
-        score = score_case(case, results, weights, graded=graded)
+        if granularity == "file":
+            results = file_ranking(results)
+            score = score_case(file_case(case), results, weights, graded=graded)
+        else:
+            score = score_case(case, results, weights, graded=graded)
         reports.append(CaseReport(case.id, case.k, score, results, case.tags))
     scores = [report.score for report in reports]
     return BackendReport(runner.name, tuple(reports), macro_average(scores), token_average(scores))
@@ -252,17 +304,36 @@ def evaluate(
     backends: Sequence[str | Backend],
     *,
     graded: bool = False,
+    granularity: str = "chunk",
+    corpus_root: str | None = None,
 ) -> tuple[BackendReport, ...]:
     """Evaluate each backend, in the given order, over all cases of the fixture set.
 
-    `graded` gives expected anchors gain 2 in the ranked metrics (see `score_case`).
+    `graded` gives expected anchors gain 2 in the ranked metrics (see `score_case`);
+    `granularity` is one of `GRANULARITIES`; `corpus_root` is handed to every backend
+    with each query (plugins read files from it).
     """
+    if granularity not in GRANULARITIES:
+        raise ValueError(f"unknown granularity {granularity!r}; expected one of chunk, file")
     # Only ranged cases read line weights; skip the pass over every chunk without them.
-    ranged = any(_expected_spans(case.expected) for case in fixture_set.cases)
+    ranged = granularity == "chunk" and any(
+        _expected_spans(case.expected) for case in fixture_set.cases
+    )
     weights = line_weights(index) if ranged else LineWeights.uniform()
-    queries = [Query(case.query, embedder, case_id=case.id) for case in fixture_set.cases]
+    queries = [
+        Query(case.query, embedder, case_id=case.id, corpus_root=corpus_root)
+        for case in fixture_set.cases
+    ]
     return tuple(
-        evaluate_backend(index, backend, fixture_set.cases, queries, weights, graded=graded)
+        evaluate_backend(
+            index,
+            backend,
+            fixture_set.cases,
+            queries,
+            weights,
+            graded=graded,
+            granularity=granularity,
+        )
         for backend in backends
     )
 

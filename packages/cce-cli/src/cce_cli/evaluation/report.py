@@ -45,6 +45,8 @@ class RunSummary:
     tags: tuple[TagGroup, ...] | None = None
     graded: bool = False
     """Expected anchors gained 2 in the ranked metrics (docs/metrics.md#graded-relevance)."""
+    granularity: str = "chunk"
+    """What results were matched against anchors by (docs/harness.md#granularity)."""
 
     @property
     def queries(self) -> int:

@@ -108,9 +108,17 @@ def _member_results(args: argparse.Namespace, task: MemberTask, scored: Any) -> 
 
     prefix = f"{task.member.name}/"
     if args.results_format == "trec":
-        text = external_runs.trec_run_text(scored.fixture_set, scored.reports)
+        text = external_runs.trec_run_text(
+            scored.fixture_set, scored.reports, granularity=args.granularity
+        )
         return "".join(prefix + line + "\n" for line in text.splitlines() if line)
-    text = render_run(task.corpus, scored.embedder, scored.fixture_set.cases, scored.reports)
+    text = render_run(
+        task.corpus,
+        scored.embedder,
+        scored.fixture_set.cases,
+        scored.reports,
+        granularity=args.granularity,
+    )
     lines = []
     for line in text.splitlines()[1:]:  # the header is the suite's, written once
         record = json.loads(line)

@@ -30,6 +30,7 @@ import attrs
 
 from cce_cli.errors import CliError
 from cce_cli.evaluation.harness import BackendReport
+from cce_cli.evaluation.run_checks import PathNormaliser
 from cce_fixtures import Case, FixtureSet
 from cce_retrieval import (
     Chunk,
@@ -74,6 +75,25 @@ class ExternalRun:
     def search(self, index: Index, query: Query, k: int) -> list[SearchResult]:
         found = self.results.get(query.case_id or "", ())
         return [self._complete(index, hit) for hit in found[:k]]
+
+    def with_paths(self, normaliser: PathNormaliser) -> tuple[ExternalRun, int, str]:
+        """This run with `./path` and absolute corpus paths read as corpus-relative ones;
+        also how many results were rewritten and the first of them as written."""
+        repaired = 0
+        example = ""
+        results: dict[str, tuple[SearchResult, ...]] = {}
+        for case_id, hits in self.results.items():
+            results[case_id], count = normaliser.normalise_results(hits)
+            if count and not example:
+                example = next(
+                    hit.file_path
+                    for hit, new in zip(hits, results[case_id], strict=True)
+                    if hit.file_path != new.file_path
+                )
+            repaired += count
+        if not repaired:
+            return self, 0, ""
+        return ExternalRun(self.name, self.source, results), repaired, example
 
     def missing(self, cases: Sequence[Case]) -> list[str]:
         """Ids of the cases this run has no line for (they score as empty result lists)."""
@@ -265,14 +285,21 @@ def _parse_trec(name: str, path: str, text: str) -> ExternalRun:
     return ExternalRun(name, path, results)
 
 
-def trec_run_text(fixture_set: FixtureSet, reports: Iterable[BackendReport]) -> str:
-    """A TREC run of every report's results: `qid Q0 path:start-end rank score tag`."""
+def trec_run_text(
+    fixture_set: FixtureSet, reports: Iterable[BackendReport], *, granularity: str = "chunk"
+) -> str:
+    """A TREC run of every report's results: `qid Q0 path:start-end rank score tag`, or
+    at `file` granularity `qid Q0 path rank score tag`, the docnos `qrels_text` writes."""
     lines: list[str] = []
     for report in reports:
         for case, case_report in zip(fixture_set.cases, report.cases, strict=True):
             seen_docs: set[str] = set()
             for hit in case_report.results:
-                docno = f"{hit.file_path}:{hit.start_line}-{hit.end_line}"
+                docno = (
+                    hit.file_path
+                    if granularity == "file"
+                    else f"{hit.file_path}:{hit.start_line}-{hit.end_line}"
+                )
                 if docno in seen_docs:  # a run holds each document once per query
                     continue
                 seen_docs.add(docno)

@@ -20,8 +20,8 @@ import attrs
 
 from cce_cli.errors import CliError
 from cce_cli.evaluation.harness import BackendReport
-from cce_fixtures import Case
-from cce_retrieval import describe_os_error, format6, write_atomic
+from cce_fixtures import Anchor, Case
+from cce_retrieval import SearchResult, describe_os_error, format6, write_atomic
 
 __all__ = ["RUN_SCHEMA", "RunRecord", "parse_run", "render_run", "write_run"]
 
@@ -32,10 +32,22 @@ def _line(value: dict[str, Any]) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
+def _matches(anchor: Anchor, hit: SearchResult, granularity: str) -> bool:
+    if granularity == "file":
+        return anchor.file_path is not None and anchor.file_path == hit.file_path
+    return anchor.matches(hit)
+
+
 def render_run(
-    corpus: str, embedder: str, cases: Sequence[Case], reports: Sequence[BackendReport]
+    corpus: str,
+    embedder: str,
+    cases: Sequence[Case],
+    reports: Sequence[BackendReport],
+    *,
+    granularity: str = "chunk",
 ) -> str:
-    """The whole file as text; `reports` list the cases in `cases` order."""
+    """The whole file as text; `reports` list the cases in `cases` order. At `file`
+    granularity `matches` lists the expected anchors whose path is the result's."""
     lines = [_line({"corpus": corpus, "embedder": embedder, "schema": RUN_SCHEMA})]
     for report in reports:
         for case, case_report in zip(cases, report.cases, strict=True):
@@ -46,7 +58,9 @@ def render_run(
                     "file_path": hit.file_path,
                     "kind": hit.kind,
                     "matches": [
-                        index for index, anchor in enumerate(case.expected) if anchor.matches(hit)
+                        index
+                        for index, anchor in enumerate(case.expected)
+                        if _matches(anchor, hit, granularity)
                     ],
                     "rank": hit.rank,
                     "score": format6(hit.score),

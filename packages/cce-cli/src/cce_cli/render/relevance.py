@@ -100,6 +100,8 @@ def render_human(summary: RunSummary) -> str:
     ]
     if summary.graded:
         lines.append("  gains   : graded (expected anchors 2, secondary anchors 1)")
+    if summary.granularity != "chunk":
+        lines.append(f"  matched : by {summary.granularity} (kinds and line ranges ignored)")
     lines.append("")
     lines += _aggregate_tables(
         summary.backends, summary.queries, summary.metrics, summary.token_metrics
@@ -250,6 +252,9 @@ def report_body(summary: RunSummary) -> dict[str, Any]:
     if summary.graded:
         # Only graded runs say so: the reference document has no such key.
         body["gains"] = "graded"
+    if summary.granularity != "chunk":
+        # Only another granularity is recorded: the reference document has no such key.
+        body["granularity"] = summary.granularity
     if summary.tags is not None:
         body["tags"] = {
             group.tag: {

@@ -32,11 +32,15 @@ class Query:
 
     `case_id` names the labelled case the query comes from, when there is one: backends
     that replay recorded results (external runs) look their results up by it.
+    `corpus_root` is where the corpus lives on disk, when known.
     """
 
     text: str
     _embedder: QueryEmbedder
     case_id: str | None = attrs.field(default=None, kw_only=True)
+    corpus_root: str | None = attrs.field(default=None, kw_only=True)
+    """The absolute directory the index was built from (or a store's recorded root),
+    when known: a plugin that reads files or runs its own index over them needs it."""
     _vector: list[Sequence[float]] = attrs.field(factory=list, init=False, eq=False)
 
     def vector(self) -> Sequence[float]:
