@@ -46,6 +46,7 @@ from cce_cli.evaluation.indexes import (
 )
 from cce_cli.evaluation.report import tag_groups
 from cce_cli.formats import external_runs as runs
+from cce_cli.formats import trec
 from cce_cli.formats.results_file import render_run, write_run
 from cce_cli.formats.suite_manifest import looks_like_suite
 from cce_cli.render import relevance as render
@@ -570,7 +571,7 @@ def score(args: argparse.Namespace) -> Scored:
     fixture_set = _read_fixtures(str(args.fixtures))
     config = backend_config.config_for(args.config, str(args.fixtures))
     if args.export_qrels is not None:
-        runs.write_text(str(args.export_qrels), runs.qrels_text(fixture_set), "qrels")
+        runs.write_text(str(args.export_qrels), trec.qrels_text(fixture_set), "qrels")
     embedder: QueryEmbedder
     if args.store is not None:
         if args.protection is not None:
@@ -640,7 +641,7 @@ def score(args: argparse.Namespace) -> Scored:
         text = _with_configs(text, configs)
     if args.results is not None:
         if args.results_format == "trec":
-            results = runs.trec_run_text(fixture_set, reports, granularity=args.granularity)
+            results = trec.trec_run_text(fixture_set, reports, granularity=args.granularity)
         else:
             results = render_run(
                 display, index.embedder, fixture_set.cases, reports, granularity=args.granularity

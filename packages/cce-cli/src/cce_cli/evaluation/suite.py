@@ -103,14 +103,12 @@ def score_member(task: MemberTask) -> MemberResult:
 
 def _member_results(args: argparse.Namespace, task: MemberTask, scored: Any) -> str:
     """What `--results` holds for this member, its case ids qualified as `member/id`."""
-    from cce_cli.formats import external_runs
+    from cce_cli.formats import trec
     from cce_cli.formats.results_file import render_run
 
     prefix = f"{task.member.name}/"
     if args.results_format == "trec":
-        text = external_runs.trec_run_text(
-            scored.fixture_set, scored.reports, granularity=args.granularity
-        )
+        text = trec.trec_run_text(scored.fixture_set, scored.reports, granularity=args.granularity)
         return "".join(prefix + line + "\n" for line in text.splitlines() if line)
     text = render_run(
         task.corpus,

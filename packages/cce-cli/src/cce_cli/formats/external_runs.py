@@ -1,59 +1,41 @@
-"""Results files: `cce.run/v1` and TREC runs read back as backends, written out, and qrels.
+"""External runs: results produced elsewhere, replayed as a backend (`--run NAME=FILE`).
 
 Why it exists: a team with its own retriever scores it by handing `cce relevance` the
-results it produced (`--run NAME=FILE`), and every backend's results can be written out
-(`--results`) in cce's own `cce.run/v1` format or as a TREC run, with the fixture set as
-TREC qrels (`--export-qrels`), so the same data feeds trec_eval, ranx and ir_measures.
-This module owns reading both formats (errors name the file, line, cause and fix) into
-the `ExternalRun` backend that replays a file's results per case, and the TREC run and
-qrels writers (the `cce.run/v1` writer is `cce_cli.formats.results_file`).
-See docs/backends.md#external-runs.
-
-Formats (docs/backends.md#external-runs):
-- `cce.run/v1`: JSON Lines; a header `{"corpus", "embedder", "schema": "cce.run/v1"}`,
-  then one line per (backend, case) with `backend`, `id`, `k`, `query` and `results`
-  (`chunk_id`, `end_line`, `file_path`, `kind`, `matches`, `rank`, `score`,
-  `start_line`).
-- TREC run: `qid Q0 docno rank score tag`; `qid` is the case id, `docno` is `path` (the
-  whole file, as far as the index knows it) or `path:start-end`. Results are replayed in
-  rank order (the rank column), which keeps a graph-expanded hybrid list intact.
+results it produced. A run file is a `cce.run/v1` results file
+(`cce_cli.formats.results_file`, `FILE#backend` picks one of its backends) or a TREC run
+(`cce_cli.formats.trec`); this module reads either into the `ExternalRun` backend, which
+replays a case's results in rank order and fills in what the file left out (a TREC
+docno's kind, a whole file's lines) from the index. Errors name the file, the line, the
+cause and the fix. See docs/backends.md#external-runs.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import attrs
 
 from cce_cli.errors import CliError
-from cce_cli.evaluation.harness import BackendReport
 from cce_cli.evaluation.run_checks import PathNormaliser
-from cce_fixtures import Case, FixtureSet
+from cce_cli.formats.results_file import read_run_results
+from cce_cli.formats.trec import read_trec_results
+from cce_fixtures import Case
 from cce_retrieval import (
     Chunk,
     Index,
     Query,
     SearchResult,
     describe_os_error,
-    format6,
     write_atomic,
 )
 
 __all__ = [
-    "RUN_SCHEMA",
     "ExternalRun",
     "load_run",
     "parse_run_option",
-    "qrels_text",
-    "trec_run_text",
     "write_text",
 ]
-
-RUN_SCHEMA = "cce.run/v1"
-_DOCNO_RANGE = re.compile(r"^(?P<path>.+):(?P<start>[0-9]+)-(?P<end>[0-9]+)$")
 
 
 def _dump(obj: object) -> str:
@@ -160,78 +142,21 @@ def load_run(name: str, path: str, selected: str | None) -> ExternalRun:
     text = _read_text(path)
     first = next((line for line in text.splitlines() if line.strip()), "")
     if first.lstrip().startswith("{"):
-        return _parse_jsonl(name, path, text, selected)
+        return ExternalRun(
+            name, path, _selected(name, path, read_run_results(path, text), selected)
+        )
     if selected is not None:
         raise CliError(f"{path}: `#{selected}` selects a backend, but this is a TREC run")
-    return _parse_trec(name, path, text)
+    return ExternalRun(name, path, read_trec_results(path, text))
 
 
-def _need_int(obj: Mapping[str, object], key: str, where: str) -> int:
-    value = obj.get(key)
-    if type(value) is not int:
-        raise CliError(f"{where}: `{key}` must be an integer, found {value!r}")
-    return value
-
-
-def _need_str(obj: Mapping[str, object], key: str, where: str) -> str:
-    value = obj.get(key)
-    if not isinstance(value, str):
-        raise CliError(f"{where}: `{key}` must be a string, found {value!r}")
-    return value
-
-
-def _parse_result(raw: object, where: str) -> SearchResult:
-    if not isinstance(raw, dict):
-        raise CliError(f"{where}: every result must be an object")
-    score_text = raw.get("score")
-    try:
-        score = float(score_text) if isinstance(score_text, str | int | float) else math.nan
-    except ValueError:
-        score = math.nan
-    if isinstance(score_text, bool) or not math.isfinite(score):
-        raise CliError(f"{where}: `score` must be a finite number, found {score_text!r}")
-    kind = raw.get("kind", "")
-    return SearchResult(
-        rank=_need_int(raw, "rank", where),
-        chunk_id=str(raw.get("chunk_id", "")),
-        file_path=_need_str(raw, "file_path", where),
-        start_line=_need_int(raw, "start_line", where),
-        end_line=_need_int(raw, "end_line", where),
-        chunk_type=str(raw.get("chunk_type", kind)),
-        kind=str(kind),
-        score=score,
-        content="",
-    )
-
-
-def _parse_jsonl(name: str, path: str, text: str, selected: str | None) -> ExternalRun:
-    by_backend: dict[str, dict[str, tuple[SearchResult, ...]]] = {}
-    header_seen = False
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        where = f"{path} line {number}"
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise CliError(f"{where}: invalid JSON ({err.msg}); one JSON object per line") from None
-        if not isinstance(obj, dict):
-            raise CliError(f"{where}: expected a JSON object")
-        if not header_seen:
-            header_seen = True
-            if obj.get("schema") != RUN_SCHEMA:
-                raise CliError(
-                    f"{where}: the header's `schema` is {obj.get('schema')!r}, not {RUN_SCHEMA!r}; "
-                    "write the cce.run/v1 header first (or a TREC run)"
-                )
-            continue
-        backend = _need_str(obj, "backend", where)
-        case_id = _need_str(obj, "id", where)
-        raw_results = obj.get("results")
-        if not isinstance(raw_results, list):
-            raise CliError(f"{where}: `results` must be an array")
-        hits = sorted((_parse_result(raw, where) for raw in raw_results), key=lambda hit: hit.rank)
-        by_backend.setdefault(backend, {})[case_id] = tuple(hits)
+def _selected(
+    name: str,
+    path: str,
+    by_backend: Mapping[str, Mapping[str, tuple[SearchResult, ...]]],
+    selected: str | None,
+) -> Mapping[str, tuple[SearchResult, ...]]:
+    """The results of the backend `#selected` names, or of the file's only backend."""
     if selected is None:
         if len(by_backend) > 1:
             raise CliError(
@@ -246,76 +171,7 @@ def _parse_jsonl(name: str, path: str, text: str, selected: str | None) -> Exter
             f"{path} has no results of backend {selected!r}; "
             f"valid choices: {', '.join(by_backend) or 'none'}"
         )
-    return ExternalRun(name, path, results)
-
-
-def _parse_trec(name: str, path: str, text: str) -> ExternalRun:
-    rows: dict[str, list[tuple[int, int, SearchResult]]] = {}
-    for number, line in enumerate(text.splitlines(), 1):
-        fields = line.split()
-        if not fields:
-            continue
-        where = f"{path} line {number}"
-        if len(fields) != 6:
-            raise CliError(
-                f"{where}: expected 6 fields `qid Q0 docno rank score tag`, found {len(fields)}"
-            )
-        qid, _, docno, rank_text, score_text, _ = fields
-        try:
-            rank = int(rank_text)
-            score = float(score_text)
-        except ValueError:
-            raise CliError(f"{where}: rank must be an integer and score a number") from None
-        if not math.isfinite(score):
-            raise CliError(f"{where}: score {score_text!r} is not a finite number")
-        ranged = _DOCNO_RANGE.match(docno)
-        if ranged:
-            file_path, start, end = ranged["path"], int(ranged["start"]), int(ranged["end"])
-        else:
-            file_path, start, end = docno, 0, 0  # the whole file: widened at search time
-        hit = SearchResult(0, "", file_path, start, end, "", "", score, "")
-        rows.setdefault(qid, []).append((rank, number, hit))
-    results = {
-        qid: tuple(
-            attrs.evolve(hit, rank=i)
-            for i, (_, _, hit) in enumerate(sorted(entries, key=lambda e: (e[0], e[1])), 1)
-        )
-        for qid, entries in rows.items()
-    }
-    return ExternalRun(name, path, results)
-
-
-def trec_run_text(
-    fixture_set: FixtureSet, reports: Iterable[BackendReport], *, granularity: str = "chunk"
-) -> str:
-    """A TREC run of every report's results: `qid Q0 path:start-end rank score tag`, or
-    at `file` granularity `qid Q0 path rank score tag`, the docnos `qrels_text` writes."""
-    lines: list[str] = []
-    for report in reports:
-        for case, case_report in zip(fixture_set.cases, report.cases, strict=True):
-            seen_docs: set[str] = set()
-            for hit in case_report.results:
-                docno = (
-                    hit.file_path
-                    if granularity == "file"
-                    else f"{hit.file_path}:{hit.start_line}-{hit.end_line}"
-                )
-                if docno in seen_docs:  # a run holds each document once per query
-                    continue
-                seen_docs.add(docno)
-                lines.append(
-                    f"{case.id} Q0 {docno} {hit.rank} {format6(hit.score)} {report.backend}"
-                )
-    return "".join(line + "\n" for line in lines)
-
-
-def qrels_text(fixture_set: FixtureSet) -> str:
-    """TREC qrels of the file-level anchors: `qid 0 path 1` per expected file, in order."""
-    lines: list[str] = []
-    for case in fixture_set.cases:
-        files = dict.fromkeys(a.file_path for a in case.expected if a.file_path is not None)
-        lines.extend(f"{case.id} 0 {path} 1" for path in files)
-    return "".join(line + "\n" for line in lines)
+    return results
 
 
 def write_text(path: str, text: str, what: str) -> None:

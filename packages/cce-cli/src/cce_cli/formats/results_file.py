@@ -13,7 +13,8 @@ separators=(",", ":"))`, so the bytes are deterministic.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import attrs
@@ -23,7 +24,14 @@ from cce_cli.evaluation.harness import BackendReport
 from cce_fixtures import Anchor, Case
 from cce_retrieval import SearchResult, describe_os_error, format6, write_atomic
 
-__all__ = ["RUN_SCHEMA", "RunRecord", "parse_run", "render_run", "write_run"]
+__all__ = [
+    "RUN_SCHEMA",
+    "RunRecord",
+    "parse_run",
+    "read_run_results",
+    "render_run",
+    "write_run",
+]
 
 RUN_SCHEMA: Final = "cce.run/v1"
 
@@ -133,3 +141,74 @@ def parse_run(text: str, path: str = "results") -> tuple[dict[str, Any], tuple[R
         except (KeyError, TypeError, ValueError) as error:
             raise CliError(f"{path}: line {number}: not a {RUN_SCHEMA} record ({error})") from None
     return header, tuple(records)
+
+
+def _need_int(obj: Mapping[str, object], key: str, where: str) -> int:
+    value = obj.get(key)
+    if type(value) is not int:
+        raise CliError(f"{where}: `{key}` must be an integer, found {value!r}")
+    return value
+
+
+def _need_str(obj: Mapping[str, object], key: str, where: str) -> str:
+    value = obj.get(key)
+    if not isinstance(value, str):
+        raise CliError(f"{where}: `{key}` must be a string, found {value!r}")
+    return value
+
+
+def _parse_result(raw: object, where: str) -> SearchResult:
+    if not isinstance(raw, dict):
+        raise CliError(f"{where}: every result must be an object")
+    score_text = raw.get("score")
+    try:
+        score = float(score_text) if isinstance(score_text, str | int | float) else math.nan
+    except ValueError:
+        score = math.nan
+    if isinstance(score_text, bool) or not math.isfinite(score):
+        raise CliError(f"{where}: `score` must be a finite number, found {score_text!r}")
+    kind = raw.get("kind", "")
+    return SearchResult(
+        rank=_need_int(raw, "rank", where),
+        chunk_id=str(raw.get("chunk_id", "")),
+        file_path=_need_str(raw, "file_path", where),
+        start_line=_need_int(raw, "start_line", where),
+        end_line=_need_int(raw, "end_line", where),
+        chunk_type=str(raw.get("chunk_type", kind)),
+        kind=str(kind),
+        score=score,
+        content="",
+    )
+
+
+def read_run_results(path: str, text: str) -> dict[str, dict[str, tuple[SearchResult, ...]]]:
+    """Every backend's results in a run file's text, by case id, each list in rank order;
+    CliError naming the file, the line, the cause and the fix."""
+    by_backend: dict[str, dict[str, tuple[SearchResult, ...]]] = {}
+    header_seen = False
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{path} line {number}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise CliError(f"{where}: invalid JSON ({err.msg}); one JSON object per line") from None
+        if not isinstance(obj, dict):
+            raise CliError(f"{where}: expected a JSON object")
+        if not header_seen:
+            header_seen = True
+            if obj.get("schema") != RUN_SCHEMA:
+                raise CliError(
+                    f"{where}: the header's `schema` is {obj.get('schema')!r}, not {RUN_SCHEMA!r}; "
+                    "write the cce.run/v1 header first (or a TREC run)"
+                )
+            continue
+        backend = _need_str(obj, "backend", where)
+        case_id = _need_str(obj, "id", where)
+        raw_results = obj.get("results")
+        if not isinstance(raw_results, list):
+            raise CliError(f"{where}: `results` must be an array")
+        hits = sorted((_parse_result(raw, where) for raw in raw_results), key=lambda hit: hit.rank)
+        by_backend.setdefault(backend, {})[case_id] = tuple(hits)
+    return by_backend
