@@ -44,10 +44,11 @@ from cce_cli.evaluation.indexes import (
 )
 from cce_cli.evaluation.report import tag_groups
 from cce_cli.formats import external_runs as runs
+from cce_cli.formats.evidence import read_fixtures
 from cce_cli.formats.results_file import render_run, write_run
 from cce_cli.render import relevance as render
 from cce_cli.render.output import display_text, write_stdout
-from cce_fixtures import FixtureError, FixtureSet, decode_fixture_bytes, parse_fixtures
+from cce_fixtures import FixtureSet
 from cce_metrics import METRICS, Metric
 from cce_retrieval import (
     Backend,
@@ -60,7 +61,6 @@ from cce_retrieval import (
     QueryEmbedder,
     QueryVectorError,
     create_embedder,
-    describe_os_error,
 )
 from cce_stats import paired_test_names
 
@@ -231,23 +231,6 @@ def rust_join(base: str, tail: str) -> str:
 def corpus_path(fixtures: str, header_corpus: str) -> str:
     """The header corpus resolved against the fixture file's directory (not normalised)."""
     return rust_join(rust_parent(fixtures) or "", header_corpus)
-
-
-def _read_fixtures(path: str) -> FixtureSet:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-        text = decode_fixture_bytes(data)
-    except OSError as error:
-        raise CliError(f"could not read fixtures {path}: {describe_os_error(error)}") from None
-    except UnicodeDecodeError:
-        raise CliError(
-            f"could not read fixtures {path}: stream did not contain valid UTF-8"
-        ) from None
-    try:
-        return parse_fixtures(text)
-    except FixtureError as error:
-        raise CliError(str(error)) from None
 
 
 def _ollama_refusal(base_url: str, failure: EmbedError | None) -> str:
@@ -437,7 +420,7 @@ def run(args: argparse.Namespace) -> int:
     spec = gate_spec(args)
     _check_gate_usage(args, spec)
     metrics = _choose_metrics(args)
-    fixture_set = _read_fixtures(str(args.fixtures))
+    fixture_set = read_fixtures(str(args.fixtures))
     config = backend_config.config_for(args.config, str(args.fixtures))
     if args.export_qrels is not None:
         runs.write_text(str(args.export_qrels), runs.qrels_text(fixture_set), "qrels")
