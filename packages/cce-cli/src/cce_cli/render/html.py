@@ -44,8 +44,8 @@ from cce_cli.render.comment import (
 
 __all__ = ["Page", "render_diff_page", "render_page", "render_relevance_page"]
 
-CHART_WIDTH: Final = 560
-CHART_HEIGHT: Final = 120
+CHART_WIDTH: Final = 480
+CHART_HEIGHT: Final = 90
 
 
 @attrs.frozen(slots=True)
