@@ -355,3 +355,18 @@ def test_html_for_400_queries_with_results_stays_under_2_mb(
     size = len(page.encode("utf-8"))
     assert size < 2_000_000, size
     assert page.count('<tr class="case') == 400
+
+
+def test_cce_relevance_writes_the_same_page_with_its_own_results(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["relevance", "fixtures.jsonl", "--compare", "bm25,hybrid", "--by-tag"]
+    page = _page(capsys, *argv, "--format", "html")
+    assert page == _page(capsys, *argv, "--format", "html")
+    assert page.count('<tr class="case') == 12
+    assert "cce diff: bm25 → hybrid" in page
+    parser = _Elements()
+    parser.feed(page)
+    data = json.loads(parser.scripts[0])
+    assert any("def load_config" in line for lines in data["code"] for line in lines)
+    assert data["cases"][0]["anchors"] == ["config.py"]

@@ -44,7 +44,7 @@ from cce_cli.evaluation.indexes import (
 )
 from cce_cli.evaluation.report import tag_groups
 from cce_cli.formats import external_runs as runs
-from cce_cli.formats.evidence import read_fixtures
+from cce_cli.formats.evidence import evidence_from_runs, read_fixtures
 from cce_cli.formats.results_file import render_run, write_run
 from cce_cli.render import relevance as render
 from cce_cli.render.output import display_text, write_stdout
@@ -463,7 +463,16 @@ def run(args: argparse.Namespace) -> int:
     summary = render.RunSummary(
         shown, index.embedder, reports, comparison, metrics=metrics, tags=tags, graded=args.graded
     )
-    text = renderer.render(summary)
+    if renderer.name == "html":
+        # The page shows what every query retrieved, read from the run itself; Jinja2
+        # is imported only when a page is asked for.
+        from cce_cli.render.html import render_summary_page
+
+        run_text = render_run(display, index.embedder, fixture_set.cases, reports)
+        evidence = evidence_from_runs([("this run", run_text)], corpus=root, fixtures=fixture_set)
+        text = render_summary_page(summary, evidence)
+    else:
+        text = renderer.render(summary)
     configs = backend_config.recorded_configs(names, config)
     if configs and renderer.name == "json":
         text = _with_configs(text, configs)

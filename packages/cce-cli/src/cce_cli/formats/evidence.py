@@ -28,6 +28,7 @@ __all__ = [
     "Evidence",
     "Hit",
     "RunFile",
+    "evidence_from_runs",
     "load_evidence",
     "read_code",
     "read_fixtures",
@@ -190,10 +191,21 @@ def load_evidence(
     `corpus` overrides the corpus directory each file's header names (a report is often
     rendered elsewhere than where it was run); `fixtures` adds the expected anchors.
     """
+    texts = [(path, _read_text(path, "results")) for path in results]
+    return evidence_from_runs(texts, corpus=corpus, fixtures=fixtures)
+
+
+def evidence_from_runs(
+    texts: Sequence[tuple[str, str]],
+    *,
+    corpus: str | None = None,
+    fixtures: FixtureSet | None = None,
+) -> Evidence:
+    """`load_evidence` of results files already in memory: (path as shown, text) pairs."""
     runs: list[RunFile] = []
     code: dict[tuple[str, int, int], tuple[str, ...]] = {}
-    for path in results:
-        header, records = parse_run(_read_text(path, "results"), path)
+    for path, text in texts:
+        header, records = parse_run(text, path)
         header_corpus = header.get("corpus")
         root = corpus if corpus is not None else header_corpus
         by_key: dict[tuple[str, str], RunRecord] = {}

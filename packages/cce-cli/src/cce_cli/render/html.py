@@ -32,6 +32,7 @@ import attrs
 import jinja2
 
 from cce_cli.compare.pairing import DiffReport, MetricDiff, SavedReport
+from cce_cli.evaluation.report import RunSummary
 from cce_cli.formats.evidence import Evidence
 from cce_cli.render.comment import (
     differences,
@@ -42,7 +43,13 @@ from cce_cli.render.comment import (
     verdict_finding,
 )
 
-__all__ = ["Page", "render_diff_page", "render_page", "render_relevance_page"]
+__all__ = [
+    "Page",
+    "render_diff_page",
+    "render_page",
+    "render_relevance_page",
+    "render_summary_page",
+]
 
 CHART_WIDTH: Final = 480
 CHART_HEIGHT: Final = 90
@@ -540,3 +547,29 @@ def render_relevance_page(
         ),
     )
     return render_page(page)
+
+
+# --- a run of `cce relevance` ------------------------------------------------------------
+
+
+def render_summary_page(summary: RunSummary, evidence: Evidence | None = None) -> str:
+    """The page of an in-memory run: its report as `--json` would save it, so the page
+    is the one `cce report` makes of that file; with `--compare A,B`, A against B."""
+    from cce_cli.compare.pairing import diff_reports, parse_report
+    from cce_cli.render.relevance import render_json
+
+    saved = parse_report(render_json(summary), "this run")
+    comparison = summary.comparison
+    if comparison is None:
+        return render_relevance_page(saved, evidence)
+    diff = diff_reports(
+        saved,
+        saved,
+        saved.backend(comparison.a),
+        saved.backend(comparison.b),
+        test=comparison.test,
+        by_tag=summary.tags is not None,
+    )
+    if evidence is not None:
+        diff = attrs.evolve(diff, evidence=evidence, queries=evidence.queries())
+    return render_diff_page(diff)
