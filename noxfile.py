@@ -48,7 +48,7 @@ def tests(session: nox.Session, package: str) -> None:
     # Optional extras (the Dask executor, ...) are installed: their tests run here.
     sync = ["uv", "sync", "--locked", "--package", package, "--exact", "--all-extras"]
     session.run(*sync, env=env)
-    args = session.posargs or ["-m", "not slow", "-q", "-n", "auto"]
+    args = session.posargs or ["-m", "not slow and not browser", "-q", "-n", "auto"]
     session.run(
         "uv",
         "run",
@@ -130,6 +130,66 @@ def pythons(session: nox.Session) -> None:
         session.run(*sync, "--python", executable, "--quiet", env=env)
         args = session.posargs or ["-m", "not slow", "-q", "-n", "2"]
         session.run("uv", "run", "--no-sync", "python", "-m", "pytest", "packages", *args, env=env)
+
+
+def _system_chromium(session: nox.Session) -> str:
+    """Debian's chromium, installed with apt-get when missing (`apt-get update` only
+    when the package is not known yet); never a browser download."""
+    found = shutil.which("chromium")
+    if found:
+        return found
+    known = (
+        subprocess.run(
+            ["apt-cache", "show", "chromium"], capture_output=True, check=False
+        ).returncode
+        == 0
+    )
+    sudo = [] if os.geteuid() == 0 else ["sudo"]
+    if not known:
+        session.run(*sudo, "apt-get", "update", external=True)
+    session.run(*sudo, "apt-get", "install", "-y", "chromium", external=True)
+    found = shutil.which("chromium")
+    if not found:
+        session.error("apt-get installed chromium, but no `chromium` is on PATH")
+    return found
+
+
+@nox.session
+def browser(session: nox.Session) -> None:
+    """The HTML report in a real browser (not in the default run; `.ci/run` runs it).
+
+    Installs Debian's chromium when it is missing and runs the tests marked `browser`
+    with Playwright driving it headless (PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1: Playwright
+    never fetches a browser of its own), in cce-cli's locked environment. The screenshot
+    of the report is left in `.nox/browser/report.png`.
+    """
+    chromium = _system_chromium(session)
+    session.log(f"chromium: {chromium}")
+    output = ROOT / ".nox" / "browser"
+    env = _isolated_env("cce-cli")
+    env.update(
+        {
+            "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1",
+            "CCE_REQUIRE_BROWSER": "1",
+            "CCE_BROWSER_OUTPUT": str(output),
+        }
+    )
+    session.run("uv", "sync", "--locked", "--package", "cce-cli", "--exact", env=env)
+    args = session.posargs or ["-m", "browser", "-q", "-p", "no:cacheprovider"]
+    session.run(
+        "uv",
+        "run",
+        "--no-sync",
+        "--package",
+        "cce-cli",
+        "python",
+        "-m",
+        "pytest",
+        "packages/cce-cli/tests/test_browser_report.py",
+        *args,
+        env=env,
+    )
+    session.log(f"screenshot: {output / 'report.png'}")
 
 
 @nox.session

@@ -269,18 +269,17 @@ def _tables(markdown: str) -> list[list[list[str]]]:
 def test_markdown_has_a_row_per_changed_query(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = _diff([str(BASE), str(HEAD), "--format", "markdown"], capsys)
     assert status == 0
-    changed, significance = _tables(out)
-    assert changed[0] == ["query", "P@k", "recall", "MRR", "F1"]
-    ids = [row[0] for row in changed[1:]]
+    assert out.splitlines()[0].startswith("➖ **No gate set**: no significant change from bm25")
+    aggregate, _differences, worse, better, _details = _tables(out)
+    assert aggregate[0][:4] == ["metric", "base", "head", "delta"]
+    assert [row[0] for row in aggregate[1:]] == ["P@k", "recall", "MRR", "F1"]
+    assert aggregate[3][1:4] == ["0.573", "0.729", "+0.156"]
     # q-login is the one unchanged query; q-ring moved worst, q-retry next.
-    assert ids[:2] == ["q-ring", "q-retry"]
+    assert [row[0] for row in worse[1:]] == ["q-ring", "q-retry"]
+    assert worse[2][1] == "MRR 1.000 → 0.500"  # only the metrics that moved
+    ids = [row[0] for row in worse[1:] + better[1:]]
     assert sorted(ids) == sorted(set(_rows(BASE)) - {"q-login"})
-    ring = changed[1]
-    assert ring[3] == "0.500000 → 0.333333 (-0.166667)"
-    assert changed[2][1] == "0.600000"  # unchanged cell: one value
-    assert [row[0] for row in significance[1:]] == ["P@k", "recall", "MRR", "F1"]
-    assert "Unchanged: 1 of 8." in out
-    assert "**Verdict:** no significant change" in out
+    assert "8 paired queries: 2 worse, 5 better, 1 unchanged." in out
 
 
 def test_text_lists_changed_queries_worst_first_then_stats_then_verdict(
@@ -421,7 +420,7 @@ def test_min_floors(capsys: pytest.CaptureFixture[str]) -> None:
         (["--min", "mrr=high"], "must be a number"),
         (["--alpha", "1.5"], "alpha must be between 0 and 1"),
         (["--correction", "sidak"], "invalid choice"),
-        (["--format", "html"], "invalid choice"),
+        (["--format", "pdf"], "invalid choice"),
     ],
 )
 def test_gate_usage_errors_exit_2(
@@ -448,7 +447,7 @@ def test_bm25_against_hybrid_on_the_starter_set(
     a, b = str(reports["bm25"]), str(reports["hybrid"])
     status, out, _ = _diff([a, b, "--backends", "bm25,hybrid", "--format", "markdown"], capsys)
     assert status == 0
-    changed = _tables(out)[0]
+    changed = [row for table in _tables(out) if table[0] == ["id", "base → head"] for row in table]
     body = json.loads(_diff([a, b, "--backends", "bm25,hybrid", "--format", "json"], capsys)[1])
     moved = {
         row["id"]
@@ -456,7 +455,7 @@ def test_bm25_against_hybrid_on_the_starter_set(
         for row in entry["per_query"]
         if row["delta"] not in ("+0.000000", "-0.000000")
     }
-    assert moved and {row[0] for row in changed[1:]} == moved
+    assert moved and {row[0] for row in changed if row[0] != "id"} == moved
     status, _, err = _diff(
         [a, b, "--backends", "bm25,hybrid", "--fail-on-query-regression"], capsys
     )

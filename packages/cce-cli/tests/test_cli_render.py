@@ -300,11 +300,13 @@ def test_single_case_compare_has_no_statistics() -> None:
 
 
 def test_renderer_registry_names_text_first_then_json() -> None:
-    assert list(RENDERERS) == ["text", "json"]
+    assert list(RENDERERS) == ["text", "json", "html"]
     a, b = _hand_reports()
     summary = RunSummary("corpus", "hash", (a, b), compare_reports(a, b))
     assert RENDERERS["text"].render(summary) == render_human(summary)
     assert RENDERERS["json"].render(summary) == render_json(summary)
+    page = RENDERERS["html"].render(summary)
+    assert page.startswith("<!DOCTYPE html>") and page.count('<tr class="case') == len(a.cases)
 
 
 def test_a_fifth_metric_gets_its_own_aligned_column_everywhere() -> None:

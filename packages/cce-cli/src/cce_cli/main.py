@@ -41,6 +41,11 @@ SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
         "commands.diff",
         "compare two saved relevance reports query by query, with a pass/fail gate",
     ),
+    (
+        "report",
+        "commands.report",
+        "render a saved relevance report or diff as one self-contained HTML page",
+    ),
     ("check", "commands.check", "find fixture anchors that match nothing"),
     ("queries", "commands.queries", "list the distinct queries of metrics.jsonl event logs"),
     ("pool", "commands.pool", "pool several backends' results for judging, or apply judgments"),

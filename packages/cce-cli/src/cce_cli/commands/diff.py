@@ -4,8 +4,10 @@ Why it exists: the pull-request workflow saves a relevance report before a chang
 one after it; this command pairs them by case id, prints the changed queries and the
 paired tests in the chosen format, appends the markdown to the GitHub Actions job
 summary when `GITHUB_STEP_SUMMARY` names a file, and exits 3 when a gate flag fails
-(docs/gating.md). It owns the command's arguments and the order of its effects:
-stdout first, then the summary file, then one stderr line per gate reason.
+(docs/gating.md). `--results`, `--fixtures` and `--corpus` add each query's text and
+what each side retrieved to the comment and the HTML page (docs/reports.md). It owns
+the command's arguments and the order of its effects: stdout first, then the summary
+file, then one stderr line per gate reason.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import sys
 
 import attrs
 
+from cce_cli.commands.evidence_options import add_evidence_arguments, evidence_from_args
 from cce_cli.compare import pairing as diff_model
 from cce_cli.compare.gate import GATE_FAILED, add_gate_arguments, evaluate_gate, gate_spec
 from cce_cli.errors import CliError
@@ -63,6 +66,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="for suite reports, which aggregate --min tests: macro (default; the mean of "
         "the members' means) or micro (the mean over all queries)",
     )
+    add_evidence_arguments(parser)
 
 
 def append_step_summary(markdown: str) -> None:
@@ -105,6 +109,10 @@ def run(args: argparse.Namespace) -> int:
         alpha=args.alpha,
         by_tag=args.by_tag,
     )
+    evidence = evidence_from_args(args)
+    if evidence is not None:
+        queries = {**evidence.queries(), **report.queries}
+        report = attrs.evolve(report, evidence=evidence, queries=queries)
     spec = gate_spec(args)
     if spec.active:
         reasons = evaluate_gate(

@@ -47,11 +47,12 @@ from cce_cli.evaluation.indexes import (
 from cce_cli.evaluation.report import tag_groups
 from cce_cli.formats import external_runs as runs
 from cce_cli.formats import trec
+from cce_cli.formats.evidence import evidence_from_runs, read_fixtures
 from cce_cli.formats.results_file import render_run, write_run
 from cce_cli.formats.suite_manifest import looks_like_suite
 from cce_cli.render import relevance as render
 from cce_cli.render.output import display_text, write_stdout
-from cce_fixtures import FixtureError, FixtureSet, decode_fixture_bytes, parse_fixtures
+from cce_fixtures import FixtureSet
 from cce_metrics import METRICS, Metric
 from cce_retrieval import (
     Backend,
@@ -64,7 +65,6 @@ from cce_retrieval import (
     QueryEmbedder,
     QueryVectorError,
     create_embedder,
-    describe_os_error,
 )
 from cce_stats import paired_test_names
 
@@ -265,23 +265,6 @@ def rust_join(base: str, tail: str) -> str:
 def corpus_path(fixtures: str, header_corpus: str) -> str:
     """The header corpus resolved against the fixture file's directory (not normalised)."""
     return rust_join(rust_parent(fixtures) or "", header_corpus)
-
-
-def _read_fixtures(path: str) -> FixtureSet:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-        text = decode_fixture_bytes(data)
-    except OSError as error:
-        raise CliError(f"could not read fixtures {path}: {describe_os_error(error)}") from None
-    except UnicodeDecodeError:
-        raise CliError(
-            f"could not read fixtures {path}: stream did not contain valid UTF-8"
-        ) from None
-    try:
-        return parse_fixtures(text)
-    except FixtureError as error:
-        raise CliError(str(error)) from None
 
 
 def _ollama_refusal(base_url: str, failure: EmbedError | None) -> str:
@@ -568,7 +551,7 @@ def score(args: argparse.Namespace) -> Scored:
     """Read, check, evaluate and render one fixture set, and write `--results` and
     `--export-qrels`; the caller prints the rendering and gates."""
     metrics = _choose_metrics(args)
-    fixture_set = _read_fixtures(str(args.fixtures))
+    fixture_set = read_fixtures(str(args.fixtures))
     config = backend_config.config_for(args.config, str(args.fixtures))
     if args.export_qrels is not None:
         runs.write_text(str(args.export_qrels), trec.qrels_text(fixture_set), "qrels")
@@ -635,7 +618,16 @@ def score(args: argparse.Namespace) -> Scored:
         graded=args.graded,
         granularity=args.granularity,
     )
-    text = renderer.render(summary)
+    if renderer.name == "html":
+        # The page shows what every query retrieved, read from the run itself; Jinja2
+        # is imported only when a page is asked for.
+        from cce_cli.render.html import render_summary_page
+
+        run_text = render_run(display, index.embedder, fixture_set.cases, reports)
+        evidence = evidence_from_runs([("this run", run_text)], corpus=root, fixtures=fixture_set)
+        text = render_summary_page(summary, evidence)
+    else:
+        text = renderer.render(summary)
     configs = backend_config.recorded_configs(names, config)
     if configs and renderer.name == "json":
         text = _with_configs(text, configs)

@@ -23,6 +23,7 @@ import attrs
 
 from cce_cli.errors import CliError
 from cce_cli.evaluation.harness import BackendReport
+from cce_cli.formats.evidence import Evidence
 from cce_cli.formats.suite_manifest import SUITE_REPORT_SCHEMA
 from cce_cli.render.relevance import REPORT_SCHEMA
 from cce_metrics import METRICS, TOKEN, TOKEN_METRICS, Metric
@@ -64,6 +65,7 @@ class SavedCase:
     id: str
     values: Mapping[str, float]
     tags: tuple[str, ...] = ()
+    query: str | None = None
 
 
 @attrs.frozen(slots=True)
@@ -73,6 +75,7 @@ class SavedBackend:
     name: str
     cases: tuple[SavedCase, ...]
     aggregates: Mapping[str, float]
+    config: Mapping[str, Any] | None = None
 
     def aggregate(self, item: Metric) -> float | None:
         """The report's own aggregate of `item`, else the mean over the cases that have
@@ -96,6 +99,7 @@ class SavedReport:
     backends: tuple[SavedBackend, ...]
     members: tuple[str, ...] | None = None
     """A suite report's member names (its case ids are `member/case-id`); else None."""
+    provenance: Mapping[str, Any] | None = None
 
     def backend_names(self) -> tuple[str, ...]:
         return tuple(backend.name for backend in self.backends)
@@ -161,7 +165,13 @@ def _case(path: str, where: str, row: object) -> SavedCase:
     raw_tags = body.get("tags", [])
     if not isinstance(raw_tags, list) or not all(isinstance(tag, str) for tag in raw_tags):
         raise CliError(f"{path}: {where}.tags must be a list of strings")
-    return SavedCase(case_id, _scores(path, where, body), tuple(raw_tags))
+    query = body.get("query")
+    return SavedCase(
+        case_id,
+        _scores(path, where, body),
+        tuple(raw_tags),
+        query if isinstance(query, str) else None,
+    )
 
 
 def _backend(path: str, where: str, entry: object) -> SavedBackend:
@@ -182,7 +192,10 @@ def _backend(path: str, where: str, entry: object) -> SavedBackend:
                 "case ids must be unique to pair cases"
             )
         seen[case.id] = index
-    return SavedBackend(name, cases, _scores(path, where, body))
+    config = body.get("config")
+    return SavedBackend(
+        name, cases, _scores(path, where, body), config if isinstance(config, dict) else None
+    )
 
 
 def parse_report(text: str, path: str, aggregate: str = "macro") -> SavedReport:
@@ -208,11 +221,13 @@ def parse_report(text: str, path: str, aggregate: str = "macro") -> SavedReport:
     backends = tuple(_backend(path, f"backends[{i}]", entry) for i, entry in enumerate(entries))
     corpus = body.get("corpus")
     embedder = body.get("embedder")
+    provenance = body.get("provenance")
     return SavedReport(
         path,
         corpus if isinstance(corpus, str) else None,
         embedder if isinstance(embedder, str) else None,
         backends,
+        provenance=provenance if isinstance(provenance, dict) else None,
     )
 
 
@@ -258,7 +273,7 @@ def _parse_suite(body: Mapping[str, Any], path: str, aggregate: str) -> SavedRep
                 if isinstance(cell, Mapping) and cell.get(aggregate) is not None:
                     chosen[key] = _score(path, f"aggregates.{name}.overall.{key}", cell[aggregate])
         flattened.append(SavedBackend(name, tuple(rows), chosen))
-    return SavedReport(path, None, None, tuple(flattened), tuple(names))
+    return SavedReport(path, None, None, tuple(flattened), members=tuple(names))
 
 
 def read_report_text(path: str) -> str:
@@ -361,6 +376,8 @@ class DiffSide:
     backend: str
     corpus: str | None
     embedder: str | None
+    config: Mapping[str, Any] | None = None
+    provenance: Mapping[str, Any] | None = None
 
 
 @attrs.frozen(slots=True)
@@ -380,6 +397,10 @@ class DiffReport:
     gate_reasons: tuple[str, ...] = ()
     members: tuple[str, ...] | None = None
     """For suite reports: the member names, whose cases carry `member/` ids."""
+    # What the reviewer-facing renderings show beside the numbers: each case's query
+    # text (from the reports' rows or a results file) and what each side retrieved.
+    queries: Mapping[str, str] = attrs.field(factory=dict)
+    evidence: Evidence | None = None
 
     @property
     def gate_passed(self) -> bool:
@@ -491,8 +512,22 @@ def diff_reports(
             tags_of[case.id] = case.tags or head_cases[case.id].tags
     metrics = _compared_metrics(pairs)
     return DiffReport(
-        DiffSide(base.path, base_backend.name, base.corpus, base.embedder),
-        DiffSide(head.path, head_backend.name, head.corpus, head.embedder),
+        DiffSide(
+            base.path,
+            base_backend.name,
+            base.corpus,
+            base.embedder,
+            base_backend.config,
+            base.provenance,
+        ),
+        DiffSide(
+            head.path,
+            head_backend.name,
+            head.corpus,
+            head.embedder,
+            head_backend.config,
+            head.provenance,
+        ),
         test,
         correction,
         alpha,
@@ -501,7 +536,18 @@ def diff_reports(
         tuple(case.id for case in head_backend.cases if case.id not in base_ids),
         _groups(pairs, tags_of, metrics, test, correction) if by_tag else None,
         members=base.members if base.members is not None else head.members,
+        queries=_query_texts(base_backend, head_backend),
     )
+
+
+def _query_texts(*backends: SavedBackend) -> dict[str, str]:
+    """Each case's query text where a report row carries one (the base side wins)."""
+    texts: dict[str, str] = {}
+    for backend in backends:
+        for case in backend.cases:
+            if case.query is not None:
+                texts.setdefault(case.id, case.query)
+    return texts
 
 
 def _backend_values(report: BackendReport) -> list[tuple[str, dict[str, float]]]:

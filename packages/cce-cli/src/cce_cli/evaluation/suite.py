@@ -433,7 +433,7 @@ def compare_suite(
 
     base_name, head_name = backend_order(results)
     side = SavedReport(
-        manifest.path, None, None, (), tuple(member.name for member in manifest.members)
+        manifest.path, None, None, (), members=tuple(member.name for member in manifest.members)
     )
     return diff_reports(
         side,

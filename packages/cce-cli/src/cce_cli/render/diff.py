@@ -1,10 +1,12 @@
-"""Text, markdown and `cce.relevance.diff/v1` JSON renderings of a `cce diff`.
+"""Text and `cce.relevance.diff/v1` JSON renderings of a `cce diff`, and its format registry.
 
-Why it exists: the same comparison is read in a terminal, pasted into a pull request
-and archived by CI, so all three views come from one `DiffReport` and share one
-ordering: the changed queries first, worst first, then the unchanged count, then the
-significance block and a one-line verdict. The JSON layout is a stable contract
-(alphabetical keys, 6-decimal strings, one trailing newline; docs/gating.md#json).
+Why it exists: the same comparison is read in a terminal, pasted into a pull request,
+opened in a browser and archived by CI, so every view comes from one `DiffReport`. The
+text and JSON share one ordering: the changed queries first, worst first, then the
+unchanged count, then the significance block and a one-line verdict; their bytes are a
+stable contract (the JSON: alphabetical keys, 6-decimal strings, one trailing newline;
+docs/gating.md#json). The pull-request comment (`cce_cli.render.comment`) and the HTML
+report (`cce_cli.render.html`) are reviewer views with their own modules.
 `DIFF_RENDERERS` is the registry `cce diff --format` chooses from
 (docs/architecture.md#how-to-add-an-output-format).
 """
@@ -27,6 +29,7 @@ __all__ = [
     "DIFF_RENDERERS",
     "DiffRenderer",
     "changed_queries",
+    "render_diff_html",
     "render_diff_json",
     "render_diff_markdown",
     "render_diff_text",
@@ -240,86 +243,21 @@ def _member_lines(report: DiffReport) -> list[str]:
     return lines
 
 
-# --- markdown --------------------------------------------------------------------------
-
-
-def _md_escape(text: str) -> str:
-    """Escape what would break a table cell or start markup."""
-    escaped = text.replace("\\", "\\\\")
-    for char in "|`*_[]":
-        escaped = escaped.replace(char, "\\" + char)
-    return escaped.replace("<", "&lt;")
-
-
-def _md_cell(cell: tuple[MetricDiff, float, float, float] | None) -> str:
-    if cell is None:
-        return "–"
-    _, base, head, delta = cell
-    if delta == 0.0:
-        return format6(base)
-    return f"{format6(base)} → {format6(head)} ({format6_signed(delta)})"
-
-
-def _md_stats(report: DiffReport, group: DiffGroup) -> list[str]:
-    statistic = paired_test(report.test).statistic_name
-    adjusted = "p (none)" if report.correction == "none" else f"p ({report.correction})"
-    lines = [
-        f"| metric | n | mean delta | wins / ties / losses | {statistic} | p | {adjusted} "
-        "| d_z | 95% CI |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for item in group.metrics:
-        lines.append(
-            f"| {_md_escape(item.metric.label)} | {item.n} "
-            f"| {format6_signed(item.result.mean_delta)} "
-            f"| {item.wins} / {item.ties} / {item.losses} | {_signed(item.result.statistic)} "
-            f"| {_p_value(item.result.p)} | {_p_value(item.p_adjusted)} "
-            f"| {_signed(item.effect_size)} | {_ci(item)} |"
-        )
-    return lines
+# --- markdown and HTML ---------------------------------------------------------------
 
 
 def render_diff_markdown(report: DiffReport) -> str:
-    """The pull-request rendering: a table with one row per changed query."""
-    group = report.overall
-    lines = [
-        f"### cce diff: {_md_escape(report.base.backend)} → {_md_escape(report.head.backend)}",
-        "",
-        f"Base {_md_escape(_side(report.base))}, head {_md_escape(_side(report.head))}; "
-        f"{len(group.case_ids)} paired queries.",
-        "",
-    ]
-    changed = changed_queries(group)
-    if changed:
-        lines += [
-            "**Changed queries**, worst first (base → head (delta)):",
-            "",
-            "| query | "
-            + " | ".join(_md_escape(item.metric.label) for item in group.metrics)
-            + " |",
-            "|---|" + "---:|" * len(group.metrics),
-        ]
-        for change in changed:
-            cells = " | ".join(_md_cell(cell) for cell in change.cells)
-            lines.append(f"| {_md_escape(change.id)} | {cells} |")
-        lines.append("")
-    else:
-        lines += ["No query changed.", ""]
-    lines += [f"Unchanged: {len(group.case_ids) - len(changed)} of {len(group.case_ids)}.", ""]
-    unpaired = _unpaired_text(report)
-    if unpaired is not None:
-        lines += [_md_escape(unpaired[0].upper() + unpaired[1:]) + ".", ""]
-    lines += [f"**{_md_escape(_test_heading(report, len(group.metrics)))}**", ""]
-    lines += _md_stats(report, group)
-    for tagged in report.tags or ():
-        tag = _md_escape(tagged.tag or "")
-        lines += ["", f"**Tag {tag}**: {len(tagged.case_ids)} paired queries", ""]
-        lines += _md_stats(report, tagged)
-    lines += ["", f"**Verdict:** {_md_escape(verdict(report))}"]
-    if report.gate_reasons:
-        lines.append("")
-        lines += [f"- {_md_escape(reason)}" for reason in report.gate_reasons]
-    return "\n".join(lines) + "\n"
+    """The pull-request comment (`cce_cli.render.comment`, imported when asked for)."""
+    from cce_cli.render.comment import render_comment
+
+    return render_comment(report)
+
+
+def render_diff_html(report: DiffReport) -> str:
+    """The self-contained HTML report (`cce_cli.render.html`: Jinja2 loads only here)."""
+    from cce_cli.render.html import render_diff_page
+
+    return render_diff_page(report)
 
 
 # --- JSON ------------------------------------------------------------------------------
@@ -423,8 +361,11 @@ DiffRenderer = Renderer[DiffReport]
 DIFF_RENDERERS: Final[Mapping[str, DiffRenderer]] = MappingProxyType(
     {
         "text": DiffRenderer("text", "terminal tables (default)", render_diff_text),
-        "markdown": DiffRenderer("markdown", "GitHub-flavoured markdown", render_diff_markdown),
+        "markdown": DiffRenderer(
+            "markdown", "a pull-request comment (GitHub-flavoured markdown)", render_diff_markdown
+        ),
         "json": DiffRenderer("json", f"the {DIFF_SCHEMA} document", render_diff_json),
+        "html": DiffRenderer("html", "a self-contained HTML report", render_diff_html),
     }
 )
 """`cce diff` output formats by name; the first is the default."""

@@ -287,10 +287,18 @@ class Renderer(Generic[_Model]):
     render: Callable[[_Model], str]
 
 
+def render_html(summary: RunSummary) -> str:
+    """The self-contained HTML report (`cce_cli.render.html`: Jinja2 loads only here)."""
+    from cce_cli.render.html import render_summary_page
+
+    return render_summary_page(summary)
+
+
 RENDERERS: Final[Mapping[str, Renderer[RunSummary]]] = MappingProxyType(
     {
         "text": Renderer("text", "the human summary tables (default)", render_human),
         "json": Renderer("json", f"the {REPORT_SCHEMA} document", render_json),
+        "html": Renderer("html", "a self-contained HTML report", render_html),
     }
 )
 """Output formats by name, in `--format` order; the first is the default."""

@@ -1,0 +1,123 @@
+"""`cce report REPORT.json -o report.html`: a saved report as one self-contained HTML page.
+
+Why it exists: the JSON reports are what CI archives; a reviewer wants a page. This
+command reads a saved relevance report (`cce.relevance.report/v2`) or diff
+(`cce.relevance.diff/v1`), adds the evidence the options name (results files, fixtures,
+corpus), and writes the page of `cce_cli.render.html` atomically to `-o`, or to stdout.
+It owns the choice of page by the document's schema: `PAGES` maps each schema to its
+builder, so a new report kind (a suite, say) is one entry (docs/reports.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+from cce_cli.commands.evidence_options import add_evidence_arguments, evidence_from_args
+from cce_cli.compare import pairing
+from cce_cli.errors import CliError
+from cce_cli.formats.evidence import Evidence
+from cce_cli.render.output import write_stdout
+from cce_cli.render.relevance import REPORT_SCHEMA
+from cce_retrieval import describe_os_error, write_atomic
+
+__all__ = ["PAGES", "configure", "run", "write_page"]
+
+PageBuilder = Callable[[Mapping[str, Any], str, argparse.Namespace, "Evidence | None"], str]
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Declare `cce report`'s arguments."""
+    parser.add_argument(
+        "report",
+        metavar="REPORT.json",
+        help=f"a saved report: {', '.join(PAGES)}",
+    )
+    parser.add_argument(
+        "-o", "--output", metavar="FILE", help="write the page here (default: stdout)"
+    )
+    parser.add_argument(
+        "--backends",
+        metavar="BASE,HEAD",
+        help="of a relevance report with several backends: show two as base against head",
+    )
+    add_evidence_arguments(parser)
+
+
+def _relevance_page(
+    body: Mapping[str, Any], path: str, args: argparse.Namespace, evidence: Evidence | None
+) -> str:
+    from cce_cli.render.html import render_diff_page, render_relevance_page
+
+    report = pairing.parse_report(json.dumps(body), path)
+    if args.backends is None:
+        return render_relevance_page(report, evidence)
+    base, head = pairing.select_backends(report, report, None, args.backends)
+    diff = pairing.diff_reports(report, report, base, head, by_tag=True)
+    return render_diff_page(_with_evidence(diff, evidence))
+
+
+def _diff_page(
+    body: Mapping[str, Any], path: str, args: argparse.Namespace, evidence: Evidence | None
+) -> str:
+    from cce_cli.compare.saved_diff import diff_from_document
+    from cce_cli.render.html import render_diff_page
+
+    if args.backends is not None:
+        raise CliError("--backends chooses within a relevance report; a diff has two sides", 2)
+    return render_diff_page(_with_evidence(diff_from_document(body, path), evidence))
+
+
+def _with_evidence(report: pairing.DiffReport, evidence: Evidence | None) -> pairing.DiffReport:
+    if evidence is None:
+        return report
+    queries = {**evidence.queries(), **report.queries}
+    return attrs.evolve(report, evidence=evidence, queries=queries)
+
+
+PAGES: dict[str, PageBuilder] = {
+    REPORT_SCHEMA: _relevance_page,
+    pairing.DIFF_SCHEMA: _diff_page,
+}
+"""The page builder of each report schema `cce report` renders."""
+
+
+def write_page(output: str | None, page: str) -> None:
+    """The page to `output` atomically, or to stdout when `output` is None."""
+    if output is None:
+        write_stdout(page)
+        return
+    try:
+        write_atomic(output, page.encode("utf-8"))
+    except OSError as error:
+        raise CliError(f"could not write {output}: {describe_os_error(error)}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Read the report, choose its page by schema, render, write."""
+    path = str(args.report)
+    text = pairing.read_report_text(path)
+    try:
+        body = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise CliError(
+            f"{path}: line {error.lineno} column {error.colno}: invalid JSON ({error.msg})"
+        ) from None
+    if not isinstance(body, dict):
+        raise CliError(f"{path}: a report is a JSON object")
+    schema = body.get("schema", REPORT_SCHEMA if "backends" in body else None)
+    builder = PAGES.get(schema) if isinstance(schema, str) else None
+    if builder is None:
+        known = ", ".join(PAGES)
+        raise CliError(
+            f"{path}: schema {json.dumps(schema)} has no HTML page; cce report reads {known}"
+        )
+    evidence = evidence_from_args(args)
+    write_page(
+        None if args.output is None else str(args.output), builder(body, path, args, evidence)
+    )
+    return 0

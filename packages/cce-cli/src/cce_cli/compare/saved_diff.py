@@ -1,0 +1,159 @@
+"""Reading a saved `cce.relevance.diff/v1` document back into a `DiffReport`.
+
+Why it exists: CI archives `cce diff --format json`; `cce report` renders that file as
+the HTML page later, without the two relevance reports it came from. This module owns
+the way back: the per-metric rows, tests and adjusted p-values as the document states
+them (nothing is recomputed), the per-tag groups and the gate. A document that is not
+a diff, or is missing a field, is a `CliError` naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from cce_cli.compare.pairing import (
+    DIFF_SCHEMA,
+    DiffGroup,
+    DiffReport,
+    DiffSide,
+    MetricDiff,
+    QueryDelta,
+)
+from cce_cli.errors import CliError
+from cce_metrics import METRICS, TOKEN_METRICS, Metric
+from cce_stats import PairedTestResult
+
+__all__ = ["diff_from_document"]
+
+
+def _number(path: str, where: str, value: Any) -> float | None:
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if isinstance(value, bool) or not math.isfinite(number):
+        raise CliError(f"{path}: {where} is not a number; expected a {DIFF_SCHEMA} document")
+    return number
+
+
+def _required(path: str, where: str, value: Any) -> float:
+    number = _number(path, where, value)
+    if number is None:
+        raise CliError(f"{path}: {where} is missing; expected a {DIFF_SCHEMA} document")
+    return number
+
+
+def _metric(key: str) -> Metric | None:
+    known: list[Metric] = [*METRICS, *TOKEN_METRICS]
+    for item in known:
+        if item.key == key:
+            return item
+    return None
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _group(path: str, where: str, tag: str | None, body: Any, test: str) -> DiffGroup:
+    if not isinstance(body, Mapping):
+        raise CliError(f"{path}: {where} must be an object of metrics")
+    metrics: list[MetricDiff] = []
+    case_ids: list[str] = []
+    for key, entry in body.items():
+        item = _metric(key)
+        if item is None or not isinstance(entry, Mapping):
+            continue  # a metric this cce does not know: left out of the page
+        here = f"{where}.{key}"
+        rows = []
+        for index, row in enumerate(entry.get("per_query") or []):
+            if not isinstance(row, Mapping) or not isinstance(row.get("id"), str):
+                raise CliError(f"{path}: {here}.per_query[{index}] needs a string id")
+            base = _required(path, f"{here}.per_query[{index}].base", row.get("base"))
+            head = _required(path, f"{here}.per_query[{index}].head", row.get("head"))
+            delta = _required(path, f"{here}.per_query[{index}].delta", row.get("delta"))
+            rows.append(QueryDelta(row["id"], base, head, delta))
+        for row in rows:
+            if row.id not in case_ids:
+                case_ids.append(row.id)
+        low = _number(path, f"{here}.ci95_low", entry.get("ci95_low"))
+        high = _number(path, f"{here}.ci95_high", entry.get("ci95_high"))
+        result = PairedTestResult(
+            test,
+            len(rows),
+            _required(path, f"{here}.mean_delta", entry.get("mean_delta")),
+            _number(path, f"{here}.statistic", entry.get("statistic")),
+            _number(path, f"{here}.p", entry.get("p")),
+            None if low is None or high is None else (low, high),
+        )
+
+        def count(name: str, entry: Mapping[str, Any] = entry, here: str = here) -> int:
+            value = entry.get(name)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise CliError(f"{path}: {here}.{name} must be an integer")
+            return value
+
+        metrics.append(
+            MetricDiff(
+                item,
+                tuple(rows),
+                result,
+                _number(path, f"{here}.p_adjusted", entry.get("p_adjusted")),
+                _number(path, f"{here}.effect_size", entry.get("effect_size")),
+                count("wins"),
+                count("ties"),
+                count("losses"),
+            )
+        )
+    order = {item.key: position for position, item in enumerate((*METRICS, *TOKEN_METRICS))}
+    metrics.sort(key=lambda diff: order[diff.metric.key])
+    return DiffGroup(tag, tuple(case_ids), tuple(metrics))
+
+
+def _side(path: str, name: str, body: Any) -> DiffSide:
+    if not isinstance(body, Mapping) or not isinstance(body.get("backend"), str):
+        raise CliError(
+            f"{path}: {name}.backend must be a string; expected a {DIFF_SCHEMA} document"
+        )
+
+    def text(key: str) -> str | None:
+        value = body.get(key)
+        return value if isinstance(value, str) else None
+
+    return DiffSide(text("path") or name, body["backend"], text("corpus"), text("embedder"))
+
+
+def diff_from_document(body: Mapping[str, Any], path: str) -> DiffReport:
+    """The `DiffReport` a saved diff document states."""
+    test = body.get("test") if isinstance(body.get("test"), str) else "t"
+    correction = body.get("correction") if isinstance(body.get("correction"), str) else "holm"
+    alpha = _number(path, "alpha", body.get("alpha"))
+    unpaired = _mapping(body.get("unpaired"))
+    tags_body = body.get("tags")
+    tags = None
+    if isinstance(tags_body, Mapping):
+        tags = tuple(
+            _group(path, f"tags.{tag}.metrics", tag, entry.get("metrics"), str(test))
+            for tag, entry in sorted(tags_body.items())
+            if isinstance(entry, Mapping)
+        )
+    gate = _mapping(body.get("gate"))
+    raw_reasons = gate.get("reasons")
+    reasons: list[Any] = raw_reasons if isinstance(raw_reasons, list) else []
+    return DiffReport(
+        _side(path, "base", body.get("base")),
+        _side(path, "head", body.get("head")),
+        str(test),
+        str(correction),
+        0.05 if alpha is None else alpha,
+        _group(path, "metrics", None, body.get("metrics"), str(test)),
+        tuple(str(i) for i in unpaired.get("base", []) if isinstance(i, str)),
+        tuple(str(i) for i in unpaired.get("head", []) if isinstance(i, str)),
+        tags,
+        gate_active=bool(reasons) or "passed" in gate,
+        gate_reasons=tuple(str(reason) for reason in reasons),
+    )

@@ -1,0 +1,510 @@
+"""The pull-request comment: `cce diff --format markdown` and the GitHub job summary.
+
+Why it exists: a reviewer reads a ranking change in a pull request, not in a terminal.
+The comment leads with its verdict (the gate, and what moved significantly, naming
+both sides), then one aggregate table (base, head, delta, interval, adjusted p, wins /
+ties / losses) with significant rows marked, then what differs between the two sides,
+and only then, collapsed, the queries that moved and the per-tag tables. It must fit a
+GitHub comment (`COMMENT_LIMIT` characters): past that, per-query rows are cut, and a
+line says how many. Numbers show 3 decimals (the JSON keeps 6). Every text that comes
+from a report (ids, query text, tags, names, paths) is escaped and kept on one line, so
+no report can add markup, a heading or a table row to the comment.
+
+The layout is cce's own, pinned by `tests/golden/diff.md` (docs/reports.md); the text
+and JSON renderings live in `cce_cli.render.diff` and do not depend on this module.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, Final
+
+from cce_cli.compare.pairing import DiffGroup, DiffReport, MetricDiff
+from cce_cli.render.diff import ChangedQuery, changed_queries
+from cce_stats import paired_test
+
+__all__ = [
+    "COMMENT_LIMIT",
+    "comment_verdict",
+    "differences",
+    "format3",
+    "format3_signed",
+    "md_text",
+    "render_comment",
+    "side_labels",
+    "verdict_finding",
+]
+
+COMMENT_LIMIT: Final = 65_536
+"""GitHub's limit on the body of an issue or pull-request comment, in characters."""
+
+QUERY_WIDTH: Final = 100
+"""Characters of query text shown in a per-query row; the rest is in the HTML report."""
+
+LISTED_IDS: Final = 20
+"""Unpaired ids and gate reasons listed before "and N more"."""
+
+# Line breaks (those of str.splitlines) and other controls: a cell stays on one line.
+_BREAKS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# Characters that start inline markdown (emphasis, code, links and images, table cells,
+# strikethrough) or, at a line start, a heading or quote. Cells never start a line, so
+# list markers need no escape; `<` and `&` become entities instead.
+_MARKUP = re.compile(r"([\\`*_\[\]|#~>])")
+
+
+def _round3(x: float) -> int:
+    """|x| × 1000 rounded half away from zero, exactly (as `format6` does with 10^6)."""
+    a = abs(x) * 1000.0
+    if not math.isfinite(a):
+        return 0
+    whole = math.floor(a)
+    return int(whole + 1 if a - whole >= 0.5 else whole)
+
+
+def format3(x: float) -> str:
+    """Three decimals, half away from zero; never `-0.000`."""
+    scaled = _round3(x)
+    sign = "-" if x < 0.0 and scaled != 0 else ""
+    return f"{sign}{scaled // 1000}.{scaled % 1000:03d}"
+
+
+def format3_signed(x: float) -> str:
+    """`format3` with a `+` on anything that does not print as negative."""
+    text = format3(x)
+    return text if text.startswith("-") else "+" + text
+
+
+def _p3(p: float | None) -> str:
+    if p is None:
+        return "n/a"
+    return "< 0.001" if _round3(p) == 0 and p > 0.0 else format3(p)
+
+
+def one_line(text: str) -> str:
+    """`text` with every line break and control character made a space."""
+    return _BREAKS.sub(" ", text)
+
+
+def md_text(text: str) -> str:
+    """User text as inert markdown on one line: markup escaped, `<` and `&` as entities."""
+    flat = one_line(text).replace("&", "&amp;").replace("<", "&lt;")
+    return _MARKUP.sub(r"\\\1", flat)
+
+
+def _html_text(text: str) -> str:
+    """User text inside raw HTML (a `<summary>`): escaped as HTML, on one line."""
+    return html.escape(one_line(text), quote=True)
+
+
+def _plural(count: int, one: str, many: str | None = None) -> str:
+    return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
+def _join(items: Sequence[str]) -> str:
+    """ "a", "a and b", "a, b and c"."""
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def side_labels(report: DiffReport) -> tuple[str, str]:
+    """How the two sides are named: their backends, or their report files when both
+    sides are the same backend (a change measured by running one backend twice)."""
+    if report.base.backend != report.head.backend:
+        return report.base.backend, report.head.backend
+    if report.base.path != report.head.path:
+        return report.base.path, report.head.path
+    return "base", "head"
+
+
+def significant(report: DiffReport, item: MetricDiff) -> bool:
+    """Whether `item`'s mean moved with an adjusted p below alpha (the verdict's rule)."""
+    p = item.p_adjusted
+    return p is not None and p < report.alpha and item.result.mean_delta != 0.0
+
+
+def _adjusted(report: DiffReport) -> str:
+    return "p" if report.correction == "none" else f"{report.correction}-adjusted p"
+
+
+def verdict_finding(report: DiffReport, escape: Callable[[str], str] = md_text) -> str:
+    """What moved significantly, both sides named: "hybrid is significantly better on
+    MRR than bm25 (holm-adjusted p < 0.05)"; names pass through `escape`."""
+    base, head = (escape(label) for label in side_labels(report))
+    metrics = report.overall.metrics
+    moved = [item for item in metrics if significant(report, item)]
+    better = [escape(item.metric.label) for item in moved if not item.moved_worse]
+    worse = [escape(item.metric.label) for item in moved if item.moved_worse]
+    alpha = f"{report.alpha:g}"
+    if better or worse:
+        parts = []
+        if better:
+            parts.append(f"significantly better on {_join(better)}")
+        if worse:
+            parts.append(f"significantly worse on {_join(worse)}")
+        return f"{head} is {' and '.join(parts)} than {base} ({_adjusted(report)} < {alpha})"
+    compared = _plural(len(metrics), "metric")
+    return (
+        f"no significant change from {base} to {head} on {compared} ({_adjusted(report)} ≥ {alpha})"
+    )
+
+
+def comment_verdict(report: DiffReport) -> str:
+    """The first line: the gate, then what moved significantly, both sides named."""
+    if not report.gate_active:
+        gate = "➖ **No gate set**"
+    elif report.gate_passed:
+        gate = "✅ **Gate passed**"
+    else:
+        gate = f"❌ **Gate failed** ({_plural(len(report.gate_reasons), 'reason')})"
+    return f"{gate}: {verdict_finding(report)}."
+
+
+def _aggregate(item: MetricDiff, side: str) -> float | None:
+    """A side's mean over the paired queries, so that head − base is the mean delta."""
+    values = [row.base if side == "base" else row.head for row in item.rows]
+    return item.metric.average(values) if values else None
+
+
+def _value3(value: float | None) -> str:
+    return "n/a" if value is None else format3(value)
+
+
+def _mark(report: DiffReport, item: MetricDiff) -> str:
+    if not significant(report, item):
+        return ""
+    return " 🔴" if item.moved_worse else " 🟢"
+
+
+def _aggregate_table(report: DiffReport, group: DiffGroup) -> list[str]:
+    lines = [
+        f"| metric | base | head | delta | 95% CI | {_adjusted(report)} | wins / ties / losses |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for item in group.metrics:
+        label = md_text(item.metric.label)
+        delta = format3_signed(item.result.mean_delta)
+        p = _p3(item.p_adjusted)
+        if significant(report, item):
+            label, delta, p = f"**{label}**", f"**{delta}**", f"**{p}**"
+        ci = item.result.ci95
+        interval = "n/a" if ci is None else f"[{format3_signed(ci[0])}, {format3_signed(ci[1])}]"
+        lines.append(
+            f"| {label}{_mark(report, item)} | {_value3(_aggregate(item, 'base'))} "
+            f"| {_value3(_aggregate(item, 'head'))} | {delta} | {interval} | {p} "
+            f"| {item.wins} / {item.ties} / {item.losses} |"
+        )
+    return lines
+
+
+def _scalar(value: Any) -> str:
+    if value is None:
+        return "–"
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+def differences(report: DiffReport) -> list[tuple[str, str, str]]:
+    """What differs between the sides: (what, base, head) rows, in a fixed order.
+
+    The backend, embedder and corpus, then each configuration parameter (a configured
+    backend's `config` object; absent means the backend's default), then each
+    provenance field when both reports carry provenance.
+    """
+    base, head = report.base, report.head
+    rows: list[tuple[str, str, str]] = []
+    for what, a, b in (
+        ("backend", base.backend, head.backend),
+        ("embedder", base.embedder, head.embedder),
+        ("corpus", base.corpus, head.corpus),
+    ):
+        if a != b:
+            rows.append((what, _scalar(a), _scalar(b)))
+    a_config, b_config = base.config or {}, head.config or {}
+    for key in sorted(set(a_config) | set(b_config)):
+        a_value, b_value = a_config.get(key), b_config.get(key)
+        if a_value != b_value:
+            shown_a = "(default)" if key not in a_config else _scalar(a_value)
+            shown_b = "(default)" if key not in b_config else _scalar(b_value)
+            rows.append((f"config {key}", shown_a, shown_b))
+    if base.provenance is not None and head.provenance is not None:
+        for key in sorted(set(base.provenance) | set(head.provenance)):
+            a_value, b_value = base.provenance.get(key), head.provenance.get(key)
+            if a_value != b_value:
+                rows.append((f"provenance {key}", _scalar(a_value), _scalar(b_value)))
+    return rows
+
+
+def _provenance_warning(report: DiffReport) -> str | None:
+    base, head = report.base.provenance, report.head.provenance
+    if base is None and head is None:
+        return None
+    if base is None or head is None:
+        only = "base" if base is not None else "head"
+        return f"⚠️ Only the {only} report carries provenance; the runs cannot be checked alike."
+    if any(key.startswith("provenance ") for key, _, _ in differences(report)):
+        return "⚠️ The reports' provenance differs (below): check that the runs are comparable."
+    return None
+
+
+def _differences_block(report: DiffReport) -> list[str]:
+    rows = differences(report)
+    warning = _provenance_warning(report)
+    if not rows and warning is None:
+        return []
+    lines: list[str] = []
+    if warning is not None:
+        lines += [warning, ""]
+    if rows:
+        lines += ["**What differs between the sides**", "", "| | base | head |", "|---|---|---|"]
+        lines += [f"| {md_text(what)} | {md_text(a)} | {md_text(b)} |" for what, a, b in rows]
+        lines.append("")
+    return lines
+
+
+def _oriented(change: ChangedQuery) -> list[float]:
+    return [
+        cell[3] if cell[0].metric.higher_is_better else -cell[3]
+        for cell in change.cells
+        if cell is not None
+    ]
+
+
+def _moves(change: ChangedQuery) -> str:
+    """ "MRR 1.000 → 0.500 · recall 0.500 → 1.000": the metrics that moved only."""
+    parts = []
+    for cell in change.cells:
+        if cell is None or cell[3] == 0.0:
+            continue
+        item, base, head, _ = cell
+        parts.append(f"{md_text(item.metric.label)} {format3(base)} → {format3(head)}")
+    return " · ".join(parts)
+
+
+def _query_cell(report: DiffReport, case_id: str) -> str:
+    text = report.queries.get(case_id)
+    if text is None:
+        return "–"
+    flat = one_line(text)
+    if len(flat) > QUERY_WIDTH:
+        flat = flat[: QUERY_WIDTH - 1] + "…"
+    return md_text(flat)
+
+
+def _query_rows(report: DiffReport, changes: Sequence[ChangedQuery]) -> list[str]:
+    if not report.queries:  # no query text known: the id column alone
+        return [f"| {md_text(change.id)} | {_moves(change)} |" for change in changes]
+    return [
+        f"| {_query_cell(report, change.id)} | {md_text(change.id)} | {_moves(change)} |"
+        for change in changes
+    ]
+
+
+def _details(summary: str, body: Sequence[str]) -> list[str]:
+    """A collapsed block; the blank lines let GitHub render the markdown inside."""
+    return ["<details>", f"<summary>{summary}</summary>", "", *body, "", "</details>", ""]
+
+
+def _changed_blocks(
+    report: DiffReport,
+    worse: Sequence[ChangedQuery],
+    better: Sequence[ChangedQuery],
+    keep: int,
+) -> list[str]:
+    """The collapsed per-query blocks, with at most `keep` rows in all (worse first)."""
+    lines: list[str] = []
+    left_out = 0
+    header = (
+        ["| query | id | base → head |", "|---|---|---|"]
+        if report.queries
+        else ["| id | base → head |", "|---|---|"]
+    )
+    for title, changes in (("got worse, worst first", worse), ("got better, best first", better)):
+        if not changes:
+            continue
+        shown = list(changes[:keep])
+        keep -= len(shown)
+        left_out += len(changes) - len(shown)
+        body = [*header, *_query_rows(report, shown)] if shown else []
+        if len(shown) < len(changes):
+            body += [
+                "",
+                f"_{_plural(len(changes) - len(shown), 'more query', 'more queries')} "
+                "left out to fit a GitHub comment._",
+            ]
+        lines += _details(f"{_plural(len(changes), 'query', 'queries')} {title}", body)
+    if left_out:
+        lines += [
+            f"_{_plural(left_out, 'query row was', 'query rows were')} left out to stay under "
+            f"{COMMENT_LIMIT:,} characters; every query is in the JSON report "
+            "(`cce diff --format json`) and the HTML report (`cce diff --format html`)._",
+            "",
+        ]
+    return lines
+
+
+def _tag_cell(report: DiffReport, item: MetricDiff | None) -> str:
+    if item is None:
+        return "–"
+    delta = format3_signed(item.result.mean_delta)
+    if significant(report, item):
+        delta = f"**{delta}**{_mark(report, item)}"
+    return f"{delta} (p {_p3(item.p_adjusted)})"
+
+
+def _tags_block(report: DiffReport) -> list[str]:
+    if not report.tags:
+        return []
+    metrics = report.overall.metrics
+    body = [
+        "Mean delta per tag (head − base), with the "
+        f"{_adjusted(report)} of the tests within the tag.",
+        "",
+        "| tag | queries | " + " | ".join(md_text(m.metric.label) for m in metrics) + " |",
+        "|---|---:|" + "---:|" * len(metrics),
+    ]
+    for group in report.tags:
+        cells = " | ".join(_tag_cell(report, group.metric(m.metric.key)) for m in metrics)
+        body.append(f"| {md_text(group.tag or '')} | {len(group.case_ids)} | {cells} |")
+    return _details(f"Per tag ({_plural(len(report.tags), 'tag')})", body)
+
+
+def _stats_block(report: DiffReport) -> list[str]:
+    test = paired_test(report.test)
+    family = len(report.overall.metrics)
+    correction = (
+        "no correction"
+        if report.correction == "none"
+        else f"{report.correction}-adjusted over {_plural(family, 'metric')}"
+    )
+    body = [
+        f"{md_text(test.label)} on the per-query deltas (two-sided), {correction}, "
+        f"alpha {report.alpha:g}.",
+        "",
+        f"| metric | n | mean delta | {md_text(test.statistic_name)} | p | {_adjusted(report)} "
+        "| d_z |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for item in report.overall.metrics:
+        statistic = item.result.statistic
+        effect = item.effect_size
+        body.append(
+            f"| {md_text(item.metric.label)} | {item.n} | {format3_signed(item.result.mean_delta)} "
+            f"| {'n/a' if statistic is None else format3_signed(statistic)} "
+            f"| {_p3(item.result.p)} | {_p3(item.p_adjusted)} "
+            f"| {'n/a' if effect is None else format3_signed(effect)} |"
+        )
+    return _details("Test details", body)
+
+
+def _listed(items: Sequence[str], describe: Callable[[str], str] = md_text) -> str:
+    shown = ", ".join(describe(item) for item in items[:LISTED_IDS])
+    if len(items) > LISTED_IDS:
+        shown += f" and {len(items) - LISTED_IDS} more"
+    return shown
+
+
+def _unpaired_block(report: DiffReport) -> list[str]:
+    count = len(report.unpaired_base) + len(report.unpaired_head)
+    if not count:
+        return []
+    parts = []
+    if report.unpaired_base:
+        parts.append(f"base only: {_listed(report.unpaired_base)}")
+    if report.unpaired_head:
+        parts.append(f"head only: {_listed(report.unpaired_head)}")
+    verb = "is" if count == 1 else "are"
+    return [
+        f"⚠️ {_plural(count, 'query', 'queries')} {verb} in only one report and left out of "
+        f"the tests ({'; '.join(parts)}).",
+        "",
+    ]
+
+
+def _gate_block(report: DiffReport) -> list[str]:
+    reasons = report.gate_reasons
+    if not reasons:
+        return []
+    lines = ["**Why the gate failed**", ""]
+    lines += [f"- {md_text(reason)}" for reason in reasons[:LISTED_IDS]]
+    if len(reasons) > LISTED_IDS:
+        lines.append(f"- and {len(reasons) - LISTED_IDS} more (each is a `gate failed:` line)")
+    return [*lines, ""]
+
+
+def _title(report: DiffReport) -> str:
+    base, head = side_labels(report)
+    return f"### cce diff: {md_text(base)} → {md_text(head)}"
+
+
+def _counts(report: DiffReport, worse: int, better: int) -> str:
+    paired = len(report.overall.case_ids)
+    unchanged = paired - worse - better
+    return (
+        f"{_plural(paired, 'paired query', 'paired queries')}: {worse} worse, {better} better, "
+        f"{unchanged} unchanged. Base {md_text(report.base.backend)} "
+        f"({md_text(report.base.path)}), head {md_text(report.head.backend)} "
+        f"({md_text(report.head.path)})."
+    )
+
+
+def _legend(report: DiffReport) -> str:
+    return (
+        f"🟢 significantly better, 🔴 significantly worse ({_adjusted(report)} < "
+        f"{report.alpha:g}). Base and head are means over the paired queries; wins / ties / "
+        "losses count the queries where the head is better / equal / worse."
+    )
+
+
+def _split(changes: Sequence[ChangedQuery]) -> tuple[list[ChangedQuery], list[ChangedQuery]]:
+    """Queries worse on some metric (worst first, as `changed_queries` orders them) and
+    queries better only (largest total gain first, then report order)."""
+    worse = [change for change in changes if min(_oriented(change)) < 0.0]
+    gained = [change for change in changes if min(_oriented(change)) >= 0.0]
+    order = {change.id: position for position, change in enumerate(gained)}
+    better = sorted(gained, key=lambda change: (-sum(_oriented(change)), order[change.id]))
+    return worse, better
+
+
+def render_comment(report: DiffReport, limit: int = COMMENT_LIMIT) -> str:
+    """The whole comment; per-query rows are cut (worst kept) until it fits `limit`."""
+    worse, better = _split(changed_queries(report.overall))
+
+    def document(keep: int) -> str:
+        lines = [
+            comment_verdict(report),
+            "",
+            _title(report),
+            "",
+            _counts(report, len(worse), len(better)),
+            "",
+            *_aggregate_table(report, report.overall),
+            "",
+            _legend(report),
+            "",
+            *_gate_block(report),
+            *_unpaired_block(report),
+            *_differences_block(report),
+            *_changed_blocks(report, worse, better, keep),
+            *_tags_block(report),
+            *_stats_block(report),
+        ]
+        while lines and lines[-1] == "":
+            lines.pop()
+        return "\n".join(lines) + "\n"
+
+    total = len(worse) + len(better)
+    text = document(total)
+    if len(text) <= limit:
+        return text
+    low, high = 0, total  # the largest row count that fits: document(low) is tried last
+    while low < high:
+        middle = (low + high + 1) // 2
+        if len(document(middle)) <= limit:
+            low = middle
+        else:
+            high = middle - 1
+    return document(low)

@@ -1,0 +1,176 @@
+"""The HTML report in a real browser: Debian's chromium, driven headless by Playwright.
+
+Why these tests exist: escaping can be checked on the bytes, but whether the page loads
+without errors, requests nothing, sorts, filters and shows a query's code can only be
+checked by running it. They are marked `browser` and run by `nox -s browser`, which
+installs the system chromium when it is missing; Playwright never downloads a browser
+here. Without chromium or Playwright they skip, unless CCE_REQUIRE_BROWSER=1 (the nox
+session sets it) makes that a failure. The session also keeps a screenshot in
+CCE_BROWSER_OUTPUT.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cce_cli.main import main
+
+pytestmark = pytest.mark.browser
+
+DATA = Path(__file__).parent / "data" / "report"
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CCE_REQUIRE_BROWSER") == "1":
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+ARGV = [
+    "diff",
+    "bm25.report.json",
+    "hybrid.report.json",
+    "--by-tag",
+    "--results",
+    "bm25.results.jsonl",
+    "hybrid.results.jsonl",
+    "--fixtures",
+    "fixtures.jsonl",
+    "--format",
+    "html",
+]
+
+Opened = tuple[Any, list[str], list[str], list[str]]
+
+
+@pytest.fixture(scope="module")
+def report_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = tmp_path_factory.mktemp("report") / "report.html"
+    here = os.getcwd()
+    written = io.StringIO()
+    os.chdir(DATA)
+    try:
+        with contextlib.redirect_stdout(written):
+            code = main(ARGV)
+    finally:
+        os.chdir(here)
+    assert code == 0
+    target.write_text(written.getvalue(), encoding="utf-8")
+    return target
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    executable = shutil.which("chromium") or shutil.which("chromium-browser")
+    if executable is None:
+        _unavailable("no chromium on PATH (nox -s browser installs Debian's)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("playwright is not installed (cce-cli's dev group has it)")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=executable, args=["--no-sandbox", "--disable-gpu"]
+        )
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def opened(browser: Any, report_page: Path) -> Iterator[Opened]:
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    requests: list[str] = []
+    dialogs: list[str] = []
+    page.on(
+        "console",
+        lambda message: errors.append(message.text) if message.type == "error" else None,
+    )
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("request", lambda request: requests.append(request.url))
+
+    def dismiss(dialog: Any) -> None:  # an alert() that ran: recorded, then closed
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", dismiss)
+    page.goto(report_page.as_uri())
+    page.wait_for_load_state("load")
+    yield page, errors, requests, dialogs
+    page.close()
+
+
+def _ids(page: Any) -> list[str]:
+    ids: list[str] = page.eval_on_selector_all(
+        "#queries tbody tr.case:not([hidden]) button.open", "nodes => nodes.map(n => n.textContent)"
+    )
+    return ids
+
+
+def test_loads_without_errors_or_requests(opened: Opened) -> None:
+    _, errors, requests, dialogs = opened
+    assert errors == []
+    assert all(url.startswith("file://") for url in requests), requests
+    assert len(requests) == 1  # the page itself
+    assert dialogs == []
+
+
+def test_one_row_per_case(opened: Opened) -> None:
+    page = opened[0]
+    assert len(_ids(page)) == 12
+
+
+def test_clicking_a_query_shows_its_results_with_code(
+    opened: Opened,
+) -> None:
+    page, errors, requests, _ = opened
+    page.click("#queries tr.case[data-i='0'] button.open")
+    detail = page.locator("#queries tr.detail")
+    assert detail.count() == 1
+    assert detail.locator("h3").all_text_contents() == ["bm25", "hybrid"]
+    assert "def load_config" in detail.locator("pre.code").nth(1).text_content()
+    assert detail.locator("li.found").count() == 2  # config.py found by both sides
+    output = os.environ.get("CCE_BROWSER_OUTPUT")
+    if output:
+        Path(output).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(output) / "report.png"), full_page=False)
+    assert errors == [] and len(requests) == 1
+
+
+def test_sorting_and_filtering_reorder_and_hide_rows(
+    opened: Opened,
+) -> None:
+    page = opened[0]
+    before = _ids(page)
+    page.click("#queries thead th:last-child")
+    ascending = _ids(page)
+    assert ascending != before and sorted(ascending) == sorted(before)
+    assert ascending[0] == "code-lru-evict"  # the largest loss first
+    page.click("#queries thead th:last-child")
+    assert _ids(page)[0] != "code-lru-evict"
+    page.fill("#filter", "cache")
+    shown = _ids(page)
+    assert 0 < len(shown) < 12
+    assert page.text_content("#shown") == f"{len(shown)} of 12 queries"
+
+
+def test_hostile_strings_stay_inert(opened: Opened) -> None:
+    page, errors, requests, dialogs = opened
+    hostile = page.locator("#queries tr.case button.open", has_text="alert(1)")
+    assert hostile.text_content() == "q-<script>alert(1)</script>\n## injected"
+    hostile.click()
+    code = page.locator("#queries tr.detail pre.code", has_text="renderBanner").first
+    assert '</script><script>alert("code")</script>' in code.text_content()
+    assert page.locator("img, textarea, #queries b").count() == 0
+    assert page.locator("script").count() == 2
+    query = page.locator("#queries tr.case td.query", has_text="onerror")
+    assert '" onerror=alert(1) </textarea><script>alert(2)</script>' in query.text_content()
+    assert dialogs == [] and errors == [] and len(requests) == 1
