@@ -327,7 +327,9 @@ def test_ctrl_c_cancels_the_members_and_exits_130(tmp_path: Path) -> None:
 
     shutil.copytree(SAMPLE, tmp_path / "corpus")
     members = []
-    for n in range(16):
+    # Enough members, each building its own index, that the run is still going when
+    # the interrupt comes.
+    for n in range(200):
         write_fixtures(tmp_path / "fixtures" / f"m{n}.jsonl", CODE[1:])
         members.append(
             f'[[members]]\nname = "m{n}"\nfixtures = "fixtures/m{n}.jsonl"\ncorpus = "corpus"\n'
@@ -335,7 +337,10 @@ def test_ctrl_c_cancels_the_members_and_exits_130(tmp_path: Path) -> None:
     manifest = tmp_path / "suite.toml"
     manifest.write_text('schema = "cce.suite/v1"\n\n' + "\n".join(members), encoding="utf-8")
     env = {**os.environ, "CCE_CACHE_DIR": str(tmp_path / "cache")}
-    command = [sys.executable, "-m", "cce_cli", "relevance", str(manifest), "--jobs", "2"]
+    command = [
+        *(sys.executable, "-m", "cce_cli", "relevance", str(manifest)),
+        *("--jobs", "2", "--no-cache"),
+    ]
     child = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     time.sleep(2.5)
     child.send_signal(signal.SIGINT)
@@ -440,3 +445,20 @@ def test_members_on_workers_build_on_one_core(suite: Path) -> None:
     assert [task.options["jobs"] for task in spread] == [1, 1, 1]
     here = member_tasks(manifest, args, str(suite.parent / "cache"), single_core=False)
     assert [task.options["jobs"] for task in here] == [None, None, None]
+
+
+def test_a_suite_renders_as_an_html_page_and_cce_report_reads_its_report(
+    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, page, _ = cce(capsys, "relevance", str(suite), "--format", "html")
+    assert code == 0
+    assert page.startswith("<!DOCTYPE html>") or page.lower().startswith("<!doctype html>")
+    assert "alpha/code-load-config" in page and "docs/" in page
+    report = tmp_path / "suite.json"
+    report.write_text(cce(capsys, "relevance", str(suite), "--json")[1])
+    code, again, err = cce(capsys, "report", str(report))
+    assert (code, err) == (0, "")
+    # The same page from the saved report, which it names instead of the manifest.
+    assert again == page.replace(str(suite), str(report))
+    compared = cce(capsys, "relevance", str(suite), "--compare", "bm25,hybrid", "--format", "html")
+    assert compared[0] == 0 and "beta/code-ring-push" in compared[1]

@@ -21,6 +21,7 @@ from cce_cli.commands.evidence_options import add_evidence_arguments, evidence_f
 from cce_cli.compare import pairing
 from cce_cli.errors import CliError
 from cce_cli.formats.evidence import Evidence
+from cce_cli.formats.suite_manifest import SUITE_REPORT_SCHEMA
 from cce_cli.render.output import write_stdout
 from cce_cli.render.relevance import REPORT_SCHEMA
 from cce_retrieval import describe_os_error, write_atomic
@@ -82,6 +83,8 @@ def _with_evidence(report: pairing.DiffReport, evidence: Evidence | None) -> pai
 PAGES: dict[str, PageBuilder] = {
     REPORT_SCHEMA: _relevance_page,
     pairing.DIFF_SCHEMA: _diff_page,
+    # A suite report reads as one report over every member's queries (`member/case-id`).
+    SUITE_REPORT_SCHEMA: _relevance_page,
 }
 """The page builder of each report schema `cce report` renders."""
 

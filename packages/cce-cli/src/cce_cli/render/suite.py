@@ -39,7 +39,23 @@ def render_suite(
     (a `cce.relevance.diff/v1` body or text) when there is one."""
     if format_name == "json":
         return render_suite_json(manifest, results, comparison)
+    if format_name == "html":
+        return render_suite_html(manifest, results, comparison)
     return render_suite_text(manifest, results, comparison)
+
+
+def render_suite_html(
+    manifest: SuiteManifest, results: Sequence[MemberResult], comparison: Any = None
+) -> str:
+    """The HTML page of a suite: every query of every member (ids `member/case-id`), or
+    with `--compare` the comparison over the whole suite, as `cce report` shows it."""
+    from cce_cli.compare.pairing import parse_report
+    from cce_cli.render.html import render_diff_page, render_relevance_page
+
+    if comparison is not None:
+        return render_diff_page(comparison)
+    document = suite_document(manifest, results)
+    return render_relevance_page(parse_report(json.dumps(document), manifest.path))
 
 
 def _cell(value: float | None) -> str | None:
