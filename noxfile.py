@@ -128,7 +128,7 @@ def pythons(session: nox.Session) -> None:
         session.log(f"Python {version}: {executable}")
         sync = ["uv", "sync", "--locked", "--all-packages", "--all-groups", "--exact"]
         session.run(*sync, "--python", executable, "--quiet", env=env)
-        args = session.posargs or ["-m", "not slow", "-q", "-n", "2"]
+        args = session.posargs or ["-m", "not slow and not browser", "-q", "-n", "2"]
         session.run("uv", "run", "--no-sync", "python", "-m", "pytest", "packages", *args, env=env)
 
 
