@@ -84,8 +84,7 @@ def main() -> None:
             from distributed import LocalCluster
 
             started = time.perf_counter()
-            # distributed ships without type annotations for its cluster.
-            with LocalCluster(  # type: ignore[no-untyped-call]
+            with LocalCluster(
                 n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
             ) as cluster:
                 startup = time.perf_counter() - started

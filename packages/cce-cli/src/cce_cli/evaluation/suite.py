@@ -257,16 +257,15 @@ def _dask_executor(address: str) -> Iterator[concurrent.futures.Executor]:
             "(in the workspace: uv sync --all-extras)"
         ) from None
     target = "tcp://" + address[len("dask://") :]
-    # distributed ships without type annotations for these calls.
     try:
-        client = Client(target, timeout=30, set_as_default=False)  # type: ignore[no-untyped-call]
+        client = Client(target, timeout=30, set_as_default=False)
     except (OSError, TimeoutError) as error:
         raise CliError(f"could not reach the Dask scheduler at {target}: {error}") from None
     try:
-        executor: concurrent.futures.Executor = client.get_executor()  # type: ignore[no-untyped-call]
+        executor: concurrent.futures.Executor = client.get_executor()
         yield executor
     finally:
-        client.close()  # type: ignore[no-untyped-call]
+        client.close()
 
 
 # --- aggregates ------------------------------------------------------------------------
