@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
@@ -10,16 +11,20 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import attrs
+import numpy as np
 import pytest
 
 from cce_retrieval import (
     BuildError,
     EmbedError,
     OpenAIEmbedder,
+    QueryVectorError,
     build_index,
     create_embedder,
     parse_index,
+    search,
     serialize_index,
+    vector_search,
 )
 
 Answer = Callable[["Request"], tuple[int, dict[str, str], bytes]]
@@ -218,3 +223,87 @@ def test_a_failed_run_aborts_the_build(server: FakeServer, tmp_path: Path) -> No
     embedder = OpenAIEmbedder(server.url, "m", environ={})
     with pytest.raises(BuildError, match="nothing was written"):
         build_index(str(corpus(tmp_path)), embedder)
+
+
+# --- unit vectors -------------------------------------------------------------------------
+
+
+def raw_vector(text: str) -> list[float]:
+    """A direction drawn from the text, with a length that grows with the text: a server
+    whose plain dot products would rank long chunks first."""
+    seed = int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big")
+    direction = np.random.default_rng(seed).standard_normal(8)
+    return [float(v) for v in direction * (1.0 + 50.0 * len(text))]
+
+
+def unnormalised(request: Request) -> tuple[int, dict[str, str], bytes]:
+    inputs = request.body["input"]
+    assert isinstance(inputs, list)
+    data = [{"embedding": raw_vector(str(t)), "index": i} for i, t in enumerate(inputs)]
+    return 200, {}, json.dumps({"data": data}).encode()
+
+
+def varied_corpus(root: Path) -> Path:
+    for i in range(12):
+        body = "\n".join(f"    value_{i}_{j} = {j} * {i}" for j in range(1 + 3 * i))
+        (root / f"m{i:02}.py").write_text(f"def f{i}():\n{body}\n    return 0\n", "utf-8")
+    return root
+
+
+def test_vector_rankings_are_true_cosine_rankings(server: FakeServer, tmp_path: Path) -> None:
+    server.answer[0] = unnormalised
+    environ = {"CCE_OPENAI_URL": server.url}
+    index = build_index(str(varied_corpus(tmp_path)), create_embedder("openai", "m", environ)).index
+    stored = np.asarray(index.embeddings, dtype=np.float64)
+    assert np.allclose(np.linalg.norm(stored, axis=1), 1.0)
+    raw = np.array([raw_vector(chunk.content) for chunk in index.chunks])
+    embedder = create_embedder("openai", "m", environ)
+    for query in ("value 3", "return", "def f7 value_7_2", "x"):
+        q = np.array(raw_vector(query))
+        truth = raw @ q / (np.linalg.norm(raw, axis=1) * np.linalg.norm(q))
+        results = vector_search(index, embedder.embed(query), len(index.chunks))
+        assert [r.chunk_id for r in results] == [
+            index.chunks[i].chunk_id for i in np.argsort(-truth, kind="stable")
+        ]
+        assert [r.score for r in results] == pytest.approx(sorted(truth, reverse=True), abs=1e-6)
+        hybrid = search(index, embedder, query, 5, False)
+        assert all(-1.0 - 1e-9 <= r.score <= 2.0 for r in hybrid)
+
+
+@pytest.mark.parametrize(
+    ("vector", "why"),
+    [
+        ([0.0, 0.0, 0.0], "all zeros"),
+        ([1e308, 1e308, 1.0], "overflows"),
+    ],
+)
+def test_a_vector_without_a_unit_length_aborts_the_build_naming_the_chunk(
+    server: FakeServer, tmp_path: Path, vector: list[float], why: str
+) -> None:
+    def answer(request: Request) -> tuple[int, dict[str, str], bytes]:
+        inputs = request.body["input"]
+        assert isinstance(inputs, list)
+        data = [
+            {"embedding": vector if "f3" in str(t) else [1.0, 2.0, 3.0], "index": i}
+            for i, t in enumerate(inputs)
+        ]
+        return 200, {}, json.dumps({"data": data}).encode()
+
+    server.answer[0] = answer
+    embedder = OpenAIEmbedder(server.url, "m", environ={})
+    with pytest.raises(BuildError) as caught:
+        build_index(str(corpus(tmp_path)), embedder)
+    message = str(caught.value)
+    assert "embedder 'openai'" in message and "m3.py" in message and why in message
+    assert "nothing was written" in message
+
+
+def test_a_query_vector_without_a_unit_length_is_refused(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    environ = {"CCE_OPENAI_URL": server.url}
+    index = build_index(str(corpus(tmp_path)), create_embedder("openai", "m", environ)).index
+    with pytest.raises(QueryVectorError, match=r"embedder 'openai' .*query.*all zeros"):
+        vector_search(index, [0.0, 0.0, 0.0], 3)
+    with pytest.raises(QueryVectorError, match="overflows"):
+        vector_search(index, [1e308, -1e308, 0.0], 3)

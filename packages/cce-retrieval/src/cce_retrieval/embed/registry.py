@@ -61,6 +61,10 @@ class EmbedderSpec:
     """Whether it talks to a server (health-checked before use, refused when down)."""
     model_env: str | None = None
     """The environment variable that names its model, if any."""
+    unit_vectors: bool = False
+    """Whether its vectors are unit length (or empty) by construction and are used as
+    they are (hash, whose bytes are the reference's). Every other embedder's vectors are
+    scaled to length 1 when a store is built and when a query is ranked."""
 
 
 def _hash(model: str | None, environ: Mapping[str, str] | None) -> Embedder:
@@ -90,7 +94,10 @@ def _openai(model: str | None, environ: Mapping[str, str] | None) -> Embedder:
 
 EMBEDDERS: dict[str, EmbedderSpec] = {
     "hash": EmbedderSpec(
-        "hash", "FNV-1a token hashing into 256 buckets (offline, the default)", _hash, EMBED_DIM
+        "hash", "FNV-1a token hashing into 256 buckets (offline, the default)",
+        _hash,
+        EMBED_DIM,
+        unit_vectors=True,
     ),
     "ollama": EmbedderSpec(
         "ollama",
