@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol, runtime_checkable
 
 import attrs
 
@@ -21,10 +22,12 @@ from cce_retrieval.model import Index
 __all__ = [
     "DEFAULT_EMBEDDER",
     "EMBEDDERS",
+    "CheckedEmbedder",
     "EmbedderConfigError",
     "EmbedderFactory",
     "EmbedderSpec",
     "EmbeddingSpaceError",
+    "check_embedder",
     "check_query_vector",
     "create_embedder",
     "embedder_model",
@@ -48,6 +51,30 @@ class EmbeddingSpaceError(ValueError):
     """A query that would be embedded by another embedder, model or dimension than the index."""
 
 
+@runtime_checkable
+class CheckedEmbedder(Protocol):
+    """An embedder that can fail before it embeds anything (a server, a model to load),
+    and so has a health check and a place to name in messages."""
+
+    @property
+    def location(self) -> str:
+        """Where its vectors come from, as it may be printed: a server's base URL with
+        its credentials redacted, or a model's name or path."""
+        ...
+
+    def check(self) -> None:
+        """Raise `EmbedderMisconfigured` for a setting that cannot work, and
+        `EmbedderUnavailable(where, cause)` when the embedder cannot embed now."""
+        ...
+
+
+def check_embedder(embedder: object) -> None:
+    """The embedder's health check, when it has one (`CheckedEmbedder`); the hash
+    embedder, which cannot fail, has none."""
+    if isinstance(embedder, CheckedEmbedder):
+        embedder.check()
+
+
 @attrs.frozen(slots=True)
 class EmbedderSpec:
     """One registered embedder."""
@@ -65,6 +92,22 @@ class EmbedderSpec:
     """Whether its vectors are unit length (or empty) by construction and are used as
     they are (hash, whose bytes are the reference's). Every other embedder's vectors are
     scaled to length 1 when a store is built and when a query is ranked."""
+    server: str = attrs.field(
+        default=attrs.Factory(lambda self: f"the {self.name} server", takes_self=True)
+    )
+    """How messages name what must be running for it to embed ("Ollama")."""
+    remedy: str = attrs.field(
+        default=attrs.Factory(lambda self: f"start {self.server}", takes_self=True)
+    )
+    """What a user does when it is unreachable, as a lower-case imperative."""
+
+    @property
+    def health_check(self) -> str:
+        """Its health check as messages name it: "the Ollama health check", "the
+        openai server's health check"."""
+        if self.server.startswith("the "):
+            return f"{self.server}'s health check"
+        return f"the {self.server} health check"
 
 
 def _hash(model: str | None, environ: Mapping[str, str] | None) -> Embedder:
@@ -94,7 +137,8 @@ def _openai(model: str | None, environ: Mapping[str, str] | None) -> Embedder:
 
 EMBEDDERS: dict[str, EmbedderSpec] = {
     "hash": EmbedderSpec(
-        "hash", "FNV-1a token hashing into 256 buckets (offline, the default)",
+        "hash",
+        "FNV-1a token hashing into 256 buckets (offline, the default)",
         _hash,
         EMBED_DIM,
         unit_vectors=True,
@@ -105,6 +149,7 @@ EMBEDDERS: dict[str, EmbedderSpec] = {
         _ollama,
         remote=True,
         model_env="CCE_OLLAMA_MODEL",
+        server="Ollama",
     ),
     "openai": EmbedderSpec(
         "openai",
