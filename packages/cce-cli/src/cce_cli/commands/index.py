@@ -56,6 +56,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default="hash",
         help=f"one of {', '.join(embedder_names())} (default hash); any other name means hash",
     )
+    parser.add_argument(
+        "--model",
+        metavar="NAME_OR_PATH",
+        help="the embedder's model, instead of its environment variable (model2vec: a "
+        "local model directory or a name model2vec can load)",
+    )
     parser.add_argument("--no-metrics", action="store_true", help="do not append to metrics.jsonl")
     parser.add_argument(
         "--allow-secrets",
@@ -66,9 +72,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_protection_argument(parser, DEFAULT_PROTECTION)
 
 
-def select_embedder(name: str) -> Embedder:
+def select_embedder(name: str, model: str | None = None) -> Embedder:
     """A registered embedder by case-insensitive name (any other name is hash, with a
-    warning naming the registered ones, since a typo would otherwise go unnoticed).
+    warning naming the registered ones, since a typo would otherwise go unnoticed), with
+    `model` (`--model`) instead of its default; an embedder without models refuses one.
 
     An embedder with a health check is checked first and announced on stderr, its
     location's credentials redacted. One that does not answer is "unreachable", as in
@@ -83,8 +90,10 @@ def select_embedder(name: str) -> Embedder:
             file=sys.stderr,
         )
     spec = embedder_spec(folded, fallback=True)
+    if model is not None and spec.model_env is None:
+        raise CliError(f"the {spec.name} embedder has no model; drop --model", 2)
     try:
-        embedder = spec.factory(None, None)
+        embedder = spec.factory(model or None, None)
     except EmbedderMisconfigured as err:
         raise CliError(str(err)) from None
     if not isinstance(embedder, CheckedEmbedder):
@@ -96,9 +105,10 @@ def select_embedder(name: str) -> Embedder:
             f"{spec.remedy} or index with the default hash embedder"
         )
     if failure is not None:
+        repair = "fix the server" if spec.remote else spec.remedy
         raise CliError(
             f"{spec.name} embedder selected but {remote_problem(spec, failure)}; "
-            "fix the server or index with the default hash embedder"
+            f"{repair} or index with the default hash embedder"
         )
     model = embedder_model(embedder) or ""
     where = f"{model} @ {embedder.location}" if spec.remote else embedder.location
@@ -173,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
     if args.allow_secrets and protection != DEFAULT_PROTECTION:
         raise CliError("--allow-secrets and --protection strict contradict each other", 2)
     store_path = resolve_store_path(args.store, directory)
-    embedder = select_embedder(args.embedder)
+    embedder = select_embedder(args.embedder, args.model)
     protect = not args.allow_secrets
     if not protect:
         print(ALLOW_SECRETS_WARNING, file=sys.stderr)

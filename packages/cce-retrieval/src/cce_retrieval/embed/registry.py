@@ -135,6 +135,22 @@ def _openai(model: str | None, environ: Mapping[str, str] | None) -> Embedder:
     return embedder
 
 
+def _model2vec(model: str | None, environ: Mapping[str, str] | None) -> Embedder:
+    # Imported on use: the module is small, but what it loads (model2vec) is not.
+    from cce_retrieval.embed.errors import EmbedderMisconfigured
+    from cce_retrieval.embed.model2vec_static import MODEL_ENV, Model2VecEmbedder
+
+    env = os.environ if environ is None else environ
+    name = model or env.get(MODEL_ENV)
+    if not name:
+        # No default: a default name would mean a download the user never asked for.
+        raise EmbedderMisconfigured(
+            "the model2vec embedder needs a model: pass --model NAME_OR_PATH (a local "
+            f"model directory, or a name model2vec can load) or set {MODEL_ENV}"
+        )
+    return Model2VecEmbedder(name)
+
+
 EMBEDDERS: dict[str, EmbedderSpec] = {
     "hash": EmbedderSpec(
         "hash",
@@ -158,6 +174,15 @@ EMBEDDERS: dict[str, EmbedderSpec] = {
         _openai,
         remote=True,
         model_env="CCE_OPENAI_MODEL",
+    ),
+    "model2vec": EmbedderSpec(
+        "model2vec",
+        "a model2vec static model run in process (--model NAME_OR_PATH or "
+        "CCE_MODEL2VEC_MODEL; needs the model2vec extra)",
+        _model2vec,
+        model_env="CCE_MODEL2VEC_MODEL",
+        server="the model2vec model",
+        remedy="make the model loadable",
     ),
 }
 """Registered embedders in listing order."""
