@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from cce_retrieval.embed.ollama import OllamaEmbedder
     from cce_retrieval.embed.ollama_errors import OllamaConfigError, OllamaUnreachable, redact_url
     from cce_retrieval.embed.openai import OpenAIEmbedder
+    from cce_retrieval.embed.plugins import EMBEDDER_ENTRY_POINT_GROUP
     from cce_retrieval.embed.registry import (
         EMBEDDERS,
         CheckedEmbedder,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
         embedder_model,
         embedder_names,
         embedder_spec,
+        load_embedder_plugins,
         query_embedder,
         register_embedder,
     )
@@ -134,6 +136,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "CheckedEmbedder": ("cce_retrieval.embed.registry", "CheckedEmbedder"),
     "check_embedder": ("cce_retrieval.embed.registry", "check_embedder"),
     "embedder_model": ("cce_retrieval.embed.registry", "embedder_model"),
+    "load_embedder_plugins": ("cce_retrieval.embed.registry", "load_embedder_plugins"),
+    "EMBEDDER_ENTRY_POINT_GROUP": ("cce_retrieval.embed.plugins", "EMBEDDER_ENTRY_POINT_GROUP"),
     "EmbedderMisconfigured": ("cce_retrieval.embed.errors", "EmbedderMisconfigured"),
     "EmbedderUnavailable": ("cce_retrieval.embed.errors", "EmbedderUnavailable"),
     "EmbedderUnreachable": ("cce_retrieval.embed.errors", "EmbedderUnreachable"),
@@ -213,6 +217,7 @@ __all__ = [
     "DEFAULT_CACHE_MAX_BYTES",
     "DEFAULT_PROTECTION",
     "EMBEDDERS",
+    "EMBEDDER_ENTRY_POINT_GROUP",
     "EMBED_DIM",
     "ENTRY_POINT_GROUP",
     "PROTECTIONS",
@@ -274,6 +279,7 @@ __all__ = [
     "format6",
     "format6_signed",
     "format_json_float",
+    "load_embedder_plugins",
     "load_index",
     "load_store",
     "parse_index",

@@ -59,8 +59,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model",
         metavar="NAME_OR_PATH",
-        help="the embedder's model, instead of its environment variable (model2vec: a "
-        "local model directory or a name model2vec can load)",
+        help="the embedder's model, instead of its environment variable (a model name, "
+        "or a local model directory for an embedder that runs in process)",
     )
     parser.add_argument("--no-metrics", action="store_true", help="do not append to metrics.jsonl")
     parser.add_argument(

@@ -33,6 +33,7 @@ __all__ = [
     "embedder_model",
     "embedder_names",
     "embedder_spec",
+    "load_embedder_plugins",
     "query_embedder",
     "register_embedder",
 ]
@@ -188,6 +189,24 @@ EMBEDDERS: dict[str, EmbedderSpec] = {
 """Registered embedders in listing order."""
 
 
+_plugins_loaded = False
+
+
+def load_embedder_plugins(force: bool = False) -> None:
+    """Register every installed `cce.embedders` entry point once (names already taken
+    win, so a plugin cannot replace a built-in)."""
+    global _plugins_loaded
+    if _plugins_loaded and not force:
+        return
+    _plugins_loaded = True
+    # Imported on use: reading entry points costs a start that never needs a plugin.
+    from cce_retrieval.embed.plugins import embedder_entry_points, plugin_embedder_spec
+
+    for entry in embedder_entry_points():
+        if entry.name not in EMBEDDERS:
+            EMBEDDERS[entry.name] = plugin_embedder_spec(entry)
+
+
 def register_embedder(spec: EmbedderSpec, replace: bool = False) -> None:
     """Add `spec`; EmbedderConfigError when the name is taken and `replace` is false."""
     if spec.name in EMBEDDERS and not replace:
@@ -196,6 +215,8 @@ def register_embedder(spec: EmbedderSpec, replace: bool = False) -> None:
 
 
 def embedder_names() -> tuple[str, ...]:
+    """Every registered embedder name: the built-ins first, then plugins by name."""
+    load_embedder_plugins()
     return tuple(EMBEDDERS)
 
 
@@ -207,6 +228,11 @@ def embedder_spec(name: str, *, fallback: bool = False) -> EmbedderSpec:
     meant); without it, an unknown name is an EmbedderConfigError listing the choices.
     """
     spec = EMBEDDERS.get(name)
+    if spec is None:
+        # Plugins are looked for only for a name the built-ins lack: a hash store's
+        # queries never pay for reading the installed packages' entry points.
+        load_embedder_plugins()
+        spec = EMBEDDERS.get(name)
     if spec is not None:
         return spec
     if fallback:
