@@ -9,9 +9,11 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from cce_cli.main import main
+from cce_retrieval import load_index, save_index
 
 State = dict[str, object]
 
@@ -180,3 +182,23 @@ def test_a_base_url_that_names_no_server_is_an_error_of_its_own(
         "",
         "error: CCE_OPENAI_TIMEOUT must be a positive number of seconds, got 'later'\n",
     )
+
+
+def test_a_store_from_before_unit_vectors_is_warned_about(
+    server: State, corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = corpus / ".cce" / "index.json"
+    code, _, err = cce(capsys, "index", str(corpus), "--embedder", "openai", "--no-metrics")
+    assert code == 0, err
+    code, _, err = cce(capsys, "search", "alpha", "--store", str(store), "--no-metrics")
+    assert code == 0 and "not unit length" not in err
+    index = load_index(str(store))
+    index.embeddings = np.asarray(index.embeddings) * 40.0  # as an older cce stored them
+    save_index(index, str(store))
+    code, _, err = cce(capsys, "search", "alpha", "--store", str(store), "--no-metrics")
+    assert code == 0, err
+    assert (
+        "warning: this store's openai vectors are not unit length (it was built before cce "
+        "scaled them), so rankings favour long vectors; re-index it with "
+        "`cce index <dir> --embedder openai`\n"
+    ) in err

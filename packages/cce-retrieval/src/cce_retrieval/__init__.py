@@ -45,6 +45,7 @@ if TYPE_CHECKING:
         embedder_names,
         embedder_spec,
         load_embedder_plugins,
+        non_unit_vectors_notice,
         query_embedder,
         register_embedder,
     )
@@ -137,6 +138,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "check_embedder": ("cce_retrieval.embed.registry", "check_embedder"),
     "embedder_model": ("cce_retrieval.embed.registry", "embedder_model"),
     "load_embedder_plugins": ("cce_retrieval.embed.registry", "load_embedder_plugins"),
+    "non_unit_vectors_notice": ("cce_retrieval.embed.registry", "non_unit_vectors_notice"),
     "EMBEDDER_ENTRY_POINT_GROUP": ("cce_retrieval.embed.plugins", "EMBEDDER_ENTRY_POINT_GROUP"),
     "EmbedderMisconfigured": ("cce_retrieval.embed.errors", "EmbedderMisconfigured"),
     "EmbedderUnavailable": ("cce_retrieval.embed.errors", "EmbedderUnavailable"),
@@ -282,6 +284,7 @@ __all__ = [
     "load_embedder_plugins",
     "load_index",
     "load_store",
+    "non_unit_vectors_notice",
     "parse_index",
     "persist_index",
     "query_embedder",

@@ -27,6 +27,7 @@ from cce_retrieval import (
     check_embedder,
     embedder_spec,
     load_store,
+    non_unit_vectors_notice,
     query_embedder,
     repair_stale_fingerprint,
 )
@@ -240,4 +241,7 @@ def open_store(path: str, refusal: Refusal) -> tuple[Index, QueryEmbedder]:
     failure = embedder_failure(embedder)
     if failure is not None:
         raise CliError(refusal(embedder_spec(index.embedder, fallback=True), failure))
+    notice = non_unit_vectors_notice(index)
+    if notice is not None:
+        print(notice, file=sys.stderr)
     return index, embedder

@@ -34,6 +34,7 @@ __all__ = [
     "embedder_names",
     "embedder_spec",
     "load_embedder_plugins",
+    "non_unit_vectors_notice",
     "query_embedder",
     "register_embedder",
 ]
@@ -274,6 +275,38 @@ def query_embedder(index: Index, environ: Mapping[str, str] | None = None) -> Em
             f"asks for {asked!r}; unset {spec.model_env} or re-index with {asked!r}"
         )
     return spec.factory(recorded, environ)
+
+
+_NOTICE_ROWS = 1024
+"""How many chunk vectors `non_unit_vectors_notice` looks at: enough to tell an old
+store from a new one, cheap on a store of any size."""
+
+
+def non_unit_vectors_notice(index: Index) -> str | None:
+    """A warning when a store's chunk vectors should be unit length and are not.
+
+    Stores built before every non-hash vector was scaled to unit length rank chunks by
+    their vectors' length as much as by their direction. Their first rows tell; all-zero
+    rows (empty inputs) say nothing. None for hash stores and unit vectors.
+    """
+    if embedder_spec(index.embedder, fallback=True).unit_vectors:
+        return None
+    import numpy as np
+
+    matrix = index.embeddings
+    if not isinstance(matrix, np.ndarray) or matrix.ndim != 2 or matrix.shape[0] == 0:
+        return None
+    rows = np.asarray(matrix[:_NOTICE_ROWS], dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        norms = np.sqrt(np.einsum("ij,ij->i", rows, rows))
+    norms = norms[norms > 0.0]
+    if norms.size == 0 or bool(np.all(np.abs(norms - 1.0) <= 1e-6)):
+        return None
+    return (
+        f"warning: this store's {index.embedder} vectors are not unit length (it was built "
+        "before cce scaled them), so rankings favour long vectors; re-index it with "
+        f"`cce index <dir> --embedder {index.embedder}`"
+    )
 
 
 def check_query_vector(index: Index, vector: Sequence[float]) -> None:
