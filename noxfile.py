@@ -45,7 +45,8 @@ def tests(session: nox.Session, package: str) -> None:
     """Run one package's test suite (default: not slow, on every core) in its own locked
     environment."""
     env = _isolated_env(package)
-    # Optional extras (the Dask executor, ...) are installed: their tests run here.
+    # --all-extras: a package's optional features (the Dask executor, the in-process
+    # model2vec embedder) are tested too, not skipped.
     sync = ["uv", "sync", "--locked", "--package", package, "--exact", "--all-extras"]
     session.run(*sync, env=env)
     args = session.posargs or ["-m", "not slow and not browser", "-q", "-n", "auto"]
@@ -126,7 +127,8 @@ def pythons(session: nox.Session) -> None:
         }
         env.update({name: os.environ[name] for name in REFERENCE_ENV if name in os.environ})
         session.log(f"Python {version}: {executable}")
-        sync = ["uv", "sync", "--locked", "--all-packages", "--all-groups", "--exact"]
+        sync = ["uv", "sync", "--locked", "--all-packages", "--all-groups", "--all-extras"]
+        sync.append("--exact")
         session.run(*sync, "--python", executable, "--quiet", env=env)
         args = session.posargs or ["-m", "not slow and not browser", "-q", "-n", "2"]
         session.run("uv", "run", "--no-sync", "python", "-m", "pytest", "packages", *args, env=env)

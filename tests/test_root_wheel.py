@@ -34,6 +34,18 @@ def test_root_runtime_dependencies_are_the_members_third_party_ones() -> None:
     assert set(_toml(ROOT / "pyproject.toml")["project"]["dependencies"]) == wanted
 
 
+def test_root_extras_are_the_members_third_party_ones() -> None:
+    wanted: dict[str, set[str]] = {}
+    for name in MEMBERS:
+        extras = _member(name)["project"].get("optional-dependencies", {})
+        for extra, requirements in extras.items():
+            wanted.setdefault(extra, set()).update(
+                r for r in requirements if not r.startswith("cce-")
+            )
+    root = _toml(ROOT / "pyproject.toml")["project"].get("optional-dependencies", {})
+    assert {extra: set(requirements) for extra, requirements in root.items()} == wanted
+
+
 def test_root_wheel_carries_every_member_package_and_script() -> None:
     root = _toml(ROOT / "pyproject.toml")
     packages = root["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"]

@@ -19,7 +19,13 @@ import pytest
 from cce_cli.commands import index as cmd_index
 from cce_cli.formats import event_log as events
 from cce_cli.main import main
-from cce_retrieval import BuildResult, load_index, serialize_index
+from cce_retrieval import (
+    BuildResult,
+    EmbedderUnavailable,
+    embedder_names,
+    load_index,
+    serialize_index,
+)
 from cce_retrieval.embed.ollama import OllamaUnreachable
 from cce_retrieval.model import Index
 from cce_retrieval.store import persist
@@ -483,9 +489,14 @@ def test_unknown_embedder_name_means_hash(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root = small_repo(tmp_path / "repo")
-    code, out, _ = run_cce(["index", root, "--embedder", "olama", "--no-metrics"], capsys)
+    code, out, err = run_cce(["index", root, "--embedder", "olama", "--no-metrics"], capsys)
     assert code == 0
     assert "  embedder          : hash\n" in out
+    # A typo does not go unnoticed: the fallback is said, with the names that would work.
+    assert err == (
+        "warning: unknown embedder 'olama'; indexing with the default hash embedder "
+        f"(known embedders: {', '.join(embedder_names())})\n"
+    )
 
 
 class FakeOllama:
@@ -504,15 +515,14 @@ class FakeOllama:
     def healthy_one(cls) -> FakeOllama:
         return cls(True)
 
-    def healthy(self) -> bool:
-        return self._healthy
+    @property
+    def location(self) -> str:
+        return self.base_url
 
-    def check_url(self) -> None:
-        pass
-
-    def check_health(self) -> None:
+    def check(self) -> None:
         if not self._healthy:
-            raise OllamaUnreachable("ollama request failed: cannot connect")
+            cause = OllamaUnreachable("ollama request failed: cannot connect")
+            raise EmbedderUnavailable(self.base_url, cause)
 
     def embed(self, text: str) -> list[float]:
         return [float(len(text)), 1.0]

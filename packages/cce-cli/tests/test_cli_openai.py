@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from cce_cli.main import main
+from cce_retrieval import load_index, save_index
 
 State = dict[str, object]
 
@@ -115,7 +118,13 @@ def test_a_missing_model_is_not_unreachable(
     monkeypatch.setenv("CCE_OPENAI_MODEL", "missing")
     code, out, err = cce(capsys, "index", str(corpus), "--embedder", "openai", "--no-metrics")
     assert (code, out) == (1, "")
-    assert 'HTTP 404: model "missing" not found; nothing was indexed' in err
+    assert err.startswith(
+        "error: openai embedder selected but the openai server's health check at http://127."
+    )
+    assert err.endswith(
+        'HTTP 404: model "missing" not found); '
+        "fix the server or index with the default hash embedder\n"
+    )
     assert "unreachable" not in err
 
 
@@ -125,3 +134,71 @@ def _fixtures(corpus: Path) -> str:
         '{"schema":"cce.relevance/v1"}\n{"query":"alpha","expected":["a.py"]}\n', encoding="utf-8"
     )
     return str(path)
+
+
+def test_an_unreachable_server_at_query_time_is_called_unreachable(
+    server: State, corpus: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = corpus / ".cce" / "index.json"
+    code, out, err = cce(capsys, "index", str(corpus), "--embedder", "openai", "--no-metrics")
+    assert code == 0, err
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("CCE_OPENAI_URL", f"http://u:sk-pw@127.0.0.1:{port}")
+    monkeypatch.setenv("CCE_OPENAI_TIMEOUT", "0.5")
+    code, out, err = cce(capsys, "search", "alpha", "--store", str(store), "--no-metrics")
+    assert (code, out) == (1, "")
+    assert err == (
+        "error: this index was built with the openai embedder but the openai server is "
+        f"unreachable at http://***@127.0.0.1:{port} \u2014 refusing to search across "
+        "mismatched embedding spaces. Start the openai server, or re-index with the default "
+        "hash embedder (`cce index <dir>`).\n"
+    )
+    code, out, err = cce(capsys, "relevance", _fixtures(corpus), "--store", str(store))
+    assert (code, out) == (1, "")
+    assert err.startswith(
+        "error: this index was built with the openai embedder but the openai server is "
+        f"unreachable at http://***@127.0.0.1:{port} "
+    )
+
+
+@pytest.mark.parametrize("url", ["ftp://127.0.0.1:1", "localhost:8000"])
+def test_a_base_url_that_names_no_server_is_an_error_of_its_own(
+    corpus: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, url: str
+) -> None:
+    monkeypatch.setenv("CCE_OPENAI_URL", url)
+    code, out, err = cce(capsys, "index", str(corpus), "--embedder", "openai", "--no-metrics")
+    assert (code, out) == (1, "")
+    assert err == (
+        "error: the openai base URL must be an http:// or https:// URL with a host, got "
+        f"{url!r}; set CCE_OPENAI_URL like http://localhost:8000\n"
+    )
+    monkeypatch.setenv("CCE_OPENAI_URL", "http://127.0.0.1:1")
+    monkeypatch.setenv("CCE_OPENAI_TIMEOUT", "later")
+    code, out, err = cce(capsys, "index", str(corpus), "--embedder", "openai", "--no-metrics")
+    assert (code, out, err) == (
+        1,
+        "",
+        "error: CCE_OPENAI_TIMEOUT must be a positive number of seconds, got 'later'\n",
+    )
+
+
+def test_a_store_from_before_unit_vectors_is_warned_about(
+    server: State, corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = corpus / ".cce" / "index.json"
+    code, _, err = cce(capsys, "index", str(corpus), "--embedder", "openai", "--no-metrics")
+    assert code == 0, err
+    code, _, err = cce(capsys, "search", "alpha", "--store", str(store), "--no-metrics")
+    assert code == 0 and "not unit length" not in err
+    index = load_index(str(store))
+    index.embeddings = np.asarray(index.embeddings) * 40.0  # as an older cce stored them
+    save_index(index, str(store))
+    code, _, err = cce(capsys, "search", "alpha", "--store", str(store), "--no-metrics")
+    assert code == 0, err
+    assert (
+        "warning: this store's openai vectors are not unit length (it was built before cce "
+        "scaled them), so rankings favour long vectors; re-index it with "
+        "`cce index <dir> --embedder openai`\n"
+    ) in err

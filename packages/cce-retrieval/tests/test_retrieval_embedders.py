@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from cce_retrieval import (
@@ -19,6 +20,7 @@ from cce_retrieval import (
     create_embedder,
     embedder_names,
     embedder_spec,
+    non_unit_vectors_notice,
     parse_index,
     query_embedder,
     serialize_index,
@@ -99,3 +101,15 @@ def test_a_query_vector_of_another_dimension_is_refused(corpus: Path) -> None:
         create_backend("vector").search(index, Query("alpha", HashEmbedder()), 3)
     with pytest.raises(EmbeddingSpaceError, match="'other'"):
         create_backend("hybrid", {"model": "other"}).search(index, Query("a", ModelEmbedder()), 3)
+
+
+def test_a_store_whose_vectors_are_not_unit_is_noticed(corpus: Path) -> None:
+    index = build_index(str(corpus), ModelEmbedder()).index
+    assert non_unit_vectors_notice(index) is None  # built now: unit vectors
+    assert non_unit_vectors_notice(build_index(str(corpus), HashEmbedder()).index) is None
+    index.embeddings = np.asarray(index.embeddings) * 7.0  # as an older cce stored them
+    notice = non_unit_vectors_notice(index)
+    assert notice is not None and notice.startswith(
+        "warning: this store's ollama vectors are not unit length"
+    )
+    assert notice.endswith("re-index it with `cce index <dir> --embedder ollama`")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -10,16 +12,23 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import attrs
+import numpy as np
 import pytest
 
 from cce_retrieval import (
     BuildError,
+    EmbedderMisconfigured,
+    EmbedderUnavailable,
+    EmbedderUnreachable,
     EmbedError,
     OpenAIEmbedder,
+    QueryVectorError,
     build_index,
     create_embedder,
     parse_index,
+    search,
     serialize_index,
+    vector_search,
 )
 
 Answer = Callable[["Request"], tuple[int, dict[str, str], bytes]]
@@ -164,7 +173,7 @@ def test_a_slow_server_hits_the_total_timeout(server: FakeServer) -> None:
 @pytest.mark.parametrize(
     ("payload", "message"),
     [
-        (b"<html>gateway</html>", "bad answer"),
+        (b"<html>gateway</html>", r"answered with HTML, not JSON; is the base URL right\?"),
         (b'{"data":[{"embedding":[NaN,1.0,0.5],"index":0}]}', "holds NaN"),
         (b'{"data":[{"embedding":[1e999,1.0,0.5],"index":0}]}', "non-finite"),
         (b'{"data":[{"embedding":["1",1.0],"index":0}]}', "non-number"),
@@ -218,3 +227,183 @@ def test_a_failed_run_aborts_the_build(server: FakeServer, tmp_path: Path) -> No
     embedder = OpenAIEmbedder(server.url, "m", environ={})
     with pytest.raises(BuildError, match="nothing was written"):
         build_index(str(corpus(tmp_path)), embedder)
+
+
+# --- unit vectors -------------------------------------------------------------------------
+
+
+def raw_vector(text: str) -> list[float]:
+    """A direction drawn from the text, with a length that grows with the text: a server
+    whose plain dot products would rank long chunks first."""
+    seed = int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big")
+    direction = np.random.default_rng(seed).standard_normal(8)
+    return [float(v) for v in direction * (1.0 + 50.0 * len(text))]
+
+
+def unnormalised(request: Request) -> tuple[int, dict[str, str], bytes]:
+    inputs = request.body["input"]
+    assert isinstance(inputs, list)
+    data = [{"embedding": raw_vector(str(t)), "index": i} for i, t in enumerate(inputs)]
+    return 200, {}, json.dumps({"data": data}).encode()
+
+
+def varied_corpus(root: Path) -> Path:
+    for i in range(12):
+        body = "\n".join(f"    value_{i}_{j} = {j} * {i}" for j in range(1 + 3 * i))
+        (root / f"m{i:02}.py").write_text(f"def f{i}():\n{body}\n    return 0\n", "utf-8")
+    return root
+
+
+def test_vector_rankings_are_true_cosine_rankings(server: FakeServer, tmp_path: Path) -> None:
+    server.answer[0] = unnormalised
+    environ = {"CCE_OPENAI_URL": server.url}
+    index = build_index(str(varied_corpus(tmp_path)), create_embedder("openai", "m", environ)).index
+    stored = np.asarray(index.embeddings, dtype=np.float64)
+    assert np.allclose(np.linalg.norm(stored, axis=1), 1.0)
+    raw = np.array([raw_vector(chunk.content) for chunk in index.chunks])
+    embedder = create_embedder("openai", "m", environ)
+    for query in ("value 3", "return", "def f7 value_7_2", "x"):
+        q = np.array(raw_vector(query))
+        truth = raw @ q / (np.linalg.norm(raw, axis=1) * np.linalg.norm(q))
+        results = vector_search(index, embedder.embed(query), len(index.chunks))
+        assert [r.chunk_id for r in results] == [
+            index.chunks[i].chunk_id for i in np.argsort(-truth, kind="stable")
+        ]
+        assert [r.score for r in results] == pytest.approx(sorted(truth, reverse=True), abs=1e-6)
+        hybrid = search(index, embedder, query, 5, False)
+        assert all(-1.0 - 1e-9 <= r.score <= 2.0 for r in hybrid)
+
+
+@pytest.mark.parametrize(
+    ("vector", "why"),
+    [
+        ([0.0, 0.0, 0.0], "all zeros"),
+        ([1e308, 1e308, 1.0], "overflows"),
+    ],
+)
+def test_a_vector_without_a_unit_length_aborts_the_build_naming_the_chunk(
+    server: FakeServer, tmp_path: Path, vector: list[float], why: str
+) -> None:
+    def answer(request: Request) -> tuple[int, dict[str, str], bytes]:
+        inputs = request.body["input"]
+        assert isinstance(inputs, list)
+        data = [
+            {"embedding": vector if "f3" in str(t) else [1.0, 2.0, 3.0], "index": i}
+            for i, t in enumerate(inputs)
+        ]
+        return 200, {}, json.dumps({"data": data}).encode()
+
+    server.answer[0] = answer
+    embedder = OpenAIEmbedder(server.url, "m", environ={})
+    with pytest.raises(BuildError) as caught:
+        build_index(str(corpus(tmp_path)), embedder)
+    message = str(caught.value)
+    assert "embedder 'openai'" in message and "m3.py" in message and why in message
+    assert "nothing was written" in message
+
+
+def test_a_query_vector_without_a_unit_length_is_refused(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    environ = {"CCE_OPENAI_URL": server.url}
+    index = build_index(str(corpus(tmp_path)), create_embedder("openai", "m", environ)).index
+    with pytest.raises(QueryVectorError, match=r"embedder 'openai' .*query.*all zeros"):
+        vector_search(index, [0.0, 0.0, 0.0], 3)
+    with pytest.raises(QueryVectorError, match="overflows"):
+        vector_search(index, [1e308, -1e308, 0.0], 3)
+
+
+# --- endpoints that fail fast -------------------------------------------------------------
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+@pytest.mark.parametrize(
+    "base_url", ["ftp://127.0.0.1:1", "http://", "127.0.0.1:8000", "http://127.0.0.1:port"]
+)
+def test_a_base_url_that_names_no_server_fails_before_any_request(
+    server: FakeServer, base_url: str
+) -> None:
+    embedder = OpenAIEmbedder(base_url, "m", environ={}, sleep=lambda s: None)
+    with pytest.raises(EmbedderMisconfigured, match=r"http:// or https:// URL|not a valid URL"):
+        embedder.try_embed_batch(["a"])
+    with pytest.raises(EmbedderMisconfigured):
+        embedder.check()
+    assert server.requests == []
+
+
+def test_a_base_ending_in_v1_is_not_doubled(server: FakeServer) -> None:
+    for base in (server.url + "/v1", server.url + "/v1/"):
+        assert OpenAIEmbedder(base, "m", environ={}).try_embed_batch(["a"]) == [[1.0, 1.0, 0.5]]
+    assert [r.path for r in server.requests] == ["/v1/embeddings", "/v1/embeddings"]
+
+
+@pytest.mark.parametrize(
+    ("status", "payload", "attempts"),
+    [
+        (400, b'{"error":{"message":"bad input"}}', 1),
+        (401, b'{"error":{"message":"no key"}}', 1),
+        (408, b"timeout", 3),
+        (200, b"not json", 1),
+    ],
+)
+def test_only_transient_failures_are_retried(
+    server: FakeServer, status: int, payload: bytes, attempts: int
+) -> None:
+    server.answer[0] = lambda r: (status, {}, payload)
+    with pytest.raises(EmbedError):
+        client(server, retries=2, backoff=0.0).try_embed_batch(["a"])
+    assert len(server.requests) == attempts
+
+
+def test_an_html_error_page_says_so_at_once(server: FakeServer) -> None:
+    server.answer[0] = lambda r: (404, {"Content-Type": "text/html"}, b"<!DOCTYPE html><p>no")
+    with pytest.raises(EmbedError) as caught:
+        client(server).try_embed_batch(["a"])
+    assert str(caught.value) == (
+        f"the server at {server.url}/v1/embeddings answered with HTML, not JSON (HTTP 404); "
+        "is the base URL right?"
+    )
+    assert len(server.requests) == 1
+
+
+def test_a_refused_connection_is_retried_then_reported_unreachable() -> None:
+    sleeps: list[float] = []
+    url = f"http://127.0.0.1:{closed_port()}"
+    embedder = OpenAIEmbedder(url, "m", environ={}, retries=2, sleep=sleeps.append)
+    with pytest.raises(EmbedderUnreachable, match="failed after 3 attempts: unreachable"):
+        embedder.try_embed_batch(["a"])
+    assert sleeps == [0.5, 1.0]
+    with pytest.raises(EmbedderUnavailable) as caught:
+        embedder.check()
+    assert caught.value.unreachable and caught.value.where == url
+
+
+def test_the_total_time_is_bounded_by_the_environment() -> None:
+    url = f"http://127.0.0.1:{closed_port()}"
+    embedder = OpenAIEmbedder.from_env({"CCE_OPENAI_URL": url, "CCE_OPENAI_TIMEOUT": "0.3"})
+    started = time.monotonic()
+    with pytest.raises(EmbedderUnreachable):
+        embedder.try_embed_batch(["a"])
+    assert time.monotonic() - started < 1.5
+    for bad in ("0", "-1", "nan", "soon"):
+        with pytest.raises(EmbedderMisconfigured, match="CCE_OPENAI_TIMEOUT"):
+            OpenAIEmbedder.from_env({"CCE_OPENAI_TIMEOUT": bad})
+
+
+def test_credentials_in_the_base_url_are_sent_and_never_shown(server: FakeServer) -> None:
+    base = server.url.replace("http://", "http://alice:hunter2@")
+    embedder = OpenAIEmbedder(base, "m", environ={})
+    assert embedder.try_embed_batch(["a"]) == [[1.0, 1.0, 0.5]]
+    assert server.requests[0].headers["Authorization"] == "Basic YWxpY2U6aHVudGVyMg=="
+    assert "hunter2" not in repr(embedder) + embedder.endpoint + embedder.location
+    server.answer[0] = lambda r: (403, {}, b'{"error":{"message":"forbidden"}}')
+    with pytest.raises(EmbedError) as caught:
+        embedder.try_embed_batch(["a"])
+    assert "hunter2" not in str(caught.value) and "http://***@127.0.0.1" in str(caught.value)

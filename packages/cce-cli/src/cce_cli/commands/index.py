@@ -21,23 +21,24 @@ from cce_cli.commands.build_options import add_build_options
 from cce_cli.errors import CliError
 from cce_cli.evaluation.indexes import (
     add_protection_argument,
-    check_remote,
-    check_server,
-    is_unreachable,
+    embedder_failure,
     persist_or_fail,
     print_protection_notice,
+    remote_problem,
 )
 from cce_cli.formats.event_log import write_index_event
 from cce_cli.render.output import display_text, write_stdout
 from cce_retrieval import (
     DEFAULT_PROTECTION,
     BuildResult,
+    CheckedEmbedder,
     Embedder,
+    EmbedderMisconfigured,
     RecordedBuild,
     ascii_lower,
+    embedder_model,
     embedder_names,
     embedder_spec,
-    redact_url,
     resolve_store_path,
 )
 
@@ -55,6 +56,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default="hash",
         help=f"one of {', '.join(embedder_names())} (default hash); any other name means hash",
     )
+    parser.add_argument(
+        "--model",
+        metavar="NAME_OR_PATH",
+        help="the embedder's model, instead of its environment variable (a model name, "
+        "or a local model directory for an embedder that runs in process)",
+    )
     parser.add_argument("--no-metrics", action="store_true", help="do not append to metrics.jsonl")
     parser.add_argument(
         "--allow-secrets",
@@ -65,36 +72,47 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_protection_argument(parser, DEFAULT_PROTECTION)
 
 
-def select_embedder(name: str) -> Embedder:
-    """A registered embedder by case-insensitive name (any other name is hash).
+def select_embedder(name: str, model: str | None = None) -> Embedder:
+    """A registered embedder by case-insensitive name (any other name is hash, with a
+    warning naming the registered ones, since a typo would otherwise go unnoticed), with
+    `model` (`--model`) instead of its default; an embedder without models refuses one.
 
-    An embedder that talks to a server is checked first (its URL, then a health request)
-    and announced on stderr, its URL's credentials redacted. A server that does not
-    answer is "unreachable", as in the reference; any other failure keeps its cause.
+    An embedder with a health check is checked first and announced on stderr, its
+    location's credentials redacted. One that does not answer is "unreachable", as in
+    the reference; any other failure keeps its cause. The wording comes from the
+    embedder's registration (`EmbedderSpec.server`, `remedy`, `health_check`).
     """
-    spec = embedder_spec(ascii_lower(name), fallback=True)
-    embedder = spec.factory(None, None)
-    if not spec.remote:
+    folded = ascii_lower(name)
+    if folded not in embedder_names():
+        print(
+            f"warning: unknown embedder {name!r}; indexing with the default hash embedder "
+            f"(known embedders: {', '.join(embedder_names())})",
+            file=sys.stderr,
+        )
+    spec = embedder_spec(folded, fallback=True)
+    if model is not None and spec.model_env is None:
+        raise CliError(f"the {spec.name} embedder has no model; drop --model", 2)
+    try:
+        embedder = spec.factory(model or None, None)
+    except EmbedderMisconfigured as err:
+        raise CliError(str(err)) from None
+    if not isinstance(embedder, CheckedEmbedder):
         return embedder
-    url = redact_url(str(getattr(embedder, "base_url", "")))
-    server = "Ollama" if spec.name == "ollama" else f"the {spec.name} server"
-    if callable(getattr(embedder, "check", None)):
-        # Embedders with `check()` (OpenAI-compatible) report the server's own message.
-        check_server(embedder, lambda: "", "nothing was indexed")
-    else:
-        failure = check_remote(embedder)
-        if failure is not None and is_unreachable(failure):
-            raise CliError(
-                f"{spec.name} embedder selected but {server} is unreachable at {url}; "
-                f"start {server} or index with the default hash embedder"
-            )
-        if failure is not None:
-            raise CliError(
-                f"{spec.name} embedder selected but the {server} health check at {url} "
-                f"failed ({failure}); fix the server or index with the default hash embedder"
-            )
-    model = getattr(embedder, "model", "")
-    print(f"using {spec.name} embedder ({model} @ {url})", file=sys.stderr)
+    failure = embedder_failure(embedder)
+    if failure is not None and failure.unreachable:
+        raise CliError(
+            f"{spec.name} embedder selected but {remote_problem(spec, failure)}; "
+            f"{spec.remedy} or index with the default hash embedder"
+        )
+    if failure is not None:
+        repair = "fix the server" if spec.remote else spec.remedy
+        raise CliError(
+            f"{spec.name} embedder selected but {remote_problem(spec, failure)}; "
+            f"{repair} or index with the default hash embedder"
+        )
+    model = embedder_model(embedder) or ""
+    where = f"{model} @ {embedder.location}" if spec.remote else embedder.location
+    print(f"using {spec.name} embedder ({where})", file=sys.stderr)
     return embedder
 
 
@@ -165,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
     if args.allow_secrets and protection != DEFAULT_PROTECTION:
         raise CliError("--allow-secrets and --protection strict contradict each other", 2)
     store_path = resolve_store_path(args.store, directory)
-    embedder = select_embedder(args.embedder)
+    embedder = select_embedder(args.embedder, args.model)
     protect = not args.allow_secrets
     if not protect:
         print(ALLOW_SECRETS_WARNING, file=sys.stderr)

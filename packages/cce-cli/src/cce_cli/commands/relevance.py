@@ -1,13 +1,12 @@
 """`cce relevance FIXTURES`: score the retrieval pipeline against a labeled fixture set.
 
-Why it exists: this is the edge where the relevance harness meets the user. It owns the
-command's arguments (docs/harness.md#arguments), the order in which inputs are read and
-checked - which decides which error a user sees first (docs/harness.md#processing-order) - the
-corpus path and its displayed form with Rust `Path` semantics (docs/harness.md#corpus-path), store
-mode and the refusal to score an Ollama-built store without Ollama (docs/harness.md#store-mode), and
-writing the whole rendering to stdout in one go (docs/harness.md#output-and-exit-status). Evaluation
-is `cce_cli.evaluation.harness`, rendering
-`cce_cli.render.relevance`.
+Why it exists: this is the edge where the relevance harness meets the user. It owns the command's
+arguments (docs/harness.md#arguments), the order in which inputs are read and checked - which
+decides which error a user sees first (docs/harness.md#processing-order) - the corpus path and its
+displayed form with Rust `Path` semantics (docs/harness.md#corpus-path), store mode and the refusal
+to score a store whose embedder fails its health check (docs/harness.md#store-mode), and writing the
+whole rendering to stdout in one go (docs/harness.md#output-and-exit-status). Evaluation is
+`cce_cli.evaluation.harness`, rendering `cce_cli.render.relevance`.
 
 The flags beyond the reference's leave the default output alone: `--format` picks a
 renderer, `--results` also writes the `cce.run/v1` file, `--by-tag` adds per-tag
@@ -40,9 +39,10 @@ from cce_cli.evaluation.harness import BackendReport
 from cce_cli.evaluation.indexes import (
     add_protection_argument,
     build_or_fail,
-    is_unreachable,
+    capitalize,
     open_store,
     print_protection_notice,
+    remote_problem,
 )
 from cce_cli.evaluation.report import tag_groups
 from cce_cli.formats import external_runs as runs
@@ -58,8 +58,10 @@ from cce_retrieval import (
     Backend,
     BackendConfigError,
     EmbedderConfigError,
+    EmbedderMisconfigured,
+    EmbedderSpec,
+    EmbedderUnavailable,
     EmbeddingSpaceError,
-    EmbedError,
     HashEmbedder,
     Index,
     QueryEmbedder,
@@ -267,15 +269,12 @@ def corpus_path(fixtures: str, header_corpus: str) -> str:
     return rust_join(rust_parent(fixtures) or "", header_corpus)
 
 
-def _ollama_refusal(base_url: str, failure: EmbedError | None) -> str:
-    if is_unreachable(failure):
-        problem = f"Ollama is unreachable at {base_url}"
-    else:
-        problem = f"the Ollama health check at {base_url} failed ({failure})"
+def _store_refusal(spec: EmbedderSpec, failure: EmbedderUnavailable) -> str:
     return (
-        f"this index was built with the ollama embedder but {problem} "
+        f"this index was built with the {spec.name} embedder but "
+        f"{remote_problem(spec, failure)} "
         "— refusing to score across mismatched embedding spaces "
-        "(query and chunk vectors would come from different models). Start Ollama, "
+        f"(query and chunk vectors would come from different models). {capitalize(spec.remedy)}, "
         "or evaluate a corpus directory with --dir <corpus> (hash embedder)."
     )
 
@@ -434,7 +433,7 @@ def _evaluate(
         if name:
             try:
                 built = create_embedder(name, model or None)
-            except EmbedderConfigError as error:
+            except (EmbedderConfigError, EmbedderMisconfigured) as error:
                 raise CliError(str(error)) from None
             group_index = build_or_fail(_corpus_display(args, fixture_set), built, args=args).index
             group_embedder = built
@@ -563,7 +562,7 @@ def score(args: argparse.Namespace) -> Scored:
                 "fixtures' corpus); a --store was protected when it was indexed",
                 2,
             )
-        index, embedder = open_store(str(args.store), _ollama_refusal)
+        index, embedder = open_store(str(args.store), _store_refusal)
         display = str(args.store)
         corpus_checks.check_store(display, args.strict)
         root = corpus_checks.store_corpus_root(display)

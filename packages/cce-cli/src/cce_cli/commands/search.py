@@ -1,11 +1,12 @@
 """`cce search`: hybrid search over a persisted store (docs/retrieval.md#cce-search).
 
 Why it exists: the command a person (or a script, with `--json`) runs against an index.
-It resolves the store path, picks the query embedder from the name recorded in the
-store (refusing an ollama-built store when Ollama is down rather than mixing embedding
-spaces), runs the hybrid pipeline, logs one `search` metrics event (fail-open,
-docs/retrieval.md#search-events) and prints the results in the reference's exact human
-or JSON layout. The ranking itself is `cce_retrieval.rank.hybrid`'s.
+It resolves the store path, picks the query embedder from the name recorded in the store
+(refusing a store whose embedder fails its health check, such as a server that is down,
+rather than mixing embedding spaces), runs the hybrid pipeline, logs one `search`
+metrics event (fail-open, docs/retrieval.md#search-events) and prints the results in the
+reference's exact human or JSON layout. The ranking itself is
+`cce_retrieval.rank.hybrid`'s.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import time
 from collections.abc import Sequence
 
 from cce_cli.errors import CliError
-from cce_cli.evaluation.indexes import is_unreachable, open_store
+from cce_cli.evaluation.indexes import capitalize, open_store, remote_problem
 from cce_cli.formats.event_log import append_event
 from cce_cli.render.output import display_text, write_stdout
 from cce_retrieval import (
@@ -32,7 +33,13 @@ from cce_retrieval import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from cce_retrieval import EmbedError, Index, QueryEmbedder, SearchResult
+    from cce_retrieval import (
+        EmbedderSpec,
+        EmbedderUnavailable,
+        Index,
+        QueryEmbedder,
+        SearchResult,
+    )
 
 DEFAULT_TOP_K = 10
 LOW_CONFIDENCE_THRESHOLD = 0.30
@@ -74,19 +81,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def ollama_refusal(base_url: str, failure: EmbedError | None = None) -> str:
-    """The one-line refusal for an ollama-built store whose server does not answer.
+def store_refusal(spec: EmbedderSpec, failure: EmbedderUnavailable) -> str:
+    """The one-line refusal for a store whose embedder fails its health check.
 
-    The reference's wording when nothing answered; the real cause otherwise.
+    The reference's wording (for Ollama) when nothing answered; the real cause otherwise.
     """
-    if is_unreachable(failure):
-        problem = f"Ollama is unreachable at {base_url}"
-    else:
-        problem = f"the Ollama health check at {base_url} failed ({failure})"
     return (
-        f"this index was built with the ollama embedder but {problem} "
+        f"this index was built with the {spec.name} embedder but "
+        f"{remote_problem(spec, failure)} "
         f"\u2014 refusing to search across mismatched embedding spaces. "
-        f"Start Ollama, or re-index with the default hash embedder (`cce index <dir>`)."
+        f"{capitalize(spec.remedy)}, or re-index with the default hash embedder "
+        "(`cce index <dir>`)."
     )
 
 
@@ -216,7 +221,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("give the directory once: either DIR or --dir", 2)
     directory = args.dir if args.dir is not None else args.positional_dir
     store_path = resolve_store_path(args.store, directory)
-    index, embedder = open_store(store_path, ollama_refusal)
+    index, embedder = open_store(store_path, store_refusal)
     graph_enabled = not args.no_graph
     started = time.perf_counter()
     ranked: int | None = None

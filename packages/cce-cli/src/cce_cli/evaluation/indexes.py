@@ -2,12 +2,13 @@
 
 Why it exists: `cce index`, `cce conformance`, `cce search` and `cce relevance` all
 turn a build or load failure into the same `CliError`, and the two read commands pick
-the query embedder from the name the store records, refusing an Ollama-built store
-when Ollama does not answer (never mixing embedding spaces). Each command keeps only
-its own wording of that refusal. `ollama_from_env` and `ollama_failure` are shared with
-`cce index`: a malformed `CCE_OLLAMA_URL` is an error of its own, and a health check that
-fails says why (refused connection, HTTP status, garbage body, deadline), with the URL's
-credentials redacted.
+the query embedder from the name the store records, refusing a store whose embedder
+fails its health check (a server that does not answer: never mixing embedding spaces).
+Each command keeps only its own wording of that refusal, built from the embedder's
+registered description, never from its name. `embedder_failure` and `remote_problem` are
+shared with `cce index`: a setting that cannot work is an error of its own, and a health
+check that fails says why (refused connection, HTTP status, garbage body, deadline),
+with the URL's credentials redacted.
 """
 
 from __future__ import annotations
@@ -19,15 +20,15 @@ from typing import TypeVar
 
 from cce_cli.errors import CliError
 from cce_retrieval import (
+    EmbedderMisconfigured,
+    EmbedderUnavailable,
     EmbeddingSpaceError,
-    EmbedError,
-    OllamaConfigError,
-    OllamaUnreachable,
     StoreError,
+    check_embedder,
     embedder_spec,
     load_store,
+    non_unit_vectors_notice,
     query_embedder,
-    redact_url,
     repair_stale_fingerprint,
 )
 
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from cce_retrieval import (
         BuildResult,
         Embedder,
+        EmbedderSpec,
         Index,
         PersistedIndex,
         ProgressCallback,
@@ -187,56 +189,43 @@ def print_protection_notice(result: BuildResult | RecordedBuild) -> None:
         print(notice, file=sys.stderr)
 
 
-Refusal = Callable[[str, EmbedError | None], str]
-"""(redacted base URL, why the health check failed — None or `OllamaUnreachable` when
-nothing answered) → the command's error message."""
+Refusal = Callable[["EmbedderSpec", "EmbedderUnavailable"], str]
+"""(the store's embedder, why its health check failed) → the command's error message."""
 
 
-def check_remote(embedder: object) -> EmbedError | None:
-    """Why a server-backed embedder cannot be used, or None when it answered correctly.
-
-    A malformed base URL (`check_url`) is a CliError of its own; then the health check:
-    `check_health` when the embedder has one (it raises with the cause), else `healthy`.
-    """
-    check_url = getattr(embedder, "check_url", None)
-    if callable(check_url):
-        try:
-            check_url()
-        except OllamaConfigError as err:
-            raise CliError(str(err)) from None
-    check_health = getattr(embedder, "check_health", None)
-    if callable(check_health):
-        try:
-            check_health()
-        except EmbedError as err:
-            return err
-        return None
-    healthy = getattr(embedder, "healthy", None)
-    if callable(healthy) and not healthy():
-        return OllamaUnreachable("no answer to the health check")
+def embedder_failure(embedder: object) -> EmbedderUnavailable | None:
+    """Why an embedder cannot be used, or None when its health check passed (or it has
+    none). A setting that cannot work (a malformed base URL, a missing optional package)
+    is a `CliError` of its own."""
+    try:
+        check_embedder(embedder)
+    except EmbedderMisconfigured as err:
+        raise CliError(str(err)) from None
+    except EmbedderUnavailable as err:
+        return err
     return None
 
 
-def is_unreachable(failure: EmbedError | None) -> bool:
-    """True when no HTTP exchange happened (the reference's "unreachable" case)."""
-    return failure is None or isinstance(failure, OllamaUnreachable)
-
-
-def remote_problem(base_url: str, failure: EmbedError | None) -> str:
+def remote_problem(spec: EmbedderSpec, failure: EmbedderUnavailable) -> str:
     """ "Ollama is unreachable at URL", or the failed health check with its cause."""
-    if is_unreachable(failure):
-        return f"Ollama is unreachable at {base_url}"
-    return f"the Ollama health check at {base_url} failed ({failure})"
+    if failure.unreachable:
+        return f"{spec.server} is unreachable at {failure.where}"
+    return f"{spec.health_check} at {failure.where} failed ({failure})"
+
+
+def capitalize(text: str) -> str:
+    """`text` with its first letter upper-case (the rest as it is, unlike `str.capitalize`),
+    for a registered remedy that starts a sentence."""
+    return text[:1].upper() + text[1:]
 
 
 def open_store(path: str, refusal: Refusal) -> tuple[Index, QueryEmbedder]:
     """Load the store at `path` and the query embedder its recorded name calls for.
 
     The exact recorded name selects a registered embedder (an unknown name means hash);
-    one that talks to a server is checked first (`check_remote`), and when that fails,
-    `refusal(redacted base URL, failure)` is the error message. A store that records a
-    model is queried with that model; another one is refused (never mixing embedding
-    spaces).
+    one with a health check is checked first (`embedder_failure`), and when that fails,
+    `refusal(spec, failure)` is the error message. A store that records a model is
+    queried with that model; another one is refused (never mixing embedding spaces).
     """
     try:
         index = load_store(path)
@@ -247,37 +236,12 @@ def open_store(path: str, refusal: Refusal) -> tuple[Index, QueryEmbedder]:
         print(repaired, file=sys.stderr)
     try:
         embedder = query_embedder(index)
-    except EmbeddingSpaceError as err:
+    except (EmbeddingSpaceError, EmbedderMisconfigured) as err:
         raise CliError(str(err)) from None
-    if embedder_spec(index.embedder, fallback=True).remote:
-        if callable(getattr(embedder, "check", None)):
-            # Embedders with `check()` (OpenAI-compatible) report the server's own message.
-            check_server(embedder, lambda: "")
-        else:
-            failure = check_remote(embedder)
-            if failure is not None:
-                url = redact_url(str(getattr(embedder, "base_url", "")))
-                raise CliError(refusal(url, failure))
+    failure = embedder_failure(embedder)
+    if failure is not None:
+        raise CliError(refusal(embedder_spec(index.embedder, fallback=True), failure))
+    notice = non_unit_vectors_notice(index)
+    if notice is not None:
+        print(notice, file=sys.stderr)
     return index, embedder
-
-
-def check_server(
-    embedder: object,
-    unreachable: Callable[[], str],
-    consequence: str = "refusing to query across mismatched embedding spaces",
-) -> None:
-    """Ask a server-backed embedder whether it works before relying on it.
-
-    An embedder with `check()` raises EmbedError carrying the server's own message (a
-    missing model is reported as such); one with only `healthy()` gets `unreachable()`.
-    """
-    check = getattr(embedder, "check", None)
-    if callable(check):
-        try:
-            check()
-        except EmbedError as err:
-            raise CliError(f"{err}; {consequence}") from None
-        return
-    healthy = getattr(embedder, "healthy", None)
-    if callable(healthy) and not healthy():
-        raise CliError(unreachable())

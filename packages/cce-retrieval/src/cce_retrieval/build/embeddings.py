@@ -23,7 +23,9 @@ from cce_retrieval.build.cache import (
 )
 from cce_retrieval.build.errors import BuildError
 from cce_retrieval.embed.hashing import EMBED_DIM, Embedder, EmbedError, check_vectors
+from cce_retrieval.embed.unit import unit_rows, why_not_unit
 from cce_retrieval.model import (
+    Chunk,
     FloatMatrix,
     SparseEmbeddings,
 )
@@ -138,10 +140,16 @@ def embed_generic(
     keys: Sequence[bytes],
 ) -> tuple[FloatMatrix, list[int] | None]:
     """Embed with a non-hash embedder, in batches across files; reuse cached vectors.
-    `keys` are the files' cache keys when there is a cache."""
+    `keys` are the files' cache keys when there is a cache.
+
+    Fresh vectors are scaled to unit length (`cce_retrieval.embed.unit`) before they are
+    cached or stored; cached ones were scaled when they were made (the cache's salt holds
+    the code's digest, so an entry never predates this rule).
+    """
     vectors: list[list[float]] = []
     fresh: list[str] = []
     fresh_at: list[int] = []
+    fresh_chunks: list[Chunk] = []
     for outcome in outcomes:
         if outcome.embeddings is not None and outcome.lengths is not None:
             for row, length in zip(outcome.embeddings, outcome.lengths, strict=True):
@@ -150,8 +158,18 @@ def embed_generic(
             for chunk in outcome.chunks:
                 fresh_at.append(len(vectors))
                 fresh.append(chunk.content)
+                fresh_chunks.append(chunk)
                 vectors.append([])
     fresh_matrix, fresh_lengths = embed_contents(embedder, fresh)
+    refused = unit_rows(fresh_matrix, fresh_lengths)
+    if refused is not None:
+        chunk = fresh_chunks[refused]
+        raise BuildError(
+            f"embedder '{embedder.name}' returned a vector that cannot be scaled to unit "
+            f"length for chunk {chunk.chunk_id} ({chunk.file_path} lines {chunk.start_line}-"
+            f"{chunk.end_line}): {why_not_unit(fresh_matrix[refused])}. Aborting the index; "
+            "nothing was written."
+        )
     widths = fresh_lengths or [fresh_matrix.shape[1] if fresh_matrix.ndim == 2 else 0] * len(fresh)
     for at, row, width in zip(fresh_at, fresh_matrix, widths, strict=True):
         vectors[at] = row[:width].tolist()

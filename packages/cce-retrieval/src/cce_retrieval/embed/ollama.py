@@ -32,6 +32,7 @@ import time
 import urllib.parse
 from collections.abc import Mapping, Sequence
 
+from cce_retrieval.embed.errors import EmbedderUnavailable
 from cce_retrieval.embed.hashing import EmbedError, check_vectors
 
 # Re-exported, so whoever uses the embedder imports its failures from the same module.
@@ -158,6 +159,20 @@ class OllamaEmbedder:
     def display_url(self) -> str:
         """The base URL as printed: credentials redacted."""
         return redact_url(self.base_url)
+
+    @property
+    def location(self) -> str:
+        """Where its vectors come from, as printed (`display_url`)."""
+        return self.display_url
+
+    def check(self) -> None:
+        """The health check: `OllamaConfigError` for a base URL that names no server,
+        else `check_health`'s failure as an `EmbedderUnavailable` at `display_url`."""
+        self.check_url()
+        try:
+            self.check_health()
+        except EmbedError as err:
+            raise EmbedderUnavailable(self.display_url, err) from None
 
     def _exchange(self, body: bytes, timeout: float) -> tuple[int, str, str, bytes]:
         """POST `body`; (status, reason, Location header, body), all within `timeout` s."""

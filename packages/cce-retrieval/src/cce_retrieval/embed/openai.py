@@ -5,21 +5,28 @@ APIs all speak this one protocol, so a single client lets `vector` and `hybrid` 
 measured with real semantic embeddings. The standard library is enough (`urllib`), and
 every failure mode a server has in practice is handled explicitly:
 
+- the base URL is checked before any request (http or https, a host); a base that
+  already ends in `/v1` (the OpenAI SDK's convention) is not doubled into `/v1/v1`;
 - batching (`batch_size` inputs per request, results put back in input order by `index`);
 - a bounded total time per call (`total_timeout`), each request also bounded;
-- retries with exponential backoff on 429 and 5xx answers and on connection failures,
-  honouring a numeric `Retry-After`, never past the total deadline;
+- only transient failures are retried, with exponential backoff and never past the total
+  deadline: a refused or reset connection, a timeout, 408, 429 (honouring a numeric
+  `Retry-After`) and 5xx. Anything else (another 4xx, a TLS or name-resolution failure,
+  an answer that is not JSON) fails at once, because asking again gets the same answer;
 - errors that keep the server's own message (`{"error": {"message": ...}}` or the body),
-  so a model that does not exist reads as such rather than as "unreachable";
+  so a model that does not exist reads as such rather than as "unreachable", and an HTML
+  page (a wrong base URL, a proxy's login page) is named as HTML;
 - answers that are not JSON, hold NaN or infinities, lack a vector, or change dimension
   are errors, so a bad answer can never be written into a store;
 - the API key is read from the environment at request time (`CCE_OPENAI_API_KEY`, else
   `OPENAI_API_KEY`), sent only as the `Authorization` header, and never printed, stored
-  or kept on the object.
+  or kept on the object; `user:password@` in the base URL is sent as basic auth when
+  there is no key, and every URL this module prints has it replaced by `***`.
 """
 
 from __future__ import annotations
 
+import base64
 import http.client
 import json
 import math
@@ -27,10 +34,17 @@ import os
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
+from cce_retrieval.embed.errors import (
+    EmbedderMisconfigured,
+    EmbedderUnavailable,
+    EmbedderUnreachable,
+    redact_url,
+)
 from cce_retrieval.embed.hashing import EmbedError
 
 DEFAULT_OPENAI_URL: Final = "http://localhost:8000"
@@ -48,11 +62,41 @@ _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 class _Retryable(Exception):
-    """A failure worth another attempt (429, 5xx, connection trouble); `str()` says why."""
+    """A failure worth another attempt (408, 429, 5xx, connection trouble); `str()` says why.
 
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
+    `unreachable` when no HTTP exchange happened, so the last one is reported as such.
+    """
+
+    def __init__(
+        self, message: str, retry_after: float | None = None, *, unreachable: bool = False
+    ) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        self.unreachable = unreachable
+
+
+def _is_html(body: bytes) -> bool:
+    """Whether an answer is an HTML page (JSON never starts with `<`)."""
+    return body.lstrip()[:1] == b"<"
+
+
+def check_base_url(base_url: str) -> urllib.parse.SplitResult:
+    """The parts of `base_url`; EmbedderMisconfigured unless it names an http(s) server."""
+    shown = redact_url(base_url)
+    advice = f"set CCE_OPENAI_URL like {DEFAULT_OPENAI_URL}"
+    try:
+        parts = urllib.parse.urlsplit(base_url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError as err:
+        raise EmbedderMisconfigured(
+            f"the openai base URL {shown!r} is not a valid URL ({err}); {advice}"
+        ) from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise EmbedderMisconfigured(
+            f"the openai base URL must be an http:// or https:// URL with a host, got "
+            f"{shown!r}; {advice}"
+        )
+    return parts
 
 
 def _reject_constant(name: str) -> float:
@@ -61,6 +105,8 @@ def _reject_constant(name: str) -> float:
 
 def _server_message(body: bytes) -> str:
     """The server's own error text: `error.message` of a JSON body, else the body."""
+    if _is_html(body):
+        return "an HTML page, not JSON"
     text = body.decode("utf-8", "replace").strip()
     try:
         document = json.loads(text)
@@ -119,21 +165,58 @@ class OpenAIEmbedder:
         """The vector length of the first answer; every later answer must match it."""
 
     def __repr__(self) -> str:  # never shows the key (it is not held anyway)
-        return f"OpenAIEmbedder(base_url={self.base_url!r}, model={self.model!r})"
+        return f"OpenAIEmbedder(base_url={self.display_url!r}, model={self.model!r})"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> OpenAIEmbedder:
-        """`CCE_OPENAI_URL` (default http://localhost:8000) and `CCE_OPENAI_MODEL`."""
+        """`CCE_OPENAI_URL` (default http://localhost:8000), `CCE_OPENAI_MODEL`, and
+        `CCE_OPENAI_TIMEOUT`: the bound, in seconds, on the total time of one call,
+        retries included (default 300). A timeout that is not a positive number is an
+        `EmbedderMisconfigured`."""
         env = os.environ if environ is None else environ
+        total = DEFAULT_TOTAL_TIMEOUT_S
+        raw = env.get("CCE_OPENAI_TIMEOUT")
+        if raw is not None:
+            try:
+                total = float(raw)
+            except ValueError:
+                total = math.nan
+            if not (math.isfinite(total) and total > 0):
+                raise EmbedderMisconfigured(
+                    f"CCE_OPENAI_TIMEOUT must be a positive number of seconds, got {raw!r}"
+                )
         return cls(
             env.get("CCE_OPENAI_URL", DEFAULT_OPENAI_URL),
             env.get("CCE_OPENAI_MODEL", DEFAULT_OPENAI_MODEL),
             environ=environ,
+            total_timeout=total,
+            request_timeout=min(DEFAULT_REQUEST_TIMEOUT_S, total),
         )
 
     @property
+    def display_url(self) -> str:
+        """The base URL as printed: credentials redacted."""
+        return redact_url(self.base_url)
+
+    @property
     def endpoint(self) -> str:
-        return self.base_url.rstrip("/") + "/v1/embeddings"
+        """The embeddings URL as printed (credentials redacted); a base URL ending in
+        `/v1` gets `/embeddings`, any other `/v1/embeddings`."""
+        return redact_url(self._endpoint(self.base_url))
+
+    @staticmethod
+    def _endpoint(base_url: str) -> str:
+        base = base_url.rstrip("/")
+        return base + ("/embeddings" if base.endswith("/v1") else "/v1/embeddings")
+
+    @property
+    def location(self) -> str:
+        """Where its vectors come from, as printed (`display_url`)."""
+        return self.display_url
+
+    def check_url(self) -> None:
+        """Raise `EmbedderMisconfigured` unless the base URL names an http(s) server."""
+        check_base_url(self.base_url)
 
     def _api_key(self) -> str | None:
         env = os.environ if self._environ is None else self._environ
@@ -149,29 +232,50 @@ class OpenAIEmbedder:
             ensure_ascii=False,
         ).encode("utf-8")
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        parts = check_base_url(self.base_url)
         key = self._api_key()
         if key:
             headers["Authorization"] = f"Bearer {key}"
-        request = urllib.request.Request(self.endpoint, data=body, headers=headers, method="POST")
+        elif parts.username is not None:
+            credentials = f"{urllib.parse.unquote(parts.username)}:"
+            credentials += urllib.parse.unquote(parts.password or "")
+            token = base64.b64encode(credentials.encode("utf-8")).decode("ascii")
+            headers["Authorization"] = f"Basic {token}"
+        # The request goes to the URL without its userinfo (sent as a header above).
+        netloc = parts.netloc.rpartition("@")[2]
+        url = self._endpoint(urllib.parse.urlunsplit(parts._replace(netloc=netloc)))
+        request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+        failed = f"openai embeddings at {self.endpoint} failed"
         try:
             with _OPENER.open(request, timeout=timeout) as response:
                 data: bytes = response.read()
                 return data
         except urllib.error.HTTPError as err:
-            detail = _server_message(err.read() or b"") or str(err.reason)
+            answer = err.read() or b""
+            detail = _server_message(answer) or str(err.reason)
             message = f"HTTP {err.code}: {detail}"
-            if err.code == 429 or err.code >= 500:
+            if err.code in (408, 429) or err.code >= 500:
                 raise _Retryable(message, _retry_after(err.headers.get("Retry-After"))) from err
-            raise EmbedError(f"openai embeddings at {self.endpoint} failed: {message}") from err
+            if _is_html(answer):
+                raise EmbedError(
+                    f"the server at {self.endpoint} answered with HTML, not JSON "
+                    f"(HTTP {err.code}); is the base URL right?"
+                ) from err
+            raise EmbedError(f"{failed}: {message}") from err
         except TimeoutError as err:
-            raise _Retryable(f"no answer within {timeout:.1f}s") from err
+            raise _Retryable(f"no answer within {timeout:.1f}s", unreachable=True) from err
         except urllib.error.URLError as err:
             reason = err.reason
             if isinstance(reason, TimeoutError):
-                raise _Retryable(f"no answer within {timeout:.1f}s") from err
-            raise _Retryable(f"unreachable ({reason})") from err
+                raise _Retryable(f"no answer within {timeout:.1f}s", unreachable=True) from err
+            if isinstance(reason, ConnectionError):
+                raise _Retryable(f"unreachable ({reason})", unreachable=True) from err
+            # A name that does not resolve, a TLS failure: asking again changes nothing.
+            raise EmbedderUnreachable(f"{failed}: unreachable ({reason})") from err
+        except ConnectionError as err:
+            raise _Retryable(f"connection failed ({err})", unreachable=True) from err
         except (http.client.HTTPException, OSError) as err:
-            raise _Retryable(f"connection failed ({err})") from err
+            raise EmbedError(f"{failed}: connection failed ({err})") from err
 
     def _request(self, inputs: Sequence[str], deadline: float) -> bytes:
         """One batch, retried with backoff on retryable failures until the deadline."""
@@ -192,13 +296,19 @@ class OpenAIEmbedder:
                     wait = max(wait, err.retry_after)
                 if attempt > self.retries or time.monotonic() + wait >= deadline:
                     tries = f"{attempt} attempt{'s' if attempt != 1 else ''}"
-                    raise EmbedError(
+                    kind = EmbedderUnreachable if err.unreachable else EmbedError
+                    raise kind(
                         f"openai embeddings at {self.endpoint} failed after {tries}: {err}"
                     ) from None
                 self._sleep(wait)
 
     def _parse(self, raw: bytes, count: int) -> list[list[float]]:
         where = f"openai embeddings at {self.endpoint}"
+        if _is_html(raw):
+            raise EmbedError(
+                f"the server at {self.endpoint} answered with HTML, not JSON; "
+                "is the base URL right?"
+            )
         try:
             document = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
         except (UnicodeDecodeError, ValueError) as err:
@@ -262,5 +372,13 @@ class OpenAIEmbedder:
             return []
 
     def check(self) -> None:
-        """One small request; raises EmbedError with the server's message when it fails."""
-        self.try_embed_batch(["ping"])
+        """The health check: the base URL, then one small request.
+
+        `EmbedderMisconfigured` for a base URL that names no server; otherwise any
+        failure is an `EmbedderUnavailable` keeping the server's message.
+        """
+        self.check_url()
+        try:
+            self.try_embed_batch(["ping"])
+        except EmbedError as err:
+            raise EmbedderUnavailable(self.display_url, err) from None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol, runtime_checkable
 
 import attrs
 
@@ -21,15 +22,19 @@ from cce_retrieval.model import Index
 __all__ = [
     "DEFAULT_EMBEDDER",
     "EMBEDDERS",
+    "CheckedEmbedder",
     "EmbedderConfigError",
     "EmbedderFactory",
     "EmbedderSpec",
     "EmbeddingSpaceError",
+    "check_embedder",
     "check_query_vector",
     "create_embedder",
     "embedder_model",
     "embedder_names",
     "embedder_spec",
+    "load_embedder_plugins",
+    "non_unit_vectors_notice",
     "query_embedder",
     "register_embedder",
 ]
@@ -48,6 +53,30 @@ class EmbeddingSpaceError(ValueError):
     """A query that would be embedded by another embedder, model or dimension than the index."""
 
 
+@runtime_checkable
+class CheckedEmbedder(Protocol):
+    """An embedder that can fail before it embeds anything (a server, a model to load),
+    and so has a health check and a place to name in messages."""
+
+    @property
+    def location(self) -> str:
+        """Where its vectors come from, as it may be printed: a server's base URL with
+        its credentials redacted, or a model's name or path."""
+        ...
+
+    def check(self) -> None:
+        """Raise `EmbedderMisconfigured` for a setting that cannot work, and
+        `EmbedderUnavailable(where, cause)` when the embedder cannot embed now."""
+        ...
+
+
+def check_embedder(embedder: object) -> None:
+    """The embedder's health check, when it has one (`CheckedEmbedder`); the hash
+    embedder, which cannot fail, has none."""
+    if isinstance(embedder, CheckedEmbedder):
+        embedder.check()
+
+
 @attrs.frozen(slots=True)
 class EmbedderSpec:
     """One registered embedder."""
@@ -61,6 +90,26 @@ class EmbedderSpec:
     """Whether it talks to a server (health-checked before use, refused when down)."""
     model_env: str | None = None
     """The environment variable that names its model, if any."""
+    unit_vectors: bool = False
+    """Whether its vectors are unit length (or empty) by construction and are used as
+    they are (hash, whose bytes are the reference's). Every other embedder's vectors are
+    scaled to length 1 when a store is built and when a query is ranked."""
+    server: str = attrs.field(
+        default=attrs.Factory(lambda self: f"the {self.name} server", takes_self=True)
+    )
+    """How messages name what must be running for it to embed ("Ollama")."""
+    remedy: str = attrs.field(
+        default=attrs.Factory(lambda self: f"start {self.server}", takes_self=True)
+    )
+    """What a user does when it is unreachable, as a lower-case imperative."""
+
+    @property
+    def health_check(self) -> str:
+        """Its health check as messages name it: "the Ollama health check", "the
+        openai server's health check"."""
+        if self.server.startswith("the "):
+            return f"{self.server}'s health check"
+        return f"the {self.server} health check"
 
 
 def _hash(model: str | None, environ: Mapping[str, str] | None) -> Embedder:
@@ -88,9 +137,29 @@ def _openai(model: str | None, environ: Mapping[str, str] | None) -> Embedder:
     return embedder
 
 
+def _model2vec(model: str | None, environ: Mapping[str, str] | None) -> Embedder:
+    # Imported on use: the module is small, but what it loads (model2vec) is not.
+    from cce_retrieval.embed.errors import EmbedderMisconfigured
+    from cce_retrieval.embed.model2vec_static import MODEL_ENV, Model2VecEmbedder
+
+    env = os.environ if environ is None else environ
+    name = model or env.get(MODEL_ENV)
+    if not name:
+        # No default: a default name would mean a download the user never asked for.
+        raise EmbedderMisconfigured(
+            "the model2vec embedder needs a model: pass --model NAME_OR_PATH (a local "
+            f"model directory, or a name model2vec can load) or set {MODEL_ENV}"
+        )
+    return Model2VecEmbedder(name)
+
+
 EMBEDDERS: dict[str, EmbedderSpec] = {
     "hash": EmbedderSpec(
-        "hash", "FNV-1a token hashing into 256 buckets (offline, the default)", _hash, EMBED_DIM
+        "hash",
+        "FNV-1a token hashing into 256 buckets (offline, the default)",
+        _hash,
+        EMBED_DIM,
+        unit_vectors=True,
     ),
     "ollama": EmbedderSpec(
         "ollama",
@@ -98,6 +167,7 @@ EMBEDDERS: dict[str, EmbedderSpec] = {
         _ollama,
         remote=True,
         model_env="CCE_OLLAMA_MODEL",
+        server="Ollama",
     ),
     "openai": EmbedderSpec(
         "openai",
@@ -107,8 +177,35 @@ EMBEDDERS: dict[str, EmbedderSpec] = {
         remote=True,
         model_env="CCE_OPENAI_MODEL",
     ),
+    "model2vec": EmbedderSpec(
+        "model2vec",
+        "a model2vec static model run in process (--model NAME_OR_PATH or "
+        "CCE_MODEL2VEC_MODEL; needs the model2vec extra)",
+        _model2vec,
+        model_env="CCE_MODEL2VEC_MODEL",
+        server="the model2vec model",
+        remedy="make the model loadable",
+    ),
 }
 """Registered embedders in listing order."""
+
+
+_plugins_loaded = False
+
+
+def load_embedder_plugins(force: bool = False) -> None:
+    """Register every installed `cce.embedders` entry point once (names already taken
+    win, so a plugin cannot replace a built-in)."""
+    global _plugins_loaded
+    if _plugins_loaded and not force:
+        return
+    _plugins_loaded = True
+    # Imported on use: reading entry points costs a start that never needs a plugin.
+    from cce_retrieval.embed.plugins import embedder_entry_points, plugin_embedder_spec
+
+    for entry in embedder_entry_points():
+        if entry.name not in EMBEDDERS:
+            EMBEDDERS[entry.name] = plugin_embedder_spec(entry)
 
 
 def register_embedder(spec: EmbedderSpec, replace: bool = False) -> None:
@@ -119,6 +216,8 @@ def register_embedder(spec: EmbedderSpec, replace: bool = False) -> None:
 
 
 def embedder_names() -> tuple[str, ...]:
+    """Every registered embedder name: the built-ins first, then plugins by name."""
+    load_embedder_plugins()
     return tuple(EMBEDDERS)
 
 
@@ -130,6 +229,11 @@ def embedder_spec(name: str, *, fallback: bool = False) -> EmbedderSpec:
     meant); without it, an unknown name is an EmbedderConfigError listing the choices.
     """
     spec = EMBEDDERS.get(name)
+    if spec is None:
+        # Plugins are looked for only for a name the built-ins lack: a hash store's
+        # queries never pay for reading the installed packages' entry points.
+        load_embedder_plugins()
+        spec = EMBEDDERS.get(name)
     if spec is not None:
         return spec
     if fallback:
@@ -171,6 +275,38 @@ def query_embedder(index: Index, environ: Mapping[str, str] | None = None) -> Em
             f"asks for {asked!r}; unset {spec.model_env} or re-index with {asked!r}"
         )
     return spec.factory(recorded, environ)
+
+
+_NOTICE_ROWS = 1024
+"""How many chunk vectors `non_unit_vectors_notice` looks at: enough to tell an old
+store from a new one, cheap on a store of any size."""
+
+
+def non_unit_vectors_notice(index: Index) -> str | None:
+    """A warning when a store's chunk vectors should be unit length and are not.
+
+    Stores built before every non-hash vector was scaled to unit length rank chunks by
+    their vectors' length as much as by their direction. Their first rows tell; all-zero
+    rows (empty inputs) say nothing. None for hash stores and unit vectors.
+    """
+    if embedder_spec(index.embedder, fallback=True).unit_vectors:
+        return None
+    import numpy as np
+
+    matrix = index.embeddings
+    if not isinstance(matrix, np.ndarray) or matrix.ndim != 2 or matrix.shape[0] == 0:
+        return None
+    rows = np.asarray(matrix[:_NOTICE_ROWS], dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        norms = np.sqrt(np.einsum("ij,ij->i", rows, rows))
+    norms = norms[norms > 0.0]
+    if norms.size == 0 or bool(np.all(np.abs(norms - 1.0) <= 1e-6)):
+        return None
+    return (
+        f"warning: this store's {index.embedder} vectors are not unit length (it was built "
+        "before cce scaled them), so rankings favour long vectors; re-index it with "
+        f"`cce index <dir> --embedder {index.embedder}`"
+    )
 
 
 def check_query_vector(index: Index, vector: Sequence[float]) -> None:

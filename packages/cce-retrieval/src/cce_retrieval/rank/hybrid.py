@@ -21,7 +21,8 @@ from typing import Final, Protocol
 
 import attrs
 
-from cce_retrieval.embed.registry import check_query_vector
+from cce_retrieval.embed.registry import check_query_vector, embedder_spec
+from cce_retrieval.embed.unit import unit_vector, why_not_unit
 from cce_retrieval.model import Index, SearchResult
 from cce_retrieval.parity.numeric import score_key
 from cce_retrieval.parity.text import ascii_lower, rust_split_whitespace
@@ -308,6 +309,27 @@ def check_finite_query(qvec: Sequence[float]) -> None:
         )
 
 
+def unit_query(index: Index, qvec: Sequence[float]) -> Sequence[float]:
+    """The query vector as it is compared with `index`'s chunk vectors.
+
+    `check_finite_query` first; then, unless the index's embedder makes unit vectors by
+    construction (hash, left bit for bit as it is), the vector scaled to length 1, as the
+    build scaled every chunk vector. One that cannot be (all zeros, or a length that
+    overflows) is a QueryVectorError naming the embedder. An empty vector (a failed
+    query embedding, already warned about) stays empty.
+    """
+    check_finite_query(qvec)
+    if not qvec or embedder_spec(index.embedder, fallback=True).unit_vectors:
+        return qvec
+    unit = unit_vector(qvec)
+    if unit is None:
+        raise QueryVectorError(
+            f"embedder '{index.embedder}' returned a query vector that cannot be scaled to "
+            f"unit length: {why_not_unit(qvec)}; check the embedder (or its server)"
+        )
+    return unit
+
+
 def search_with_vector(
     index: Index,
     qvec: Sequence[float],
@@ -319,9 +341,9 @@ def search_with_vector(
     """`search` with the query vector already computed (the harness embeds once per query).
 
     Graph expansion runs when `graph_enabled` and `params.graph` are both true. Raises
-    `QueryVectorError` for a non-finite query vector.
+    `QueryVectorError` for a non-finite query vector, or one that `unit_query` refuses.
     """
-    check_finite_query(qvec)
+    qvec = unit_query(index, qvec)
     results, cosines = _rank_core(index, qvec, query, top_k, params)
     if graph_enabled and params.graph:
         results = expand_graph(index, qvec, results, cosines, params)
@@ -354,8 +376,7 @@ def search_counted(
 
     Raises QueryVectorError for a non-finite query vector and EmbeddingSpaceError for
     one whose dimension differs from the store's."""
-    qvec = embedder.embed(query)
-    check_finite_query(qvec)
+    qvec = unit_query(index, embedder.embed(query))
     check_query_vector(index, qvec)
     results, cosines = _rank_core(index, qvec, query, top_k, params)
     ranked = len(results)
@@ -384,7 +405,7 @@ def vector_search(index: Index, qvec: Sequence[float], top_k: int) -> list[Searc
     """The harness's `vector` backend: all chunks by rounded cosine, first `top_k`, score = cos."""
     if not index.chunks or top_k <= 0:
         return []
-    check_finite_query(qvec)
+    qvec = unit_query(index, qvec)
     derived = retrieval_index(index)
     order, cos = derived.vectors.rank(qvec, top_k)
     top = order.tolist()

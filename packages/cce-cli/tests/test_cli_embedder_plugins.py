@@ -1,0 +1,87 @@
+"""A `cce.embedders` plugin, installed for the test, used by `cce index` and `cce search`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cce_cli.main import main
+from cce_retrieval import EMBEDDERS, embedder_names, load_embedder_plugins
+
+PLUGIN_SRC = Path(__file__).parent / "data" / "cce-example-embedder" / "src"
+
+
+def install(site: Path, entry: str) -> None:
+    """A .dist-info on `site` declaring `entry` in the `cce.embedders` group."""
+    info = site / "cce_example_embedder-0.1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: cce-example-embedder\nVersion: 0.1.0\n", encoding="utf-8"
+    )
+    (info / "entry_points.txt").write_text(f"[cce.embedders]\n{entry}\n", encoding="utf-8")
+
+
+@pytest.fixture
+def plugin_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A temporary site directory on sys.path; the registry forgets its plugins after."""
+    site = tmp_path / "site"
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.syspath_prepend(str(PLUGIN_SRC))
+    before = dict(EMBEDDERS)
+    yield site
+    EMBEDDERS.clear()
+    EMBEDDERS.update(before)
+    sys.modules.pop("cce_example_embedder", None)
+
+
+def cce(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    root = tmp_path / "src"
+    root.mkdir()
+    (root / "a.py").write_text("def alpha():\n    return 'aaaa'\n", encoding="utf-8")
+    (root / "b.py").write_text("def beta():\n    return 'zzzz'\n", encoding="utf-8")
+    return root
+
+
+def test_a_plugin_embedder_indexes_and_answers_queries(
+    plugin_site: Path, corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    install(plugin_site, "letters = cce_example_embedder:SPEC")
+    load_embedder_plugins(force=True)
+    assert "letters" in embedder_names()
+    code, out, err = cce(capsys, "index", str(corpus), "--embedder", "letters", "--no-metrics")
+    assert code == 0, err
+    assert err == ""  # no health check to announce
+    assert "  embedder          : letters\n" in out
+    store = corpus / ".cce" / "index.json"
+    assert (
+        b'"embedder":"letters","embedder_model":"ascii-26","embedding_dim":26'
+        in (store.read_bytes()[:200])
+    )
+    code, out, err = cce(capsys, "search", "aaaa", "--store", str(store), "--no-metrics", "--json")
+    assert code == 0, err
+    assert json.loads(out)["results"][0]["file_path"] == "a.py"
+
+
+def test_a_broken_plugin_is_listed_and_refused_in_one_line(
+    plugin_site: Path, corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    install(plugin_site, "broken = cce_example_embedder_missing:SPEC")
+    load_embedder_plugins(force=True)
+    assert "broken" in embedder_names()
+    code, out, err = cce(capsys, "index", str(corpus), "--embedder", "broken", "--no-metrics")
+    assert (code, out) == (1, "")
+    assert err.startswith(
+        "error: embedder plugin 'broken' (cce_example_embedder_missing:SPEC) failed to load: "
+    )
+    assert err.count("\n") == 1

@@ -1,0 +1,133 @@
+"""`cce index --embedder model2vec --model PATH` and its store, with a model made in the test."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cce_cli.main import main
+
+pytest.importorskip("model2vec")
+pytest.importorskip("tokenizers")
+
+WORD = re.compile(r"\w+|[^\w\s]+")
+
+
+def tiny_model(directory: Path, texts: list[str], dim: int = 12) -> Path:
+    """A word-level `StaticModel` over the words of `texts` (random vectors), saved."""
+    from model2vec import StaticModel
+    from tokenizers import Tokenizer
+    from tokenizers.models import WordLevel
+    from tokenizers.pre_tokenizers import Whitespace
+
+    words = sorted({word for text in texts for word in WORD.findall(text)})
+    vocab = {"[UNK]": 0, **{word: i + 1 for i, word in enumerate(words)}}
+    tokenizer = Tokenizer(WordLevel(vocab, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = Whitespace()
+    vectors = np.random.default_rng(3).standard_normal((len(vocab), dim)) * 25.0
+    StaticModel(vectors.astype(np.float32), tokenizer).save_pretrained(directory)
+    return directory
+
+
+def cce(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A corpus, a fixture file over it and a model whose vocabulary covers both."""
+    root = tmp_path / "src"
+    root.mkdir()
+    texts = {
+        "alpha.py": "def alpha():\n    return parse_config(path)\n",
+        "beta.py": "def beta():\n    return render_page(template)\n",
+        "gamma.py": "def gamma():\n    return open_socket(port)\n",
+    }
+    for name, text in texts.items():
+        (root / name).write_text(text, encoding="utf-8")
+    fixtures = tmp_path / "f.jsonl"
+    cases = [("parse config", "alpha.py"), ("render page", "beta.py")]
+    fixtures.write_text(
+        '{"schema":"cce.relevance/v1"}\n'
+        + "".join(json.dumps({"query": q, "expected": [e]}) + "\n" for q, e in cases),
+        encoding="utf-8",
+    )
+    model = tiny_model(tmp_path / "model", [*texts.values(), *(q for q, _ in cases)])
+    return root, fixtures, model
+
+
+def test_index_then_relevance_with_a_model_made_here(
+    project: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, fixtures, model = project
+    code, out, err = cce(
+        capsys, "index", str(root), "--embedder", "model2vec", "--model", str(model), "--no-metrics"
+    )
+    assert code == 0, err
+    assert err == f"using model2vec embedder ({model})\n"
+    assert "  embedder          : model2vec\n" in out
+    store = root / ".cce" / "index.json"
+    head = store.read_bytes()[:300]
+    expected = json.dumps(str(model))
+    assert f'"embedder":"model2vec","embedder_model":{expected},"embedding_dim":12'.encode() in head
+
+    code, out, err = cce(capsys, "relevance", str(fixtures), "--store", str(store), "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["embedder"] == "model2vec"
+    code, out, err = cce(capsys, "search", "parse config", "--store", str(store), "--no-metrics")
+    assert code == 0, err
+    assert "alpha.py" in out
+
+    # The model gone: refused with the cause, not ranked without vectors.
+    model.rename(model.with_name("moved"))
+    code, out, err = cce(capsys, "search", "parse config", "--store", str(store), "--no-metrics")
+    assert (code, out) == (1, "")
+    assert err.startswith(
+        "error: this index was built with the model2vec embedder but the model2vec model's "
+        f"health check at {model} failed (model2vec could not load model"
+    )
+    assert err.endswith(
+        "Make the model loadable, or re-index with the default hash embedder (`cce index <dir>`).\n"
+    )
+
+
+def test_model2vec_errors_are_one_line(
+    project: tuple[Path, Path, Path],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    root, _, model = project
+    code, out, err = cce(capsys, "index", str(root), "--embedder", "model2vec", "--no-metrics")
+    assert (code, out) == (1, "")
+    assert err.startswith("error: the model2vec embedder needs a model: pass --model")
+
+    missing = tmp_path / "gone"
+    code, out, err = cce(
+        capsys, "index", str(root), "--embedder", "model2vec", "--model", str(missing)
+    )
+    assert (code, out) == (1, "")
+    assert err == (
+        "error: model2vec embedder selected but the model2vec model's health check at "
+        f"{missing} failed (model2vec could not load model '{missing}': no such directory); "
+        "make the model loadable or index with the default hash embedder\n"
+    )
+
+    code, out, err = cce(capsys, "index", str(root), "--model", str(model), "--no-metrics")
+    assert (code, out, err) == (2, "", "error: the hash embedder has no model; drop --model\n")
+
+    monkeypatch.setitem(sys.modules, "model2vec", None)  # as if the extra were not installed
+    code, out, err = cce(
+        capsys, "index", str(root), "--embedder", "model2vec", "--model", str(model)
+    )
+    assert (code, out) == (1, "")
+    assert err.startswith("error: the model2vec embedder needs the model2vec package; install")
+    assert "pip install 'cce-retrieval[model2vec]'" in err
