@@ -230,15 +230,25 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def types(session: nox.Session) -> None:
-    """mypy --strict over every package's sources, each package's tests, bench and this file."""
+    """mypy --strict over every package's sources, each package's tests, bench and this file.
+
+    In one environment holding the whole workspace, every dev group and every extra: the
+    tests import what their package's dev group and extras bring (the browser driver, a
+    tokenizer for a tiny model), and the types they see must not depend on what else
+    happens to be installed.
+    """
+    env = {"UV_PROJECT_ENVIRONMENT": str(ROOT / ".nox" / "env-types")}
+    sync = ["uv", "sync", "--locked", "--all-packages", "--all-groups", "--all-extras", "--quiet"]
+    session.run(*sync, env=env)
+    mypy = ["uv", "run", "--no-sync", "mypy", "--strict"]
     sources = [f"packages/{p}/src" for p in PACKAGES]
-    session.run("uv", "run", "--locked", "mypy", "--strict", *sources, "noxfile.py", "conftest.py")
+    session.run(*mypy, *sources, "noxfile.py", "conftest.py", env=env)
     # Each package's tests have their own conftest.py, so they are checked one package at a time.
     for package in PACKAGES:
-        session.run("uv", "run", "--locked", "mypy", "--strict", f"packages/{package}/tests")
-    session.run("uv", "run", "--locked", "mypy", "--strict", "tests")
-    session.run("uv", "run", "--locked", "mypy", "--strict", "bench", env={"MYPYPATH": "bench"})
-    session.run("uv", "run", "--locked", "mypy", "--strict", "fuzz")
+        session.run(*mypy, f"packages/{package}/tests", env=env)
+    session.run(*mypy, "tests", env=env)
+    session.run(*mypy, "bench", env={**env, "MYPYPATH": "bench"})
+    session.run(*mypy, "fuzz", env=env)
 
 
 @nox.session
