@@ -374,6 +374,43 @@ def test_fail_on_significant(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert status == 0
 
 
+def _worse_pair(tmp_path: Path, n: int) -> tuple[Path, Path]:
+    """n queries whose MRR drops by 0.3 to 0.5: significantly worse by every test."""
+    ids = [f"q{i}" for i in range(n)]
+    base = {case_id: {"mrr": 1.0, "recall": 1.0} for case_id in ids}
+    head = {
+        case_id: {"mrr": 0.5 + 0.2 * (index % 2) * (index % 3) / 2, "recall": 1.0}
+        for index, case_id in enumerate(ids)
+    }
+    return (
+        _write_report(tmp_path / "base.json", "bm25", base),
+        _write_report(tmp_path / "head.json", "bm25", head),
+    )
+
+
+def test_bootstrap_gates_significance_only_from_the_calibrated_n(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Below 30 paired queries a bootstrap significance gate is an error (exit 1,
+    nothing on stdout); from 30 on it gates like the other tests."""
+    argv = ["--test", "bootstrap", "--fail-on-significant"]
+    base, head = _worse_pair(tmp_path, 29)
+    status, out, err = _diff([str(base), str(head), *argv], capsys)
+    assert (status, out) == (1, "")
+    assert err.startswith(
+        "error: --fail-on-significant with --test bootstrap needs at least 30 paired "
+        "queries, got 29: "
+    )
+    assert "(docs/gating.md#which-test-can-gate)" in err
+    assert _diff([str(base), str(head), "--test", "bootstrap"], capsys)[0] == 0
+    assert _diff([str(base), str(head), "--fail-on-significant"], capsys)[0] == 3
+    base, head = _worse_pair(tmp_path, 30)
+    status, out, err = _diff([str(base), str(head), *argv], capsys)
+    assert status == 3
+    assert err.startswith("gate failed: MRR got significantly worse: mean delta ")
+    assert _diff([str(head), str(base), *argv], capsys)[0] == 0
+
+
 def test_fail_on_query_regression(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = _diff([str(BASE), str(HEAD), "--fail-on-query-regression"], capsys)
     assert status == 3

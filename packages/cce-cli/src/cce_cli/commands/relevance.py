@@ -29,7 +29,13 @@ from typing import Any
 from cce_cli.commands.build_options import add_build_options
 from cce_cli.commands.diff import report_gate
 from cce_cli.commands.index import walk_error_warning
-from cce_cli.compare.gate import GateSpec, add_gate_arguments, evaluate_gate, gate_spec
+from cce_cli.compare.gate import (
+    GateSpec,
+    add_gate_arguments,
+    evaluate_gate,
+    gate_spec,
+    refuse_uncalibrated_gate,
+)
 from cce_cli.compare.pairing import diff_backend_reports, head_aggregate
 from cce_cli.errors import CliError
 from cce_cli.evaluation import configurations as backend_config
@@ -415,13 +421,18 @@ def _gate(
     spec: GateSpec,
     reports: Sequence[BackendReport],
     metrics: Sequence[Metric],
-) -> int:
-    """Exit status of the gate on `--compare A,B` (B is the head), reasons on stderr."""
+) -> tuple[str, ...]:
+    """The gate's reasons on `--compare A,B` (B is the head); () = passed or no gate.
+
+    Evaluated before anything is written, so a gate refused as uncalibrated leaves
+    no partial output behind.
+    """
     if not spec.active:
-        return 0
+        return ()
     base, head = reports
     group = diff_backend_reports(base, head, metrics, test=args.test, correction=args.correction)
-    reasons = evaluate_gate(
+    refuse_uncalibrated_gate(spec, group, args.test)
+    return evaluate_gate(
         spec,
         group,
         lambda item: head_aggregate(head, item),
@@ -429,7 +440,6 @@ def _gate(
         correction=args.correction,
         alpha=args.alpha,
     )
-    return report_gate(reasons)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -472,6 +482,7 @@ def run(args: argparse.Namespace) -> int:
         if args.compare
         else None
     )
+    reasons = _gate(args, spec, reports, metrics) if comparison is not None else ()
     tags = tag_groups(reports, [case.tags for case in fixture_set.cases]) if args.by_tag else None
     renderer = render.RENDERERS[args.format or next(iter(render.RENDERERS))]
     # JSON carries an undecodable byte as its \udcXX escape (lossless); human output
@@ -491,4 +502,4 @@ def run(args: argparse.Namespace) -> int:
             results = render_run(display, index.embedder, fixture_set.cases, reports)
         write_run(str(args.results), results)
     write_stdout(text)
-    return _gate(args, spec, reports, metrics) if comparison is not None else 0
+    return report_gate(reasons)
