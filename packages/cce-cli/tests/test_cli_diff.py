@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -543,3 +544,22 @@ def test_reports_with_no_case_in_common_are_an_error(
     err = capsys.readouterr().err
     assert code == 1
     assert err.startswith("error: no case ids in common")
+
+
+def test_a_wide_statistic_keeps_a_space_before_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """W+ over 400 queries has six integer digits, wider than its column: the row must
+    still split into one field per column rather than run W/T/L and W+ together."""
+    rng = random.Random(11)
+    ids = [f"q{i}" for i in range(400)]
+    base = {case_id: {"mrr": rng.choice((0.25, 0.5, 1.0))} for case_id in ids}
+    head = {case_id: {"mrr": rng.choice((0.25, 0.5, 1.0))} for case_id in ids}
+    a = _write_report(tmp_path / "base.json", "bm25", base)
+    b = _write_report(tmp_path / "head.json", "bm25", head)
+    out = _diff([str(a), str(b), "--test", "signed-rank"], capsys)[1]
+    row = next(line for line in out.splitlines() if line.startswith("  MRR "))
+    fields = row.split()
+    # label, n, mean-delta, W/T/L, W+, p, p-adj, d_z, CI ("n/a" for the signed-rank test)
+    assert len(fields) == 9, row
+    assert fields[4].startswith("+") and float(fields[4]) > 9999.0
