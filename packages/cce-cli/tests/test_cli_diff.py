@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -373,6 +374,43 @@ def test_fail_on_significant(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert status == 0
 
 
+def _worse_pair(tmp_path: Path, n: int) -> tuple[Path, Path]:
+    """n queries whose MRR drops by 0.3 to 0.5: significantly worse by every test."""
+    ids = [f"q{i}" for i in range(n)]
+    base = {case_id: {"mrr": 1.0, "recall": 1.0} for case_id in ids}
+    head = {
+        case_id: {"mrr": 0.5 + 0.2 * (index % 2) * (index % 3) / 2, "recall": 1.0}
+        for index, case_id in enumerate(ids)
+    }
+    return (
+        _write_report(tmp_path / "base.json", "bm25", base),
+        _write_report(tmp_path / "head.json", "bm25", head),
+    )
+
+
+def test_bootstrap_gates_significance_only_from_the_calibrated_n(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Below 30 paired queries a bootstrap significance gate is an error (exit 1,
+    nothing on stdout); from 30 on it gates like the other tests."""
+    argv = ["--test", "bootstrap", "--fail-on-significant"]
+    base, head = _worse_pair(tmp_path, 29)
+    status, out, err = _diff([str(base), str(head), *argv], capsys)
+    assert (status, out) == (1, "")
+    assert err.startswith(
+        "error: --fail-on-significant with --test bootstrap needs at least 30 paired "
+        "queries, got 29: "
+    )
+    assert "(docs/gating.md#which-test-can-gate)" in err
+    assert _diff([str(base), str(head), "--test", "bootstrap"], capsys)[0] == 0
+    assert _diff([str(base), str(head), "--fail-on-significant"], capsys)[0] == 3
+    base, head = _worse_pair(tmp_path, 30)
+    status, out, err = _diff([str(base), str(head), *argv], capsys)
+    assert status == 3
+    assert err.startswith("gate failed: MRR got significantly worse: mean delta ")
+    assert _diff([str(head), str(base), *argv], capsys)[0] == 0
+
+
 def test_fail_on_query_regression(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = _diff([str(BASE), str(HEAD), "--fail-on-query-regression"], capsys)
     assert status == 3
@@ -505,3 +543,22 @@ def test_reports_with_no_case_in_common_are_an_error(
     err = capsys.readouterr().err
     assert code == 1
     assert err.startswith("error: no case ids in common")
+
+
+def test_a_wide_statistic_keeps_a_space_before_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """W+ over 400 queries has six integer digits, wider than its column: the row must
+    still split into one field per column rather than run W/T/L and W+ together."""
+    rng = random.Random(11)
+    ids = [f"q{i}" for i in range(400)]
+    base = {case_id: {"mrr": rng.choice((0.25, 0.5, 1.0))} for case_id in ids}
+    head = {case_id: {"mrr": rng.choice((0.25, 0.5, 1.0))} for case_id in ids}
+    a = _write_report(tmp_path / "base.json", "bm25", base)
+    b = _write_report(tmp_path / "head.json", "bm25", head)
+    out = _diff([str(a), str(b), "--test", "signed-rank"], capsys)[1]
+    row = next(line for line in out.splitlines() if line.startswith("  MRR "))
+    fields = row.split()
+    # label, n, mean-delta, W/T/L, W+, p, p-adj, d_z, CI ("n/a" for the signed-rank test)
+    assert len(fields) == 9, row
+    assert fields[4].startswith("+") and float(fields[4]) > 9999.0

@@ -186,6 +186,32 @@ def test_other_paired_tests_name_themselves(
     assert mrr["mean_delta"] == "-0.037879"
 
 
+def test_bootstrap_cannot_gate_significance_on_few_queries(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Below BOOTSTRAP_CALIBRATED_N queries the percentile p is too small under a true
+    null, so a significance gate on it is refused before anything is written."""
+    argv = [CODE, "--compare", "bm25,hybrid", "--test", "bootstrap"]
+    status, out, err = _invoke([*argv, "--fail-on-significant"], capsys)
+    assert (status, out) == (1, "")
+    assert err.startswith(
+        "error: --fail-on-significant with --test bootstrap needs at least 30 paired "
+        "queries, got 11: "
+    )
+    assert "gate with --test t or --test randomization" in err
+    assert err.count("\n") == 1
+    # The report itself, and the gates that do not read p, still run with the bootstrap.
+    assert _invoke(argv, capsys)[0] == 0
+    status, _, err = _invoke([*argv, "--fail-on-query-regression"], capsys)
+    assert status == 3 and err.startswith("gate failed: query ")
+    # Every other test may still gate at this n.
+    for test in ("t", "randomization", "signed-rank"):
+        status, _, err = _invoke(
+            [CODE, "--compare", "bm25,hybrid", "--test", test, "--fail-on-significant"], capsys
+        )
+        assert (status, err) == (0, ""), test
+
+
 def test_unknown_paired_test_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = _invoke([CODE, "--compare", "bm25,hybrid", "--test", "z"], capsys)
     assert (status, out) == (2, "")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterator, Mapping
 from decimal import Decimal
@@ -278,3 +279,56 @@ def test_a_query_is_reduced_once_for_all_its_metrics() -> None:
     result = evaluate({"q": eight}, run, many)
     assert eight.reads == one.reads
     assert result == evaluate({"q": judgments}, run, many)
+
+
+class LoggedScores(Mapping[str, float]):
+    """One query's scores that log the query id on every read, to a shared list."""
+
+    def __init__(self, query_id: str, scores: dict[str, float], log: list[str]) -> None:
+        self.query_id = query_id
+        self.scores = scores
+        self.log = log
+
+    def __getitem__(self, doc: str) -> float:
+        self.log.append(self.query_id)
+        return self.scores[doc]
+
+    def __iter__(self) -> Iterator[str]:
+        self.log.append(self.query_id)
+        return iter(self.scores)
+
+    def __len__(self) -> int:
+        return len(self.scores)
+
+
+def test_each_query_is_checked_and_ranked_in_one_visit() -> None:
+    # A query's scores are checked just before they are ranked, not in a separate sweep
+    # over the whole run first: on large runs the second sweep is mostly cache misses.
+    log: list[str] = []
+    plain = {
+        query_id: {f"d{index}": float((index * 7 + number) % 11) for index in range(30)}
+        for number, query_id in enumerate(("q1", "q2", "q3"))
+    }
+    run = {query_id: LoggedScores(query_id, scores, log) for query_id, scores in plain.items()}
+    qrels = {query_id: {f"d{index}": index % 3 for index in range(0, 40, 2)} for query_id in plain}
+    result = evaluate(qrels, run, ["mrr", "ndcg@10", "P@5"])
+    assert [query_id for query_id, _ in itertools.groupby(log)] == ["q1", "q2", "q3"]
+    assert result == evaluate(qrels, plain, ["mrr", "ndcg@10", "P@5"])
+
+
+def test_unjudged_run_queries_are_still_checked() -> None:
+    with pytest.raises(TypeError, match=r"run\['other'\]\['a'\] = '1' is a str"):
+        bad: Any = {"q": {"a": 1.0}, "other": {"a": "1"}}
+        evaluate({"q": {"a": 1}}, bad, ["mrr"])
+    with pytest.raises(ValueError, match="finite"):
+        evaluate({"q": {"a": 1}}, {"other": {"a": math.nan}}, ["mrr"])
+
+
+def test_a_tie_is_found_on_either_side_of_the_sorted_scores() -> None:
+    # Equal scores (0.0 and -0.0 included) rank by document id descending wherever the
+    # tie sits among the sorted scores: lowest, middle or highest.
+    run = {"q": {"a": 0.0, "b": -0.0, "c": 0.5, "d": 0.5, "e": 0.9, "f": 0.9, "g": 0.2}}
+    for doc in run["q"]:
+        expected = rank_documents(run["q"]).index(doc) + 1
+        got = evaluate({"q": {doc: 1}}, run, ["mrr"]).per_query["q"]["mrr"]
+        assert got == 1.0 / expected, doc

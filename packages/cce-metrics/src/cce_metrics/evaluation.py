@@ -19,7 +19,7 @@ import numbers
 import operator
 import re
 from array import array
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, SupportsFloat, SupportsIndex, cast
 
@@ -170,30 +170,34 @@ def rank_relevant(judgments: Mapping[str, int], scores: Mapping[str, float]) -> 
     `rank_documents`' order is 1 + the documents with a greater score + the documents
     with an equal score and a greater id. The scores are sorted once (floats, in C);
     each relevant retrieved document then finds its rank by bisection, and only a tie
-    costs a pass over the query's documents.
+    (an equal neighbour in the sorted scores) costs a pass over the query's documents.
     """
     ideal: list[float] = []
     found: list[tuple[int, float]] = []
-    ascending: list[float] = []
+    ascending: list[float] | None = None
+    size = len(scores)
+    score_of = scores.get
     for doc, rel in judgments.items():
         if rel < 1:
             continue
         gain = float(rel)
         ideal.append(gain)
-        score = scores.get(doc)
+        score = score_of(doc)
         if score is None:
             continue
-        if not ascending:
+        if ascending is None:
             ascending = sorted(scores.values())
         not_above = bisect_right(ascending, score)
-        rank = len(ascending) - not_above + 1
-        if not_above - bisect_left(ascending, score) > 1:
+        rank = size - not_above + 1
+        # ascending[not_above - 1] is this score; an equal one just below it is a tie.
+        if not_above > 1 and ascending[not_above - 2] == score:
             rank += sum(1 for other, value in scores.items() if value == score and other > doc)
         found.append((rank, gain))
     ideal.sort(reverse=True)
-    found.sort()
+    if len(found) > 1:
+        found.sort()
     ranks = [rank for rank, _ in found]
-    return RelevantRanks(ranks, [gain for _, gain in found], ideal, len(scores))
+    return RelevantRanks(ranks, [gain for _, gain in found], ideal, size)
 
 
 def evaluate(
@@ -228,16 +232,26 @@ def evaluate(
     if ties not in ("exact", "trec_eval"):
         raise ValueError(f"ties={ties!r}: expected 'exact' or 'trec_eval'")
     judged = checked_qrels(qrels)
-    scored = checked_run(run)
-    if ties == "trec_eval":
-        scored = {query_id: float32_scores(scores) for query_id, scores in scored.items()}
+    _check_run_shape(run)
+    # The run's queries without judgments are checked here; the judged ones are checked
+    # in the loop below, just before they are ranked, so that each query's scores are
+    # read from memory once for the check and the sort rather than in two sweeps over
+    # the whole run (on 10,000 queries that second sweep is mostly cache misses).
+    for query_id, scores in run.items():
+        if query_id not in judged:
+            checked_scores(query_id, scores)
     if not judged:
         raise ValueError("qrels holds no query: there is nothing to evaluate")
     per_query: dict[str, dict[str, float]] = {}
     no_scores: dict[str, float] = {}
+    trec_eval_ties = ties == "trec_eval"
     for query_id in sorted(judged):
+        found = run.get(query_id)
+        scores = no_scores if found is None else checked_scores(query_id, found)
+        if trec_eval_ties:
+            scores = float32_scores(scores)
         # One reduction per query, shared by every metric.
-        ranking = rank_relevant(judged[query_id], scored.get(query_id, no_scores))
+        ranking = rank_relevant(judged[query_id], scores)
         per_query[query_id] = {name: score(ranking, cutoff) for name, score, cutoff in scorers}
     divisor = len(per_query)
     aggregate = {
@@ -301,30 +315,36 @@ def checked_run(run: Run) -> dict[str, Mapping[str, float]]:
     float) is a ValueError. A query whose scores are already finite floats is passed
     through without a copy.
     """
+    _check_run_shape(run)
+    return {query_id: checked_scores(query_id, scores) for query_id, scores in run.items()}
+
+
+def _check_run_shape(run: Run) -> None:
+    """TypeError unless `run` is a mapping keyed by str query ids."""
     if not isinstance(run, Mapping):
         raise TypeError(f"run is a {type(run).__name__}; expected {RUN_SHAPE}")
-    checked: dict[str, Mapping[str, float]] = {}
     _check_ids(run, "run", "query id", RUN_SHAPE)
-    for query_id, scores in run.items():
-        if type(scores) is not dict and not isinstance(scores, Mapping):
-            raise TypeError(f"run[{query_id!r}] is a {type(scores).__name__}; expected {RUN_SHAPE}")
-        values = scores.values()
-        # The common case, checked at C speed: str ids and float scores whose sum is
-        # finite (a NaN or an infinity makes the sum NaN or infinite; a sum that
-        # overflows only sends the query through the item-by-item check below).
-        if (
-            _all_str(scores)
-            and {*map(type, values)} <= {float}
-            and math.isfinite(sum(cast("Iterable[float]", values)))
-        ):
-            checked[query_id] = cast("Mapping[str, float]", scores)
-            continue
-        plain: dict[str, float] = {}
-        for doc, score in scores.items():
-            _check_id(doc, f"run[{query_id!r}]", "document id", RUN_SHAPE)
-            plain[doc] = _finite_score(score, f"run[{query_id!r}][{doc!r}]")
-        checked[query_id] = plain
-    return checked
+
+
+def checked_scores(query_id: str, scores: Mapping[str, SupportsFloat]) -> Mapping[str, float]:
+    """One query's scores as finite floats (`checked_run`'s rules, for `run[query_id]`)."""
+    if type(scores) is not dict and not isinstance(scores, Mapping):
+        raise TypeError(f"run[{query_id!r}] is a {type(scores).__name__}; expected {RUN_SHAPE}")
+    values = scores.values()
+    # The common case, checked at C speed: str ids and float scores whose sum is
+    # finite (a NaN or an infinity makes the sum NaN or infinite; a sum that
+    # overflows only sends the query through the item-by-item check below).
+    if (
+        _all_str(scores)
+        and {*map(type, values)} <= {float}
+        and math.isfinite(sum(cast("Iterable[float]", values)))
+    ):
+        return cast("Mapping[str, float]", scores)
+    plain: dict[str, float] = {}
+    for doc, score in scores.items():
+        _check_id(doc, f"run[{query_id!r}]", "document id", RUN_SHAPE)
+        plain[doc] = _finite_score(score, f"run[{query_id!r}][{doc!r}]")
+    return plain
 
 
 def _finite_score(score: object, where: str) -> float:

@@ -11,6 +11,7 @@ and the sample-size planning math (docs/statistics.md).
 
 from __future__ import annotations
 
+from cce_stats.bootstrap import BOOTSTRAP_CALIBRATED_N
 from cce_stats.corrections import CORRECTIONS, adjust_p_values
 from cce_stats.distributions import (
     MAX_DF,
@@ -44,6 +45,7 @@ from cce_stats.sizing import (
 from cce_stats.ttest import PairedTTest, paired_t_test
 
 __all__ = [
+    "BOOTSTRAP_CALIBRATED_N",
     "CORRECTIONS",
     "MAX_DF",
     "MAX_SAMPLE_SIZE",

@@ -20,7 +20,13 @@ import attrs
 
 from cce_cli.commands.evidence_options import add_evidence_arguments, evidence_from_args
 from cce_cli.compare import pairing as diff_model
-from cce_cli.compare.gate import GATE_FAILED, add_gate_arguments, evaluate_gate, gate_spec
+from cce_cli.compare.gate import (
+    GATE_FAILED,
+    add_gate_arguments,
+    evaluate_gate,
+    gate_spec,
+    refuse_uncalibrated_gate,
+)
 from cce_cli.errors import CliError
 from cce_cli.render.diff import DIFF_RENDERERS, render_diff_markdown
 from cce_cli.render.output import write_stdout
@@ -114,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
         queries = {**evidence.queries(), **report.queries}
         report = attrs.evolve(report, evidence=evidence, queries=queries)
     spec = gate_spec(args)
+    refuse_uncalibrated_gate(spec, report.overall, args.test)
     if spec.active:
         reasons = evaluate_gate(
             spec,

@@ -30,7 +30,13 @@ import attrs
 from cce_cli.commands.build_options import add_build_options
 from cce_cli.commands.diff import report_gate
 from cce_cli.commands.index import walk_error_warning
-from cce_cli.compare.gate import GateSpec, add_gate_arguments, evaluate_gate, gate_spec
+from cce_cli.compare.gate import (
+    GateSpec,
+    add_gate_arguments,
+    evaluate_gate,
+    gate_spec,
+    refuse_uncalibrated_gate,
+)
 from cce_cli.compare.pairing import diff_backend_reports, head_aggregate
 from cce_cli.errors import CliError
 from cce_cli.evaluation import configurations as backend_config
@@ -502,13 +508,18 @@ def _gate(
     spec: GateSpec,
     reports: Sequence[BackendReport],
     metrics: Sequence[Metric],
-) -> int:
-    """Exit status of the gate on `--compare A,B` (B is the head), reasons on stderr."""
+) -> tuple[str, ...]:
+    """The gate's reasons on `--compare A,B` (B is the head); () = passed or no gate.
+
+    Evaluated before anything is written, so a gate refused as uncalibrated leaves
+    no partial output behind.
+    """
     if not spec.active:
-        return 0
+        return ()
     base, head = reports
     group = diff_backend_reports(base, head, metrics, test=args.test, correction=args.correction)
-    reasons = evaluate_gate(
+    refuse_uncalibrated_gate(spec, group, args.test)
+    return evaluate_gate(
         spec,
         group,
         lambda item: head_aggregate(head, item),
@@ -516,7 +527,6 @@ def _gate(
         correction=args.correction,
         alpha=args.alpha,
     )
-    return report_gate(reasons)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -528,10 +538,13 @@ def run(args: argparse.Namespace) -> int:
     spec = gate_spec(args)
     _check_gate_usage(args, spec)
     scored = score(args)
+    reasons = (
+        _gate(args, spec, scored.reports, scored.metrics) if scored.comparison is not None else ()
+    )
+    if scored.results is not None:
+        write_run(str(args.results), scored.results)
     write_stdout(scored.text)
-    if scored.comparison is None:
-        return 0
-    return _gate(args, spec, scored.reports, scored.metrics)
+    return report_gate(reasons)
 
 
 @attrs.frozen
@@ -544,6 +557,9 @@ class Scored:
     reports: tuple[harness.BackendReport, ...]
     comparison: harness.Comparison | None
     metrics: tuple[Metric, ...]
+    results: str | None = None
+    """What `--results` asks written (a `cce.run/v1` or TREC run), written by the caller
+    once the gate has been evaluated, so a refused gate leaves no file behind."""
 
 
 def score(args: argparse.Namespace) -> Scored:
@@ -637,5 +653,8 @@ def score(args: argparse.Namespace) -> Scored:
             results = render_run(
                 display, index.embedder, fixture_set.cases, reports, granularity=args.granularity
             )
-        write_run(str(args.results), results)
-    return Scored(text, fixture_set, index.embedder, tuple(reports), comparison, tuple(metrics))
+    else:
+        results = None
+    return Scored(
+        text, fixture_set, index.embedder, tuple(reports), comparison, tuple(metrics), results
+    )

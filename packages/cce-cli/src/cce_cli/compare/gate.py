@@ -10,6 +10,9 @@ wording (docs/gating.md#the-gate):
 - `--min METRIC=VALUE`: the head's aggregate below a floor.
 
 It returns one reason per failure; the commands print them on stderr and exit 3.
+It also refuses (exit 1) a significance gate whose p is known to be too small for
+the number of paired queries: the percentile bootstrap below
+`cce_stats.BOOTSTRAP_CALIBRATED_N` (docs/gating.md#which-test-can-gate).
 """
 
 from __future__ import annotations
@@ -22,9 +25,10 @@ from typing import Final
 import attrs
 
 from cce_cli.compare.pairing import DiffGroup
+from cce_cli.errors import CliError
 from cce_metrics import Metric, metric
 from cce_retrieval import format6, format6_signed
-from cce_stats import CORRECTIONS
+from cce_stats import BOOTSTRAP_CALIBRATED_N, CORRECTIONS
 
 __all__ = [
     "GATE_FAILED",
@@ -34,6 +38,7 @@ __all__ = [
     "evaluate_gate",
     "gate_spec",
     "minimum",
+    "refuse_uncalibrated_gate",
 ]
 
 GATE_FAILED: Final = 3
@@ -131,6 +136,30 @@ def gate_spec(args: argparse.Namespace) -> GateSpec:
 
 def _alpha_text(alpha: float) -> str:
     return f"{alpha:g}"
+
+
+def refuse_uncalibrated_gate(spec: GateSpec, group: DiffGroup, test: str) -> None:
+    """Raise CliError (exit 1) when `--fail-on-significant` would act on a bootstrap p
+    from fewer than `BOOTSTRAP_CALIBRATED_N` paired queries.
+
+    Below that n the percentile bootstrap calls about 10% of no-change comparisons
+    significant at alpha 0.05 (n = 10), so such a gate would block sound changes at
+    twice its stated rate. The report without the gate stays available: its interval
+    still describes the size of a difference.
+    """
+    if not spec.fail_on_significant or test != "bootstrap":
+        return
+    tested = [item.n for item in group.metrics if item.result.p is not None]
+    if not tested or min(tested) >= BOOTSTRAP_CALIBRATED_N:
+        return
+    n = min(tested)
+    raise CliError(
+        f"--fail-on-significant with --test bootstrap needs at least {BOOTSTRAP_CALIBRATED_N} "
+        f"paired queries, got {n}: below that the percentile bootstrap's p falls under alpha "
+        "far more often than alpha when nothing changed (about 10% of the time at alpha 0.05 "
+        "with 10 queries); gate with --test t or --test randomization, or add queries "
+        "(docs/gating.md#which-test-can-gate)"
+    )
 
 
 def evaluate_gate(

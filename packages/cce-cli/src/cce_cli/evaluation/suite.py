@@ -449,7 +449,7 @@ def compare_suite(
 def gate_suite(spec: Any, comparison: Any, results: Sequence[MemberResult], args: Any) -> Any:
     """The comparison with the gate's verdict on it: floors (`--min`) test the head's macro
     aggregate, or its micro aggregate with `--min-aggregate micro`."""
-    from cce_cli.compare.gate import evaluate_gate
+    from cce_cli.compare.gate import evaluate_gate, refuse_uncalibrated_gate
 
     head = comparison.head.backend
     which = getattr(args, "min_aggregate", None) or "macro"
@@ -458,6 +458,7 @@ def gate_suite(spec: Any, comparison: Any, results: Sequence[MemberResult], args
         found = aggregate(results, head, item)
         return found.micro if which == "micro" else found.macro
 
+    refuse_uncalibrated_gate(spec, comparison.overall, args.test)
     reasons = evaluate_gate(
         spec,
         comparison.overall,

@@ -21,6 +21,7 @@ from typing import Any, Final
 import attrs
 
 from cce_cli.compare.pairing import DIFF_SCHEMA, DiffGroup, DiffReport, DiffSide, MetricDiff
+from cce_cli.render.output import column
 from cce_cli.render.relevance import Renderer
 from cce_retrieval import format6, format6_signed
 from cce_stats import paired_test, wins_ties_losses
@@ -154,9 +155,11 @@ def _text_stats(report: DiffReport, group: DiffGroup) -> list[str]:
     for item in group.metrics:
         wtl = f"{item.wins}/{item.ties}/{item.losses}"
         lines.append(
-            f"  {item.metric.label:<12}{item.n:>5}{format6_signed(item.result.mean_delta):>14}"
-            f"{wtl:>12}{_signed(item.result.statistic):>12}{_p_value(item.result.p):>12}"
-            f"{_p_value(item.p_adjusted):>12}{_signed(item.effect_size):>12}{_ci(item):>26}"
+            f"  {item.metric.label:<12}{item.n:>5}"
+            f"{column(format6_signed(item.result.mean_delta), 14)}{column(wtl, 12)}"
+            f"{column(_signed(item.result.statistic), 12)}{column(_p_value(item.result.p), 12)}"
+            f"{column(_p_value(item.p_adjusted), 12)}{column(_signed(item.effect_size), 12)}"
+            f"{column(_ci(item), 26)}"
         )
     return lines
 

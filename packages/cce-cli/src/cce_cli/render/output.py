@@ -5,6 +5,10 @@ they are encoded as UTF-8 whatever the locale says, and written whole so that an
 never leaves half a report behind. Every command that prints a result uses this. A
 stdout that is closed, full or a broken pipe is an `error:` (exit 1), not a traceback.
 
+`column` right-aligns a table cell and keeps at least one space before a cell too wide
+for its column, so a long value (W+ over hundreds of queries) never runs into its
+neighbour and reads as one number.
+
 `display_text` is how human output shows a name that came from the file system or the
 command line (docs/hostile-input.md#printing): unchanged when it is plain, otherwise in
 double quotes with C-style escapes, so a newline, an ESC sequence, a bidi override or a
@@ -89,3 +93,8 @@ def write_stdout(text: str) -> None:
         stream.flush()
     except OSError as err:
         raise stdout_error(err) from None
+
+
+def column(text: str, width: int) -> str:
+    """`text` right-aligned in `width` characters; one space before it when it is wider."""
+    return f"{text:>{width}}" if len(text) < width else f" {text}"

@@ -22,6 +22,7 @@ import attrs
 
 from cce_cli.evaluation.harness import BackendReport, Comparison
 from cce_cli.evaluation.report import RunSummary, TagGroup
+from cce_cli.render.output import column
 from cce_fixtures import SCHEMA_ID as FIXTURE_SCHEMA
 from cce_metrics import Metric, TokenAverages
 from cce_retrieval import format6, format6_signed
@@ -152,8 +153,8 @@ def render_compare(comparison: Comparison) -> str:
             else f"[{format6_signed(result.ci95[0])}, {format6_signed(result.ci95[1])}]"
         )
         lines.append(
-            f"  {metric.label:<10}{format6_signed(result.mean_delta):>14}"
-            f"{statistic_cell:>12}{p_cell:>12}{ci_cell:>26}"
+            f"  {metric.label:<10}{column(format6_signed(result.mean_delta), 14)}"
+            f"{column(statistic_cell, 12)}{column(p_cell, 12)}{column(ci_cell, 26)}"
         )
     return "\n".join(lines) + "\n"
 
