@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from cce_cli.commands.relevance import corpus_path, rust_join, rust_parent
+from cce_cli.evaluation.corpus_paths import corpus_path, rust_join, rust_parent
 from cce_cli.main import main
 from cce_retrieval import build_index, save_index
 from cce_retrieval.embed.hashing import HashEmbedder

@@ -20,15 +20,11 @@ import attrs
 
 from cce_cli.commands.arguments import positive_int
 from cce_cli.commands.build_options import add_build_options
-from cce_cli.commands.relevance import (
-    build_fixture_corpus,
-    corpus_path,
-    fixture_corpus,
-    rust_parent,
-)
+from cce_cli.commands.relevance import build_fixture_corpus, fixture_corpus
 from cce_cli.errors import CliError
 from cce_cli.evaluation import configurations as backend_config
 from cce_cli.evaluation import corpus_checks, harness, run_checks
+from cce_cli.evaluation.corpus_paths import corpus_path, rust_parent
 from cce_cli.evaluation.indexes import open_store, remote_problem
 from cce_cli.formats import external_runs as runs
 from cce_cli.labeling.pooling import (

@@ -41,6 +41,7 @@ from cce_cli.compare.pairing import diff_backend_reports, head_aggregate
 from cce_cli.errors import CliError
 from cce_cli.evaluation import configurations as backend_config
 from cce_cli.evaluation import corpus_checks, harness, run_checks
+from cce_cli.evaluation.corpus_paths import corpus_path
 from cce_cli.evaluation.harness import BackendReport
 from cce_cli.evaluation.indexes import (
     add_protection_argument,
@@ -80,10 +81,7 @@ __all__ = [
     "Scored",
     "build_fixture_corpus",
     "configure",
-    "corpus_path",
     "run",
-    "rust_join",
-    "rust_parent",
     "score",
 ]
 
@@ -233,48 +231,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_protection_argument(parser, None)
 
 
-def _trim_trailing(path: str) -> str:
-    """Drop trailing separators and trailing `.` components, keeping a root or leading `.`."""
-    while True:
-        stripped = path.rstrip("/")
-        if not stripped:
-            return path[:1]  # "" stays "", an all-slash path is the root
-        if stripped.endswith("/."):
-            path = stripped[:-1]
-            continue
-        return stripped
-
-
-def rust_parent(path: str) -> str | None:
-    """Rust's `Path::parent` on a Unix path string, without any normalisation.
-
-    None for "" and the root; otherwise the path minus its last component, with
-    trailing separators and trailing `.` components dropped (`eval/./x` -> `eval`,
-    where `os.path.dirname` would say `eval/.`).
-    """
-    body = _trim_trailing(path)
-    if body in ("", "/"):
-        return None
-    cut = body.rfind("/")
-    if cut < 0:
-        return ""
-    return _trim_trailing(body[: cut + 1])
-
-
-def rust_join(base: str, tail: str) -> str:
-    """Rust's `Path::join`: an absolute tail replaces the base, else one `/` between."""
-    if tail.startswith("/") or not base:
-        return tail
-    if base.endswith("/"):
-        return base + tail
-    return f"{base}/{tail}"
-
-
-def corpus_path(fixtures: str, header_corpus: str) -> str:
-    """The header corpus resolved against the fixture file's directory (not normalised)."""
-    return rust_join(rust_parent(fixtures) or "", header_corpus)
-
-
 def _store_refusal(spec: EmbedderSpec, failure: EmbedderUnavailable) -> str:
     return (
         f"this index was built with the {spec.name} embedder but "
@@ -366,49 +322,6 @@ def _external_runs(
         problems[name] = sum(finding.count for finding in findings)
         loaded[name] = run
     return loaded, problems
-
-
-def _check_results(
-    args: argparse.Namespace,
-    fixture_set: FixtureSet,
-    index: Index,
-    names: Sequence[str],
-    chosen: Sequence[str | Backend],
-    reports: Sequence[BackendReport],
-    outside: Mapping[int, str],
-    problems: dict[str, int],
-) -> None:
-    """Report what the external backends returned that does not fit; `--strict` refuses."""
-    paths = run_checks.corpus_paths(index)
-    for position, source in outside.items():
-        name, backend = names[position], chosen[position]
-        if isinstance(backend, run_checks.RepairedBackend) and backend.repaired:
-            note = run_checks.normalised_note(name, source, backend.repaired, backend.example)
-            print(note, file=sys.stderr)
-        rankings = [case.results for case in reports[position].cases]
-        findings = run_checks.result_findings(
-            fixture_set.cases, rankings, paths, anchors_checked=args.granularity == "chunk"
-        )
-        run_checks.report(name, source, findings)
-        problems[name] = problems.get(name, 0) + sum(finding.count for finding in findings)
-    if args.strict:
-        run_checks.refuse(problems)
-
-
-def _check_file_granularity(fixtures: str, fixture_set: FixtureSet, strict: bool) -> None:
-    """At `--granularity file` a case whose anchors name no path has nothing to match."""
-    pathless = [case.id for case in fixture_set.cases if not harness.file_case(case).expected]
-    if not pathless:
-        return
-    shown = ", ".join(pathless[: run_checks.EXAMPLES])
-    message = (
-        f"{len(pathless)} case{'' if len(pathless) == 1 else 's'} in {fixtures} without an "
-        f"expected anchor that names a path (e.g. {shown}): matched by file they score 0, "
-        "and TREC qrels leave them out"
-    )
-    if strict:
-        raise CliError(f"{message}; refusing to score with --strict")
-    print(f"warning: {message}", file=sys.stderr)
 
 
 def _embedding_space(backend: Backend) -> tuple[str, str]:
@@ -596,7 +509,7 @@ def score(args: argparse.Namespace) -> Scored:
         embedder = HashEmbedder()
     corpus_checks.check_anchors(str(args.fixtures), fixture_set, index, root, args.strict)
     if args.granularity == "file":
-        _check_file_granularity(str(args.fixtures), fixture_set, args.strict)
+        run_checks.check_file_granularity(str(args.fixtures), fixture_set, args.strict)
     # Every name becomes a Backend: the built-ins rank exactly like the harness's own
     # path, and also refuse a query vector of another dimension than the store's.
     chosen: list[str | Backend] = []
@@ -612,7 +525,7 @@ def score(args: argparse.Namespace) -> Scored:
         chosen.append(backend)
     corpus_root = os.path.abspath(root) if root is not None else None
     reports = _evaluate(args, fixture_set, index, embedder, chosen, corpus_root)
-    _check_results(args, fixture_set, index, names, chosen, reports, outside, problems)
+    run_checks.check_results(args, fixture_set, index, names, chosen, reports, outside, problems)
     comparison = (
         harness.compare_reports(reports[0], reports[1], metrics, test=args.test)
         if args.compare

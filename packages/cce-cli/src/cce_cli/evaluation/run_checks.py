@@ -12,6 +12,7 @@ and the wording on stderr. It never changes a score: a problem is reported, and
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -20,8 +21,12 @@ from typing import Final
 import attrs
 
 from cce_cli.errors import CliError
-from cce_fixtures import Anchor, Case
+from cce_fixtures import Anchor, Case, FixtureSet
 from cce_retrieval import Backend, Index, Query, SearchResult
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from cce_cli.evaluation.harness import BackendReport
 
 __all__ = [
     "EXAMPLES",
@@ -257,3 +262,48 @@ class RepairedBackend:
             )
         self.repaired += count
         return list(results)
+
+
+def check_results(
+    args: argparse.Namespace,
+    fixture_set: FixtureSet,
+    index: Index,
+    names: Sequence[str],
+    chosen: Sequence[str | Backend],
+    reports: Sequence[BackendReport],
+    outside: Mapping[int, str],
+    problems: dict[str, int],
+) -> None:
+    """Report what the external backends returned that does not fit; `--strict` refuses."""
+    paths = corpus_paths(index)
+    for position, source in outside.items():
+        name, backend = names[position], chosen[position]
+        if isinstance(backend, RepairedBackend) and backend.repaired:
+            note = normalised_note(name, source, backend.repaired, backend.example)
+            print(note, file=sys.stderr)
+        rankings = [case.results for case in reports[position].cases]
+        findings = result_findings(
+            fixture_set.cases, rankings, paths, anchors_checked=args.granularity == "chunk"
+        )
+        report(name, source, findings)
+        problems[name] = problems.get(name, 0) + sum(finding.count for finding in findings)
+    if args.strict:
+        refuse(problems)
+
+
+def check_file_granularity(fixtures: str, fixture_set: FixtureSet, strict: bool) -> None:
+    """At `--granularity file` a case whose anchors name no path has nothing to match."""
+    from cce_cli.evaluation import harness
+
+    pathless = [case.id for case in fixture_set.cases if not harness.file_case(case).expected]
+    if not pathless:
+        return
+    shown = ", ".join(pathless[:EXAMPLES])
+    message = (
+        f"{len(pathless)} case{'' if len(pathless) == 1 else 's'} in {fixtures} without an "
+        f"expected anchor that names a path (e.g. {shown}): matched by file they score 0, "
+        "and TREC qrels leave them out"
+    )
+    if strict:
+        raise CliError(f"{message}; refusing to score with --strict")
+    print(f"warning: {message}", file=sys.stderr)
