@@ -8,6 +8,7 @@ developer's cache nor leave anything behind.
 from __future__ import annotations
 
 import pathlib
+import shutil
 
 import pytest
 
@@ -19,3 +20,32 @@ def _private_build_cache(
     directory = tmp_path_factory.mktemp("cce-cache")
     monkeypatch.setenv("CCE_CACHE_DIR", str(directory))
     return directory
+
+
+REPORT_DATA = pathlib.Path(__file__).parent / "data" / "report"
+SAMPLE_CORPUS = pathlib.Path(__file__).resolve().parents[3] / "eval" / "corpus" / "sample"
+
+
+def report_workspace(root: pathlib.Path) -> pathlib.Path:
+    """The reviewer-report data laid out in `root`: the saved reports, results and
+    fixtures of `data/report/`, and their corpus, the sample corpus plus `hostile.js`
+    (code that looks like markup). The reports name the corpus `corpus`, relative."""
+    root.mkdir(parents=True, exist_ok=True)
+    for item in REPORT_DATA.iterdir():
+        if item.is_file() and item.name != "hostile.js":
+            shutil.copy(item, root / item.name)
+    shutil.copytree(SAMPLE_CORPUS, root / "corpus")
+    shutil.copy(REPORT_DATA / "hostile.js", root / "corpus" / "hostile.js")
+    return root
+
+
+@pytest.fixture
+def report_data(tmp_path: pathlib.Path) -> pathlib.Path:
+    """`report_workspace` in this test's temporary directory."""
+    return report_workspace(tmp_path / "report-data")
+
+
+@pytest.fixture(scope="module")
+def report_data_module(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
+    """`report_workspace` shared by one module's tests (they only read it)."""
+    return report_workspace(tmp_path_factory.mktemp("report-data"))

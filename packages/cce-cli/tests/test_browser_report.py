@@ -25,8 +25,6 @@ from cce_cli.main import main
 
 pytestmark = pytest.mark.browser
 
-DATA = Path(__file__).parent / "data" / "report"
-
 
 def _unavailable(reason: str) -> None:
     if os.environ.get("CCE_REQUIRE_BROWSER") == "1":
@@ -52,11 +50,11 @@ Opened = tuple[Any, list[str], list[str], list[str]]
 
 
 @pytest.fixture(scope="module")
-def report_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def report_page(tmp_path_factory: pytest.TempPathFactory, report_data_module: Path) -> Path:
     target = tmp_path_factory.mktemp("report") / "report.html"
     here = os.getcwd()
     written = io.StringIO()
-    os.chdir(DATA)
+    os.chdir(report_data_module)
     try:
         with contextlib.redirect_stdout(written):
             code = main(ARGV)

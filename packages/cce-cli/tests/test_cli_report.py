@@ -1,11 +1,12 @@
 """The reviewer views: the pull-request comment (`cce diff --format markdown`) and the
 HTML report (`cce report`, `cce diff --format html`).
 
-The data under `data/report/` is a small fixture set over a copy of the sample corpus
-plus `hostile.js`, whose code looks like markup, and one case whose id, query text and
-tag do; its two saved reports (bm25, hybrid) and results files were written by
-`cce relevance ... --by-tag --json --results`. The markdown is parsed by markdown-it-py
-and the HTML by the standard library's parser, as a reader's renderer would.
+The data under `data/report/` is a small fixture set over the sample corpus plus
+`hostile.js` (laid out per test by conftest.py's `report_workspace`), whose code looks
+like markup, and one case whose id, query text and tag do; its two saved reports (bm25,
+hybrid) and results files were written by `cce relevance ... --by-tag --json --results`.
+The markdown is parsed by markdown-it-py and the HTML by the standard library's parser,
+as a reader's renderer would.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from markdown_it import MarkdownIt
 from cce_cli.main import main
 from cce_cli.render.comment import COMMENT_LIMIT, format3, format3_signed, md_text
 
-DATA = Path(__file__).parent / "data" / "report"
 GOLDEN = Path(__file__).parent / "golden" / "diff.md"
 HOSTILE_ID = "q-<script>alert(1)</script>\n## injected"
 EVIDENCE = [
@@ -46,9 +46,9 @@ def _cce(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> Outcome:
 
 
 @pytest.fixture(autouse=True)
-def _in_data(monkeypatch: pytest.MonkeyPatch) -> None:
+def _in_data(monkeypatch: pytest.MonkeyPatch, report_data: Path) -> None:
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    monkeypatch.chdir(DATA)
+    monkeypatch.chdir(report_data)
 
 
 def _comment(capsys: pytest.CaptureFixture[str], *extra: str) -> str:
