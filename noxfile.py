@@ -26,6 +26,9 @@ nox.options.error_on_external_run = False
 
 ROOT = pathlib.Path(__file__).parent
 PACKAGES = ["cce-stats", "cce-fixtures", "cce-metrics", "cce-retrieval", "cce-cli"]
+# The suites long enough to gain from one pytest worker per core; the others finish
+# before xdist's workers have started.
+PARALLEL = {package: ("-n", "auto") for package in ("cce-stats", "cce-retrieval", "cce-cli")}
 
 
 # Where the reference data lives and whether its tests must run (see conftest.py); passed
@@ -49,7 +52,7 @@ def tests(session: nox.Session, package: str) -> None:
     # model2vec embedder) are tested too, not skipped.
     sync = ["uv", "sync", "--locked", "--package", package, "--exact", "--all-extras"]
     session.run(*sync, env=env)
-    args = session.posargs or ["-m", "not slow and not browser", "-q", "-n", "auto"]
+    args = session.posargs or ["-m", "not slow and not browser", "-q", *PARALLEL.get(package, ())]
     session.run(
         "uv",
         "run",
