@@ -462,3 +462,49 @@ def test_a_suite_renders_as_an_html_page_and_cce_report_reads_its_report(
     assert again == page.replace(str(suite), str(report))
     compared = cce(capsys, "relevance", str(suite), "--compare", "bm25,hybrid", "--format", "html")
     assert compared[0] == 0 and "beta/code-ring-push" in compared[1]
+
+
+def test_pool_takes_a_suite_and_applies_judgments_member_by_member(
+    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    judging = tmp_path / "judging.jsonl"
+    code, _, err = cce(
+        capsys, "pool", str(suite), "--backends", "bm25", "--depth", "2", "-o", str(judging)
+    )
+    assert code == 0, err
+    lines = [json.loads(line) for line in judging.read_text().splitlines()]
+    assert len(lines) == 16
+    assert [line["id"].split("/")[0] for line in lines].count("beta") == 7
+    # Judge the first candidate of every query relevant, the rest not.
+    for line in lines:
+        for n, candidate in enumerate(line["candidates"]):
+            candidate["judgment"] = "relevant" if n == 0 else "not"
+    judged = tmp_path / "judged.jsonl"
+    judged.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    out = tmp_path / "applied"
+    code, _, err = cce(capsys, "pool", "--apply", str(judged), str(suite), "-o", str(out))
+    assert code == 0, err
+    assert sorted(path.name for path in out.iterdir()) == [
+        "alpha.jsonl",
+        "beta.jsonl",
+        "docs.jsonl",
+    ]
+    alpha = [json.loads(line) for line in (out / "alpha.jsonl").read_text().splitlines()]
+    first = next(line for line in lines if line["id"] == "alpha/code-load-config")
+    top = first["candidates"][0]
+    span = f"@{top['start_line']}-{top['end_line']}"
+    case = next(row for row in alpha[1:] if row["id"] == "code-load-config")
+    # The judged candidate became an anchor of the member's own case (ids unqualified).
+    added = [a for a in case["expected"] if a.startswith(top["file_path"]) and a.endswith(span)]
+    assert len(added) == 1
+    assert len(alpha) == 1 + 4
+    assert (
+        cce(
+            capsys,
+            "check",
+            str(out / "alpha.jsonl"),
+            "--dir",
+            str(suite.parent / "corpora" / "sample"),
+        )[0]
+        == 0
+    )

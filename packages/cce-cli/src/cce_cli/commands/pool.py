@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
@@ -24,10 +25,13 @@ from cce_cli.commands.relevance import build_fixture_corpus, fixture_corpus
 from cce_cli.errors import CliError
 from cce_cli.evaluation import configurations as backend_config
 from cce_cli.evaluation import corpus_checks, harness, run_checks
+from cce_cli.evaluation.corpora import member_corpus
 from cce_cli.evaluation.corpus_paths import corpus_path, rust_parent
 from cce_cli.evaluation.indexes import open_store, remote_problem
 from cce_cli.formats import external_runs as runs
+from cce_cli.formats.suite_manifest import looks_like_suite, read_manifest
 from cce_cli.labeling.pooling import (
+    JudgedCase,
     JudgingError,
     apply_judgments,
     parse_judging,
@@ -60,7 +64,12 @@ _DRAFT_ANCHOR = "#__unjudged__"
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Declare `cce pool`'s arguments."""
-    parser.add_argument("fixtures", metavar="FIXTURES", help="labeled or draft fixtures")
+    parser.add_argument(
+        "fixtures",
+        metavar="FIXTURES",
+        help="labeled or draft fixtures, or a cce.suite/v1 manifest (every member; judging "
+        "ids are member/case-id, and --apply -o names a directory of member files)",
+    )
     parser.add_argument(
         "--backends",
         metavar="A,B,...",
@@ -192,6 +201,41 @@ def _check_runs(
 
 
 def _pool(args: argparse.Namespace) -> int:
+    lines = _pool_suite(args) if looks_like_suite(str(args.fixtures)) else _pool_lines(args)
+    text = "".join(lines)
+    if args.output is None:
+        write_stdout(text)
+    else:
+        _write(str(args.output), text, "judging file")
+        print(f"wrote {len(lines)} judging lines to {args.output}", file=sys.stderr)
+    return 0
+
+
+def _pool_suite(args: argparse.Namespace) -> list[str]:
+    """Every member's judging lines, in manifest order, case ids `member/case-id`; each
+    member pooled over its own corpus (git members checked out first)."""
+    for flag, given in (("--dir", args.dir), ("--store", args.store)):
+        if given is not None:
+            raise CliError(f"{flag} does not apply to a suite: its members name their corpora", 2)
+    if args.run:
+        raise CliError("--run does not apply to a suite's pool; pool its members one by one", 2)
+    from cce_cli.evaluation.suite import suite_cache_root
+
+    manifest = read_manifest(str(args.fixtures))
+    config = args.config or backend_config.config_for(None, manifest.path).path
+    cache = suite_cache_root()
+    lines: list[str] = []
+    for member in manifest.members:
+        member_args = argparse.Namespace(**vars(args))
+        member_args.fixtures = member.fixtures
+        member_args.dir = member_corpus(member, cache)
+        member_args.config = config
+        lines += _pool_lines(member_args, f"{member.name}/")
+    return lines
+
+
+def _pool_lines(args: argparse.Namespace, id_prefix: str = "") -> list[str]:
+    """One fixture set's judging lines (case ids behind `id_prefix`)."""
     fixture_set, _, _ = _parse(str(args.fixtures))
     config = backend_config.config_for(args.config, str(args.fixtures))
     external: dict[str, runs.ExternalRun] = {}
@@ -210,7 +254,8 @@ def _pool(args: argparse.Namespace) -> int:
         for name, results in zip(names, ranked, strict=True):
             if name in pooled:
                 pooled[name].append(results)
-        lines.append(render_judging_line(case, pool_candidates(ranked, args.depth)) + "\n")
+        shown = attrs.evolve(case, id=id_prefix + case.id) if id_prefix else case
+        lines.append(render_judging_line(shown, pool_candidates(ranked, args.depth)) + "\n")
     paths = run_checks.corpus_paths(index)
     for name, rankings in pooled.items():
         # Kinds and spans are not checked: draft cases have no anchors to need them.
@@ -221,13 +266,7 @@ def _pool(args: argparse.Namespace) -> int:
         problems[name] += sum(finding.count for finding in findings)
     if args.strict:
         run_checks.refuse(problems)
-    text = "".join(lines)
-    if args.output is None:
-        write_stdout(text)
-    else:
-        _write(str(args.output), text, "judging file")
-        print(f"wrote {len(lines)} judging lines to {args.output}", file=sys.stderr)
-    return 0
+    return lines
 
 
 def _relocated_corpus(fixtures: str, output: str, corpus: str) -> str:
@@ -242,27 +281,48 @@ def _relocated_corpus(fixtures: str, output: str, corpus: str) -> str:
 def _apply(args: argparse.Namespace) -> int:
     if args.output is None:
         raise CliError("--apply needs -o OUT, the fixture file to write", exit_code=2)
-    fixture_set, drafts, raw_cases = _parse(str(args.fixtures))
     judged_path = str(args.apply)
     try:
         judged = parse_judging(judged_path, read_fixture_text(judged_path))
     except JudgingError as error:
         raise CliError(str(error)) from None
+    if not looks_like_suite(str(args.fixtures)):
+        return _apply_to(str(args.fixtures), judged_path, judged, str(args.output))
+    # A suite's judging file holds `member/case-id` lines: each member's go to its own
+    # fixture file, written as OUT/<member>.jsonl.
+    manifest = read_manifest(str(args.fixtures))
+    prefixes = [f"{member.name}/" for member in manifest.members]
+    for stray in (j.id for j in judged if not j.id.startswith(tuple(prefixes))):
+        print(f"warning: {judged_path}: case {stray!r} names no member", file=sys.stderr)
+    try:
+        os.makedirs(str(args.output), exist_ok=True)
+    except OSError as error:
+        raise CliError(f"could not make {args.output}: {describe_os_error(error)}") from None
+    for member, prefix in zip(manifest.members, prefixes, strict=True):
+        mine = tuple(
+            attrs.evolve(j, id=j.id[len(prefix) :]) for j in judged if j.id.startswith(prefix)
+        )
+        output = os.path.join(str(args.output), f"{member.name}.jsonl")
+        _apply_to(member.fixtures, judged_path, mine, output)
+    return 0
+
+
+def _apply_to(fixtures: str, judged_path: str, judged: Sequence[JudgedCase], output: str) -> int:
+    """Merge `judged` into the fixture file `fixtures` and write the result to `output`."""
+    fixture_set, drafts, raw_cases = _parse(fixtures)
     known = {case.id for case in fixture_set.cases}
     for stray in (j.id for j in judged if j.id not in known):
-        print(f"warning: {judged_path}: case {stray!r} is not in {args.fixtures}", file=sys.stderr)
+        print(f"warning: {judged_path}: case {stray!r} is not in {fixtures}", file=sys.stderr)
     cases = [
         case if case.id not in drafts else _without_draft_anchor(case) for case in fixture_set.cases
     ]
     applied = apply_judgments(cases, judged, raw_cases)
     header: dict[str, Any] = {"schema": SCHEMA_ID}
     if fixture_set.corpus is not None:
-        header["corpus"] = _relocated_corpus(
-            str(args.fixtures), str(args.output), fixture_set.corpus
-        )
+        header["corpus"] = _relocated_corpus(fixtures, output, fixture_set.corpus)
     lines = [json.dumps(header, ensure_ascii=False, separators=(",", ":"))]
     lines += [json.dumps(row, ensure_ascii=False, separators=(",", ":")) for row in applied.cases]
-    _write(str(args.output), "\n".join(lines) + "\n", "fixtures")
+    _write(output, "\n".join(lines) + "\n", "fixtures")
     for case_id, count in applied.unjudged.items():
         print(f"warning: case {case_id}: {count} candidates still unjudged", file=sys.stderr)
     for where in applied.overlapping:
@@ -278,7 +338,7 @@ def _apply(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     print(
-        f"wrote {len(applied.cases)} cases ({applied.added} anchors added) to {args.output}",
+        f"wrote {len(applied.cases)} cases ({applied.added} anchors added) to {output}",
         file=sys.stderr,
     )
     return 0
