@@ -508,3 +508,17 @@ def test_pool_takes_a_suite_and_applies_judgments_member_by_member(
         )[0]
         == 0
     )
+
+
+def test_progress_names_the_members_done_and_the_member_running(
+    suite: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = cce(capsys, "relevance", str(suite), "--progress")
+    assert code == 0
+    assert err.splitlines() == [
+        "members: 0/3 done, scoring alpha",
+        "members: 1/3 done, scoring beta",
+        "members: 2/3 done, scoring docs",
+        "members: 3/3 done",
+    ]
+    assert cce(capsys, "relevance", str(suite), "--no-progress")[2] == ""

@@ -327,6 +327,8 @@ def member_tasks(
     from cce_cli.evaluation.corpora import member_corpus
 
     options = member_options(args)
+    # Progress is the suite's, member by member; the members' own builds draw no bars.
+    options["progress"] = False
     if single_core:
         options["jobs"] = 1
     return [
@@ -346,7 +348,6 @@ def suite_cache_root() -> str:
 
 def run_suite(args: argparse.Namespace) -> int:
     """`cce relevance SUITE.toml`: score every member, render the suite report, gate."""
-    from cce_cli.commands.build_options import progress_bar
     from cce_cli.compare.gate import gate_spec
     from cce_cli.render.output import write_stdout
     from cce_cli.render.suite import render_suite
@@ -378,10 +379,8 @@ def run_suite(args: argparse.Namespace) -> int:
     jobs = 1 if executor is not None else (args.jobs or 1)
     tasks = member_tasks(manifest, args, suite_cache_root(), executor is not None or jobs > 1)
     forced = getattr(args, "progress", None)
-    shown = sys.stderr.isatty() if forced is None else bool(forced)
-    with progress_bar(shown, "members") as bar:
-        report = None if bar is None else _member_progress(bar)
-        results = run_members(tasks, jobs, executor, report)
+    shown = sys.stderr is not None and (sys.stderr.isatty() if forced is None else bool(forced))
+    results = run_members(tasks, jobs, executor, _member_progress if shown else None)
     if args.results is not None:
         from cce_cli.formats.results_file import write_run
 
@@ -399,11 +398,10 @@ def run_suite(args: argparse.Namespace) -> int:
     return report_gate(comparison.gate_reasons)
 
 
-def _member_progress(bar: Callable[[int, int], None]) -> Callable[[int, int, str], None]:
-    def update(done: int, total: int, running: str) -> None:
-        bar(done, total)
-
-    return update
+def _member_progress(done: int, total: int, running: str) -> None:
+    """One stderr line per step: members done out of total, and the member awaited."""
+    waiting = f", scoring {running}" if running else ""
+    print(f"members: {done}/{total} done{waiting}", file=sys.stderr, flush=True)
 
 
 # --- comparing and gating -----------------------------------------------------------------
