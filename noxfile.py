@@ -150,9 +150,15 @@ def _system_chromium(session: nox.Session) -> str:
         == 0
     )
     sudo = [] if os.geteuid() == 0 else ["sudo"]
+    env = {"DEBIAN_FRONTEND": "noninteractive"}
+    install = [*sudo, "apt-get", "install", "-y", "-q", "chromium"]
     if not known:
-        session.run(*sudo, "apt-get", "update", external=True)
-    session.run(*sudo, "apt-get", "install", "-y", "chromium", external=True)
+        session.run(*sudo, "apt-get", "update", "-q", external=True, env=env)
+    # Package lists that are known but stale name files the mirror no longer has: then
+    # refresh them once and try again.
+    if subprocess.run(install, env={**os.environ, **env}, check=False).returncode != 0:
+        session.run(*sudo, "apt-get", "update", "-q", external=True, env=env)
+        session.run(*install, external=True, env=env)
     found = shutil.which("chromium")
     if not found:
         session.error("apt-get installed chromium, but no `chromium` is on PATH")
