@@ -150,6 +150,22 @@ def test_compare_pairs_every_query_of_the_suite(
     assert compare["members"]["alpha"]["mrr"]["n"] == 4
 
 
+def test_gated_suite_compare_appends_the_job_summary(
+    suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    assert cce(capsys, "relevance", str(suite), "--compare", "bm25,hybrid")[0] == 0
+    assert not summary.exists()
+    code, _, _ = cce(
+        capsys, "relevance", "--fail-on-query-regression", str(suite), "--compare", "bm25,hybrid"
+    )
+    assert code in (0, 3)
+    text = summary.read_text(encoding="utf-8")
+    assert "### cce diff: bm25 → hybrid" in text
+    assert ("Gate failed" in text) == (code == 3)
+
+
 def _git(cwd: Path, *args: str) -> str:
     env = {
         "GIT_AUTHOR_NAME": "cce",

@@ -23,6 +23,7 @@ from cce_cli.compare import pairing as diff_model
 from cce_cli.compare.gate import (
     GATE_FAILED,
     add_gate_arguments,
+    check_gate_metrics,
     evaluate_gate,
     gate_spec,
     refuse_uncalibrated_gate,
@@ -102,6 +103,7 @@ def report_gate(reasons: tuple[str, ...]) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Load, pair, test, render; exit 3 when a gate flag fails."""
+    spec = gate_spec(args)
     base = diff_model.load_report(str(args.base), args.min_aggregate)
     head = diff_model.load_report(str(args.head), args.min_aggregate)
     base_backend, head_backend = diff_model.select_backends(base, head, args.backend, args.backends)
@@ -119,14 +121,15 @@ def run(args: argparse.Namespace) -> int:
     if evidence is not None:
         queries = {**evidence.queries(), **report.queries}
         report = attrs.evolve(report, evidence=evidence, queries=queries)
-    spec = gate_spec(args)
     refuse_uncalibrated_gate(spec, report.overall, args.test)
     if spec.active:
+        head_name = f"{head_backend.name} ({head.path})"
+        check_gate_metrics(spec, report.overall, head_backend.aggregate, head_name)
         reasons = evaluate_gate(
             spec,
             report.overall,
             head_backend.aggregate,
-            head=f"{head_backend.name} ({head.path})",
+            head=head_name,
             correction=args.correction,
             alpha=args.alpha,
         )
