@@ -537,6 +537,39 @@ def test_gate_usage_errors_exit_2(
     assert fragment in err
 
 
+def _with_provenance(source: Path, target: Path, fixtures_sha256: str | None) -> Path:
+    body = json.loads(source.read_text(encoding="utf-8"))
+    if fixtures_sha256 is not None:
+        body["provenance"] = {"cce_version": "0.1.0", "fixtures_sha256": fixtures_sha256}
+    target.write_text(json.dumps(body), encoding="utf-8")
+    return target
+
+
+def test_reports_of_different_fixture_files_are_named_and_strict_refuses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    plain = _diff([str(BASE), str(HEAD)], capsys)
+    base = _with_provenance(BASE, tmp_path / "base.json", "a" * 64)
+    head = _with_provenance(HEAD, tmp_path / "head.json", "b" * 64)
+    status, out, err = _diff([str(base), str(head)], capsys)
+    assert status == 0
+    assert err == (
+        f"warning: the fixture files differ between {base} and {head} (fixtures_sha256 of "
+        "their provenance): the same case ids may not ask the same questions\n"
+    )
+    assert out == plain[1].replace(str(BASE), str(base)).replace(str(HEAD), str(head))
+    status, out, err = _diff([str(base), str(head), "--strict"], capsys)
+    assert (status, out) == (1, "")
+    assert err.startswith("error: the fixture files differ between ")
+    assert err.endswith("; --strict refuses to compare them\n")
+    # The same fixture file, or provenance on one side only: nothing to say.
+    same = _with_provenance(HEAD, tmp_path / "same.json", "a" * 64)
+    bare = _with_provenance(HEAD, tmp_path / "bare.json", None)
+    for other in (same, bare):
+        status, _, err = _diff([str(base), str(other), "--strict"], capsys)
+        assert (status, err) == (0, "")
+
+
 # --- the documented workflow on the project's own fixture set --------------------------
 
 

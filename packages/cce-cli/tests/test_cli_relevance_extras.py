@@ -274,3 +274,25 @@ def test_unknown_paired_test_is_a_usage_error(capsys: pytest.CaptureFixture[str]
     status, out, err = _invoke([CODE, "--compare", "bm25,hybrid", "--test", "z"], capsys)
     assert (status, out) == (2, "")
     assert "invalid choice: 'z'" in err
+
+
+def test_provenance_is_opt_in_and_only_adds_its_object(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import hashlib
+
+    status, out, err = _invoke([CODE, "--json", "--provenance"], capsys)
+    assert status == 0, err
+    document = json.loads(out)
+    provenance = document.pop("provenance")
+    # Without the object the bytes are the default report's, which the golden pins.
+    assert json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n" == (
+        GOLDEN.read_text(encoding="utf-8")
+    )
+    assert provenance["fixtures_sha256"] == hashlib.sha256((REPO / CODE).read_bytes()).hexdigest()
+    assert set(provenance["backends"]) == {"bm25", "vector", "hybrid"}
+    assert provenance["embedder"] == "hash" and provenance["cce_version"]
+    assert len(provenance["corpus_sha256"]) == 64
+    again = json.loads(_invoke([CODE, "--json", "--provenance"], capsys)[1])["provenance"]
+    assert again == provenance
+    assert _invoke([CODE, "--provenance"], capsys)[:2] == (2, "")

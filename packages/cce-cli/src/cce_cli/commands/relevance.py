@@ -60,6 +60,7 @@ from cce_cli.evaluation.indexes import (
     print_protection_notice,
     remote_problem,
 )
+from cce_cli.evaluation.provenance import report_provenance
 from cce_cli.evaluation.report import tag_groups
 from cce_cli.formats import external_runs as runs
 from cce_cli.formats import trec
@@ -159,6 +160,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--strict",
         action="store_true",
         help="refuse to score (exit 1) when an anchor can never match or the store is stale",
+    )
+    parser.add_argument(
+        "--provenance",
+        action="store_true",
+        help="add a provenance object to the JSON report: fixture and corpus hashes, "
+        "backend parameters, embedder, cce version (docs/gating.md#provenance)",
     )
     parser.add_argument(
         "--results",
@@ -402,6 +409,20 @@ def _with_configs(text: str, configs: Mapping[str, Mapping[str, object]]) -> str
     return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
+def _with_provenance(text: str, provenance: Mapping[str, Any]) -> str:
+    """The JSON report with its `provenance` object, re-encoded as `_with_configs` does."""
+    document = json.loads(text)
+    document["provenance"] = dict(provenance)
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _check_provenance_usage(args: argparse.Namespace) -> None:
+    if getattr(args, "provenance", False) and args.format != "json":
+        raise CliError(
+            "--provenance adds to the JSON report; add --json (or --format json)", exit_code=2
+        )
+
+
 def _check_gate_usage(args: argparse.Namespace, spec: GateSpec) -> None:
     if spec.active and args.compare is None:
         raise CliError(
@@ -497,6 +518,7 @@ def run(args: argparse.Namespace) -> int:
         return run_suite(args)
     spec = gate_spec(args)
     _check_gate_usage(args, spec)
+    _check_provenance_usage(args)
     scored = score(args)
     reasons = (
         _gate(args, spec, scored.reports, scored.metrics) if scored.comparison is not None else ()
@@ -609,6 +631,17 @@ def score(args: argparse.Namespace) -> Scored:
     configs = backend_config.recorded_configs(names, config)
     if configs and renderer.name == "json":
         text = _with_configs(text, configs)
+    if getattr(args, "provenance", False):
+        sources = {name: extra[name].source for name in names if name in extra}
+        stamp = report_provenance(
+            str(args.fixtures),
+            index,
+            names,
+            configs,
+            sources,
+            None if args.store is None else str(args.store),
+        )
+        text = _with_provenance(text, stamp)
     if args.results is not None:
         if args.results_format == "trec":
             results = trec.trec_run_text(fixture_set, reports, granularity=args.granularity)
