@@ -457,6 +457,8 @@ def test_query_regression_on_chosen_metrics_with_a_tolerance(
     bare_first = _diff(["--fail-on-query-regression", str(BASE), str(HEAD)], capsys)
     bare_last = _diff([str(BASE), str(HEAD), "--fail-on-query-regression"], capsys)
     assert bare_first == bare_last and len(bare_first[2].splitlines()) == 5
+    abbreviated = _diff(["--fail-on-query", str(BASE), str(HEAD)], capsys)
+    assert abbreviated == bare_last
     explicit_all = _diff([str(BASE), str(HEAD), "--fail-on-query-regression", "all"], capsys)
     assert explicit_all == bare_last
 

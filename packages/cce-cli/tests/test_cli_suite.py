@@ -332,6 +332,9 @@ def test_suite_flags_that_do_not_apply_are_usage_errors(
     assert "--dir does not apply to a suite" in err
     code, _, err = cce(capsys, "relevance", str(suite), "--fail-on-significant")
     assert code == 2
+    code, _, err = cce(capsys, "relevance", str(suite), "--provenance")
+    assert code == 2
+    assert "--provenance adds to the JSON report" in err
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc to find workers")

@@ -122,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         arguments = sys.argv[1:] if argv is None else list(argv)
         only = chosen_command(arguments)
-        if "--fail-on-query-regression" in arguments:
+        if any(argument.startswith("--fail-on-q") for argument in arguments):
             # Its value is optional: a bare flag must not take the next positional.
             from cce_cli.compare.gate import bind_bare_regression_flag
 

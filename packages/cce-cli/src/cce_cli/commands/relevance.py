@@ -512,13 +512,13 @@ def _step_summary(args: argparse.Namespace, scored: Scored, reasons: tuple[str, 
 
 def run(args: argparse.Namespace) -> int:
     """Evaluate, render and print; every user-facing failure raises CliError."""
+    _check_provenance_usage(args)
     if looks_like_suite(str(args.fixtures)):
         from cce_cli.evaluation.suite import run_suite
 
         return run_suite(args)
     spec = gate_spec(args)
     _check_gate_usage(args, spec)
-    _check_provenance_usage(args)
     scored = score(args)
     reasons = (
         _gate(args, spec, scored.reports, scored.metrics) if scored.comparison is not None else ()

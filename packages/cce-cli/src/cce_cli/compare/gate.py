@@ -74,6 +74,8 @@ class GateSpec:
 
 
 QUERY_REGRESSION_FLAG: Final = "--fail-on-query-regression"
+_REGRESSION_PREFIX: Final = "--fail-on-q"
+"""The shortest abbreviation of the flag argparse would accept (no other flag shares it)."""
 ALL_METRICS: Final = "all"
 """The value of `--fail-on-query-regression` that watches every compared metric, which
 the bare flag means."""
@@ -193,7 +195,8 @@ def bind_bare_regression_flag(arguments: Sequence[str]) -> list[str]:
     for index, word in enumerate(bound):
         if word == "--":
             break
-        if word != QUERY_REGRESSION_FLAG:
+        # argparse also takes an unambiguous abbreviation of the flag.
+        if not (word.startswith(_REGRESSION_PREFIX) and QUERY_REGRESSION_FLAG.startswith(word)):
             continue
         following = bound[index + 1] if index + 1 < len(bound) else None
         if following is not None and not following.startswith("-"):
@@ -202,7 +205,7 @@ def bind_bare_regression_flag(arguments: Sequence[str]) -> list[str]:
             looks_like_path = "/" in following or "." in following or os.sep in following
             if not looks_like_path and not os.path.exists(following):
                 continue
-        bound[index] = f"{QUERY_REGRESSION_FLAG}={ALL_METRICS}"
+        bound[index] = f"{word}={ALL_METRICS}"
     return bound
 
 
