@@ -26,7 +26,7 @@ from cce_cli.errors import CliError
 from cce_cli.evaluation import configurations as backend_config
 from cce_cli.evaluation import corpus_checks, harness, run_checks
 from cce_cli.evaluation.anchor_check import file_line_count
-from cce_cli.evaluation.corpora import member_corpus
+from cce_cli.evaluation.corpora import local_member_corpus, member_corpus
 from cce_cli.evaluation.corpus_paths import corpus_path, rust_parent
 from cce_cli.evaluation.indexes import open_store, remote_problem
 from cce_cli.formats import external_runs as runs
@@ -299,12 +299,15 @@ def _apply(args: argparse.Namespace) -> int:
         os.makedirs(str(args.output), exist_ok=True)
     except OSError as error:
         raise CliError(f"could not make {args.output}: {describe_os_error(error)}") from None
+    from cce_cli.evaluation.suite import suite_cache_root
+
+    cache = suite_cache_root()
     for member, prefix in zip(manifest.members, prefixes, strict=True):
         mine = tuple(
             attrs.evolve(j, id=j.id[len(prefix) :]) for j in judged if j.id.startswith(prefix)
         )
         output = os.path.join(str(args.output), f"{member.name}.jsonl")
-        _apply_to(member.fixtures, judged_path, mine, output)
+        _apply_to(member.fixtures, judged_path, mine, output, local_member_corpus(member, cache))
     return 0
 
 
