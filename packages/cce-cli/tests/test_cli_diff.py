@@ -430,6 +430,73 @@ def test_fail_on_query_regression(capsys: pytest.CaptureFixture[str]) -> None:
     assert (status, err) == (0, "")
 
 
+def test_query_regression_on_chosen_metrics_with_a_tolerance(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A metric list narrows the rule; a tolerance lets small drops through; the bare
+    flag, before or after the reports, keeps watching every metric."""
+    mrr_only = [
+        "gate failed: query q-retry got worse on MRR: 1.000000 -> 0.500000 (-0.500000)",
+        "gate failed: query q-ring got worse on MRR: 0.500000 -> 0.333333 (-0.166667)",
+    ]
+    for spelling in ("mrr", "MRR", "mrr,mrr"):
+        status, _, err = _diff(
+            [str(BASE), str(HEAD), "--fail-on-query-regression", spelling], capsys
+        )
+        assert (status, err.splitlines()) == (3, mrr_only)
+    status, _, err = _diff(
+        [str(BASE), str(HEAD), "--fail-on-query-regression", "mrr,recall"], capsys
+    )
+    assert status == 3 and len(err.splitlines()) == 3
+    argv = ["--fail-on-query-regression", "mrr", "--regression-tolerance", "0.2"]
+    status, _, err = _diff([str(BASE), str(HEAD), *argv], capsys)
+    assert (status, err.splitlines()) == (3, mrr_only[:1])
+    # A drop of exactly the tolerance is within it.
+    argv = ["--fail-on-query-regression", "--regression-tolerance", "0.5"]
+    assert _diff([str(BASE), str(HEAD), *argv], capsys)[:3:2] == (0, "")
+    bare_first = _diff(["--fail-on-query-regression", str(BASE), str(HEAD)], capsys)
+    bare_last = _diff([str(BASE), str(HEAD), "--fail-on-query-regression"], capsys)
+    assert bare_first == bare_last and len(bare_first[2].splitlines()) == 5
+    abbreviated = _diff(["--fail-on-query", str(BASE), str(HEAD)], capsys)
+    assert abbreviated == bare_last
+    explicit_all = _diff([str(BASE), str(HEAD), "--fail-on-query-regression", "all"], capsys)
+    assert explicit_all == bare_last
+
+
+def test_min_accepts_the_printed_labels(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = _diff([str(BASE), str(HEAD), "--min", "MRR=0.8", "--min", "P@k=0.1"], capsys)
+    assert status == 3
+    assert err.splitlines() == [
+        f"gate failed: MRR of hybrid ({HEAD}) is 0.729167, below --min mrr=0.8",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--min", "nDCG@k=0.5"],
+            f"error: --min ndcg=0.5: hybrid ({HEAD}) has no nDCG@k; add it with "
+            "`cce relevance --metrics ndcg`\n",
+        ),
+        (
+            ["--fail-on-query-regression", "mrr,ndcg"],
+            "error: --fail-on-query-regression ndcg: the compared sides do not both have "
+            "nDCG@k; add it with `cce relevance --metrics ndcg`\n",
+        ),
+        (
+            ["--min", "tok-IoU=0.5"],
+            f"error: --min token-iou=0.5: hybrid ({HEAD}) has no tok-IoU; token metrics need "
+            "expected anchors with line ranges (path@START-END) in the fixtures\n",
+        ),
+    ],
+)
+def test_a_gate_on_a_metric_the_reports_lack_is_a_usage_error(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _diff([str(BASE), str(HEAD), *argv], capsys) == (2, "", message)
+
+
 def test_min_floors(capsys: pytest.CaptureFixture[str]) -> None:
     # The head's MRR aggregate is 0.729167 and its recall 0.875.
     status, _, err = _diff(
@@ -459,6 +526,9 @@ def test_min_floors(capsys: pytest.CaptureFixture[str]) -> None:
         (["--alpha", "1.5"], "alpha must be between 0 and 1"),
         (["--correction", "sidak"], "invalid choice"),
         (["--format", "pdf"], "invalid choice"),
+        (["--fail-on-query-regression", "mrr,bpref"], "unknown metric 'bpref'"),
+        (["--regression-tolerance", "0.1"], "only loosens --fail-on-query-regression"),
+        (["--fail-on-query-regression", "--regression-tolerance", "-1"], "0 or more"),
     ],
 )
 def test_gate_usage_errors_exit_2(
@@ -467,6 +537,39 @@ def test_gate_usage_errors_exit_2(
     status, out, err = _diff([str(BASE), str(HEAD), *argv], capsys)
     assert (status, out) == (2, "")
     assert fragment in err
+
+
+def _with_provenance(source: Path, target: Path, fixtures_sha256: str | None) -> Path:
+    body = json.loads(source.read_text(encoding="utf-8"))
+    if fixtures_sha256 is not None:
+        body["provenance"] = {"cce_version": "0.1.0", "fixtures_sha256": fixtures_sha256}
+    target.write_text(json.dumps(body), encoding="utf-8")
+    return target
+
+
+def test_reports_of_different_fixture_files_are_named_and_strict_refuses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    plain = _diff([str(BASE), str(HEAD)], capsys)
+    base = _with_provenance(BASE, tmp_path / "base.json", "a" * 64)
+    head = _with_provenance(HEAD, tmp_path / "head.json", "b" * 64)
+    status, out, err = _diff([str(base), str(head)], capsys)
+    assert status == 0
+    assert err == (
+        f"warning: the fixture files differ between {base} and {head} (fixtures_sha256 of "
+        "their provenance): the same case ids may not ask the same questions\n"
+    )
+    assert out == plain[1].replace(str(BASE), str(base)).replace(str(HEAD), str(head))
+    status, out, err = _diff([str(base), str(head), "--strict"], capsys)
+    assert (status, out) == (1, "")
+    assert err.startswith("error: the fixture files differ between ")
+    assert err.endswith("; --strict refuses to compare them\n")
+    # The same fixture file, or provenance on one side only: nothing to say.
+    same = _with_provenance(HEAD, tmp_path / "same.json", "a" * 64)
+    bare = _with_provenance(HEAD, tmp_path / "bare.json", None)
+    for other in (same, bare):
+        status, _, err = _diff([str(base), str(other), "--strict"], capsys)
+        assert (status, err) == (0, "")
 
 
 # --- the documented workflow on the project's own fixture set --------------------------

@@ -374,3 +374,40 @@ def test_overlapping_candidates_judged_otherwise_get_the_kind() -> None:
     anchors = [Anchor.parse(text) for text in expected]
     assert not any(anchor.matches(function) for anchor in anchors)
     assert applied.overlapping == ()
+
+
+def test_apply_ends_anchors_at_the_last_line_of_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A chunk running to the end of a newline-terminated file is numbered one line past
+    it; the anchors written from it stop at the file's last line, so `cce check` has
+    nothing to say about the tool's own output."""
+    source = tmp_path / "corpus" / "src"
+    source.mkdir(parents=True)
+    (source / "shallow.ts").write_text(
+        "export const retryLimit = 3;\nexport const retryDelay = 10;\n", encoding="utf-8"
+    )
+    (source / "other.ts").write_text("export const unrelated = 1;\n", encoding="utf-8")
+    fixtures = tmp_path / "f.jsonl"
+    fixtures.write_text(
+        '{"schema":"cce.relevance/v1","corpus":"corpus"}\n'
+        '{"id":"a","query":"retry limit delay","expected":["src/other.ts"],"k":3}\n',
+        encoding="utf-8",
+    )
+    judging = tmp_path / "judging.jsonl"
+    code, _, err = _cce(["pool", str(fixtures), "--backends", "vector", "-o", str(judging)], capsys)
+    assert code == 0, err
+    row = json.loads(judging.read_text(encoding="utf-8"))
+    spans = {c["file_path"]: (c["start_line"], c["end_line"]) for c in row["candidates"]}
+    assert spans["src/shallow.ts"] == (1, 3)
+    for candidate in row["candidates"]:
+        candidate["judgment"] = "relevant" if candidate["file_path"] == "src/shallow.ts" else "not"
+    judged = tmp_path / "judged.jsonl"
+    judged.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    out = tmp_path / "labeled.jsonl"
+    assert _cce(["pool", "--apply", str(judged), str(fixtures), "-o", str(out)], capsys)[0] == 0
+    case = json.loads(out.read_text(encoding="utf-8").splitlines()[1])
+    assert case["expected"] == ["src/other.ts", "src/shallow.ts@1-2"]
+    code, stdout, err = _cce(["check", str(out)], capsys)
+    assert code == 0, err
+    assert "past the end" not in stdout + err

@@ -36,6 +36,8 @@ def _invoke(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> Outcome:
 @pytest.fixture(autouse=True)
 def _repo_root(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(REPO)
+    # A gated comparison appends to the job summary; CI's own must stay untouched.
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
 
 
 def test_compare_gate_fails_on_a_regressed_query(capsys: pytest.CaptureFixture[str]) -> None:
@@ -57,6 +59,62 @@ def test_compare_gate_min_and_significance(capsys: pytest.CaptureFixture[str]) -
     # No metric moves significantly on 11 queries: the significance gate passes.
     status, _, err = _invoke([CODE, "--compare", "bm25,hybrid", "--fail-on-significant"], capsys)
     assert (status, err) == (0, "")
+
+
+def test_bare_query_regression_flag_leaves_the_fixtures_alone(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The flag's value is optional: bare, it must not swallow FIXTURES after it."""
+    last = _invoke([CODE, "--compare", "bm25,hybrid", "--fail-on-query-regression"], capsys)
+    first = _invoke(["--fail-on-query-regression", CODE, "--compare", "bm25,hybrid"], capsys)
+    middle = _invoke([CODE, "--fail-on-query-regression", "--compare", "bm25,hybrid"], capsys)
+    assert last[0] == 3 and first == last and middle == last
+
+
+def test_query_regression_on_chosen_metrics(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = _invoke(
+        [CODE, "--compare", "bm25,hybrid", "--fail-on-query-regression", "MRR"], capsys
+    )
+    assert status == 3
+    assert err.splitlines() == [
+        "gate failed: query code-load-config got worse on MRR: 0.500000 -> 0.333333 (-0.166667)",
+        "gate failed: query code-lru-evict got worse on MRR: 1.000000 -> 0.250000 (-0.750000)",
+    ]
+    argv = ["--fail-on-query-regression", "mrr", "--regression-tolerance", "0.75"]
+    assert _invoke([CODE, "--compare", "bm25,hybrid", *argv], capsys)[::2] == (0, "")
+
+
+def test_floor_labels_and_floors_the_report_lacks(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = _invoke([CODE, "--compare", "bm25,hybrid", "--min", "tok-IoU=0.9"], capsys)
+    assert (status, err) == (
+        3,
+        "gate failed: tok-IoU of hybrid is 0.222257, below --min token-iou=0.9\n",
+    )
+    status, out, err = _invoke([CODE, "--compare", "bm25,hybrid", "--min", "nDCG@k=0.3"], capsys)
+    assert (status, out) == (2, "")
+    assert err == (
+        "error: --min ndcg=0.3: hybrid has no nDCG@k; add it with `cce relevance --metrics ndcg`\n"
+    )
+    argv = ["--min", "nDCG@k=0.3", "--metrics", "ndcg"]
+    assert _invoke([CODE, "--compare", "bm25,hybrid", *argv], capsys)[::2] == (0, "")
+
+
+def test_gated_compare_appends_the_job_summary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    plain = _invoke([CODE, "--compare", "bm25,hybrid"], capsys)
+    assert plain[0] == 0 and not summary.exists()  # no gate flag: nothing moves
+    gated = _invoke([CODE, "--compare", "bm25,hybrid", "--fail-on-query-regression", "mrr"], capsys)
+    assert gated[0] == 3 and gated[1] == plain[1]
+    text = summary.read_text(encoding="utf-8")
+    assert text.startswith("❌ **Gate failed** (2 reasons)")
+    assert "### cce diff: bm25 → hybrid" in text
+    assert "query code-lru-evict got worse on MRR" in text
+    status = _invoke([CODE, "--compare", "bm25,hybrid", "--min", "mrr=0.5"], capsys)[0]
+    assert status == 0
+    assert summary.read_text(encoding="utf-8").count("### cce diff: bm25 → hybrid") == 2
 
 
 def test_gate_flags_need_compare(capsys: pytest.CaptureFixture[str]) -> None:
@@ -216,3 +274,25 @@ def test_unknown_paired_test_is_a_usage_error(capsys: pytest.CaptureFixture[str]
     status, out, err = _invoke([CODE, "--compare", "bm25,hybrid", "--test", "z"], capsys)
     assert (status, out) == (2, "")
     assert "invalid choice: 'z'" in err
+
+
+def test_provenance_is_opt_in_and_only_adds_its_object(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import hashlib
+
+    status, out, err = _invoke([CODE, "--json", "--provenance"], capsys)
+    assert status == 0, err
+    document = json.loads(out)
+    provenance = document.pop("provenance")
+    # Without the object the bytes are the default report's, which the golden pins.
+    assert json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n" == (
+        GOLDEN.read_text(encoding="utf-8")
+    )
+    assert provenance["fixtures_sha256"] == hashlib.sha256((REPO / CODE).read_bytes()).hexdigest()
+    assert set(provenance["backends"]) == {"bm25", "vector", "hybrid"}
+    assert provenance["embedder"] == "hash" and provenance["cce_version"]
+    assert len(provenance["corpus_sha256"]) == 64
+    again = json.loads(_invoke([CODE, "--json", "--provenance"], capsys)[1])["provenance"]
+    assert again == provenance
+    assert _invoke([CODE, "--provenance"], capsys)[:2] == (2, "")

@@ -150,6 +150,22 @@ def test_compare_pairs_every_query_of_the_suite(
     assert compare["members"]["alpha"]["mrr"]["n"] == 4
 
 
+def test_gated_suite_compare_appends_the_job_summary(
+    suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    assert cce(capsys, "relevance", str(suite), "--compare", "bm25,hybrid")[0] == 0
+    assert not summary.exists()
+    code, _, _ = cce(
+        capsys, "relevance", "--fail-on-query-regression", str(suite), "--compare", "bm25,hybrid"
+    )
+    assert code in (0, 3)
+    text = summary.read_text(encoding="utf-8")
+    assert "### cce diff: bm25 → hybrid" in text
+    assert ("Gate failed" in text) == (code == 3)
+
+
 def _git(cwd: Path, *args: str) -> str:
     env = {
         "GIT_AUTHOR_NAME": "cce",
@@ -316,6 +332,9 @@ def test_suite_flags_that_do_not_apply_are_usage_errors(
     assert "--dir does not apply to a suite" in err
     code, _, err = cce(capsys, "relevance", str(suite), "--fail-on-significant")
     assert code == 2
+    code, _, err = cce(capsys, "relevance", str(suite), "--provenance")
+    assert code == 2
+    assert "--provenance adds to the JSON report" in err
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc to find workers")
@@ -492,7 +511,10 @@ def test_pool_takes_a_suite_and_applies_judgments_member_by_member(
     alpha = [json.loads(line) for line in (out / "alpha.jsonl").read_text().splitlines()]
     first = next(line for line in lines if line["id"] == "alpha/code-load-config")
     top = first["candidates"][0]
-    span = f"@{top['start_line']}-{top['end_line']}"
+    # The anchor stops at the file's last line, where a chunk to its end claims one more.
+    text = (suite.parent / "corpora" / "sample" / top["file_path"]).read_text(encoding="utf-8")
+    last = text.count("\n") + (0 if text.endswith("\n") else 1)
+    span = f"@{top['start_line']}-{min(top['end_line'], last)}"
     case = next(row for row in alpha[1:] if row["id"] == "code-load-config")
     # The judged candidate became an anchor of the member's own case (ids unqualified).
     added = [a for a in case["expected"] if a.startswith(top["file_path"]) and a.endswith(span)]
@@ -522,3 +544,39 @@ def test_progress_names_the_members_done_and_the_member_running(
         "members: 3/3 done",
     ]
     assert cce(capsys, "relevance", str(suite), "--no-progress")[2] == ""
+
+
+def test_pool_apply_ends_a_member_anchor_at_its_file_last_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The member's corpus, named by the manifest only, bounds the written anchors."""
+    source = tmp_path / "corpus" / "src"
+    source.mkdir(parents=True)
+    (source / "shallow.ts").write_text(
+        "export const retryLimit = 3;\nexport const retryDelay = 10;\n", encoding="utf-8"
+    )
+    (source / "other.ts").write_text("export const unrelated = 1;\n", encoding="utf-8")
+    (tmp_path / "m.jsonl").write_text(
+        '{"schema":"cce.relevance/v1"}\n'
+        '{"id":"a","query":"retry limit delay","expected":["src/other.ts"],"k":3}\n',
+        encoding="utf-8",
+    )
+    manifest = tmp_path / "suite.toml"
+    manifest.write_text(
+        'schema = "cce.suite/v1"\n\n[[members]]\nname = "m"\nfixtures = "m.jsonl"\n'
+        'corpus = "corpus"\n',
+        encoding="utf-8",
+    )
+    judging = tmp_path / "judging.jsonl"
+    code, _, err = cce(capsys, "pool", str(manifest), "--backends", "vector", "-o", str(judging))
+    assert code == 0, err
+    row = json.loads(judging.read_text(encoding="utf-8"))
+    for candidate in row["candidates"]:
+        candidate["judgment"] = "relevant" if candidate["file_path"] == "src/shallow.ts" else "not"
+    judged = tmp_path / "judged.jsonl"
+    judged.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    out = tmp_path / "applied"
+    code, _, err = cce(capsys, "pool", "--apply", str(judged), str(manifest), "-o", str(out))
+    assert code == 0, err
+    case = json.loads((out / "m.jsonl").read_text(encoding="utf-8").splitlines()[1])
+    assert case["expected"] == ["src/other.ts", "src/shallow.ts@1-2"]

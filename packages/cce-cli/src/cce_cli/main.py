@@ -122,6 +122,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         arguments = sys.argv[1:] if argv is None else list(argv)
         only = chosen_command(arguments)
+        if any(argument.startswith("--fail-on-q") for argument in arguments):
+            # Its value is optional: a bare flag must not take the next positional.
+            from cce_cli.compare.gate import bind_bare_regression_flag
+
+            arguments = bind_bare_regression_flag(arguments)
         parser, runners = build_parser(only, every=False)
         args = parser.parse_args(arguments)
         code = runners[args.command](args)

@@ -7,7 +7,8 @@ summary when `GITHUB_STEP_SUMMARY` names a file, and exits 3 when a gate flag fa
 (docs/gating.md). `--results`, `--fixtures` and `--corpus` add each query's text and
 what each side retrieved to the comment and the HTML page (docs/reports.md). It owns
 the command's arguments and the order of its effects: stdout first, then the summary
-file, then one stderr line per gate reason.
+file, then one stderr line per gate reason. When both reports carry provenance and it
+names different fixture files, it warns before anything else (`--strict` refuses).
 """
 
 from __future__ import annotations
@@ -23,16 +24,18 @@ from cce_cli.compare import pairing as diff_model
 from cce_cli.compare.gate import (
     GATE_FAILED,
     add_gate_arguments,
+    check_gate_metrics,
     evaluate_gate,
     gate_spec,
     refuse_uncalibrated_gate,
 )
 from cce_cli.errors import CliError
+from cce_cli.evaluation.provenance import differing_fixtures
 from cce_cli.render.diff import DIFF_RENDERERS, render_diff_markdown
 from cce_cli.render.output import write_stdout
 from cce_stats import paired_test_names
 
-__all__ = ["append_step_summary", "configure", "report_gate", "run"]
+__all__ = ["append_step_summary", "check_fixtures_alike", "configure", "report_gate", "run"]
 
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
@@ -72,6 +75,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="for suite reports, which aggregate --min tests: macro (default; the mean of "
         "the members' means) or micro (the mean over all queries)",
     )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse (exit 1) to compare reports whose provenance records different fixture files",
+    )
     add_evidence_arguments(parser)
 
 
@@ -90,6 +98,25 @@ def append_step_summary(markdown: str) -> None:
         ) from None
 
 
+def check_fixtures_alike(
+    base: diff_model.SavedReport, head: diff_model.SavedReport, strict: bool
+) -> None:
+    """Warn (refuse with `strict`) when both reports' provenance names different
+    fixture files: their per-query scores answer different questions."""
+    differing = differing_fixtures(base.provenance, head.provenance)
+    if not differing:
+        return
+    members = [name for name in differing if name]
+    which = "the fixture files" + (f" of {', '.join(members)}" if members else "")
+    message = (
+        f"{which} differ between {base.path} and {head.path} (fixtures_sha256 of their "
+        "provenance): the same case ids may not ask the same questions"
+    )
+    if strict:
+        raise CliError(f"{message}; --strict refuses to compare them")
+    print(f"warning: {message}", file=sys.stderr)
+
+
 def report_gate(reasons: tuple[str, ...]) -> int:
     """Print one stderr line per gate reason; the exit status the gate gives."""
     if not reasons:
@@ -102,8 +129,10 @@ def report_gate(reasons: tuple[str, ...]) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Load, pair, test, render; exit 3 when a gate flag fails."""
+    spec = gate_spec(args)
     base = diff_model.load_report(str(args.base), args.min_aggregate)
     head = diff_model.load_report(str(args.head), args.min_aggregate)
+    check_fixtures_alike(base, head, args.strict)
     base_backend, head_backend = diff_model.select_backends(base, head, args.backend, args.backends)
     report = diff_model.diff_reports(
         base,
@@ -119,14 +148,15 @@ def run(args: argparse.Namespace) -> int:
     if evidence is not None:
         queries = {**evidence.queries(), **report.queries}
         report = attrs.evolve(report, evidence=evidence, queries=queries)
-    spec = gate_spec(args)
     refuse_uncalibrated_gate(spec, report.overall, args.test)
     if spec.active:
+        head_name = f"{head_backend.name} ({head.path})"
+        check_gate_metrics(spec, report.overall, head_backend.aggregate, head_name)
         reasons = evaluate_gate(
             spec,
             report.overall,
             head_backend.aggregate,
-            head=f"{head_backend.name} ({head.path})",
+            head=head_name,
             correction=args.correction,
             alpha=args.alpha,
         )

@@ -14,7 +14,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -25,7 +25,8 @@ from cce_cli.commands.relevance import build_fixture_corpus, fixture_corpus
 from cce_cli.errors import CliError
 from cce_cli.evaluation import configurations as backend_config
 from cce_cli.evaluation import corpus_checks, harness, run_checks
-from cce_cli.evaluation.corpora import member_corpus
+from cce_cli.evaluation.anchor_check import file_line_count
+from cce_cli.evaluation.corpora import local_member_corpus, member_corpus
 from cce_cli.evaluation.corpus_paths import corpus_path, rust_parent
 from cce_cli.evaluation.indexes import open_store, remote_problem
 from cce_cli.formats import external_runs as runs
@@ -287,7 +288,7 @@ def _apply(args: argparse.Namespace) -> int:
     except JudgingError as error:
         raise CliError(str(error)) from None
     if not looks_like_suite(str(args.fixtures)):
-        return _apply_to(str(args.fixtures), judged_path, judged, str(args.output))
+        return _apply_to(str(args.fixtures), judged_path, judged, str(args.output), args.dir)
     # A suite's judging file holds `member/case-id` lines: each member's go to its own
     # fixture file, written as OUT/<member>.jsonl.
     manifest = read_manifest(str(args.fixtures))
@@ -298,17 +299,45 @@ def _apply(args: argparse.Namespace) -> int:
         os.makedirs(str(args.output), exist_ok=True)
     except OSError as error:
         raise CliError(f"could not make {args.output}: {describe_os_error(error)}") from None
+    from cce_cli.evaluation.suite import suite_cache_root
+
+    cache = suite_cache_root()
     for member, prefix in zip(manifest.members, prefixes, strict=True):
         mine = tuple(
             attrs.evolve(j, id=j.id[len(prefix) :]) for j in judged if j.id.startswith(prefix)
         )
         output = os.path.join(str(args.output), f"{member.name}.jsonl")
-        _apply_to(member.fixtures, judged_path, mine, output)
+        _apply_to(member.fixtures, judged_path, mine, output, local_member_corpus(member, cache))
     return 0
 
 
-def _apply_to(fixtures: str, judged_path: str, judged: Sequence[JudgedCase], output: str) -> int:
-    """Merge `judged` into the fixture file `fixtures` and write the result to `output`."""
+def _line_counter(corpus: str | None) -> Callable[[str], int | None]:
+    """A corpus file's line count as the chunker numbers lines; None when unreadable."""
+    counts: dict[str, int | None] = {}
+
+    def count(path: str) -> int | None:
+        if corpus is None:
+            return None
+        if path not in counts:
+            try:
+                with open(os.path.join(corpus, path), "rb") as handle:
+                    counts[path] = file_line_count(handle.read().decode("utf-8"))
+            except (OSError, UnicodeDecodeError):
+                counts[path] = None
+        return counts[path]
+
+    return count
+
+
+def _apply_to(
+    fixtures: str,
+    judged_path: str,
+    judged: Sequence[JudgedCase],
+    output: str,
+    corpus_dir: str | None = None,
+) -> int:
+    """Merge `judged` into the fixture file `fixtures` and write the result to `output`;
+    anchors end within the files of `corpus_dir`, else of the header's corpus."""
     fixture_set, drafts, raw_cases = _parse(fixtures)
     known = {case.id for case in fixture_set.cases}
     for stray in (j.id for j in judged if j.id not in known):
@@ -316,7 +345,10 @@ def _apply_to(fixtures: str, judged_path: str, judged: Sequence[JudgedCase], out
     cases = [
         case if case.id not in drafts else _without_draft_anchor(case) for case in fixture_set.cases
     ]
-    applied = apply_judgments(cases, judged, raw_cases)
+    corpus = corpus_dir
+    if corpus is None and fixture_set.corpus is not None:
+        corpus = corpus_path(fixtures, fixture_set.corpus)
+    applied = apply_judgments(cases, judged, raw_cases, _line_counter(corpus))
     header: dict[str, Any] = {"schema": SCHEMA_ID}
     if fixture_set.corpus is not None:
         header["corpus"] = _relocated_corpus(fixtures, output, fixture_set.corpus)

@@ -28,16 +28,25 @@ from typing import Any
 import attrs
 
 from cce_cli.commands.build_options import add_build_options
-from cce_cli.commands.diff import report_gate
+from cce_cli.commands.diff import append_step_summary, report_gate
 from cce_cli.commands.index import walk_error_warning
 from cce_cli.compare.gate import (
     GateSpec,
     add_gate_arguments,
+    check_gate_metrics,
     evaluate_gate,
     gate_spec,
     refuse_uncalibrated_gate,
 )
-from cce_cli.compare.pairing import diff_backend_reports, head_aggregate
+from cce_cli.compare.pairing import (
+    SavedBackend,
+    SavedCase,
+    SavedReport,
+    backend_values,
+    diff_backend_reports,
+    diff_reports,
+    head_aggregate,
+)
 from cce_cli.errors import CliError
 from cce_cli.evaluation import configurations as backend_config
 from cce_cli.evaluation import corpus_checks, harness, run_checks
@@ -51,6 +60,7 @@ from cce_cli.evaluation.indexes import (
     print_protection_notice,
     remote_problem,
 )
+from cce_cli.evaluation.provenance import report_provenance
 from cce_cli.evaluation.report import tag_groups
 from cce_cli.formats import external_runs as runs
 from cce_cli.formats import trec
@@ -58,9 +68,10 @@ from cce_cli.formats.evidence import evidence_from_runs, read_fixtures
 from cce_cli.formats.results_file import render_run, write_run
 from cce_cli.formats.suite_manifest import looks_like_suite
 from cce_cli.render import relevance as render
+from cce_cli.render.diff import render_diff_markdown
 from cce_cli.render.output import display_text, write_stdout
 from cce_fixtures import FixtureSet
-from cce_metrics import METRICS, Metric
+from cce_metrics import METRICS, TOKEN_METRICS, Metric
 from cce_retrieval import (
     Backend,
     BackendConfigError,
@@ -149,6 +160,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--strict",
         action="store_true",
         help="refuse to score (exit 1) when an anchor can never match or the store is stale",
+    )
+    parser.add_argument(
+        "--provenance",
+        action="store_true",
+        help="add a provenance object to the JSON report: fixture and corpus hashes, "
+        "backend parameters, embedder, cce version (docs/gating.md#provenance)",
     )
     parser.add_argument(
         "--results",
@@ -392,6 +409,20 @@ def _with_configs(text: str, configs: Mapping[str, Mapping[str, object]]) -> str
     return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
+def _with_provenance(text: str, provenance: Mapping[str, Any]) -> str:
+    """The JSON report with its `provenance` object, re-encoded as `_with_configs` does."""
+    document = json.loads(text)
+    document["provenance"] = dict(provenance)
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _check_provenance_usage(args: argparse.Namespace) -> None:
+    if getattr(args, "provenance", False) and args.format != "json":
+        raise CliError(
+            "--provenance adds to the JSON report; add --json (or --format json)", exit_code=2
+        )
+
+
 def _check_gate_usage(args: argparse.Namespace, spec: GateSpec) -> None:
     if spec.active and args.compare is None:
         raise CliError(
@@ -431,19 +462,57 @@ def _gate(
         return ()
     base, head = reports
     group = diff_backend_reports(base, head, metrics, test=args.test, correction=args.correction)
+    reported = {item.key for item in metrics}
+
+    def aggregate(item: Metric) -> float | None:
+        # Only what the report shows can hold a floor: the harness averages every
+        # chunk metric, but `--metrics` decides which ones the report carries.
+        if item.key in METRICS and item.key not in reported:
+            return None
+        return head_aggregate(head, item)
+
+    check_gate_metrics(spec, group, aggregate, head.backend)
     refuse_uncalibrated_gate(spec, group, args.test)
     return evaluate_gate(
         spec,
         group,
-        lambda item: head_aggregate(head, item),
+        aggregate,
         head=head.backend,
         correction=args.correction,
         alpha=args.alpha,
     )
 
 
+def _saved(report: BackendReport, metrics: Sequence[Metric]) -> SavedBackend:
+    """An in-run backend as a saved report's, with the metrics the report shows."""
+    shown = {item.key for item in metrics} | {item.key for item in TOKEN_METRICS}
+    cases = tuple(
+        SavedCase(case.id, {key: value for key, value in values.items() if key in shown}, case.tags)
+        for case, (_, values) in zip(report.cases, backend_values(report), strict=True)
+    )
+    return SavedBackend(report.backend, cases, {})
+
+
+def _step_summary(args: argparse.Namespace, scored: Scored, reasons: tuple[str, ...]) -> str:
+    """The markdown `cce diff` would append for this comparison saved as two reports."""
+    base, head = (_saved(report, scored.metrics) for report in scored.reports)
+    side = SavedReport(str(args.fixtures), None, scored.embedder, (base, head))
+    report = diff_reports(
+        side,
+        side,
+        base,
+        head,
+        test=args.test,
+        correction=args.correction,
+        alpha=args.alpha,
+        by_tag=args.by_tag,
+    )
+    return render_diff_markdown(attrs.evolve(report, gate_active=True, gate_reasons=reasons))
+
+
 def run(args: argparse.Namespace) -> int:
     """Evaluate, render and print; every user-facing failure raises CliError."""
+    _check_provenance_usage(args)
     if looks_like_suite(str(args.fixtures)):
         from cce_cli.evaluation.suite import run_suite
 
@@ -457,6 +526,9 @@ def run(args: argparse.Namespace) -> int:
     if scored.results is not None:
         write_run(str(args.results), scored.results)
     write_stdout(scored.text)
+    if spec.active and scored.comparison is not None:
+        # A gated comparison is a CI step: its job summary gets the diff, as `cce diff`'s.
+        append_step_summary(_step_summary(args, scored, reasons))
     return report_gate(reasons)
 
 
@@ -559,6 +631,17 @@ def score(args: argparse.Namespace) -> Scored:
     configs = backend_config.recorded_configs(names, config)
     if configs and renderer.name == "json":
         text = _with_configs(text, configs)
+    if getattr(args, "provenance", False):
+        sources = {name: extra[name].source for name in names if name in extra}
+        stamp = report_provenance(
+            str(args.fixtures),
+            index,
+            names,
+            configs,
+            sources,
+            None if args.store is None else str(args.store),
+        )
+        text = _with_provenance(text, stamp)
     if args.results is not None:
         if args.results_format == "trec":
             results = trec.trec_run_text(fixture_set, reports, granularity=args.granularity)

@@ -45,6 +45,7 @@ __all__ = [
     "SavedBackend",
     "SavedCase",
     "SavedReport",
+    "backend_values",
     "diff_backend_reports",
     "diff_reports",
     "head_aggregate",
@@ -550,7 +551,8 @@ def _query_texts(*backends: SavedBackend) -> dict[str, str]:
     return texts
 
 
-def _backend_values(report: BackendReport) -> list[tuple[str, dict[str, float]]]:
+def backend_values(report: BackendReport) -> list[tuple[str, dict[str, float]]]:
+    """Each case's id and full-precision scores by metric key, token metrics included."""
     rows: list[tuple[str, dict[str, float]]] = []
     for case in report.cases:
         values = dict(case.score.values)
@@ -573,7 +575,7 @@ def diff_backend_reports(
     """The comparison of two in-run backend reports (full-precision scores, case order)."""
     pairs = [
         (case_id, base, head)
-        for (case_id, base), (_, head) in zip(_backend_values(a), _backend_values(b), strict=True)
+        for (case_id, base), (_, head) in zip(backend_values(a), backend_values(b), strict=True)
     ]
     return _compare_group(None, pairs, metrics, test, correction)
 

@@ -34,6 +34,7 @@ __all__ = [
     "CorpusFacts",
     "Problem",
     "diagnose",
+    "file_line_count",
     "fixture_problems",
 ]
 
@@ -98,7 +99,7 @@ def _file_name(path: str) -> str:
     return path.rsplit("/", 1)[-1]
 
 
-def _file_line_count(text: str) -> int:
+def file_line_count(text: str) -> int:
     """Lines as the chunker numbers them: a final newline does not open a new line."""
     if not text:
         return 0
@@ -145,7 +146,7 @@ class CorpusFacts:
             try:
                 with open(f"{self.root}/{path}", "rb") as handle:
                     text = handle.read().decode("utf-8")
-                return _file_line_count(text), True
+                return file_line_count(text), True
             except (OSError, UnicodeDecodeError):
                 pass
         return max(chunk.end_line for chunk in self.chunks_by_path[path]), False

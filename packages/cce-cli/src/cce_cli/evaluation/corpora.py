@@ -46,6 +46,16 @@ def member_corpus(member: Member, cache_root: str) -> str:
     return root
 
 
+def local_member_corpus(member: Member, cache_root: str) -> str | None:
+    """`member`'s corpus directory if it is on disk already (a git member is never
+    cloned for it); None when it is not. For reading files, not for scoring."""
+    if not isinstance(member.corpus, GitCorpus):
+        return member.corpus
+    checkout = checkout_path(member.corpus, cache_root)
+    root = os.path.join(checkout, member.corpus.root) if member.corpus.root else checkout
+    return root if os.path.isdir(root) else None
+
+
 def checkout_path(corpus: GitCorpus, cache_root: str) -> str:
     """The checkout of `corpus`'s repository at its commit: one directory per (URL, commit)."""
     key = hashlib.sha256(corpus.url.encode("utf-8", "surrogateescape")).hexdigest()[:16]

@@ -393,8 +393,11 @@ def run_suite(args: argparse.Namespace) -> int:
     write_stdout(render_suite(manifest, results, args.format or "text", comparison))
     if comparison is None or not spec.active:
         return 0
-    from cce_cli.commands.diff import report_gate
+    from cce_cli.commands.diff import append_step_summary, report_gate
+    from cce_cli.render.diff import render_diff_markdown
 
+    # A gated comparison is a CI step: its job summary gets the diff, as `cce diff`'s.
+    append_step_summary(render_diff_markdown(comparison))
     return report_gate(comparison.gate_reasons)
 
 
@@ -447,7 +450,7 @@ def compare_suite(
 def gate_suite(spec: Any, comparison: Any, results: Sequence[MemberResult], args: Any) -> Any:
     """The comparison with the gate's verdict on it: floors (`--min`) test the head's macro
     aggregate, or its micro aggregate with `--min-aggregate micro`."""
-    from cce_cli.compare.gate import evaluate_gate, refuse_uncalibrated_gate
+    from cce_cli.compare.gate import check_gate_metrics, evaluate_gate, refuse_uncalibrated_gate
 
     head = comparison.head.backend
     which = getattr(args, "min_aggregate", None) or "macro"
@@ -456,12 +459,14 @@ def gate_suite(spec: Any, comparison: Any, results: Sequence[MemberResult], args
         found = aggregate(results, head, item)
         return found.micro if which == "micro" else found.macro
 
+    shown = f"{head} ({which} over the suite)"
+    check_gate_metrics(spec, comparison.overall, head_value, shown)
     refuse_uncalibrated_gate(spec, comparison.overall, args.test)
     reasons = evaluate_gate(
         spec,
         comparison.overall,
         head_value,
-        head=f"{head} ({which} over the suite)",
+        head=shown,
         correction=args.correction,
         alpha=args.alpha,
     )

@@ -12,7 +12,7 @@ It never runs a backend: the caller passes each backend's ranked results.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
@@ -230,14 +230,32 @@ def _merge(existing: Sequence[Anchor], new: Sequence[str]) -> list[str]:
     return merged
 
 
+def _within_file(candidate: Candidate, line_count: Callable[[str], int | None]) -> Candidate:
+    """`candidate` with its end at the file's last line when its chunk claims one more.
+
+    A chunk that runs to the end of a file ending in a newline is numbered one line
+    past it (the chunker's convention, which reports keep); an anchor written from it
+    would name a line the file does not have, and `cce check` would flag it.
+    """
+    lines = line_count(candidate.file_path)
+    if lines is None or candidate.end_line <= lines or candidate.start_line > lines:
+        return candidate
+    return attrs.evolve(candidate, end_line=lines)
+
+
 def apply_judgments(
-    cases: Sequence[Case], judged: Sequence[JudgedCase], raw_cases: Mapping[str, dict[str, Any]]
+    cases: Sequence[Case],
+    judged: Sequence[JudgedCase],
+    raw_cases: Mapping[str, dict[str, Any]],
+    line_count: Callable[[str], int | None] = lambda path: None,
 ) -> Applied:
     """Merge judged-relevant candidates into `expected` and secondary ones into `secondary`.
 
     `raw_cases` are the fixture lines as JSON objects by id, so fields cce does not know
     (annotations, tags) survive. A case left with no expected anchor is listed in
     `unlabeled` and left out, so the output always passes `cce-fixtures validate`.
+    `line_count` gives a corpus file's number of lines (None: unknown); anchors end at
+    the file's last line at most.
     """
     by_id = {j.id: j for j in judged}
     out: list[dict[str, Any]] = []
@@ -265,7 +283,7 @@ def apply_judgments(
                 )
             )
             rivals = [c for c in candidates if c is not candidate and c.judgment in rejected]
-            anchor, ambiguous = _anchor_for(candidate, rivals)
+            anchor, ambiguous = _anchor_for(_within_file(candidate, line_count), rivals)
             if ambiguous:
                 overlapping.append(f"{case.id}: {anchor}")
             (relevant if candidate.judgment == "relevant" else secondary).append(anchor)

@@ -12,11 +12,11 @@ member, per group and the overall macro and micro rows.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from typing import Any
 
+from cce_cli.evaluation.provenance import cce_version, file_sha256
 from cce_cli.evaluation.suite import (
     MemberResult,
     aggregate,
@@ -81,27 +81,10 @@ def _grouped(
     return [result for result in results if result.name in names]
 
 
-def _file_sha256(path: str) -> str | None:
-    try:
-        with open(path, "rb") as handle:
-            return hashlib.file_digest(handle, "sha256").hexdigest()
-    except OSError:
-        return None
-
-
-def _cce_version() -> str:
-    from importlib import metadata
-
-    try:
-        return metadata.version("cce-cli")
-    except metadata.PackageNotFoundError:
-        return "unknown"
-
-
 def _member_provenance(member: Member) -> dict[str, Any]:
     return {
         "corpus": member.corpus_identity(),
-        "fixtures_sha256": _file_sha256(member.fixtures),
+        "fixtures_sha256": file_sha256(member.fixtures),
         "name": member.name,
     }
 
@@ -135,7 +118,7 @@ def suite_document(
         "aggregates": aggregates,
         "members": members,
         "provenance": {
-            "cce_version": _cce_version(),
+            "cce_version": cce_version(),
             "manifest_sha256": manifest.sha256,
             "members": [_member_provenance(member) for member in manifest.members],
         },
