@@ -33,25 +33,13 @@ from cce_cli.commands.index import walk_error_warning
 from cce_cli.compare.gate import (
     GateSpec,
     add_gate_arguments,
-    check_gate_metrics,
-    evaluate_gate,
     gate_spec,
-    refuse_uncalibrated_gate,
 )
-from cce_cli.compare.pairing import (
-    SavedBackend,
-    SavedCase,
-    SavedReport,
-    backend_values,
-    diff_backend_reports,
-    diff_reports,
-    head_aggregate,
-)
+from cce_cli.compare.in_run import compare_gate, step_summary
 from cce_cli.errors import CliError
 from cce_cli.evaluation import configurations as backend_config
 from cce_cli.evaluation import corpus_checks, harness, run_checks
 from cce_cli.evaluation.corpus_paths import corpus_path
-from cce_cli.evaluation.harness import BackendReport
 from cce_cli.evaluation.indexes import (
     add_protection_argument,
     build_or_fail,
@@ -68,10 +56,9 @@ from cce_cli.formats.evidence import evidence_from_runs, read_fixtures
 from cce_cli.formats.results_file import render_run, write_run
 from cce_cli.formats.suite_manifest import looks_like_suite
 from cce_cli.render import relevance as render
-from cce_cli.render.diff import render_diff_markdown
 from cce_cli.render.output import display_text, write_stdout
 from cce_fixtures import FixtureSet
-from cce_metrics import METRICS, TOKEN_METRICS, Metric
+from cce_metrics import METRICS, Metric
 from cce_retrieval import (
     Backend,
     BackendConfigError,
@@ -304,43 +291,6 @@ def _choose_backends(
     return harness.BACKEND_NAMES
 
 
-def _external_runs(
-    args: argparse.Namespace,
-    fixture_set: FixtureSet,
-    config: backend_config.BackendConfig,
-    normaliser: run_checks.PathNormaliser,
-) -> tuple[dict[str, runs.ExternalRun], dict[str, int]]:
-    """The `--run` backends by name, their paths repaired, and the number of problems
-    each has with the fixtures' case ids (reported on stderr)."""
-    loaded: dict[str, runs.ExternalRun] = {}
-    problems: dict[str, int] = {}
-    registered = set(backend_config.all_names(config))
-    for option in args.run:
-        name, path, selected = runs.parse_run_option(str(option))
-        if name in loaded or name in registered:
-            raise CliError(f"--run {option!r}: backend name {name!r} is already taken")
-        run = runs.load_run(name, path, selected)
-        prefix = getattr(args, "member_prefix", None)
-        if prefix is not None:
-            # A suite member sees the lines of its own cases, ids as its fixtures spell them.
-            run = attrs.evolve(
-                run,
-                results={
-                    case_id[len(prefix) :]: hits
-                    for case_id, hits in run.results.items()
-                    if case_id.startswith(prefix)
-                },
-            )
-        run, repaired, example = run.with_paths(normaliser)
-        if repaired:
-            print(run_checks.normalised_note(name, path, repaired, example), file=sys.stderr)
-        findings = run_checks.case_findings(tuple(run.results), fixture_set.cases)
-        run_checks.report(name, path, findings)
-        problems[name] = sum(finding.count for finding in findings)
-        loaded[name] = run
-    return loaded, problems
-
-
 def _embedding_space(backend: Backend) -> tuple[str, str]:
     """The (embedder, model) a configured backend asks for; ("", "") = as the index says."""
     inner = getattr(backend, "inner", backend)
@@ -447,69 +397,6 @@ def _choose_metrics(args: argparse.Namespace) -> tuple[Metric, ...]:
     return metrics
 
 
-def _gate(
-    args: argparse.Namespace,
-    spec: GateSpec,
-    reports: Sequence[BackendReport],
-    metrics: Sequence[Metric],
-) -> tuple[str, ...]:
-    """The gate's reasons on `--compare A,B` (B is the head); () = passed or no gate.
-
-    Evaluated before anything is written, so a gate refused as uncalibrated leaves
-    no partial output behind.
-    """
-    if not spec.active:
-        return ()
-    base, head = reports
-    group = diff_backend_reports(base, head, metrics, test=args.test, correction=args.correction)
-    reported = {item.key for item in metrics}
-
-    def aggregate(item: Metric) -> float | None:
-        # Only what the report shows can hold a floor: the harness averages every
-        # chunk metric, but `--metrics` decides which ones the report carries.
-        if item.key in METRICS and item.key not in reported:
-            return None
-        return head_aggregate(head, item)
-
-    check_gate_metrics(spec, group, aggregate, head.backend)
-    refuse_uncalibrated_gate(spec, group, args.test)
-    return evaluate_gate(
-        spec,
-        group,
-        aggregate,
-        head=head.backend,
-        correction=args.correction,
-        alpha=args.alpha,
-    )
-
-
-def _saved(report: BackendReport, metrics: Sequence[Metric]) -> SavedBackend:
-    """An in-run backend as a saved report's, with the metrics the report shows."""
-    shown = {item.key for item in metrics} | {item.key for item in TOKEN_METRICS}
-    cases = tuple(
-        SavedCase(case.id, {key: value for key, value in values.items() if key in shown}, case.tags)
-        for case, (_, values) in zip(report.cases, backend_values(report), strict=True)
-    )
-    return SavedBackend(report.backend, cases, {})
-
-
-def _step_summary(args: argparse.Namespace, scored: Scored, reasons: tuple[str, ...]) -> str:
-    """The markdown `cce diff` would append for this comparison saved as two reports."""
-    base, head = (_saved(report, scored.metrics) for report in scored.reports)
-    side = SavedReport(str(args.fixtures), None, scored.embedder, (base, head))
-    report = diff_reports(
-        side,
-        side,
-        base,
-        head,
-        test=args.test,
-        correction=args.correction,
-        alpha=args.alpha,
-        by_tag=args.by_tag,
-    )
-    return render_diff_markdown(attrs.evolve(report, gate_active=True, gate_reasons=reasons))
-
-
 def run(args: argparse.Namespace) -> int:
     """Evaluate, render and print; every user-facing failure raises CliError."""
     _check_provenance_usage(args)
@@ -521,14 +408,18 @@ def run(args: argparse.Namespace) -> int:
     _check_gate_usage(args, spec)
     scored = score(args)
     reasons = (
-        _gate(args, spec, scored.reports, scored.metrics) if scored.comparison is not None else ()
+        compare_gate(args, spec, scored.reports, scored.metrics)
+        if scored.comparison is not None
+        else ()
     )
     if scored.results is not None:
         write_run(str(args.results), scored.results)
     write_stdout(scored.text)
     if spec.active and scored.comparison is not None:
         # A gated comparison is a CI step: its job summary gets the diff, as `cce diff`'s.
-        append_step_summary(_step_summary(args, scored, reasons))
+        append_step_summary(
+            step_summary(args, scored.embedder, scored.reports, scored.metrics, reasons)
+        )
     return report_gate(reasons)
 
 
@@ -572,7 +463,7 @@ def score(args: argparse.Namespace) -> Scored:
         root = display
     # The reference reports a missing corpus or store before a bad backend list.
     normaliser = run_checks.PathNormaliser.for_root(root)
-    extra, problems = _external_runs(args, fixture_set, config, normaliser)
+    extra, problems = run_checks.load_external_runs(args, fixture_set, config, normaliser)
     if args.strict:
         run_checks.refuse(problems)
     names = _choose_backends(args, config, extra)

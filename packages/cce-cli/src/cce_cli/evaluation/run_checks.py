@@ -21,12 +21,14 @@ from typing import Final
 import attrs
 
 from cce_cli.errors import CliError
+from cce_cli.evaluation.configurations import BackendConfig, all_names
 from cce_fixtures import Anchor, Case, FixtureSet
 from cce_retrieval import Backend, Index, Query, SearchResult
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from cce_cli.evaluation.harness import BackendReport
+    from cce_cli.formats.external_runs import ExternalRun
 
 __all__ = [
     "EXAMPLES",
@@ -307,3 +309,43 @@ def check_file_granularity(fixtures: str, fixture_set: FixtureSet, strict: bool)
     if strict:
         raise CliError(f"{message}; refusing to score with --strict")
     print(f"warning: {message}", file=sys.stderr)
+
+
+def load_external_runs(
+    args: argparse.Namespace,
+    fixture_set: FixtureSet,
+    config: BackendConfig,
+    normaliser: PathNormaliser,
+) -> tuple[dict[str, ExternalRun], dict[str, int]]:
+    """The `--run` backends by name, their paths repaired, and the number of problems
+    each has with the fixtures' case ids (reported on stderr)."""
+    # Imported here: reading a run file repairs its paths with this module's normaliser.
+    from cce_cli.formats.external_runs import load_run, parse_run_option
+
+    loaded: dict[str, ExternalRun] = {}
+    problems: dict[str, int] = {}
+    registered = set(all_names(config))
+    for option in args.run:
+        name, path, selected = parse_run_option(str(option))
+        if name in loaded or name in registered:
+            raise CliError(f"--run {option!r}: backend name {name!r} is already taken")
+        run = load_run(name, path, selected)
+        prefix = getattr(args, "member_prefix", None)
+        if prefix is not None:
+            # A suite member sees the lines of its own cases, ids as its fixtures spell them.
+            run = attrs.evolve(
+                run,
+                results={
+                    case_id[len(prefix) :]: hits
+                    for case_id, hits in run.results.items()
+                    if case_id.startswith(prefix)
+                },
+            )
+        run, repaired, example = run.with_paths(normaliser)
+        if repaired:
+            print(normalised_note(name, path, repaired, example), file=sys.stderr)
+        findings = case_findings(tuple(run.results), fixture_set.cases)
+        report(name, path, findings)
+        problems[name] = sum(finding.count for finding in findings)
+        loaded[name] = run
+    return loaded, problems

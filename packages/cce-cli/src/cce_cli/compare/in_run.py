@@ -1,0 +1,106 @@
+"""The gate of `cce relevance --compare A,B`, over the run's own full-precision reports,
+and the pull-request summary it appends.
+
+Why it exists: a gated `--compare` must judge exactly the numbers the comparison printed,
+with the rules `cce diff` applies to saved reports (`cce_cli.compare.gate`): floors only
+on metrics the report shows, watched metrics it carries, a refusal of an uncalibrated
+test, all before anything is written; and its job summary is the markdown `cce diff`
+would append for the same two sides (docs/gating.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+import attrs
+
+from cce_cli.compare.gate import (
+    GateSpec,
+    check_gate_metrics,
+    evaluate_gate,
+    refuse_uncalibrated_gate,
+)
+from cce_cli.compare.pairing import (
+    SavedBackend,
+    SavedCase,
+    SavedReport,
+    backend_values,
+    diff_backend_reports,
+    diff_reports,
+    head_aggregate,
+)
+from cce_cli.evaluation.harness import BackendReport
+from cce_cli.render.diff import render_diff_markdown
+from cce_metrics import METRICS, TOKEN_METRICS, Metric
+
+__all__ = ["compare_gate", "step_summary"]
+
+
+def compare_gate(
+    args: argparse.Namespace,
+    spec: GateSpec,
+    reports: Sequence[BackendReport],
+    metrics: Sequence[Metric],
+) -> tuple[str, ...]:
+    """The gate's reasons on `--compare A,B` (B is the head); () = passed or no gate.
+
+    Evaluated before anything is written, so a gate refused as uncalibrated leaves
+    no partial output behind.
+    """
+    if not spec.active:
+        return ()
+    base, head = reports
+    group = diff_backend_reports(base, head, metrics, test=args.test, correction=args.correction)
+    reported = {item.key for item in metrics}
+
+    def aggregate(item: Metric) -> float | None:
+        # Only what the report shows can hold a floor: the harness averages every
+        # chunk metric, but `--metrics` decides which ones the report carries.
+        if item.key in METRICS and item.key not in reported:
+            return None
+        return head_aggregate(head, item)
+
+    check_gate_metrics(spec, group, aggregate, head.backend)
+    refuse_uncalibrated_gate(spec, group, args.test)
+    return evaluate_gate(
+        spec,
+        group,
+        aggregate,
+        head=head.backend,
+        correction=args.correction,
+        alpha=args.alpha,
+    )
+
+
+def _saved(report: BackendReport, metrics: Sequence[Metric]) -> SavedBackend:
+    """An in-run backend as a saved report's, with the metrics the report shows."""
+    shown = {item.key for item in metrics} | {item.key for item in TOKEN_METRICS}
+    cases = tuple(
+        SavedCase(case.id, {key: value for key, value in values.items() if key in shown}, case.tags)
+        for case, (_, values) in zip(report.cases, backend_values(report), strict=True)
+    )
+    return SavedBackend(report.backend, cases, {})
+
+
+def step_summary(
+    args: argparse.Namespace,
+    embedder: str,
+    reports: Sequence[BackendReport],
+    metrics: Sequence[Metric],
+    reasons: tuple[str, ...],
+) -> str:
+    """The markdown `cce diff` would append for this comparison saved as two reports."""
+    base, head = (_saved(report, metrics) for report in reports)
+    side = SavedReport(str(args.fixtures), None, embedder, (base, head))
+    report = diff_reports(
+        side,
+        side,
+        base,
+        head,
+        test=args.test,
+        correction=args.correction,
+        alpha=args.alpha,
+        by_tag=args.by_tag,
+    )
+    return render_diff_markdown(attrs.evolve(report, gate_active=True, gate_reasons=reasons))
