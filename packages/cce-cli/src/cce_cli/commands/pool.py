@@ -21,6 +21,11 @@ import attrs
 
 from cce_cli.commands.arguments import positive_int
 from cce_cli.commands.build_options import add_build_options
+from cce_cli.commands.output_paths import (
+    evaluation_inputs,
+    refuse_output_over_input,
+    suite_member_outputs,
+)
 from cce_cli.commands.relevance import build_fixture_corpus, fixture_corpus
 from cce_cli.errors import CliError
 from cce_cli.evaluation import configurations as backend_config
@@ -350,4 +355,8 @@ def _without_draft_anchor(case: Case) -> Case:
 
 def run(args: argparse.Namespace) -> int:
     """Pool, or with --apply merge judgments into fixtures."""
+    outputs = [("-o", args.output)]
+    if args.apply is not None:
+        outputs += suite_member_outputs(args, "-o")
+    refuse_output_over_input(outputs, [*evaluation_inputs(args), args.apply])
     return _apply(args) if args.apply is not None else _pool(args)

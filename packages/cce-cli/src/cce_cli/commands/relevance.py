@@ -30,6 +30,7 @@ import attrs
 from cce_cli.commands.build_options import add_build_options
 from cce_cli.commands.diff import report_gate
 from cce_cli.commands.index import walk_error_warning
+from cce_cli.commands.output_paths import evaluation_inputs, refuse_output_over_input
 from cce_cli.compare.gate import (
     GateSpec,
     add_gate_arguments,
@@ -444,6 +445,10 @@ def _gate(
 
 def run(args: argparse.Namespace) -> int:
     """Evaluate, render and print; every user-facing failure raises CliError."""
+    refuse_output_over_input(
+        (("--results", args.results), ("--export-qrels", args.export_qrels)),
+        evaluation_inputs(args),
+    )
     if looks_like_suite(str(args.fixtures)):
         from cce_cli.evaluation.suite import run_suite
 
