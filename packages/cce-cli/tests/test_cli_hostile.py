@@ -532,3 +532,42 @@ def test_index_refuses_a_device_store(capsys: pytest.CaptureFixture[str], tmp_pa
     assert (code, out) == (1, "")
     assert "exists and is not a regular file; refusing to replace it" in err
     assert stat.S_ISCHR(os.lstat(device).st_mode)
+
+
+# --- closed stderr ---------------------------------------------------------------------------
+
+
+def _closed_stderr(args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run `cce ARGS` from a shell with file descriptor 2 closed (`2>&-`), which is not the
+    same as `stderr=DEVNULL`: Python then starts with `sys.stderr` None."""
+    return subprocess.run(
+        ["sh", "-c", 'exec "$@" 2>&-', "sh", *CCE, *args],
+        cwd=cwd,
+        capture_output=False,
+        stdout=subprocess.PIPE,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("progress", [[], ["--progress"]], ids=["default", "forced-progress"])
+def test_closed_stderr_runs_as_with_no_progress(tmp_path: Path, progress: list[str]) -> None:
+    root = repo(tmp_path / "r")
+    indexed = _closed_stderr(["index", str(root), *progress], tmp_path)
+    assert indexed.returncode == 0
+    assert indexed.stdout.startswith(f"Indexed {root}\n")
+    found = _closed_stderr(["search", "login", "--dir", str(root), "--json"], tmp_path)
+    assert found.returncode == 0
+    assert json.loads(found.stdout)["results"][0]["file_path"] == "auth.py"
+
+
+def test_closed_stderr_keeps_notes_off_stdout(tmp_path: Path) -> None:
+    root = repo(tmp_path / "r")
+    fixture = str(fixtures(tmp_path / "f.jsonl"))
+    pooled = _closed_stderr(
+        ["pool", fixture, "--dir", str(root), "--backends", "bm25", "-o", "judge.jsonl"], tmp_path
+    )
+    assert pooled.returncode == 0
+    assert pooled.stdout == ""  # "wrote N judging lines" belongs on stderr, now the null device
+    assert (tmp_path / "judge.jsonl").read_text().startswith("{")

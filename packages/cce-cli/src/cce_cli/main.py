@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Protocol
@@ -110,12 +111,39 @@ def _report(message: str) -> None:
             print(message, file=sys.stderr)
 
 
+def _stderr_to_null() -> None:
+    """Point a closed stderr (`2>&-`) at the null device, so the command runs as with
+    `--no-progress` and says nothing.
+
+    Python leaves `sys.stderr` None then, and every check of it (`isatty()` for the
+    progress bar) or `print(..., file=sys.stderr)`, which falls back to stdout, would
+    misbehave. File descriptor 2 is taken too, while it is still free: otherwise the next
+    file opened (a store being written) would get it, and anything a library or a child
+    process writes to "stderr" would land in that file."""
+    if sys.stderr is not None:
+        return
+    try:
+        descriptor = os.open(os.devnull, os.O_WRONLY)
+    except OSError:
+        return
+    try:
+        os.fstat(2)
+    except OSError:  # still closed: hand it the null device
+        if descriptor != 2:
+            os.dup2(descriptor, 2)
+            os.close(descriptor)
+            descriptor = 2
+    sys.stderr = os.fdopen(descriptor, "w", buffering=1, errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse, run, and turn every user-facing failure into `error: ...` and its status.
 
     A closed stdout is refused before any work; a stdout that fails while the command
-    prints (full disk, broken pipe) is exit 1 with a message; Ctrl-C is exit 130.
+    prints (full disk, broken pipe) is exit 1 with a message; Ctrl-C is exit 130. A
+    closed stderr is the null device.
     """
+    _stderr_to_null()
     if sys.stdout is None:
         _report("error: stdout is closed; nothing was done (redirect it, e.g. > /dev/null)")
         return 1
