@@ -428,7 +428,7 @@ def test_compare_comma_blames_compare(capsys: pytest.CaptureFixture[str], tmp_pa
     code, _, err = run(
         capsys, ["relevance", fixture, "--dir", str(repo(tmp_path / "r")), "--compare", ","]
     )
-    assert code == 1
+    assert code == 2
     assert err == "error: --compare requires exactly two distinct backends, e.g. bm25,hybrid\n"
 
 
@@ -571,3 +571,30 @@ def test_closed_stderr_keeps_notes_off_stdout(tmp_path: Path) -> None:
     assert pooled.returncode == 0
     assert pooled.stdout == ""  # "wrote N judging lines" belongs on stderr, now the null device
     assert (tmp_path / "judge.jsonl").read_text().startswith("{")
+
+
+# --- exit statuses of usage errors and of --help ---------------------------------------------
+
+
+def test_an_empty_pool_backend_list_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    fixture = str(fixtures(tmp_path / "f.jsonl"))
+    code, out, err = run(
+        capsys, ["pool", fixture, "--dir", str(repo(tmp_path / "r")), "--backends", ","]
+    )
+    assert (code, out) == (2, "")
+    assert err == "error: --backends needs at least one of bm25, vector, hybrid\n"
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("argv", [["--help"], ["relevance", "--help"]], ids=["cce", "relevance"])
+def test_help_that_cannot_be_written_is_an_error(argv: list[str]) -> None:
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [*CCE, *argv], stdout=full, stderr=subprocess.PIPE, text=True, timeout=60, check=False
+        )
+    assert done.returncode == 1
+    assert done.stderr == (
+        "error: could not write to stdout: No space left on device (os error 28)\n"
+    )

@@ -15,7 +15,10 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 from cce_cli.errors import CliError
 from cce_cli.render.output import stdout_error
@@ -77,15 +80,28 @@ def chosen_command(argv: Sequence[str]) -> str | None:
     return None
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, except that text for stdout (`--help`) that cannot be written
+    is an error: argparse drops the `OSError`, so `cce --help > /dev/full` said nothing
+    and exited 0."""
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        if not message or file is None or file is not sys.stdout:
+            super()._print_message(message, file)
+            return
+        try:
+            file.write(message)
+        except OSError as err:
+            raise stdout_error(err) from None
+
+
 def build_parser(
     only: str | None = None, every: bool = True
 ) -> tuple[argparse.ArgumentParser, dict[str, Run]]:
     """The argparse tree. Every subcommand is listed; its arguments are configured for
     all of them (`every`), or only for `only`, so one command's run imports only its
     own module (a `cce search` never loads the chunker or the statistics)."""
-    parser = argparse.ArgumentParser(
-        prog="cce", description="cce: measure how good code retrieval is"
-    )
+    parser = _Parser(prog="cce", description="cce: measure how good code retrieval is")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     runners: dict[str, Run] = {}
@@ -151,7 +167,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         arguments = sys.argv[1:] if argv is None else list(argv)
         only = chosen_command(arguments)
         parser, runners = build_parser(only, every=False)
-        args = parser.parse_args(arguments)
+        try:
+            args = parser.parse_args(arguments)
+        except SystemExit as done:
+            if done.code in (0, None):  # `--help` has succeeded only once its text is out
+                sys.stdout.flush()
+            raise
         code = runners[args.command](args)
         sys.stdout.flush()  # what `print` buffered: a full disk surfaces here
         return code

@@ -273,15 +273,18 @@ def build_fixture_corpus(args: argparse.Namespace, fixture_set: FixtureSet) -> t
     return _build_corpus(args, display), display
 
 
+_COMPARE_TWO = "--compare requires exactly two distinct backends, e.g. bm25,hybrid"
+
+
 def _choose_backends(
     args: argparse.Namespace, config: backend_config.BackendConfig, extra: Mapping[str, Backend]
 ) -> tuple[str, ...]:
     if args.compare is not None:
         if not args.compare.replace(",", "").strip():
-            raise CliError("--compare requires exactly two distinct backends, e.g. bm25,hybrid")
+            raise CliError(_COMPARE_TWO, exit_code=2)
         chosen = backend_config.choose(args.compare, config, extra)
         if len(chosen) != 2:
-            raise CliError("--compare requires exactly two distinct backends, e.g. bm25,hybrid")
+            raise CliError(_COMPARE_TWO, exit_code=2)
         return chosen
     if args.backend is not None:
         return backend_config.choose(args.backend, config, extra)

@@ -185,7 +185,8 @@ def choose(
 ) -> tuple[str, ...]:
     """Names from a comma list: trimmed, blanks skipped, first occurrence kept, all known.
 
-    An unknown name is a usage error (exit 2) with a did-you-mean."""
+    An unknown name is a usage error (exit 2) with a did-you-mean; so is a list that
+    names no backend at all (`,`)."""
     from cce_cli.evaluation.harness import (  # the harness's own rule
         BackendError,
         UnknownBackendError,
@@ -197,7 +198,7 @@ def choose(
     except UnknownBackendError as err:
         raise CliError(str(err), exit_code=2) from None
     except BackendError as err:
-        raise CliError(str(err)) from None
+        raise CliError(str(err), exit_code=2) from None
     for name in chosen:
         named = config.backends.get(name)
         if named is not None and named.unavailable is not None:
