@@ -103,11 +103,23 @@ def load_config(path: str) -> BackendConfig:
     """Read and check the named configurations in `path`; every problem is a CliError."""
     try:
         with open(path, "rb") as handle:
-            document = tomllib.load(handle)
+            data = handle.read()
     except OSError as err:
         raise CliError(f"could not read config {path}: {describe_os_error(err)}") from None
+    try:
+        document = tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise CliError(
+            f"{path}: line {line}: not valid UTF-8 (byte 0x{data[err.start]:02x}); "
+            "TOML files are UTF-8, so re-save it as UTF-8"
+        ) from None
     except tomllib.TOMLDecodeError as err:
         raise CliError(f"{path}: invalid TOML: {err}") from None
+    except RecursionError:
+        raise CliError(
+            f"{path}: invalid TOML: arrays or tables nested too deeply to read; flatten the nesting"
+        ) from None
     prefix = ""
     if os.path.basename(path) == "pyproject.toml":
         tool = document.get("tool", {})

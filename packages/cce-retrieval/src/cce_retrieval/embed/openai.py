@@ -43,6 +43,7 @@ from cce_retrieval.embed.errors import (
     EmbedderMisconfigured,
     EmbedderUnavailable,
     EmbedderUnreachable,
+    has_unsendable_char,
     redact_url,
 )
 from cce_retrieval.embed.hashing import EmbedError
@@ -84,6 +85,11 @@ def check_base_url(base_url: str) -> urllib.parse.SplitResult:
     """The parts of `base_url`; EmbedderMisconfigured unless it names an http(s) server."""
     shown = redact_url(base_url)
     advice = f"set CCE_OPENAI_URL like {DEFAULT_OPENAI_URL}"
+    if has_unsendable_char(base_url):
+        raise EmbedderMisconfigured(
+            f"the openai base URL {shown!r} is not a valid URL (it holds a space or a "
+            f"control character); {advice}"
+        )
     try:
         parts = urllib.parse.urlsplit(base_url)
         parts.port  # noqa: B018 - raises ValueError for a port that is not a number
