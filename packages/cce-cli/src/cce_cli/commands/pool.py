@@ -34,6 +34,7 @@ from cce_cli.evaluation.corpora import member_corpus
 from cce_cli.evaluation.corpus_paths import corpus_path, rust_parent
 from cce_cli.evaluation.indexes import open_store, remote_problem
 from cce_cli.formats import external_runs as runs
+from cce_cli.formats import json_text
 from cce_cli.formats.suite_manifest import looks_like_suite, read_manifest
 from cce_cli.labeling.pooling import (
     JudgedCase,
@@ -142,7 +143,7 @@ def _with_draft_anchors(text: str) -> tuple[str, set[str]]:
     lines = []
     for line in text.split("\n"):
         try:
-            raw = json.loads(line) if line.strip() else None
+            raw = json_text.loads(line) if line.strip() else None
         except json.JSONDecodeError:
             raw = None
         if isinstance(raw, dict) and raw.get("expected") == [] and isinstance(raw.get("id"), str):
@@ -161,7 +162,7 @@ def _parse(path: str) -> tuple[FixtureSet, set[str], dict[str, dict[str, Any]]]:
         raise CliError(f"{path}: {error}") from None
     raw_cases: dict[str, dict[str, Any]] = {}
     for line in text.split("\n"):
-        raw = json.loads(line) if line.strip() else None
+        raw = json_text.loads(line) if line.strip() else None
         if isinstance(raw, dict) and isinstance(raw.get("id"), str) and "query" in raw:
             if raw["id"] in drafts:
                 raw["expected"] = []

@@ -116,7 +116,7 @@ def _server_message(body: bytes) -> str:
     text = body.decode("utf-8", "replace").strip()
     try:
         document = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         document = None
     if isinstance(document, dict):
         error = document.get("error")
@@ -319,6 +319,8 @@ class OpenAIEmbedder:
             document = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
         except (UnicodeDecodeError, ValueError) as err:
             raise EmbedError(f"{where} gave a bad answer: {err}") from None
+        except RecursionError:
+            raise EmbedError(f"{where} gave a bad answer: JSON nested too deeply") from None
         data = document.get("data") if isinstance(document, dict) else None
         if not isinstance(data, list):
             raise EmbedError(f"{where} gave a bad answer: no `data` array")
