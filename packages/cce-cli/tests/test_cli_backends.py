@@ -127,6 +127,10 @@ def test_pyproject_tool_cce_is_found_from_a_parent_directory(
         ('[backends.bm25]\nuse = "bm25"\n', "'bm25' is a registered backend"),
         ("[backend.x]\n", "unknown table or key `backend`; valid keys: backends"),
         ("[backends.x\n", "invalid TOML"),
+        (
+            '[backends.x]\nuse = "hybrid"\nrrf_k = 0\n',
+            "[backends.x]: `rrf_k` must be greater than 0, not 0.0",
+        ),
     ],
 )
 def test_config_errors_name_file_table_key_and_choices(
@@ -137,6 +141,29 @@ def test_config_errors_name_file_table_key_and_choices(
     code, out, err = cce(capsys, "relevance", str(workspace / "code.jsonl"))
     assert (code, out) == (1, "")
     assert err.startswith(f"error: {config}") and message in err, err
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (
+            b'[backends.x]\nuse = "bm25"\n# caf\xe9\n',
+            ": line 3: not valid UTF-8 (byte 0xe9); TOML files are UTF-8, so re-save it as UTF-8",
+        ),
+        (
+            b"a = " + b"[" * 100_000 + b"]" * 100_000 + b"\n",
+            ": invalid TOML: arrays or tables nested too deeply to read; flatten the nesting",
+        ),
+    ],
+    ids=["latin-1", "deep"],
+)
+def test_a_config_file_that_cannot_be_read_as_toml_is_an_error(
+    workspace: Path, capsys: pytest.CaptureFixture[str], data: bytes, message: str
+) -> None:
+    config = workspace / "cce.toml"
+    config.write_bytes(data)
+    code, out, err = cce(capsys, "relevance", str(workspace / "code.jsonl"))
+    assert (code, out, err) == (1, "", f"error: {config}{message}\n")
 
 
 def test_unknown_backend_lists_configured_names(

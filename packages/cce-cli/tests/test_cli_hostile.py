@@ -428,7 +428,7 @@ def test_compare_comma_blames_compare(capsys: pytest.CaptureFixture[str], tmp_pa
     code, _, err = run(
         capsys, ["relevance", fixture, "--dir", str(repo(tmp_path / "r")), "--compare", ","]
     )
-    assert code == 1
+    assert code == 2
     assert err == "error: --compare requires exactly two distinct backends, e.g. bm25,hybrid\n"
 
 
@@ -532,3 +532,69 @@ def test_index_refuses_a_device_store(capsys: pytest.CaptureFixture[str], tmp_pa
     assert (code, out) == (1, "")
     assert "exists and is not a regular file; refusing to replace it" in err
     assert stat.S_ISCHR(os.lstat(device).st_mode)
+
+
+# --- closed stderr ---------------------------------------------------------------------------
+
+
+def _closed_stderr(args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run `cce ARGS` from a shell with file descriptor 2 closed (`2>&-`), which is not the
+    same as `stderr=DEVNULL`: Python then starts with `sys.stderr` None."""
+    return subprocess.run(
+        ["sh", "-c", 'exec "$@" 2>&-', "sh", *CCE, *args],
+        cwd=cwd,
+        capture_output=False,
+        stdout=subprocess.PIPE,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("progress", [[], ["--progress"]], ids=["default", "forced-progress"])
+def test_closed_stderr_runs_as_with_no_progress(tmp_path: Path, progress: list[str]) -> None:
+    root = repo(tmp_path / "r")
+    indexed = _closed_stderr(["index", str(root), *progress], tmp_path)
+    assert indexed.returncode == 0
+    assert indexed.stdout.startswith(f"Indexed {root}\n")
+    found = _closed_stderr(["search", "login", "--dir", str(root), "--json"], tmp_path)
+    assert found.returncode == 0
+    assert json.loads(found.stdout)["results"][0]["file_path"] == "auth.py"
+
+
+def test_closed_stderr_keeps_notes_off_stdout(tmp_path: Path) -> None:
+    root = repo(tmp_path / "r")
+    fixture = str(fixtures(tmp_path / "f.jsonl"))
+    pooled = _closed_stderr(
+        ["pool", fixture, "--dir", str(root), "--backends", "bm25", "-o", "judge.jsonl"], tmp_path
+    )
+    assert pooled.returncode == 0
+    assert pooled.stdout == ""  # "wrote N judging lines" belongs on stderr, now the null device
+    assert (tmp_path / "judge.jsonl").read_text().startswith("{")
+
+
+# --- exit statuses of usage errors and of --help ---------------------------------------------
+
+
+def test_an_empty_pool_backend_list_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    fixture = str(fixtures(tmp_path / "f.jsonl"))
+    code, out, err = run(
+        capsys, ["pool", fixture, "--dir", str(repo(tmp_path / "r")), "--backends", ","]
+    )
+    assert (code, out) == (2, "")
+    assert err == "error: --backends needs at least one of bm25, vector, hybrid\n"
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("argv", [["--help"], ["relevance", "--help"]], ids=["cce", "relevance"])
+def test_help_that_cannot_be_written_is_an_error(argv: list[str]) -> None:
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [*CCE, *argv], stdout=full, stderr=subprocess.PIPE, text=True, timeout=60, check=False
+        )
+    assert done.returncode == 1
+    assert done.stderr == (
+        "error: could not write to stdout: No space left on device (os error 28)\n"
+    )

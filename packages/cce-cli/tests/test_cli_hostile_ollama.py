@@ -110,6 +110,8 @@ def test_bad_vectors_leave_the_previous_store(
     [
         ("", "error: CCE_OLLAMA_URL is set but empty"),
         ("http://[::1", "error: CCE_OLLAMA_URL is not a valid URL"),
+        ("http://a b", "error: CCE_OLLAMA_URL is not a valid URL ('http://a b': it holds a space"),
+        ("http://h\x7f", "error: CCE_OLLAMA_URL is not a valid URL ('http://h\\x7f': it holds"),
         ("localhost:11434", "error: CCE_OLLAMA_URL must be an http:// or https:// URL"),
     ],
 )

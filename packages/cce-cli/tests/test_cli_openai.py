@@ -163,6 +163,19 @@ def test_an_unreachable_server_at_query_time_is_called_unreachable(
     )
 
 
+@pytest.mark.parametrize("url", ["http://a b", "http://127.0.0.1:1/v\x01"])
+def test_a_base_url_with_a_space_or_control_character_is_refused_up_front(
+    corpus: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, url: str
+) -> None:
+    monkeypatch.setenv("CCE_OPENAI_URL", url)
+    code, out, err = cce(capsys, "index", str(corpus), "--embedder", "openai", "--no-metrics")
+    assert (code, out) == (1, "")
+    assert err == (
+        f"error: the openai base URL {url!r} is not a valid URL (it holds a space or a control "
+        "character); set CCE_OPENAI_URL like http://localhost:8000\n"
+    )
+
+
 @pytest.mark.parametrize("url", ["ftp://127.0.0.1:1", "localhost:8000"])
 def test_a_base_url_that_names_no_server_is_an_error_of_its_own(
     corpus: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, url: str

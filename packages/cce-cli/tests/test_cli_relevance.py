@@ -250,11 +250,11 @@ def test_corpus_that_is_not_a_directory(corpus: Path, capsys: pytest.CaptureFixt
     ("flags", "status", "fragment"),
     [
         (["--backend", "bm42"], 2, "unknown backend"),
-        (["--backend", ","], 1, "--backend needs at least one"),
-        (["--compare", "bm25"], 1, "exactly two"),
-        (["--compare", "bm25,bm25"], 1, "exactly two"),
-        (["--compare", "bm25,hybrid,vector"], 1, "exactly two"),
-        (["--compare", ","], 1, "--compare requires exactly two"),
+        (["--backend", ","], 2, "--backend needs at least one"),
+        (["--compare", "bm25"], 2, "exactly two"),
+        (["--compare", "bm25,bm25"], 2, "exactly two"),
+        (["--compare", "bm25,hybrid,vector"], 2, "exactly two"),
+        (["--compare", ","], 2, "--compare requires exactly two"),
     ],
 )
 def test_backend_errors(

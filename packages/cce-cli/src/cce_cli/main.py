@@ -12,9 +12,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 from cce_cli.errors import CliError
 from cce_cli.render.output import stdout_error
@@ -76,15 +80,28 @@ def chosen_command(argv: Sequence[str]) -> str | None:
     return None
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, except that text for stdout (`--help`) that cannot be written
+    is an error: argparse drops the `OSError`, so `cce --help > /dev/full` said nothing
+    and exited 0."""
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        if not message or file is None or file is not sys.stdout:
+            super()._print_message(message, file)
+            return
+        try:
+            file.write(message)
+        except OSError as err:
+            raise stdout_error(err) from None
+
+
 def build_parser(
     only: str | None = None, every: bool = True
 ) -> tuple[argparse.ArgumentParser, dict[str, Run]]:
     """The argparse tree. Every subcommand is listed; its arguments are configured for
     all of them (`every`), or only for `only`, so one command's run imports only its
     own module (a `cce search` never loads the chunker or the statistics)."""
-    parser = argparse.ArgumentParser(
-        prog="cce", description="cce: measure how good code retrieval is"
-    )
+    parser = _Parser(prog="cce", description="cce: measure how good code retrieval is")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     runners: dict[str, Run] = {}
@@ -110,12 +127,39 @@ def _report(message: str) -> None:
             print(message, file=sys.stderr)
 
 
+def _stderr_to_null() -> None:
+    """Point a closed stderr (`2>&-`) at the null device, so the command runs as with
+    `--no-progress` and says nothing.
+
+    Python leaves `sys.stderr` None then, and every check of it (`isatty()` for the
+    progress bar) or `print(..., file=sys.stderr)`, which falls back to stdout, would
+    misbehave. File descriptor 2 is taken too, while it is still free: otherwise the next
+    file opened (a store being written) would get it, and anything a library or a child
+    process writes to "stderr" would land in that file."""
+    if sys.stderr is not None:
+        return
+    try:
+        descriptor = os.open(os.devnull, os.O_WRONLY)
+    except OSError:
+        return
+    try:
+        os.fstat(2)
+    except OSError:  # still closed: hand it the null device
+        if descriptor != 2:
+            os.dup2(descriptor, 2)
+            os.close(descriptor)
+            descriptor = 2
+    sys.stderr = os.fdopen(descriptor, "w", buffering=1, errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse, run, and turn every user-facing failure into `error: ...` and its status.
 
     A closed stdout is refused before any work; a stdout that fails while the command
-    prints (full disk, broken pipe) is exit 1 with a message; Ctrl-C is exit 130.
+    prints (full disk, broken pipe) is exit 1 with a message; Ctrl-C is exit 130. A
+    closed stderr is the null device.
     """
+    _stderr_to_null()
     if sys.stdout is None:
         _report("error: stdout is closed; nothing was done (redirect it, e.g. > /dev/null)")
         return 1
@@ -128,7 +172,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             arguments = bind_bare_regression_flag(arguments)
         parser, runners = build_parser(only, every=False)
-        args = parser.parse_args(arguments)
+        try:
+            args = parser.parse_args(arguments)
+        except SystemExit as done:
+            if done.code in (0, None):  # `--help` has succeeded only once its text is out
+                sys.stdout.flush()
+            raise
         code = runners[args.command](args)
         sys.stdout.flush()  # what `print` buffered: a full disk surfaces here
         return code

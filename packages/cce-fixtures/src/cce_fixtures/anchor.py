@@ -78,7 +78,10 @@ def _parse_unsigned(digits: str) -> int | None:
     """A u64 from a non-empty run of ASCII digits (leading zeros allowed), else None."""
     if not digits or not set(digits) <= _ASCII_DIGITS:
         return None
-    value = int(digits)
+    significant = digits.lstrip("0") or "0"
+    if len(significant) > len(str(U64_MAX)):  # also keeps int() under its 4,300-digit limit
+        return None
+    value = int(significant)
     return value if value <= U64_MAX else None
 
 

@@ -26,6 +26,7 @@ import attrs
 
 from cce_cli.compare import pairing as diff_model
 from cce_cli.errors import CliError
+from cce_cli.formats import json_text
 from cce_cli.render.output import write_stdout
 from cce_cli.render.relevance import REPORT_SCHEMA
 from cce_metrics import METRICS, TOKEN_METRICS
@@ -273,7 +274,7 @@ def make_plan(
 ) -> Plan:
     """Read a pilot document (v2 report or v1 diff) and plan every metric it compares."""
     try:
-        document = json.loads(text)
+        document = json_text.loads(text)
     except json.JSONDecodeError as error:
         raise CliError(
             f"{path}: line {error.lineno} column {error.colno}: invalid JSON ({error.msg}); "

@@ -21,6 +21,11 @@ import attrs
 
 from cce_cli.commands.arguments import positive_int
 from cce_cli.commands.build_options import add_build_options
+from cce_cli.commands.output_paths import (
+    evaluation_inputs,
+    refuse_output_over_input,
+    suite_member_outputs,
+)
 from cce_cli.commands.relevance import build_fixture_corpus, fixture_corpus
 from cce_cli.errors import CliError
 from cce_cli.evaluation import configurations as backend_config
@@ -30,6 +35,7 @@ from cce_cli.evaluation.corpora import local_member_corpus, member_corpus
 from cce_cli.evaluation.corpus_paths import corpus_path, rust_parent
 from cce_cli.evaluation.indexes import open_store, remote_problem
 from cce_cli.formats import external_runs as runs
+from cce_cli.formats import json_text
 from cce_cli.formats.suite_manifest import looks_like_suite, read_manifest
 from cce_cli.labeling.pooling import (
     JudgedCase,
@@ -138,7 +144,7 @@ def _with_draft_anchors(text: str) -> tuple[str, set[str]]:
     lines = []
     for line in text.split("\n"):
         try:
-            raw = json.loads(line) if line.strip() else None
+            raw = json_text.loads(line) if line.strip() else None
         except json.JSONDecodeError:
             raw = None
         if isinstance(raw, dict) and raw.get("expected") == [] and isinstance(raw.get("id"), str):
@@ -157,7 +163,7 @@ def _parse(path: str) -> tuple[FixtureSet, set[str], dict[str, dict[str, Any]]]:
         raise CliError(f"{path}: {error}") from None
     raw_cases: dict[str, dict[str, Any]] = {}
     for line in text.split("\n"):
-        raw = json.loads(line) if line.strip() else None
+        raw = json_text.loads(line) if line.strip() else None
         if isinstance(raw, dict) and isinstance(raw.get("id"), str) and "query" in raw:
             if raw["id"] in drafts:
                 raw["expected"] = []
@@ -382,4 +388,8 @@ def _without_draft_anchor(case: Case) -> Case:
 
 def run(args: argparse.Namespace) -> int:
     """Pool, or with --apply merge judgments into fixtures."""
+    outputs = [("-o", args.output)]
+    if args.apply is not None:
+        outputs += suite_member_outputs(args, "-o")
+    refuse_output_over_input(outputs, [*evaluation_inputs(args), args.apply])
     return _apply(args) if args.apply is not None else _pool(args)

@@ -13,6 +13,7 @@ import re
 import sys
 
 from cce_cli.commands.arguments import positive_int
+from cce_cli.commands.output_paths import refuse_output_over_input
 from cce_cli.errors import CliError
 from cce_cli.labeling.querylog import QueryLog, draft_fixtures, read_query_log
 from cce_cli.render.output import write_stdout
@@ -92,6 +93,7 @@ def render_queries(log: QueryLog) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Read every log, print the queries, and write the draft when asked."""
+    refuse_output_over_input([("--fixtures", args.fixtures)], [str(path) for path in args.logs])
     sources = [(str(path), _read_log(str(path))) for path in args.logs]
     log = read_query_log(
         sources, looks_secret, min_count=args.min_count, since=args.since, limit=args.limit

@@ -30,6 +30,7 @@ import attrs
 from cce_cli.commands.build_options import add_build_options
 from cce_cli.commands.diff import append_step_summary, report_gate
 from cce_cli.commands.index import walk_error_warning
+from cce_cli.commands.output_paths import evaluation_inputs, refuse_output_over_input
 from cce_cli.compare.gate import (
     GateSpec,
     add_gate_arguments,
@@ -276,15 +277,18 @@ def build_fixture_corpus(args: argparse.Namespace, fixture_set: FixtureSet) -> t
     return _build_corpus(args, display), display
 
 
+_COMPARE_TWO = "--compare requires exactly two distinct backends, e.g. bm25,hybrid"
+
+
 def _choose_backends(
     args: argparse.Namespace, config: backend_config.BackendConfig, extra: Mapping[str, Backend]
 ) -> tuple[str, ...]:
     if args.compare is not None:
         if not args.compare.replace(",", "").strip():
-            raise CliError("--compare requires exactly two distinct backends, e.g. bm25,hybrid")
+            raise CliError(_COMPARE_TWO, exit_code=2)
         chosen = backend_config.choose(args.compare, config, extra)
         if len(chosen) != 2:
-            raise CliError("--compare requires exactly two distinct backends, e.g. bm25,hybrid")
+            raise CliError(_COMPARE_TWO, exit_code=2)
         return chosen
     if args.backend is not None:
         return backend_config.choose(args.backend, config, extra)
@@ -400,6 +404,10 @@ def _choose_metrics(args: argparse.Namespace) -> tuple[Metric, ...]:
 def run(args: argparse.Namespace) -> int:
     """Evaluate, render and print; every user-facing failure raises CliError."""
     _check_provenance_usage(args)
+    refuse_output_over_input(
+        (("--results", args.results), ("--export-qrels", args.export_qrels)),
+        evaluation_inputs(args),
+    )
     if looks_like_suite(str(args.fixtures)):
         from cce_cli.evaluation.suite import run_suite
 

@@ -18,8 +18,10 @@ from typing import Any
 import attrs
 
 from cce_cli.commands.evidence_options import add_evidence_arguments, evidence_from_args
+from cce_cli.commands.output_paths import refuse_output_over_input
 from cce_cli.compare import pairing
 from cce_cli.errors import CliError
+from cce_cli.formats import json_text
 from cce_cli.formats.evidence import Evidence
 from cce_cli.formats.suite_manifest import SUITE_REPORT_SCHEMA
 from cce_cli.render.output import write_stdout
@@ -103,9 +105,12 @@ def write_page(output: str | None, page: str) -> None:
 def run(args: argparse.Namespace) -> int:
     """Read the report, choose its page by schema, render, write."""
     path = str(args.report)
+    refuse_output_over_input(
+        [("-o", args.output)], [path, args.fixtures, *(str(item) for item in args.results)]
+    )
     text = pairing.read_report_text(path)
     try:
-        body = json.loads(text)
+        body = json_text.loads(text)
     except json.JSONDecodeError as error:
         raise CliError(
             f"{path}: line {error.lineno} column {error.colno}: invalid JSON ({error.msg})"

@@ -23,6 +23,7 @@ import attrs
 
 from cce_cli.errors import CliError
 from cce_cli.evaluation.harness import BackendReport
+from cce_cli.formats import json_text
 from cce_cli.formats.evidence import Evidence
 from cce_cli.formats.suite_manifest import SUITE_REPORT_SCHEMA
 from cce_cli.render.relevance import REPORT_SCHEMA
@@ -203,7 +204,7 @@ def parse_report(text: str, path: str, aggregate: str = "macro") -> SavedReport:
     """Parse a v2 report, or a suite report flattened into one (`_parse_suite`); every
     problem is a CliError naming the file and the field."""
     try:
-        document = json.loads(text)
+        document = json_text.loads(text)
     except json.JSONDecodeError as error:
         raise CliError(
             f"{path}: line {error.lineno} column {error.colno}: invalid JSON ({error.msg}); {_FIX}"

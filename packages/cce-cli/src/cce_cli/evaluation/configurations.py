@@ -103,11 +103,23 @@ def load_config(path: str) -> BackendConfig:
     """Read and check the named configurations in `path`; every problem is a CliError."""
     try:
         with open(path, "rb") as handle:
-            document = tomllib.load(handle)
+            data = handle.read()
     except OSError as err:
         raise CliError(f"could not read config {path}: {describe_os_error(err)}") from None
+    try:
+        document = tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise CliError(
+            f"{path}: line {line}: not valid UTF-8 (byte 0x{data[err.start]:02x}); "
+            "TOML files are UTF-8, so re-save it as UTF-8"
+        ) from None
     except tomllib.TOMLDecodeError as err:
         raise CliError(f"{path}: invalid TOML: {err}") from None
+    except RecursionError:
+        raise CliError(
+            f"{path}: invalid TOML: arrays or tables nested too deeply to read; flatten the nesting"
+        ) from None
     prefix = ""
     if os.path.basename(path) == "pyproject.toml":
         tool = document.get("tool", {})
@@ -185,7 +197,8 @@ def choose(
 ) -> tuple[str, ...]:
     """Names from a comma list: trimmed, blanks skipped, first occurrence kept, all known.
 
-    An unknown name is a usage error (exit 2) with a did-you-mean."""
+    An unknown name is a usage error (exit 2) with a did-you-mean; so is a list that
+    names no backend at all (`,`)."""
     from cce_cli.evaluation.harness import (  # the harness's own rule
         BackendError,
         UnknownBackendError,
@@ -197,7 +210,7 @@ def choose(
     except UnknownBackendError as err:
         raise CliError(str(err), exit_code=2) from None
     except BackendError as err:
-        raise CliError(str(err)) from None
+        raise CliError(str(err), exit_code=2) from None
     for name in chosen:
         named = config.backends.get(name)
         if named is not None and named.unavailable is not None:

@@ -21,6 +21,7 @@ import attrs
 
 from cce_cli.errors import CliError
 from cce_cli.evaluation.harness import BackendReport
+from cce_cli.formats import json_text
 from cce_fixtures import Anchor, Case
 from cce_retrieval import SearchResult, describe_os_error, format6, write_atomic
 
@@ -118,7 +119,7 @@ def parse_run(text: str, path: str = "results") -> tuple[dict[str, Any], tuple[R
     parsed: list[Any] = []
     for number, line in enumerate(lines, start=1):
         try:
-            parsed.append(json.loads(line))
+            parsed.append(json_text.loads(line))
         except json.JSONDecodeError as error:
             raise CliError(f"{path}: line {number}: invalid JSON ({error.msg})") from None
     header = parsed[0]
@@ -191,7 +192,7 @@ def read_run_results(path: str, text: str) -> dict[str, dict[str, tuple[SearchRe
             continue
         where = f"{path} line {number}"
         try:
-            obj = json.loads(line)
+            obj = json_text.loads(line)
         except json.JSONDecodeError as err:
             raise CliError(f"{where}: invalid JSON ({err.msg}); one JSON object per line") from None
         if not isinstance(obj, dict):

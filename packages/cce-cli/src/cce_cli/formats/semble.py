@@ -24,6 +24,7 @@ from typing import Any, Final
 import attrs
 
 from cce_cli.errors import CliError
+from cce_cli.formats import json_text
 from cce_fixtures import SCHEMA_ID, Anchor, AnchorError
 from cce_retrieval import describe_os_error, write_atomic
 
@@ -139,7 +140,7 @@ def _load_json(path: str) -> Any:
     except OSError as error:
         raise CliError(f"could not read {path}: {describe_os_error(error)}") from None
     try:
-        return json.loads(data.decode("utf-8"))
+        return json_text.loads(data.decode("utf-8"))
     except UnicodeDecodeError as error:
         raise CliError(
             f"{path}: invalid UTF-8 at byte offset {error.start}; save the file as UTF-8"

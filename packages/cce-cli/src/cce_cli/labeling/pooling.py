@@ -17,6 +17,7 @@ from typing import Any, Final
 
 import attrs
 
+from cce_cli.formats import json_text
 from cce_fixtures import Anchor, Case
 
 __all__ = [
@@ -187,7 +188,7 @@ def parse_judging(path: str, text: str) -> tuple[JudgedCase, ...]:
             continue
         where = f"{path}:{number}"
         try:
-            raw = json.loads(line)
+            raw = json_text.loads(line)
         except (json.JSONDecodeError, RecursionError) as error:
             raise JudgingError(f"{where}: not JSON ({error})") from None
         if not isinstance(raw, dict) or raw.get("schema") != JUDGING_SCHEMA:

@@ -18,6 +18,7 @@ from typing import Final
 
 import attrs
 
+from cce_cli.formats import json_text
 from cce_fixtures import SCHEMA_ID as FIXTURE_SCHEMA
 
 __all__ = [
@@ -68,7 +69,7 @@ def _search_events(
         if not raw.strip():
             continue
         try:
-            event = json.loads(raw)
+            event = json_text.loads(raw)
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
             problems.append(LogProblem(path, number, "not a JSON event (torn or foreign line)"))
             continue

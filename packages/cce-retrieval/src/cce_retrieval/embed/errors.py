@@ -54,3 +54,9 @@ def redact_url(url: str) -> str:
     if at < 0:
         return url
     return f"{scheme}://***@{rest[at + 1 :]}"
+
+
+def has_unsendable_char(url: str) -> bool:
+    """Whether `url` holds a space or a control character, which `http.client` refuses
+    to send (`InvalidURL`) only when the first request is made."""
+    return any(char <= " " or char == "\x7f" for char in url)

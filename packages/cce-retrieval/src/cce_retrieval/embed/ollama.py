@@ -32,7 +32,7 @@ import time
 import urllib.parse
 from collections.abc import Mapping, Sequence
 
-from cce_retrieval.embed.errors import EmbedderUnavailable
+from cce_retrieval.embed.errors import EmbedderUnavailable, has_unsendable_char
 from cce_retrieval.embed.hashing import EmbedError, check_vectors
 
 # Re-exported, so whoever uses the embedder imports its failures from the same module.
@@ -56,6 +56,11 @@ def _split_base_url(base_url: str) -> urllib.parse.SplitResult:
             f"{DEFAULT_OLLAMA_URL} or set it to the server's http:// URL"
         )
     shown = redact_url(base_url)
+    if has_unsendable_char(base_url):
+        raise OllamaConfigError(
+            f"CCE_OLLAMA_URL is not a valid URL ({shown!r}: it holds a space or a control "
+            "character); set it like http://localhost:11434"
+        )
     try:
         parts = urllib.parse.urlsplit(base_url)
         parts.port  # noqa: B018 - raises ValueError for a port that is not a number

@@ -43,6 +43,7 @@ from cce_retrieval.embed.errors import (
     EmbedderMisconfigured,
     EmbedderUnavailable,
     EmbedderUnreachable,
+    has_unsendable_char,
     redact_url,
 )
 from cce_retrieval.embed.hashing import EmbedError
@@ -84,6 +85,11 @@ def check_base_url(base_url: str) -> urllib.parse.SplitResult:
     """The parts of `base_url`; EmbedderMisconfigured unless it names an http(s) server."""
     shown = redact_url(base_url)
     advice = f"set CCE_OPENAI_URL like {DEFAULT_OPENAI_URL}"
+    if has_unsendable_char(base_url):
+        raise EmbedderMisconfigured(
+            f"the openai base URL {shown!r} is not a valid URL (it holds a space or a "
+            f"control character); {advice}"
+        )
     try:
         parts = urllib.parse.urlsplit(base_url)
         parts.port  # noqa: B018 - raises ValueError for a port that is not a number
@@ -110,7 +116,7 @@ def _server_message(body: bytes) -> str:
     text = body.decode("utf-8", "replace").strip()
     try:
         document = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         document = None
     if isinstance(document, dict):
         error = document.get("error")
@@ -313,6 +319,8 @@ class OpenAIEmbedder:
             document = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
         except (UnicodeDecodeError, ValueError) as err:
             raise EmbedError(f"{where} gave a bad answer: {err}") from None
+        except RecursionError:
+            raise EmbedError(f"{where} gave a bad answer: JSON nested too deeply") from None
         data = document.get("data") if isinstance(document, dict) else None
         if not isinstance(data, list):
             raise EmbedError(f"{where} gave a bad answer: no `data` array")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Mapping, Sequence
 
 import attrs
@@ -353,7 +354,7 @@ def parse_index(data: bytes, path: str = "<memory>") -> Index:
     if extracted is not None:
         try:
             return _parse_document(json.loads(extracted.reduced_text), extracted)
-        except (json.JSONDecodeError, RecursionError, _ShapeError, _FastPathMiss):
+        except (ValueError, RecursionError, _ShapeError, _FastPathMiss):
             pass  # not a well-formed compact store: the ordinary path reports why
     try:
         document = json.loads(text)
@@ -370,6 +371,13 @@ def parse_index(data: bytes, path: str = "<memory>") -> Index:
         else:
             cause = f"invalid JSON: {err.msg} (line {err.lineno}, column {err.colno})"
         raise StoreError("load", path, cause) from err
+    except ValueError:  # int(str)'s digit limit: no store field is anywhere near that long
+        raise StoreError(
+            "load",
+            path,
+            f"not a cce store: it holds an integer of more than "
+            f"{sys.get_int_max_str_digits()} digits",
+        ) from None
     try:
         return _parse_document(document)
     except _ShapeError as err:

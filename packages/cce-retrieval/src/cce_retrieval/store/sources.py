@@ -152,6 +152,10 @@ def read_sources(store_path: str) -> Sources | None:
         return _parse(json.loads(data.decode("utf-8")))
     except (UnicodeDecodeError, ValueError) as error:
         raise SourcesError(f"could not read {path}: {error}") from None
+    except RecursionError:
+        raise SourcesError(
+            f"could not read {path}: its JSON is nested too deeply to be a sources record"
+        ) from None
 
 
 def sources_root(store_path: str, sources: Sources) -> str:

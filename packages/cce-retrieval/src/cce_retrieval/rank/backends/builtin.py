@@ -111,7 +111,7 @@ _R = REFERENCE_PARAMS
 
 _HYBRID_PARAMS = (
     *_BM25_PARAMS,
-    Param("rrf_k", float, _R.rrf_k, 0.0, None, help="RRF rank offset"),
+    Param("rrf_k", float, _R.rrf_k, 0.0, None, help="RRF rank offset", above_minimum=True),
     Param("rrf_vector_weight", float, 1.0, 0.0, None, help="RRF weight of the vector rank"),
     Param("rrf_keyword_weight", float, 1.0, 0.0, None, help="RRF weight of the BM25 rank"),
     Param(

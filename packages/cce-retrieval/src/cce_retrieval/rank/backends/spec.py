@@ -90,6 +90,9 @@ class Param:
     maximum: float | None = None
     choices: tuple[ParamValue, ...] | None = None
     help: str = ""
+    above_minimum: bool = False
+    """The minimum itself is refused: the value must be greater (RRF's offset, which a
+    0-based rank of 0 would otherwise divide by)."""
 
     @staticmethod
     def spell(value: object) -> str:
@@ -104,7 +107,7 @@ class Param:
         elif self.minimum is not None or self.maximum is not None:
             low = "-inf" if self.minimum is None else f"{self.minimum:g}"
             high = "inf" if self.maximum is None else f"{self.maximum:g}"
-            bounds = f", in [{low}, {high}]"
+            bounds = f", in {'(' if self.above_minimum else '['}{low}, {high}]"
         return f"{self.name} ({self.kind.__name__}, default {toml_value(self.default)}{bounds})"
 
     def coerce(self, value: object) -> ParamValue:
@@ -133,6 +136,10 @@ class Param:
             valid = ", ".join(repr(c) for c in self.choices)
             raise BackendConfigError(f"`{self.name}` must be one of {valid}, not {result!r}")
         if isinstance(result, int | float) and not isinstance(result, bool):
+            if self.minimum is not None and self.above_minimum and result <= self.minimum:
+                raise BackendConfigError(
+                    f"`{self.name}` must be greater than {self.minimum:g}, not {result!r}"
+                )
             if self.minimum is not None and result < self.minimum:
                 raise BackendConfigError(
                     f"`{self.name}` must be at least {self.minimum:g}, not {result!r}"
