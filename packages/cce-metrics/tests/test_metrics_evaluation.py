@@ -332,3 +332,34 @@ def test_a_tie_is_found_on_either_side_of_the_sorted_scores() -> None:
         expected = rank_documents(run["q"]).index(doc) + 1
         got = evaluate({"q": {doc: 1}}, run, ["mrr"]).per_query["q"]["mrr"]
         assert got == 1.0 / expected, doc
+
+
+TREC_EVAL_SPELLINGS = ("P_5", "recall_10", "ndcg_cut_10", "recip_rank", "map", "success_10")
+
+
+def test_trec_eval_spellings_score_as_pytrec_eval_scores_them() -> None:
+    """A trec_eval user's measure names (`P_5`, `ndcg_cut_10`, ...) mean what they mean
+    there: the same numbers as pytrec_eval under the same names, per query."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    import random
+
+    rng = random.Random(29)
+    qrels = {
+        f"q{n}": {f"d{d}": rng.choice((0, 1, 2)) for d in rng.sample(range(30), 8)}
+        for n in range(40)
+    }
+    run = {
+        f"q{n}": {f"d{d}": round(rng.random(), 3) for d in rng.sample(range(30), 15)}
+        for n in range(40)
+    }
+    ours = evaluate(qrels, run, list(TREC_EVAL_SPELLINGS), ties="trec_eval")
+    measures = {"P", "recall", "ndcg_cut", "recip_rank", "map", "success"}
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+    # pytrec_eval treats grade 1 and up as relevant for P, recall, RR, AP and success,
+    # as cce does; nDCG uses the grades as gains in both.
+    for query, values in theirs.items():
+        for name in TREC_EVAL_SPELLINGS:
+            assert ours.per_query[query][name] == pytest.approx(values[name], abs=1e-12), name
+    assert parse_measure("ndcg_cut.10") == parse_measure("ndcg@10")
+    with pytest.raises(ValueError, match="unknown metric 'P_x'"):
+        parse_measure("P_x")

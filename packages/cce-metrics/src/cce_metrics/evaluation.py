@@ -52,6 +52,7 @@ class Measure:
 
 
 _NAME = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_\-]*)\s*(?:@\s*([0-9]+)\s*)?$")
+_TREC_CUTOFF = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_\-]*?)[_.]([0-9]+)\s*$")
 
 # Spellings other tools use for a measure that cce does not offer under that meaning; a
 # caller who brings one learns what to ask for instead.
@@ -67,7 +68,8 @@ def measure_metrics() -> dict[str, Metric]:
 
 
 def parse_measure(text: str) -> Measure:
-    """Parse `name` or `name@k` (k a positive integer); raises ValueError naming valid names.
+    """Parse `name` or `name@k` (k a positive integer), or trec_eval's `name_k` and
+    `name.k`; raises ValueError naming valid names.
 
     The names are those of the metrics in `METRICS` that `evaluate` offers, and their
     aliases (`Metric.spellings`), matched case-insensitively.
@@ -75,7 +77,12 @@ def parse_measure(text: str) -> Measure:
     match = _NAME.match(text)
     spellings = measure_metrics()
     item = None if match is None else spellings.get(match.group(1).lower())
-    if match is None or item is None:
+    cutoff_text = None if match is None else match.group(2)
+    trec = _TREC_CUTOFF.match(text) if item is None else None
+    if trec is not None and trec.group(1).lower() in spellings:
+        # trec_eval's spelling of a cut-off: `P_5`, `ndcg_cut_10`, `ndcg_cut.10`.
+        item, cutoff_text = spellings[trec.group(1).lower()], trec.group(2)
+    if item is None:
         other = None if match is None else _OTHER_MEANINGS.get(match.group(1).lower())
         if other is not None:
             raise ValueError(f"unknown metric {text!r}: {other}")
@@ -84,7 +91,6 @@ def parse_measure(text: str) -> Measure:
             f"unknown metric {text!r}: expected one of {valid} (aliases: "
             f"{', '.join(sorted(spellings))}), optionally with a cut-off such as @10"
         )
-    cutoff_text = match.group(2)
     cutoff = None if cutoff_text is None else int(cutoff_text)
     if cutoff is not None and cutoff < 1:
         raise ValueError(f"metric {text!r}: the cut-off must be a positive integer")
