@@ -227,3 +227,36 @@ def test_plugins_receive_the_corpus_root(
     assert code == 0, err
     root = str((workspace.parent / "corpus" / "sample").absolute())
     assert set(reader.seen) == {root}
+
+
+def test_a_run_ranked_otherwise_than_by_score_is_noted(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--run` keeps the rank column; tools that sort by score would not. Tied scores in an
+    order other than trec_eval's (document id descending), or a lower score ranked first,
+    get one note; a run in score order with trec_eval's tie order gets none."""
+    fixtures = str(workspace / "code.jsonl")
+    tied = workspace / "tied.trec"
+    tied.write_text(
+        "code-load-config Q0 cache.py 1 1.0 t\ncode-load-config Q0 config.py 2 1.0 t\n"
+        "code-lru-evict Q0 cache.py 1 0.2 t\ncode-lru-evict Q0 queue.ts 2 0.9 t\n"
+    )
+    code, _, err = cce(capsys, "relevance", fixtures, "--run", f"mine={tied}", "--backend", "mine")
+    assert code == 0
+    notes = [line for line in err.splitlines() if line.startswith("note: backend mine")]
+    assert notes == [
+        f"note: backend mine ({tied}): 2 cases rank results otherwise than by score, ties as "
+        "trec_eval breaks them (e.g. code-load-config, code-lru-evict); scored in the file's "
+        "rank order, while tools that sort by score (trec_eval, ir_measures, "
+        "cce_metrics.evaluate) re-rank them"
+    ]
+    ordered = workspace / "ordered.trec"
+    ordered.write_text(
+        "code-load-config Q0 config.py 1 1.0 t\ncode-load-config Q0 cache.py 2 1.0 t\n"
+        "code-lru-evict Q0 queue.ts 1 0.9 t\ncode-lru-evict Q0 cache.py 2 0.2 t\n"
+    )
+    code, _, err = cce(
+        capsys, "relevance", fixtures, "--run", f"mine={ordered}", "--backend", "mine"
+    )
+    assert code == 0
+    assert not [line for line in err.splitlines() if line.startswith("note: backend mine")]

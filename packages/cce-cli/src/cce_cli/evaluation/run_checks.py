@@ -13,6 +13,7 @@ and the wording on stderr. It never changes a score: a problem is reported, and
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import sys
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -344,8 +345,47 @@ def load_external_runs(
         run, repaired, example = run.with_paths(normaliser)
         if repaired:
             print(normalised_note(name, path, repaired, example), file=sys.stderr)
+        reordered = order_note(name, path, run.results)
+        if reordered is not None:
+            print(reordered, file=sys.stderr)
         findings = case_findings(tuple(run.results), fixture_set.cases)
         report(name, path, findings)
         problems[name] = sum(finding.count for finding in findings)
         loaded[name] = run
     return loaded, problems
+
+
+def order_note(
+    backend: str, source: str, results: Mapping[str, Sequence[SearchResult]]
+) -> str | None:
+    """The one stderr line when a run's rank column orders results otherwise than the
+    tools that sort by score would: a lower score ranked above a higher one, or tied
+    scores not in trec_eval's tie order (document id descending). `--run` keeps the rank
+    column (a graph-expanded hybrid list is not in score order); `cce_metrics.evaluate`,
+    trec_eval and ir_measures re-rank by score, so their numbers for such a run differ."""
+    reordered = [case_id for case_id, hits in results.items() if _rank_order_differs(hits)]
+    if not reordered:
+        return None
+    shown = ", ".join(reordered[:EXAMPLES])
+    return (
+        f"note: backend {backend} ({source}): {len(reordered)} "
+        f"{_plural(len(reordered), 'case')} rank results otherwise than by score, ties as "
+        f"trec_eval breaks them (e.g. {shown}); scored in the file's rank order, while "
+        "tools that sort by score (trec_eval, ir_measures, cce_metrics.evaluate) re-rank them"
+    )
+
+
+def _docno(hit: SearchResult) -> str:
+    """The document id a TREC export gives this result (`cce_cli.formats.trec`)."""
+    if hit.start_line == 0:
+        return hit.file_path
+    return f"{hit.file_path}:{hit.start_line}-{hit.end_line}"
+
+
+def _rank_order_differs(hits: Sequence[SearchResult]) -> bool:
+    for above, below in itertools.pairwise(hits):
+        if below.score > above.score:
+            return True
+        if below.score == above.score and _docno(below) > _docno(above):
+            return True
+    return False
