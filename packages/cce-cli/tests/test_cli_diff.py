@@ -665,3 +665,36 @@ def test_a_wide_statistic_keeps_a_space_before_it(
     # label, n, mean-delta, W/T/L, W+, p, p-adj, d_z, CI ("n/a" for the signed-rank test)
     assert len(fields) == 9, row
     assert fields[4].startswith("+") and float(fields[4]) > 9999.0
+
+
+def test_text_names_the_backend_parameters_that_differ(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A configured backend's report carries its `config`; the diff prints what differs,
+    and stays as it was when neither side records one."""
+    from cce_cli.main import main as cce_main
+
+    code = cce_main(
+        [
+            "relevance",
+            str(REPO / "eval" / "relevance" / "code.jsonl"),
+            "--backend",
+            "bm25",
+            "--json",
+        ]
+    )
+    saved = capsys.readouterr().out
+    assert code == 0
+    base, head = tmp_path / "base.json", tmp_path / "head.json"
+    base.write_text(saved)
+    document = json.loads(saved)
+    document["backends"][0]["config"] = {"use": "bm25", "b": 0.4}
+    head.write_text(json.dumps(document))
+    code = cce_main(["diff", str(base), str(head), "--backend", "bm25"])
+    out = capsys.readouterr().out
+    assert code == 0
+    lines = out.splitlines()
+    at = lines.index("  parameters that differ (base → head):")
+    assert lines[at + 1 : at + 3] == ["    b: (default) → 0.4", "    use: (default) → bm25"]
+    code = cce_main(["diff", str(base), str(base), "--backend", "bm25"])
+    assert "parameters that differ" not in capsys.readouterr().out

@@ -174,6 +174,7 @@ def render_diff_text(report: DiffReport) -> str:
     unpaired = _unpaired_text(report)
     if unpaired is not None:
         lines.append(f"  {unpaired}")
+    lines += _parameter_lines(report)
     changed = changed_queries(group)
     lines += ["", "  changed queries, worst first"]
     if changed:
@@ -201,6 +202,19 @@ def render_diff_text(report: DiffReport) -> str:
         lines += ["", *_member_lines(report)]
     lines += ["", f"  verdict: {verdict(report)}"]
     return "\n".join(lines) + "\n"
+
+
+def _parameter_lines(report: DiffReport) -> list[str]:
+    """The backend parameters that differ between a configured base and head (nothing
+    when neither report records a configuration)."""
+    from cce_cli.render.comment import differences
+
+    rows = [row for row in differences(report) if row[0].startswith("config ")]
+    if not rows:
+        return []
+    lines = ["  parameters that differ (base → head):"]
+    lines += [f"    {what[len('config ') :]}: {base} → {head}" for what, base, head in rows]
+    return lines
 
 
 @attrs.frozen(slots=True)
