@@ -18,11 +18,13 @@ import pytest
 from cce_cli.evaluation import harness
 from cce_cli.evaluation.harness import BackendError, Query, parse_backends, run_backend
 from cce_cli.render.relevance import RunSummary, render_json
-from cce_fixtures import Anchor, Case, FixtureSet
+from cce_fixtures import Anchor, Case, FixtureSet, parse_fixtures
 from cce_metrics import LineWeights
 from cce_retrieval import build_index
 from cce_retrieval.embed.hashing import HashEmbedder
 from cce_retrieval.model import Index, SearchResult
+
+REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="module")
@@ -259,3 +261,40 @@ def test_secondary_anchors_are_judged_but_leave_the_reference_metrics_alone() ->
     assert secondary_score.first_relevant_rank == 2
     # The opt-in ranked metrics do see the secondary anchor, found at rank 1.
     assert plain_score.values["ndcg_at_k"] < secondary_score.values["ndcg_at_k"] == 1.0
+
+
+def test_progress_counts_every_query_of_every_backend() -> None:
+    """The query phase reports (done, total) after each (backend, query)."""
+    fixture_set = parse_fixtures((REPO / "eval" / "relevance" / "code.jsonl").read_text())
+    index = build_index(str(REPO / "eval" / "corpus" / "sample"), HashEmbedder()).index
+    seen: list[tuple[int, int]] = []
+    harness.evaluate(
+        index,
+        HashEmbedder(),
+        fixture_set,
+        ["bm25", "hybrid"],
+        progress=lambda done, total: seen.append((done, total)),
+    )
+    total = 2 * len(fixture_set.cases)
+    assert seen == [(done, total) for done in range(1, total + 1)]
+
+
+def test_relevance_draws_a_query_bar_when_progress_is_asked_for(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cce_cli.commands import build_options, relevance
+    from cce_cli.main import main
+
+    bars: list[tuple[bool, str]] = []
+    real = build_options.progress_bar
+
+    def recorded(enabled: bool, description: str, unit: str = "file") -> object:
+        bars.append((enabled, description))
+        return real(enabled, description, unit)
+
+    monkeypatch.setattr(relevance, "progress_bar", recorded)
+    fixtures = str(REPO / "eval" / "relevance" / "code.jsonl")
+    assert main(["relevance", fixtures, "--progress", "--backend", "bm25"]) == 0
+    assert main(["relevance", fixtures, "--no-progress", "--backend", "bm25"]) == 0
+    capsys.readouterr()
+    assert bars == [(True, "querying"), (False, "querying")]

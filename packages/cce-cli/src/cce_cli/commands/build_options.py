@@ -89,13 +89,13 @@ def build_settings(
     if not getattr(args, "no_cache", False):
         salt = CacheSalt.for_build(protect, embedder, protection)
         cache = BuildCache(cache_directory(), salt, DEFAULT_CACHE_MAX_BYTES)
-    forced = getattr(args, "progress", None)
-    progress = sys.stderr.isatty() if forced is None else bool(forced)
-    return BuildSettings(jobs, cache, progress)
+    return BuildSettings(jobs, cache, wants_progress(args))
 
 
 @contextlib.contextmanager
-def progress_bar(enabled: bool, description: str) -> Iterator[ProgressCallback | None]:
+def progress_bar(
+    enabled: bool, description: str, unit: str = "file"
+) -> Iterator[ProgressCallback | None]:
     """A `progress(done, total)` callback drawing a tqdm bar on stderr, or None."""
     if not enabled:
         yield None
@@ -107,7 +107,7 @@ def progress_bar(enabled: bool, description: str) -> Iterator[ProgressCallback |
     tqdm.monitor_interval = 0
     bar = tqdm(
         desc=description,
-        unit="file",
+        unit=unit,
         file=sys.stderr,
         delay=PROGRESS_DELAY_S,
         leave=False,
@@ -123,3 +123,12 @@ def progress_bar(enabled: bool, description: str) -> Iterator[ProgressCallback |
         yield update
     finally:
         bar.close()
+
+
+def wants_progress(args: argparse.Namespace) -> bool:
+    """Whether to draw bars: `--progress`/`--no-progress`, else whether stderr is a
+    terminal (never when stderr is closed)."""
+    forced = getattr(args, "progress", None)
+    if forced is not None:
+        return bool(forced)
+    return sys.stderr is not None and sys.stderr.isatty()

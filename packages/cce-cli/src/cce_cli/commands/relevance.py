@@ -27,7 +27,7 @@ from typing import Any
 
 import attrs
 
-from cce_cli.commands.build_options import add_build_options
+from cce_cli.commands.build_options import add_build_options, progress_bar, wants_progress
 from cce_cli.commands.diff import append_step_summary, report_gate
 from cce_cli.commands.index import walk_error_warning
 from cce_cli.commands.output_paths import evaluation_inputs, refuse_output_over_input
@@ -328,15 +328,18 @@ def _evaluate(
             group_index = build_or_fail(_corpus_display(args, fixture_set), built, args=args).index
             group_embedder = built
         try:
-            evaluated = harness.evaluate(
-                group_index,
-                group_embedder,
-                fixture_set,
-                [chosen[i] for i in positions],
-                graded=args.graded,
-                granularity=args.granularity,
-                corpus_root=corpus_root,
-            )
+            # A slow backend (a plugin, a model server) runs every query: the bar shows it.
+            with progress_bar(wants_progress(args), "querying", unit="query") as progress:
+                evaluated = harness.evaluate(
+                    group_index,
+                    group_embedder,
+                    fixture_set,
+                    [chosen[i] for i in positions],
+                    graded=args.graded,
+                    granularity=args.granularity,
+                    corpus_root=corpus_root,
+                    progress=progress,
+                )
         except (EmbeddingSpaceError, BackendConfigError, QueryVectorError) as error:
             raise CliError(str(error)) from None
         reports.update(zip(positions, evaluated, strict=True))

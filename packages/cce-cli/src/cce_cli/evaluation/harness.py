@@ -17,7 +17,7 @@ embedded once and reused by the vector and hybrid backends.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final
 
 import attrs
@@ -279,10 +279,11 @@ def evaluate_backend(
     *,
     graded: bool = False,
     granularity: str = "chunk",
+    progress: Callable[[], None] | None = None,
 ) -> BackendReport:
     """Run every case (fixture order) on one backend and aggregate
     (docs/metrics.md#macro-averages). At `file` granularity the first `k` results are
-    judged as the files they name, each once."""
+    judged as the files they name, each once. `progress()` is called after each query."""
     runner = _backend(backend)
     reports: list[CaseReport] = []
     for case, query in zip(cases, queries, strict=True):
@@ -293,6 +294,8 @@ def evaluate_backend(
         else:
             score = score_case(case, results, weights, graded=graded)
         reports.append(CaseReport(case.id, case.k, score, results, case.tags))
+        if progress is not None:
+            progress()
     scores = [report.score for report in reports]
     return BackendReport(runner.name, tuple(reports), macro_average(scores), token_average(scores))
 
@@ -306,12 +309,14 @@ def evaluate(
     graded: bool = False,
     granularity: str = "chunk",
     corpus_root: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[BackendReport, ...]:
     """Evaluate each backend, in the given order, over all cases of the fixture set.
 
     `graded` gives expected anchors gain 2 in the ranked metrics (see `score_case`);
     `granularity` is one of `GRANULARITIES`; `corpus_root` is handed to every backend
-    with each query (plugins read files from it).
+    with each query (plugins read files from it); `progress(done, total)` is called after
+    each (backend, query), total being cases × backends.
     """
     if granularity not in GRANULARITIES:
         raise ValueError(f"unknown granularity {granularity!r}; expected one of chunk, file")
@@ -324,6 +329,15 @@ def evaluate(
         Query(case.query, embedder, case_id=case.id, corpus_root=corpus_root)
         for case in fixture_set.cases
     ]
+    total = len(fixture_set.cases) * len(backends)
+    done = 0
+
+    def step() -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, total)
+
     return tuple(
         evaluate_backend(
             index,
@@ -333,6 +347,7 @@ def evaluate(
             weights,
             graded=graded,
             granularity=granularity,
+            progress=step if progress is not None else None,
         )
         for backend in backends
     )
