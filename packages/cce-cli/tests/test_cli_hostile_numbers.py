@@ -10,8 +10,6 @@ be an `error:` line, or a skipped line where the docs say so, never a traceback
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -56,18 +54,17 @@ def test_a_huge_anchor_range_is_an_invalid_range(
     assert "Traceback" not in err
 
 
-def test_validate_reports_a_huge_anchor_range(tmp_path: Path) -> None:
+def test_validate_reports_a_huge_anchor_range(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cce_fixtures.cli import main as validate_main
+
     fixture = _fixtures(tmp_path / "f.jsonl", f"auth.py@{BIG}-{BIG}")
-    done = subprocess.run(
-        [sys.executable, "-m", "cce_fixtures", "validate", str(fixture)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 1
-    assert "has an invalid line range after '@'" in done.stdout + done.stderr
-    assert "Traceback" not in done.stderr
+    code = validate_main(["validate", str(fixture)])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "has an invalid line range after '@'" in captured.out + captured.err
+    assert "Traceback" not in captured.err
 
 
 def _report_with_big_number(tmp_path: Path) -> Path:
