@@ -60,12 +60,16 @@ def add_build_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def cache_directory() -> str:
-    """`$CCE_CACHE_DIR`, else the platform's user cache directory for cce, + `/build`."""
+def cache_root() -> str:
+    """`$CCE_CACHE_DIR`, else the platform's user cache directory for cce."""
     import platformdirs
 
-    root = os.environ.get(CACHE_DIR_ENV) or platformdirs.user_cache_dir("cce", appauthor=False)
-    return os.path.join(root, "build")
+    return os.environ.get(CACHE_DIR_ENV) or platformdirs.user_cache_dir("cce", appauthor=False)
+
+
+def cache_directory() -> str:
+    """The build cache: `cache_root()` + `/build`."""
+    return os.path.join(cache_root(), "build")
 
 
 @attrs.frozen(slots=True)

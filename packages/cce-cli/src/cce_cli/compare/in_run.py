@@ -32,7 +32,7 @@ from cce_cli.compare.pairing import (
 )
 from cce_cli.evaluation.harness import BackendReport
 from cce_cli.render.diff import render_diff_markdown
-from cce_metrics import METRICS, TOKEN_METRICS, Metric
+from cce_metrics import METRICS, Metric
 
 __all__ = ["compare_gate", "step_summary"]
 
@@ -75,10 +75,9 @@ def compare_gate(
 
 def _saved(report: BackendReport, metrics: Sequence[Metric]) -> SavedBackend:
     """An in-run backend as a saved report's, with the metrics the report shows."""
-    shown = {item.key for item in metrics} | {item.key for item in TOKEN_METRICS}
     cases = tuple(
-        SavedCase(case.id, {key: value for key, value in values.items() if key in shown}, case.tags)
-        for case, (_, values) in zip(report.cases, backend_values(report), strict=True)
+        SavedCase(case.id, values, case.tags)
+        for case, (_, values) in zip(report.cases, backend_values(report, metrics), strict=True)
     )
     return SavedBackend(report.backend, cases, {})
 

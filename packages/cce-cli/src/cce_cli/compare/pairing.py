@@ -552,11 +552,17 @@ def _query_texts(*backends: SavedBackend) -> dict[str, str]:
     return texts
 
 
-def backend_values(report: BackendReport) -> list[tuple[str, dict[str, float]]]:
-    """Each case's id and full-precision scores by metric key, token metrics included."""
+def backend_values(
+    report: BackendReport, shown: Sequence[Metric] | None = None
+) -> list[tuple[str, dict[str, float]]]:
+    """Each case's id and full-precision scores by metric key, token metrics included;
+    with `shown`, only those chunk metrics (what a report with those metrics carries)."""
+    keys = None if shown is None else {item.key for item in shown}
     rows: list[tuple[str, dict[str, float]]] = []
     for case in report.cases:
-        values = dict(case.score.values)
+        values = {
+            key: value for key, value in case.score.values.items() if keys is None or key in keys
+        }
         for item in TOKEN_METRICS:
             token_value = case.score.value(item.key)
             if token_value is not None:

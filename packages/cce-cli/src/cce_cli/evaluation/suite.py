@@ -19,7 +19,6 @@ import concurrent.futures
 import contextlib
 import json
 import multiprocessing
-import os
 import signal
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -29,7 +28,7 @@ import attrs
 
 from cce_cli.errors import CliError
 from cce_cli.formats.suite_manifest import Member, SuiteManifest, read_manifest
-from cce_metrics import METRICS, TOKEN_METRICS, Metric
+from cce_metrics import METRICS, Metric
 
 MemberValues = tuple[tuple[str, tuple[tuple[str, Mapping[str, float]], ...]], ...]
 """Per backend (in report order): its name and each case's (id, values by metric key)."""
@@ -65,6 +64,7 @@ def score_member(task: MemberTask) -> MemberResult:
     Runs in a worker process or on a Dask worker; a `CliError` is returned to the caller
     with the member's name on it."""
     from cce_cli.commands.relevance import score
+    from cce_cli.compare.pairing import backend_values
 
     args = argparse.Namespace(**dict(task.options))
     wants_results = args.results is not None
@@ -82,13 +82,8 @@ def score_member(task: MemberTask) -> MemberResult:
     results_text = None
     if wants_results:
         results_text = _member_results(args, task, scored)
-    keys = {item.key for item in scored.metrics}
     values = tuple(
-        (
-            report.backend,
-            tuple((case.id, _case_values(case, keys)) for case in report.cases),
-        )
-        for report in scored.reports
+        (report.backend, tuple(backend_values(report, scored.metrics))) for report in scored.reports
     )
     tags = {case.id: tuple(case.tags) for case in scored.fixture_set.cases}
     return MemberResult(
@@ -140,16 +135,6 @@ def suite_results(
     header = {"corpus": manifest.path, "embedder": embedder, "schema": RUN_SCHEMA}
     line = json.dumps(header, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return line + "\n" + body
-
-
-def _case_values(case: Any, keys: set[str]) -> dict[str, float]:
-    """A case's full-precision values of the reported metrics (and its token metrics)."""
-    values = {key: value for key, value in case.score.values.items() if key in keys}
-    for item in TOKEN_METRICS:
-        token_value = case.score.value(item.key)
-        if token_value is not None:
-            values[item.key] = token_value
-    return values
 
 
 # --- running the members -------------------------------------------------------------
@@ -338,12 +323,11 @@ def member_tasks(
 
 
 def suite_cache_root() -> str:
-    """`$CCE_CACHE_DIR`, else the platform's user cache directory for cce."""
-    import platformdirs
+    """The cache directory's root (`cce_cli.commands.build_options.cache_root`), where git
+    members are checked out beside the build cache."""
+    from cce_cli.commands.build_options import cache_root
 
-    from cce_cli.commands.build_options import CACHE_DIR_ENV
-
-    return os.environ.get(CACHE_DIR_ENV) or platformdirs.user_cache_dir("cce", appauthor=False)
+    return cache_root()
 
 
 def run_suite(args: argparse.Namespace) -> int:

@@ -164,20 +164,15 @@ def render_suite_text(
         lines.append(f"  {backend}\n")
         lines.append(_row("member", [item.label for item in metrics], width))
         for result in results:
-            rows = dict(result.values).get(backend, ())
-            values = []
-            for item in metrics:
-                found = [case[item.key] for _, case in rows if item.key in case]
-                values.append(format6(item.aggregate(found)) if found else None)
-            lines.append(_row(result.name, values, width))
+            cells = [_cell(aggregate([result], backend, item).macro) for item in metrics]
+            lines.append(_row(result.name, cells, width))
         for group in manifest.groups():
             grouped = _grouped(manifest, results, group)
             cells = [_cell(aggregate(grouped, backend, item).macro) for item in metrics]
             lines.append(_row(f"group {group}", cells, width))
-        macro = [_cell(aggregate(results, backend, item).macro) for item in metrics]
-        micro = [_cell(aggregate(results, backend, item).micro) for item in metrics]
-        lines.append(_row("macro", macro, width))
-        lines.append(_row("micro (all queries)", micro, width))
+        overall = [aggregate(results, backend, item) for item in metrics]
+        lines.append(_row("macro", [_cell(found.macro) for found in overall], width))
+        lines.append(_row("micro (all queries)", [_cell(found.micro) for found in overall], width))
     text = "".join(lines)
     if comparison is not None:
         from cce_cli.render.diff import render_diff_text
