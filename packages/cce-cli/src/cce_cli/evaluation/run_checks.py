@@ -375,17 +375,12 @@ def order_note(
     )
 
 
-def _docno(hit: SearchResult) -> str:
-    """The document id a TREC export gives this result (`cce_cli.formats.trec`)."""
-    if hit.start_line == 0:
-        return hit.file_path
-    return f"{hit.file_path}:{hit.start_line}-{hit.end_line}"
-
-
 def _rank_order_differs(hits: Sequence[SearchResult]) -> bool:
+    from cce_cli.formats.trec import document_id
+
     for above, below in itertools.pairwise(hits):
         if below.score > above.score:
             return True
-        if below.score == above.score and _docno(below) > _docno(above):
+        if below.score == above.score and document_id(below) > document_id(above):
             return True
     return False

@@ -26,9 +26,17 @@ from cce_cli.evaluation.harness import BackendReport
 from cce_fixtures import FixtureSet
 from cce_retrieval import SearchResult, format6
 
-__all__ = ["qrels_text", "read_trec_results", "trec_run_text"]
+__all__ = ["document_id", "qrels_text", "read_trec_results", "trec_run_text"]
 
 _DOCNO_RANGE = re.compile(r"^(?P<path>.+):(?P<start>[0-9]+)-(?P<end>[0-9]+)$")
+
+
+def document_id(hit: SearchResult) -> str:
+    """The docno a result read from a run had: `path:start-end`, or a bare `path` for a
+    whole file (read as `start_line` 0)."""
+    if hit.start_line == 0:
+        return hit.file_path
+    return f"{hit.file_path}:{hit.start_line}-{hit.end_line}"
 
 
 def read_trec_results(path: str, text: str) -> dict[str, tuple[SearchResult, ...]]:
