@@ -51,3 +51,14 @@ def report_data(tmp_path: pathlib.Path) -> pathlib.Path:
 def report_data_module(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
     """`report_workspace` shared by one module's tests (they only read it)."""
     return report_workspace(tmp_path_factory.mktemp("report-data"))
+
+
+@pytest.fixture
+def workspace(tmp_path: pathlib.Path) -> pathlib.Path:
+    """eval/relevance/code.jsonl beside a copy of its corpus, as a user would have it;
+    the fixtures' directory is returned."""
+    shutil.copytree(SAMPLE_CORPUS.parent, tmp_path / "corpus")
+    (tmp_path / "rel").mkdir()
+    relevance = SAMPLE_CORPUS.parents[1] / "relevance" / "code.jsonl"
+    shutil.copy(relevance, tmp_path / "rel" / "code.jsonl")
+    return tmp_path / "rel"

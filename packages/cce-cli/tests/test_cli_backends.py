@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -37,15 +36,6 @@ def cce(capsys: pytest.CaptureFixture[str], *argv: str) -> Outcome:
         code = stop.code if isinstance(stop.code, int) else 1
     captured = capsys.readouterr()
     return code, captured.out, captured.err
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    """A copy of eval/relevance/code.jsonl beside its corpus, as a user would have it."""
-    shutil.copytree(REPO / "eval" / "corpus", tmp_path / "corpus")
-    (tmp_path / "rel").mkdir()
-    shutil.copy(REPO / "eval" / "relevance" / "code.jsonl", tmp_path / "rel" / "code.jsonl")
-    return tmp_path / "rel"
 
 
 def report(out: str) -> dict[str, dict[str, object]]:

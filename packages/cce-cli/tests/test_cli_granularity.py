@@ -8,7 +8,6 @@ fairly, and the report says which granularity it was scored at.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -28,14 +27,6 @@ def cce(capsys: pytest.CaptureFixture[str], *argv: str) -> Outcome:
         code = stop.code if isinstance(stop.code, int) else 1
     captured = capsys.readouterr()
     return code, captured.out, captured.err
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    shutil.copytree(REPO / "eval" / "corpus", tmp_path / "corpus")
-    (tmp_path / "rel").mkdir()
-    shutil.copy(REPO / "eval" / "relevance" / "code.jsonl", tmp_path / "rel" / "code.jsonl")
-    return tmp_path / "rel"
 
 
 def rows(out: str, backend: str) -> dict[str, dict[str, object]]:

@@ -7,7 +7,6 @@ tests pin the stderr report, `--strict` and the repair of unambiguous paths.
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -28,15 +27,6 @@ def cce(capsys: pytest.CaptureFixture[str], *argv: str) -> Outcome:
         code = stop.code if isinstance(stop.code, int) else 1
     captured = capsys.readouterr()
     return code, captured.out, captured.err
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    """eval/relevance/code.jsonl beside a copy of its corpus."""
-    shutil.copytree(REPO / "eval" / "corpus", tmp_path / "corpus")
-    (tmp_path / "rel").mkdir()
-    shutil.copy(REPO / "eval" / "relevance" / "code.jsonl", tmp_path / "rel" / "code.jsonl")
-    return tmp_path / "rel"
 
 
 def scores(out: str, backend: str) -> dict[str, str]:
