@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -21,7 +23,7 @@ State = dict[str, object]
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[State]:
     """Answers 3-dimensional vectors; `state["fail"]` makes every answer hold a NaN."""
-    state: State = {"fail": False, "dim": 3}
+    state: State = {"fail": False, "dim": 3, "fail_after_ping": False}
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
@@ -33,7 +35,7 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[State]:
                 for i, text in enumerate(body["input"])
             ]
             payload = json.dumps({"data": data}).encode()
-            if state["fail"]:
+            if state["fail"] or (state["fail_after_ping"] and body["input"] != ["ping"]):
                 payload = b'{"data":[{"embedding":[NaN],"index":0}]}'
             if body["model"] == "missing":
                 self.send_response(404)
@@ -215,3 +217,115 @@ def test_a_store_from_before_unit_vectors_is_warned_about(
         "scaled them), so rankings favour long vectors; re-index it with "
         "`cce index <dir> --embedder openai`\n"
     ) in err
+
+
+def test_credentials_in_the_base_url_are_redacted_on_every_path(
+    server: State,
+    corpus: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    secret_url = str(os.environ["CCE_OPENAI_URL"]).replace("http://", "http://alice:pw-secret@")
+    shown = secret_url.replace("alice:pw-secret@", "***@")
+    monkeypatch.setenv("CCE_OPENAI_URL", secret_url)
+    store = corpus / ".cce" / "index.json"
+    fixtures = _fixtures(corpus)
+    config = tmp_path / "cce.toml"
+    config.write_text('[backends.vec-openai]\nuse = "vector"\nembedder = "openai"\n', "utf-8")
+    seen: list[str] = []
+
+    def run(*argv: str) -> tuple[int, str, str]:
+        code, out, err = cce(capsys, *argv)
+        seen.append(out + err)
+        return code, out, err
+
+    code, _, err = run("index", str(corpus), "--embedder", "openai", "--no-metrics")
+    assert code == 0 and f"using openai embedder (tiny @ {shown})" in err
+    code, _, err = run("search", "alpha", "--store", str(store), "--no-metrics")
+    assert code == 0, err
+    relevance = ("relevance", fixtures, "--dir", str(corpus), "--config", str(config))
+    code, _, err = run(*relevance, "--backend", "vec-openai", "--json", "--provenance")
+    assert code == 0, err
+    code, _, err = run("relevance", fixtures, "--store", str(store), "--json", "--provenance")
+    assert code == 0, err
+
+    # Health checks that fail: at index, search and relevance time.
+    server["fail"] = True
+    code, _, err = run("index", str(corpus), "--embedder", "openai", "--no-metrics")
+    assert code == 1 and f"health check at {shown} failed" in err
+    code, _, err = run("search", "alpha", "--store", str(store), "--no-metrics")
+    assert code == 1 and shown in err
+    code, _, err = run("relevance", fixtures, "--store", str(store))
+    assert code == 1 and shown in err
+    # A build without a health check (a configured backend) fails naming the endpoint.
+    code, _, err = run(*relevance, "--backend", "vec-openai", "--no-cache")
+    assert code == 1 and f"{shown}/v1/embeddings" in err
+    # A server that passes its health check but fails the queries: warnings.
+    server["fail"], server["fail_after_ping"] = False, True
+    code, _, err = run("search", "alpha", "--store", str(store), "--no-metrics")
+    assert code == 0 and f"warning: openai embeddings at {shown}/v1/embeddings" in err
+    code, _, err = run("index", str(corpus), "--embedder", "openai", "--no-metrics", "--no-cache")
+    assert code == 1 and f"{shown}/v1/embeddings" in err
+    # An unreachable server with credentials in its URL.
+    monkeypatch.setenv("CCE_OPENAI_URL", "http://alice:pw-secret@127.0.0.1:9")
+    monkeypatch.setenv("CCE_OPENAI_TIMEOUT", "0.5")
+    code, _, err = run("index", str(corpus), "--embedder", "openai", "--no-metrics")
+    assert code == 1 and "http://***@127.0.0.1:9" in err
+    code, _, err = run(*relevance, "--backend", "vec-openai", "--no-cache")
+    assert code == 1 and "http://***@127.0.0.1:9" in err
+    assert len(seen) == 12
+    for text in seen:
+        assert "pw-secret" not in text and "alice" not in text and "sk-do-not" not in text
+
+
+def test_a_key_with_a_line_break_never_reaches_the_screen(
+    server: State, corpus: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CCE_OPENAI_API_KEY", "sk-mounted-secret\n")
+    code, _, err = cce(capsys, "index", str(corpus), "--embedder", "openai", "--no-metrics")
+    assert code == 0, err
+    for key in ("sk-mounted-secret\nsk-second-line", "sk-mounted-\u20ac"):
+        monkeypatch.setenv("CCE_OPENAI_API_KEY", key)
+        code, out, err = cce(capsys, "index", str(corpus), "--embedder", "openai", "--no-metrics")
+        assert (code, out) == (1, "")
+        assert err.startswith("error: the API key in CCE_OPENAI_API_KEY holds a ")
+        assert err.count("\n") == 1 and "Traceback" not in err and "sk-mounted" not in err
+        store = corpus / ".cce" / "index.json"
+        code, out, err = cce(capsys, "search", "alpha", "--store", str(store), "--no-metrics")
+        assert (code, out) == (1, "") and err.startswith("error: the API key in ")
+        assert "sk-mounted" not in err
+
+
+def test_a_dripping_server_ends_at_the_configured_timeout(
+    corpus: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def drip() -> None:
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            with connection:
+                connection.recv(65536)
+                try:
+                    connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 300\r\n\r\n")
+                    for _ in range(300):  # one byte every 0.1 s: 30 s in all
+                        connection.sendall(b" ")
+                        time.sleep(0.1)
+                except OSError:
+                    pass
+
+    threading.Thread(target=drip, daemon=True).start()
+    monkeypatch.setenv("CCE_OPENAI_URL", f"http://127.0.0.1:{listener.getsockname()[1]}")
+    monkeypatch.setenv("CCE_OPENAI_TIMEOUT", "2")
+    started = time.monotonic()
+    try:
+        code, out, err = cce(capsys, "index", str(corpus), "--embedder", "openai", "--no-metrics")
+    finally:
+        listener.close()
+    assert time.monotonic() - started < 15.0  # the drip alone lasts 30 s
+    assert (code, out) == (1, "")
+    assert "no complete answer within 2.0s" in err and err.startswith("error: ")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import socket
@@ -165,7 +166,7 @@ def test_a_slow_server_hits_the_total_timeout(server: FakeServer) -> None:
 
     server.answer[0] = slow
     started = time.monotonic()
-    with pytest.raises(EmbedError, match="no answer within"):
+    with pytest.raises(EmbedError, match="answer within"):
         client(server, total_timeout=0.3, request_timeout=0.2, backoff=0.0).try_embed_batch(["a"])
     assert time.monotonic() - started < 2.0
 
@@ -407,3 +408,142 @@ def test_credentials_in_the_base_url_are_sent_and_never_shown(server: FakeServer
     with pytest.raises(EmbedError) as caught:
         embedder.try_embed_batch(["a"])
     assert "hunter2" not in str(caught.value) and "http://***@127.0.0.1" in str(caught.value)
+
+
+# --- hostile servers: redirects, drips, huge answers, unsendable keys ---------------------
+
+
+@attrs.define
+class RawServer:
+    """A loopback listener whose every connection is handed to `serve(connection)`."""
+
+    url: str
+    connections: list[bytes]
+
+
+@pytest.fixture
+def raw_server() -> Iterator[Callable[[Callable[[socket.socket], None]], RawServer]]:
+    listeners: list[socket.socket] = []
+
+    def start(serve: Callable[[socket.socket], None]) -> RawServer:
+        listener = socket.create_server(("127.0.0.1", 0))
+        listeners.append(listener)
+        seen: list[bytes] = []
+
+        def accept() -> None:
+            while True:
+                try:
+                    connection, _ = listener.accept()
+                except OSError:
+                    return
+                with connection:
+                    connection.settimeout(5.0)
+                    seen.append(connection.recv(65536))
+                    with contextlib.suppress(OSError):
+                        serve(connection)
+
+        threading.Thread(target=accept, daemon=True).start()
+        return RawServer(f"http://127.0.0.1:{listener.getsockname()[1]}", seen)
+
+    yield start
+    for listener in listeners:
+        listener.close()
+
+
+def test_a_redirect_is_an_error_and_the_key_never_leaves_the_host(
+    server: FakeServer, raw_server: Callable[[Callable[[socket.socket], None]], RawServer]
+) -> None:
+    elsewhere = raw_server(lambda connection: None)
+    target = elsewhere.url.replace("http://", "http://eve:pw-in-location@") + "/v1/embeddings"
+    for status in (301, 302, 303, 307, 308):
+
+        def redirect(request: Request, status: int = status) -> tuple[int, dict[str, str], bytes]:
+            return status, {"Location": target}, b""
+
+        server.answer[0] = redirect
+        with pytest.raises(EmbedError) as caught:
+            client(server, retries=3).try_embed_batch(["a"])
+        message = str(caught.value)
+        assert f"HTTP {status}" in message
+        assert "not followed; point CCE_OPENAI_URL at the final address" in message
+        assert "http://***@127.0.0.1" in message and "pw-in-location" not in message
+    assert len(server.requests) == 5  # a redirect is not retried
+    assert elsewhere.connections == []  # nothing, and no key, went to the other host
+
+
+def test_a_server_that_drips_is_cut_off_at_the_deadline(
+    raw_server: Callable[[Callable[[socket.socket], None]], RawServer],
+) -> None:
+    def drip(connection: socket.socket) -> None:
+        connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 400\r\n\r\n")
+        for _ in range(400):  # one byte every 50 ms: 20 s in all
+            connection.sendall(b" ")
+            time.sleep(0.05)
+
+    dripping = raw_server(drip)
+    embedder = OpenAIEmbedder.from_env({"CCE_OPENAI_URL": dripping.url, "CCE_OPENAI_TIMEOUT": "1"})
+    started = time.monotonic()
+    with pytest.raises(EmbedError, match=r"no complete answer within 1.0s"):
+        embedder.try_embed_batch(["a"])
+    assert time.monotonic() - started < 8.0  # well under the 20 s the drip lasts
+
+
+def test_an_answer_over_the_cap_is_refused(
+    server: FakeServer,
+    raw_server: Callable[[Callable[[socket.socket], None]], RawServer],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from cce_retrieval.embed import openai
+
+    monkeypatch.setattr(openai, "MAX_RESPONSE_BYTES", 1 << 20)
+    big = b'{"data":[{"embedding":[1.0],"index":0}],"pad":"' + b"x" * (3 << 20) + b'"}'
+    server.answer[0] = lambda r: (200, {}, big)
+    with pytest.raises(EmbedError, match=f"larger than {1 << 20} bytes"):
+        client(server).try_embed_batch(["a"])
+
+    def announce_a_huge_body(connection: socket.socket) -> None:
+        connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 10000000000\r\n\r\n{")
+        time.sleep(5.0)  # the body never comes: only the announcement can be refused
+
+    announced = raw_server(announce_a_huge_body)
+    started = time.monotonic()
+    with pytest.raises(EmbedError, match="larger than"):
+        OpenAIEmbedder(announced.url, "m", environ={}, total_timeout=3.0).try_embed_batch(["a"])
+    assert time.monotonic() - started < 2.5  # refused at once, not at the deadline
+
+    def chunked(connection: socket.socket) -> None:
+        connection.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+        piece = b"x" * 65536
+        for _ in range(48):  # 3 MiB, no Content-Length
+            connection.sendall(b"%x\r\n%s\r\n" % (len(piece), piece))
+        connection.sendall(b"0\r\n\r\n")
+
+    with pytest.raises(EmbedError, match="larger than"):
+        OpenAIEmbedder(raw_server(chunked).url, "m", environ={}).try_embed_batch(["a"])
+
+
+def test_a_key_from_a_mounted_secret_loses_its_line_break(server: FakeServer) -> None:
+    embedder = OpenAIEmbedder(server.url, "m", environ={"CCE_OPENAI_API_KEY": " sk-mounted\n"})
+    assert embedder.try_embed_batch(["a"]) == [[1.0, 1.0, 0.5]]
+    assert server.requests[0].headers["Authorization"] == "Bearer sk-mounted"
+
+
+@pytest.mark.parametrize(
+    ("key", "why"),
+    [
+        ("sk-first\nsk-second", "control character"),
+        ("sk-tab\there", "control character"),
+        ("sk-\u20ac-euro", "outside Latin-1"),
+    ],
+)
+def test_a_key_that_cannot_be_sent_is_a_setting_error_that_never_shows_it(
+    server: FakeServer, key: str, why: str
+) -> None:
+    embedder = OpenAIEmbedder(server.url, "m", environ={"OPENAI_API_KEY": key})
+    for call in (lambda: embedder.try_embed_batch(["a"]), embedder.check):
+        with pytest.raises(EmbedderMisconfigured) as caught:
+            call()
+        message = str(caught.value)
+        assert "OPENAI_API_KEY" in message and why in message
+        assert "sk-" not in message
+    assert server.requests == []

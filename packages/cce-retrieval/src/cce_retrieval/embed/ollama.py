@@ -10,9 +10,10 @@ reference's error-string prefixes, keeping the real cause (refused connection, H
 status, redirect, garbage body, missing or miscounted embeddings, deadline).
 
 A hostile or broken server cannot hang a command: each request has a total deadline,
-enforced by a watchdog that shuts the socket down, not just a per-read timeout. The base
+enforced by a watchdog that shuts the socket down, not just a per-read timeout, and a
+bounded body (`cce_retrieval.embed.exchange`, shared with the OpenAI-compatible client). The base
 URL is validated up front (`OllamaConfigError`), and every URL this module prints has its
-credentials replaced by `***` (`redact_url`). See docs/hostile-input.md#ollama.
+credentials replaced by `***` (`redact_url`). See docs/hostile-input.md#embedding-servers.
 
 Each input is cut to its first 2000 code points, and a query whose embedding fails
 warns on stderr and is ranked without vectors.
@@ -21,17 +22,13 @@ warns on stderr and is ranked without vectors.
 from __future__ import annotations
 
 import base64
-import contextlib
-import http.client
 import json
 import os
-import socket
 import sys
-import threading
-import time
 import urllib.parse
 from collections.abc import Mapping, Sequence
 
+from cce_retrieval.embed import exchange
 from cce_retrieval.embed.errors import EmbedderUnavailable, has_unsendable_char
 from cce_retrieval.embed.hashing import EmbedError, check_vectors
 
@@ -45,7 +42,7 @@ DEFAULT_OLLAMA_MODEL = "nomic-embed-text"
 MAX_INPUT_CHARS = 2000
 DEFAULT_HEALTH_TIMEOUT_S = 30.0
 DEFAULT_REQUEST_TIMEOUT_S = 300.0
-MAX_RESPONSE_BYTES = 512 * 1024 * 1024
+MAX_RESPONSE_BYTES = exchange.MAX_RESPONSE_BYTES
 """A response larger than this is refused rather than buffered (64 vectors are ~1 MB)."""
 
 
@@ -82,25 +79,6 @@ def _as_vector(entry: object) -> list[float]:
     if not isinstance(entry, list):
         return []
     return [float(x) for x in entry if isinstance(x, int | float) and not isinstance(x, bool)]
-
-
-class _Watchdog:
-    """Shuts a socket down at the deadline, waking any blocked read or write."""
-
-    def __init__(self, sock: socket.socket, seconds: float) -> None:
-        self.fired = False
-        self._sock = sock
-        self._timer = threading.Timer(max(0.0, seconds), self._fire)
-        self._timer.daemon = True
-        self._timer.start()
-
-    def _fire(self) -> None:
-        self.fired = True
-        with contextlib.suppress(OSError):
-            self._sock.shutdown(socket.SHUT_RDWR)
-
-    def cancel(self) -> None:
-        self._timer.cancel()
 
 
 class OllamaEmbedder:
@@ -182,51 +160,30 @@ class OllamaEmbedder:
     def _exchange(self, body: bytes, timeout: float) -> tuple[int, str, str, bytes]:
         """POST `body`; (status, reason, Location header, body), all within `timeout` s."""
         parts = _split_base_url(self.base_url)
-        endpoint = urllib.parse.urlsplit(self.endpoint)
-        target = endpoint.path or "/"
-        if endpoint.query:
-            target += f"?{endpoint.query}"
-        connection_class = (
-            http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-        )
         headers = {"Content-Type": "application/json"}
         if parts.username is not None:
             credentials = f"{urllib.parse.unquote(parts.username)}:"
             credentials += urllib.parse.unquote(parts.password or "")
             token = base64.b64encode(credentials.encode("utf-8")).decode("ascii")
             headers["Authorization"] = f"Basic {token}"
-        deadline = time.monotonic() + timeout
-        connection = connection_class(parts.hostname or "", parts.port, timeout=timeout)
+        target = exchange.request_target(self.endpoint)
         try:
-            try:
-                connection.connect()
-            except (OSError, http.client.HTTPException) as err:
-                raise OllamaUnreachable(
-                    f"ollama request failed: cannot connect to {self.display_url}: {err}"
-                ) from None
-            assert connection.sock is not None
-            watchdog = _Watchdog(connection.sock, deadline - time.monotonic())
-            try:
-                connection.request("POST", target, body=body, headers=headers)
-                response = connection.getresponse()
-                raw = response.read(MAX_RESPONSE_BYTES + 1)
-            except (OSError, http.client.HTTPException) as err:
-                if watchdog.fired or isinstance(err, TimeoutError):
-                    raise EmbedError(
-                        f"ollama request failed: no complete response within {timeout:g} s"
-                    ) from None
-                raise EmbedError(f"ollama request failed: {err}") from None
-            finally:
-                watchdog.cancel()
-            if watchdog.fired:
-                raise EmbedError(
-                    f"ollama request failed: no complete response within {timeout:g} s"
-                )
-            if len(raw) > MAX_RESPONSE_BYTES:
-                raise EmbedError(f"ollama bad response: larger than {MAX_RESPONSE_BYTES} bytes")
-            return response.status, response.reason, response.getheader("Location") or "", raw
-        finally:
-            connection.close()
+            answer = exchange.post(
+                parts, target, body, headers, timeout, max_bytes=MAX_RESPONSE_BYTES
+            )
+        except exchange.ConnectFailed as err:
+            raise OllamaUnreachable(
+                f"ollama request failed: cannot connect to {self.display_url}: {err}"
+            ) from None
+        except exchange.DeadlineExceeded:
+            raise EmbedError(
+                f"ollama request failed: no complete response within {timeout:g} s"
+            ) from None
+        except exchange.ResponseTooLarge as err:
+            raise EmbedError(f"ollama bad response: {err}") from None
+        except exchange.ExchangeFailure as err:
+            raise EmbedError(f"ollama request failed: {err}") from None
+        return answer.status, answer.reason, answer.header("Location") or "", answer.body
 
     def _post(self, texts: Sequence[str], timeout: float) -> list[list[float]]:
         inputs = [text[:MAX_INPUT_CHARS] for text in texts]

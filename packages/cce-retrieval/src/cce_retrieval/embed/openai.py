@@ -2,13 +2,18 @@
 
 Why it exists: vLLM, llama.cpp's server, Text Embeddings Inference, LM Studio and hosted
 APIs all speak this one protocol, so a single client lets `vector` and `hybrid` be
-measured with real semantic embeddings. The standard library is enough (`urllib`), and
-every failure mode a server has in practice is handled explicitly:
+measured with real semantic embeddings. The standard library is enough (`http.client`,
+through `cce_retrieval.embed.exchange`), and every failure mode a server has in practice
+is handled explicitly:
 
 - the base URL is checked before any request (http or https, a host); a base that
   already ends in `/v1` (the OpenAI SDK's convention) is not doubled into `/v1/v1`;
 - batching (`batch_size` inputs per request, results put back in input order by `index`);
-- a bounded total time per call (`total_timeout`), each request also bounded;
+- a bounded total time per call (`total_timeout`), each request also bounded, both by
+  the clock (a server that drips one byte a second is cut off at the deadline), and a
+  bounded answer (`MAX_RESPONSE_BYTES`);
+- redirects are never followed (a 3xx is an error naming its target, redacted), so the
+  `Authorization` header only ever goes to the configured host;
 - only transient failures are retried, with exponential backoff and never past the total
   deadline: a refused or reset connection, a timeout, 408, 429 (honouring a numeric
   `Retry-After`) and 5xx. Anything else (another 4xx, a TLS or name-resolution failure,
@@ -19,7 +24,8 @@ every failure mode a server has in practice is handled explicitly:
 - answers that are not JSON, hold NaN or infinities, lack a vector, or change dimension
   are errors, so a bad answer can never be written into a store;
 - the API key is read from the environment at request time (`CCE_OPENAI_API_KEY`, else
-  `OPENAI_API_KEY`), sent only as the `Authorization` header, and never printed, stored
+  `OPENAI_API_KEY`) with surrounding whitespace stripped, sent only as the
+  `Authorization` header, and never printed (not even when it cannot be sent), stored
   or kept on the object; `user:password@` in the base URL is sent as basic auth when
   there is no key, and every URL this module prints has it replaced by `***`.
 """
@@ -27,18 +33,16 @@ every failure mode a server has in practice is handled explicitly:
 from __future__ import annotations
 
 import base64
-import http.client
 import json
 import math
 import os
 import sys
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
+from cce_retrieval.embed import exchange
 from cce_retrieval.embed.errors import (
     EmbedderMisconfigured,
     EmbedderUnavailable,
@@ -58,8 +62,26 @@ DEFAULT_RETRIES: Final = 4
 DEFAULT_BACKOFF_S: Final = 0.5
 _MAX_MESSAGE: Final = 300
 
-# No proxy handler: the server is named explicitly; `http_proxy` must not reroute it.
-_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+MAX_RESPONSE_BYTES: Final = exchange.MAX_RESPONSE_BYTES
+"""An answer larger than this is refused (one whose `Content-Length` says so, unread)."""
+
+
+def _sendable_key(key: str, variable: str) -> str:
+    """`key` when it can be sent in an HTTP header; `EmbedderMisconfigured` otherwise,
+    naming the variable and what is wrong, never the key."""
+    if any(char < " " or char == "\x7f" for char in key):
+        raise EmbedderMisconfigured(
+            f"the API key in {variable} holds a control character (a line break or a "
+            "tab inside it); set it to the key alone"
+        )
+    try:
+        key.encode("latin-1")
+    except UnicodeEncodeError:
+        raise EmbedderMisconfigured(
+            f"the API key in {variable} holds a character that cannot be sent in an HTTP "
+            "header (outside Latin-1); set it to the key alone"
+        ) from None
+    return key
 
 
 class _Retryable(Exception):
@@ -225,11 +247,14 @@ class OpenAIEmbedder:
         check_base_url(self.base_url)
 
     def _api_key(self) -> str | None:
+        """The key from the environment, surrounding whitespace stripped (a mounted secret
+        often ends in a newline); `EmbedderMisconfigured`, never showing the key, for one
+        that cannot be sent as a header."""
         env = os.environ if self._environ is None else self._environ
         for variable in API_KEY_VARIABLES:
-            key = env.get(variable)
+            key = env.get(variable, "").strip()
             if key:
-                return key
+                return _sendable_key(key, variable)
         return None
 
     def _request_once(self, inputs: Sequence[str], timeout: float) -> bytes:
@@ -247,41 +272,47 @@ class OpenAIEmbedder:
             credentials += urllib.parse.unquote(parts.password or "")
             token = base64.b64encode(credentials.encode("utf-8")).decode("ascii")
             headers["Authorization"] = f"Basic {token}"
-        # The request goes to the URL without its userinfo (sent as a header above).
-        netloc = parts.netloc.rpartition("@")[2]
-        url = self._endpoint(urllib.parse.urlunsplit(parts._replace(netloc=netloc)))
-        request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+        # The request goes to the host of the URL (its userinfo is sent as a header above).
+        target = exchange.request_target(self._endpoint(self.base_url))
         failed = f"openai embeddings at {self.endpoint} failed"
         try:
-            with _OPENER.open(request, timeout=timeout) as response:
-                data: bytes = response.read()
-                return data
-        except urllib.error.HTTPError as err:
-            answer = err.read() or b""
-            detail = _server_message(answer) or str(err.reason)
-            message = f"HTTP {err.code}: {detail}"
-            if err.code in (408, 429) or err.code >= 500:
-                raise _Retryable(message, _retry_after(err.headers.get("Retry-After"))) from err
-            if _is_html(answer):
-                raise EmbedError(
-                    f"the server at {self.endpoint} answered with HTML, not JSON "
-                    f"(HTTP {err.code}); is the base URL right?"
-                ) from err
-            raise EmbedError(f"{failed}: {message}") from err
-        except TimeoutError as err:
-            raise _Retryable(f"no answer within {timeout:.1f}s", unreachable=True) from err
-        except urllib.error.URLError as err:
-            reason = err.reason
-            if isinstance(reason, TimeoutError):
-                raise _Retryable(f"no answer within {timeout:.1f}s", unreachable=True) from err
-            if isinstance(reason, ConnectionError):
-                raise _Retryable(f"unreachable ({reason})", unreachable=True) from err
+            answer = exchange.post(
+                parts, target, body, headers, timeout, max_bytes=MAX_RESPONSE_BYTES
+            )
+        except exchange.DeadlineExceeded:
+            raise _Retryable(f"no complete answer within {timeout:.1f}s") from None
+        except exchange.ResponseTooLarge as err:
+            raise EmbedError(f"{failed}: the answer is {err}") from None
+        except exchange.ConnectFailed as err:
+            if isinstance(err.cause, TimeoutError):
+                raise _Retryable(f"no answer within {timeout:.1f}s", unreachable=True) from None
+            if isinstance(err.cause, ConnectionError):
+                raise _Retryable(f"unreachable ({err})", unreachable=True) from None
             # A name that does not resolve, a TLS failure: asking again changes nothing.
-            raise EmbedderUnreachable(f"{failed}: unreachable ({reason})") from err
-        except ConnectionError as err:
-            raise _Retryable(f"connection failed ({err})", unreachable=True) from err
-        except (http.client.HTTPException, OSError) as err:
-            raise EmbedError(f"{failed}: connection failed ({err})") from err
+            raise EmbedderUnreachable(f"{failed}: unreachable ({err})") from None
+        except exchange.ExchangeBroken as err:
+            if isinstance(err.cause, ConnectionError):
+                raise _Retryable(f"connection failed ({err})", unreachable=True) from None
+            raise EmbedError(f"{failed}: connection failed ({err})") from None
+        if 200 <= answer.status < 300:
+            return answer.body
+        message = f"HTTP {answer.status}: {_server_message(answer.body) or answer.reason}"
+        if 300 <= answer.status < 400:
+            # Never followed: the credentials must not go to another host.
+            location = answer.header("Location")
+            where = f" to {redact_url(location)}" if location else ""
+            raise EmbedError(
+                f"{failed}: HTTP {answer.status} {answer.reason} (redirect{where} not "
+                "followed; point CCE_OPENAI_URL at the final address)"
+            )
+        if answer.status in (408, 429) or answer.status >= 500:
+            raise _Retryable(message, _retry_after(answer.header("Retry-After")))
+        if _is_html(answer.body):
+            raise EmbedError(
+                f"the server at {self.endpoint} answered with HTML, not JSON "
+                f"(HTTP {answer.status}); is the base URL right?"
+            )
+        raise EmbedError(f"{failed}: {message}")
 
     def _request(self, inputs: Sequence[str], deadline: float) -> bytes:
         """One batch, retried with backoff on retryable failures until the deadline."""
@@ -386,6 +417,7 @@ class OpenAIEmbedder:
         failure is an `EmbedderUnavailable` keeping the server's message.
         """
         self.check_url()
+        self._api_key()  # a key that cannot be sent is a setting to fix, not a server fault
         try:
             self.try_embed_batch(["ping"])
         except EmbedError as err:
