@@ -113,3 +113,25 @@ def test_a_store_whose_vectors_are_not_unit_is_noticed(corpus: Path) -> None:
         "warning: this store's ollama vectors are not unit length"
     )
     assert notice.endswith("re-index it with `cce index <dir> --embedder ollama`")
+
+
+class _HugeValues:
+    """An in-process embedder whose vectors are finite but far past any real embedding:
+    one value of 1e151 (its square, 1e302, still fits a double, so a unit length exists)."""
+
+    name = "huge"
+    model = "m"
+
+    def embed(self, text: str) -> list[float]:
+        return [1e151, 1.0]
+
+    def try_embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+        return [self.embed(text) for text in texts]
+
+
+def test_vector_values_beyond_the_bound_abort_the_build(tmp_path: Path) -> None:
+    from cce_retrieval import BuildError
+
+    (tmp_path / "a.py").write_text("def a():\n    return 1\n", encoding="utf-8")
+    with pytest.raises(BuildError, match=r"magnitude over 1e\+150 .*nothing was written"):
+        build_index(str(tmp_path), _HugeValues())

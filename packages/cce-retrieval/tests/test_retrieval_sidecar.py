@@ -559,6 +559,7 @@ _CELL_DAMAGE = (
     "negative-width",
     "rows-not-the-chunks",
     "value-not-finite",
+    "value-too-large",
     "nul-in-a-header",
     "schema-v1",
 )
@@ -604,6 +605,10 @@ def _damage_cells(directory: Path, manifest: dict[str, Any], damage: str) -> Non
     elif damage == "value-not-finite":
         values = np.load(part("embedding_values"))
         values[len(values) // 3] = np.nan
+        rewrite("embedding_values", values)
+    elif damage == "value-too-large":
+        values = np.load(part("embedding_values"))
+        values[len(values) // 3] = 1e300  # finite, but its products overflow
         rewrite("embedding_values", values)
     elif damage == "nul-in-a-header":
         data = bytearray(part("embedding_rows").read_bytes())

@@ -23,6 +23,7 @@ from cce_retrieval import (
     save_index,
     serialize_index,
 )
+from cce_retrieval.embed.hashing import MAX_VECTOR_VALUE
 from cce_retrieval.model import Chunk, Index
 from cce_retrieval.store import fileio
 from cce_retrieval.store.fileio import AtomicFile
@@ -391,8 +392,9 @@ def test_large_value_layouts_inside_a_store() -> None:
 _CELL = st.one_of(
     st.just(0.0),
     st.just(-0.0),
-    st.sampled_from([1e-05, 1.5e-06, 1e16, -0.25, 0.17677669529663687]),
-    st.floats(allow_nan=False, allow_infinity=False, width=64),
+    st.sampled_from([1e-05, 1.5e-06, 1e16, -0.25, 0.17677669529663687, MAX_VECTOR_VALUE]),
+    # A store may hold any value up to the bound (larger ones are refused on load).
+    st.floats(min_value=-MAX_VECTOR_VALUE, max_value=MAX_VECTOR_VALUE, width=64),
 )
 
 

@@ -180,6 +180,14 @@ def test_deep_nesting_is_a_store_error() -> None:
             _document().replace(b"[0.5, 0.5,", b"[1e999, 0.5,", 1),
             "NaN or an infinite number",
         ),
+        (
+            _document().replace(b"[0.5, 0.5,", b"[1e300, 0.5,", 1),
+            "magnitude over 1e+150",
+        ),
+        (
+            _document().replace(b"[0.5, 0.5,", b"[-1.5e151, 0.5,", 1),
+            "magnitude over 1e+150",
+        ),
     ],
 )
 def test_inconsistent_stores_are_refused_with_the_reason(data: bytes, reason: str) -> None:
@@ -202,7 +210,25 @@ def test_legacy_and_current_versions_still_load() -> None:
     assert parse_index(_document(spec_version="1.3")).spec_version == "1.3"
 
 
+def test_fast_path_store_with_a_huge_finite_value_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "index.json"
+    save_index(_index(), str(path))
+    path.write_bytes(path.read_bytes().replace(b'"embedding":[0.5,', b'"embedding":[1e300,', 1))
+    with pytest.raises(StoreError, match="magnitude over 1e"):
+        load_index(str(path))
+
+
 # --- query vectors -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("huge", [1e300, -2e150])
+def test_a_query_vector_whose_products_overflow_is_refused(huge: float) -> None:
+    vector = [0.5] * 256
+    vector[3] = huge
+    with pytest.raises(QueryVectorError, match="magnitude over 1e"):
+        search_with_vector(_index(), vector, "x", 5, False)
+    with pytest.raises(QueryVectorError, match="magnitude over 1e"):
+        vector_search(_index(), vector, 5)
 
 
 @pytest.mark.parametrize("bad", [float("nan"), float("inf")])

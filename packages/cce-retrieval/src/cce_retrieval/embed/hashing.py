@@ -31,6 +31,21 @@ _MASK64: Final = 0xFFFFFFFFFFFFFFFF
 _SIGN_BIT: Final = 1 << 63
 
 
+MAX_VECTOR_VALUE: Final = 1e150
+"""The largest magnitude an embedding value may have (docs/hostile-input.md#vector-values).
+
+The product of two such values is at most 1e300, below the largest double (about
+1.8e308), so a dot product or a squared norm of two vectors within the bound stays
+finite for up to a hundred million dimensions; a value of 1e300 would make them
+overflow to infinity and every score garbage. Real embeddings are of order 1.
+"""
+
+
+def out_of_range(values: Sequence[float]) -> bool:
+    """Whether `values` holds NaN, an infinity or a magnitude over `MAX_VECTOR_VALUE`."""
+    return not all(-MAX_VECTOR_VALUE <= value <= MAX_VECTOR_VALUE for value in values)
+
+
 class EmbedError(Exception):
     """An index-time embedding failure; the build aborts and nothing is saved."""
 
@@ -204,7 +219,8 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
 
 
 def check_vectors(vectors: Sequence[Sequence[float]], texts: Sequence[str], source: str) -> None:
-    """Refuse what must never reach a store: NaN/infinite values or ragged dimensions.
+    """Refuse what must never reach a store: NaN/infinite values, values beyond
+    `MAX_VECTOR_VALUE`, or ragged dimensions.
 
     Empty vectors (the answer for empty inputs) have no dimension to agree on. Raises
     `EmbedError` naming the first offending input.
@@ -218,6 +234,11 @@ def check_vectors(vectors: Sequence[Sequence[float]], texts: Sequence[str], sour
         if not all(math.isfinite(value) for value in vector):
             raise EmbedError(
                 f"{source} returned a non-finite number (NaN or infinity) in embedding {position}"
+            )
+        if out_of_range(vector):
+            raise EmbedError(
+                f"{source} returned a value of magnitude over {MAX_VECTOR_VALUE:g} in embedding "
+                f"{position}; its dot products would overflow"
             )
         if width is None:
             width = len(vector)

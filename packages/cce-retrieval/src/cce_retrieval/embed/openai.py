@@ -21,8 +21,9 @@ is handled explicitly:
 - errors that keep the server's own message (`{"error": {"message": ...}}` or the body),
   so a model that does not exist reads as such rather than as "unreachable", and an HTML
   page (a wrong base URL, a proxy's login page) is named as HTML;
-- answers that are not JSON, hold NaN or infinities, lack a vector, or change dimension
-  are errors, so a bad answer can never be written into a store;
+- answers that are not JSON, hold NaN, infinities or values beyond `MAX_VECTOR_VALUE`,
+  lack a vector, or change dimension are errors, so a bad answer can never be written
+  into a store;
 - the API key is read from the environment at request time (`CCE_OPENAI_API_KEY`, else
   `OPENAI_API_KEY`) with surrounding whitespace stripped, sent only as the
   `Authorization` header, and never printed (not even when it cannot be sent), stored
@@ -50,7 +51,7 @@ from cce_retrieval.embed.errors import (
     has_unsendable_char,
     redact_url,
 )
-from cce_retrieval.embed.hashing import EmbedError
+from cce_retrieval.embed.hashing import MAX_VECTOR_VALUE, EmbedError
 
 DEFAULT_OPENAI_URL: Final = "http://localhost:8000"
 DEFAULT_OPENAI_MODEL: Final = "text-embedding-3-small"
@@ -374,6 +375,11 @@ class OpenAIEmbedder:
                 number = float(value)
                 if not math.isfinite(number):
                     raise EmbedError(f"{where} gave a non-finite value in embedding {slot}")
+                if abs(number) > MAX_VECTOR_VALUE:
+                    raise EmbedError(
+                        f"{where} gave a value of magnitude over {MAX_VECTOR_VALUE:g} in embedding "
+                        f"{slot}; its dot products would overflow"
+                    )
                 vector.append(number)
             if self.dimension is None:
                 self.dimension = len(vector)

@@ -21,6 +21,7 @@ from typing import Final, Protocol
 
 import attrs
 
+from cce_retrieval.embed.hashing import MAX_VECTOR_VALUE, out_of_range
 from cce_retrieval.embed.registry import check_query_vector, embedder_spec
 from cce_retrieval.embed.unit import unit_vector, why_not_unit
 from cce_retrieval.model import Index, SearchResult
@@ -297,15 +298,23 @@ def _numbered(results: Sequence[SearchResult]) -> list[SearchResult]:
 
 
 class QueryVectorError(ValueError):
-    """A query embedding that holds NaN or an infinity: every cosine would be meaningless."""
+    """A query embedding that holds NaN, an infinity or a value beyond `MAX_VECTOR_VALUE`:
+    every cosine would be meaningless."""
 
 
 def check_finite_query(qvec: Sequence[float]) -> None:
-    """Refuse a query vector with a non-finite value (it would score every chunk 0)."""
+    """Refuse a query vector with a non-finite value (it would score every chunk 0) or
+    one beyond `MAX_VECTOR_VALUE` (its dot products would overflow)."""
     if not all(math.isfinite(value) for value in qvec):
         raise QueryVectorError(
             "the query embedding holds NaN or an infinite number, so no cosine can be "
             "computed; check the embedder (or its server) that produced it"
+        )
+    if out_of_range(qvec):
+        raise QueryVectorError(
+            f"the query embedding holds a value of magnitude over {MAX_VECTOR_VALUE:g}, whose dot "
+            "products overflow, so no cosine can be computed; check the embedder (or its "
+            "server) that produced it"
         )
 
 

@@ -26,7 +26,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from cce_retrieval.embed.hashing import EMBED_DIM
+from cce_retrieval.embed.hashing import EMBED_DIM, MAX_VECTOR_VALUE
 from cce_retrieval.model import Chunk, FloatMatrix, Index
 from cce_retrieval.store.fileio import describe_os_error
 from cce_retrieval.store.paths import StoreError
@@ -222,6 +222,12 @@ def _check_consistency(
     if embeddings.size and not np.isfinite(embeddings).all():
         row = int(np.flatnonzero(~np.isfinite(embeddings).all(axis=1))[0])
         raise _ShapeError(f"chunk {row}: `embedding` holds NaN or an infinite number (e.g. 1e999)")
+    if embeddings.size and float(np.abs(embeddings).max()) > MAX_VECTOR_VALUE:
+        row = int(np.flatnonzero((np.abs(embeddings) > MAX_VECTOR_VALUE).any(axis=1))[0])
+        raise _ShapeError(
+            f"chunk {row}: `embedding` holds a value of magnitude over {MAX_VECTOR_VALUE:g} "
+            "(e.g. 1e300), whose dot products overflow"
+        )
     widths = list(lengths) if lengths is not None else [embeddings.shape[1]] * len(chunks)
     present = {width for width in widths if width}
     if dim is not None and present - {dim}:

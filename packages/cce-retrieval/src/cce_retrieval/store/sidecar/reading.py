@@ -18,6 +18,7 @@ from typing import cast
 import numpy as np
 import numpy.typing as npt
 
+from cce_retrieval.embed.hashing import MAX_VECTOR_VALUE
 from cce_retrieval.model import EmbeddingMatrix, FloatMatrix, Index, SparseEmbeddings
 from cce_retrieval.rank.bm25 import Bm25Index
 from cce_retrieval.rank.derived import RetrievalIndex, prime
@@ -257,6 +258,8 @@ def _sparse_embeddings(
     if cells and (int(chunk_rows.min()) < 0 or int(chunk_rows.max()) >= rows):
         raise _Untrusted
     if not bool(np.isfinite(values).all()):  # embeddings are finite; a nan would rank
+        raise _Untrusted
+    if values.size and float(np.abs(values).max()) > MAX_VECTOR_VALUE:  # and bounded
         raise _Untrusted
     ascending = chunk_rows[1:] > chunk_rows[:-1]
     firsts = offsets[1:-1]
