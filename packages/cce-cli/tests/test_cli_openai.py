@@ -329,3 +329,40 @@ def test_a_dripping_server_ends_at_the_configured_timeout(
     assert time.monotonic() - started < 15.0  # the drip alone lasts 30 s
     assert (code, out) == (1, "")
     assert "no complete answer within 2.0s" in err and err.startswith("error: ")
+
+
+def test_a_server_of_another_width_never_mixes_spaces_through_the_cache(
+    server: State,
+    corpus: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    server["dim"] = 8
+    store = corpus / ".cce" / "index.json"
+    code, _, err = cce(capsys, "index", str(corpus), "--embedder", "openai", "--no-metrics")
+    assert code == 0, err
+    (corpus / "b.py").write_text("def beta():\n    return 'edited'\n", encoding="utf-8")
+    server["dim"] = 16
+    code, _, err = cce(capsys, "index", str(corpus), "--embedder", "openai", "--no-metrics")
+    assert code == 0, err
+    index = load_index(str(store))
+    assert index.embedding_dim == 16 and index.embedding_lengths is None
+    assert np.asarray(index.embeddings).shape[1] == 16
+    code, _, err = cce(capsys, "search", "alpha", "--store", str(store), "--no-metrics")
+    assert code == 0, err
+
+    # A configured backend's build has no health check: with its server gone, cached
+    # vectors are not taken for its space (a live vector is asked for first).
+    config = tmp_path / "cce.toml"
+    config.write_text('[backends.vec-openai]\nuse = "vector"\nembedder = "openai"\n', "utf-8")
+    relevance = ("relevance", _fixtures(corpus), "--dir", str(corpus), "--config", str(config))
+    code, _, err = cce(capsys, *relevance, "--backend", "vec-openai")
+    assert code == 0, err
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("CCE_OPENAI_URL", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("CCE_OPENAI_TIMEOUT", "0.5")
+    code, out, err = cce(capsys, *relevance, "--backend", "vec-openai")
+    assert (code, out) == (1, "") and "unreachable" in err

@@ -786,3 +786,163 @@ def test_code_digest_reads_every_module_of_the_package() -> None:
     hashed = [relative for relative, _ in cache_salt.package_sources(str(root))]
     assert hashed == on_disk
     assert {"rank/bm25.py", "build/pipeline.py", "store/write.py", "model.py"} <= set(hashed)
+
+
+# --- embedding spaces: a cache never mixes two ---------------------------------------------
+
+
+@attrs.define
+class SpaceServer:
+    """A fake OpenAI-compatible server on 127.0.0.1: `dim` wide vectors drawn from the
+    text and `seed`, so two servers of one width still give different vectors."""
+
+    url: str
+    dim: int
+    seed: int
+    asked: list[str] = attrs.Factory(list)
+
+    def vector(self, text: str) -> list[float]:
+        digest = hashlib.sha256(f"{self.seed}:{text}".encode()).digest()
+        rng = np.random.default_rng(int.from_bytes(digest[:8], "big"))
+        return [float(v) for v in rng.standard_normal(self.dim)]
+
+
+@pytest.fixture
+def space_servers() -> Any:
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from threading import Thread
+
+    started: list[ThreadingHTTPServer] = []
+
+    def start(dim: int, seed: int = 0) -> SpaceServer:
+        server = SpaceServer("", dim, seed)
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                server.asked.extend(body["input"])
+                data = [
+                    {"embedding": server.vector(text), "index": i}
+                    for i, text in enumerate(body["input"])
+                ]
+                payload = json.dumps({"data": data}).encode()
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        started.append(httpd)
+        Thread(target=httpd.serve_forever, args=(0.05,), daemon=True).start()
+        server.url = f"http://127.0.0.1:{httpd.server_address[1]}"
+        return server
+
+    yield start
+    for httpd in started:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def small_corpus(tmp_path: Path) -> Path:
+    root = tmp_path / "small"
+    root.mkdir()
+    for i in range(4):
+        (root / f"m{i}.py").write_text(f"def f{i}():\n    return {i}\n", encoding="utf-8")
+    return root
+
+
+def openai_build(root: Path, url: str, cache_dir: Path, *, checked: bool = False) -> BuildResult:
+    """A cached build with the OpenAI-compatible client at `url`; `checked` runs its
+    health check first, as `cce index` does (the salt then knows the width)."""
+    from cce_retrieval import OpenAIEmbedder
+
+    embedder = OpenAIEmbedder(url, "m", environ={})
+    if checked:
+        embedder.check()
+    cache = BuildCache(str(cache_dir), CacheSalt.for_build(True, embedder))
+    return build_index(str(root), embedder, cache=cache)
+
+
+def widths(result: BuildResult) -> set[int]:
+    lengths = result.index.embedding_lengths
+    if lengths is None:
+        return {int(np.asarray(result.index.embeddings).shape[1])}
+    return {length for length in lengths if length}
+
+
+def unit(vector: list[float]) -> list[float]:
+    values = np.asarray(vector)
+    return [float(v) for v in values / np.linalg.norm(values)]
+
+
+@pytest.mark.parametrize("checked", [False, True])
+def test_a_server_of_another_width_never_reuses_cached_vectors(
+    tmp_path: Path, space_servers: Any, checked: bool
+) -> None:
+    root, cache_dir = small_corpus(tmp_path), tmp_path / "cache"
+    server = space_servers(8)
+    first = openai_build(root, server.url, cache_dir, checked=checked)
+    assert widths(first) == {8} and first.index.embedding_dim == 8
+    (root / "m1.py").write_text("def f1():\n    return 'edited'\n", encoding="utf-8")
+    server.dim = 16  # the same address now serves another model
+    second = openai_build(root, server.url, cache_dir, checked=checked)
+    assert widths(second) == {16} and second.index.embedding_dim == 16
+    assert second.index.embedding_lengths is None  # one rectangular matrix
+    # Nothing edited, every file cached, and the server changes again: a live vector
+    # is asked for before any cached one is reused.
+    server.dim = 12
+    third = openai_build(root, server.url, cache_dir, checked=checked)
+    assert widths(third) == {12}
+    stored = np.asarray(third.index.embeddings)
+    want = [unit(server.vector(chunk.content)) for chunk in third.index.chunks]
+    assert np.allclose(stored, want)
+
+
+def test_two_servers_of_one_width_do_not_share_entries(tmp_path: Path, space_servers: Any) -> None:
+    root, cache_dir = small_corpus(tmp_path), tmp_path / "cache"
+    one, other = space_servers(8, seed=1), space_servers(8, seed=2)
+    openai_build(root, one.url, cache_dir)
+    (root / "m2.py").write_text("def f2():\n    return 'edited'\n", encoding="utf-8")
+    result = openai_build(root, other.url, cache_dir)
+    stored = np.asarray(result.index.embeddings)
+    want = [unit(other.vector(chunk.content)) for chunk in result.index.chunks]
+    assert np.allclose(stored, want)  # every vector is the second server's
+    # The same server again reuses its entries: only the probe of its width is asked.
+    other.asked.clear()
+    again = openai_build(root, other.url, cache_dir)
+    assert np.array_equal(np.asarray(again.index.embeddings), stored)
+    assert len(other.asked) == 1
+
+
+def test_the_space_in_the_salt_holds_the_server_but_no_credential() -> None:
+    from cce_retrieval import OllamaEmbedder, OpenAIEmbedder
+
+    def salted(embedder: object) -> CacheSalt:
+        return CacheSalt.for_build(True, embedder)
+
+    plain = salted(OpenAIEmbedder("http://127.0.0.1:8000", "m", environ={}))
+    with_password = salted(OpenAIEmbedder("http://u:pw@127.0.0.1:8000/", "m", environ={}))
+    assert plain.endpoint == with_password.endpoint == "http://127.0.0.1:8000"
+    assert plain.digest() == with_password.digest()
+    assert "pw" not in json.dumps(attrs.asdict(with_password))
+    elsewhere = salted(OpenAIEmbedder("http://127.0.0.2:8000", "m", environ={}))
+    assert elsewhere.digest() != plain.digest()
+    ollama = salted(OllamaEmbedder("http://127.0.0.1:8000", "m"))
+    assert ollama.digest() != plain.digest()
+    known = OpenAIEmbedder("http://127.0.0.1:8000", "m", environ={})
+    known.dimension = 16
+    assert salted(known).dimension == 16 and salted(known).digest() != plain.digest()
+    hashed = salted(HashEmbedder())
+    assert (hashed.endpoint, hashed.dimension) == ("", None)
+
+
+def test_vectors_of_two_widths_never_make_one_index() -> None:
+    from cce_retrieval import BuildError
+    from cce_retrieval.build.embeddings import one_width
+
+    one_width(HashEmbedder(), [[1.0] * 8, [], [0.5] * 8])
+    with pytest.raises(BuildError, match=r"2 widths \(8, 16\).*nothing was written"):
+        one_width(HashEmbedder(), [[1.0] * 8, [1.0] * 16])

@@ -195,6 +195,7 @@ def test_silent_server_times_out(serve: Callable[[Reply], ScriptedServer]) -> No
         (b'{"embeddings": [[NaN, 1.0]]}', "non-finite number"),
         (b'{"embeddings": [[1e999, 1.0]]}', "non-finite number"),
         (b'{"embeddings": [[-Infinity]]}', "non-finite number"),
+        (b'{"embeddings": [[1e300, 1.0]]}', "magnitude over 1e"),
     ],
 )
 def test_non_finite_vectors_are_refused(
@@ -258,3 +259,39 @@ def test_credentials_are_sent_as_basic_auth(serve: Callable[[Reply], ScriptedSer
     url = server.url.replace("http://", "http://user:pa%40ss@")
     OllamaEmbedder(url).check_health()
     assert b"Authorization: Basic dXNlcjpwYUBzcw==" in server.requests[0]
+
+
+def test_a_body_announced_over_the_cap_is_refused_unread(
+    serve: Callable[[Reply], ScriptedServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cce_retrieval.embed import ollama
+
+    def announce(conn: socket.socket, _request: bytes) -> None:
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 10000000000\r\n\r\n{")
+        time.sleep(3)  # the body never comes: only the announcement can be refused
+
+    server = serve(announce)
+    started = time.monotonic()
+    failure = _failure(OllamaEmbedder(server.url, health_timeout=2.0))
+    assert str(failure) == f"ollama bad response: larger than {ollama.MAX_RESPONSE_BYTES} bytes"
+    assert time.monotonic() - started < 1.5  # refused at once, not at the deadline
+    monkeypatch.setattr(ollama, "MAX_RESPONSE_BYTES", 1 << 20)
+    big = serve(
+        http_reply("200 OK", b'{"embeddings": [[1.0]], "pad": "' + b"x" * (2 << 20) + b'"}')
+    )
+    assert str(_failure(OllamaEmbedder(big.url))) == (
+        f"ollama bad response: larger than {1 << 20} bytes"
+    )
+
+
+def test_the_health_check_learns_the_width_the_cache_is_keyed_by(
+    serve: Callable[[Reply], ScriptedServer],
+) -> None:
+    from cce_retrieval.build.cache import CacheSalt
+
+    server = serve(vectors_reply(lambda inputs: {"embeddings": [[1.0] * 7 for _ in inputs]}))
+    embedder = OllamaEmbedder(server.url.replace("http://", "http://u:pw@"))
+    assert CacheSalt.for_build(True, embedder).dimension is None
+    embedder.check_health()
+    salt = CacheSalt.for_build(True, embedder)
+    assert (salt.endpoint, salt.dimension) == (server.url, 7)

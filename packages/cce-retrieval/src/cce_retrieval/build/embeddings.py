@@ -2,12 +2,14 @@
 
 Why it exists: hash embeddings are mostly zeros and are kept as their non-zero cells
 (`SparseEmbeddings`), stacked straight from what each file sent; other embedders are
-asked in batches of 64 and their vectors checked. Freed memory is handed back to the
-operating system before the store is written.
+asked in batches of 64 and their vectors checked, and cached vectors are reused only
+when a live vector has their width, so an index never mixes two embedding spaces.
+Freed memory is handed back to the operating system before the store is written.
 """
 
 from __future__ import annotations
 
+import itertools
 import sys
 from collections.abc import Sequence
 from typing import Final, Protocol, runtime_checkable
@@ -25,7 +27,6 @@ from cce_retrieval.build.errors import BuildError
 from cce_retrieval.embed.hashing import EMBED_DIM, Embedder, EmbedError, check_vectors
 from cce_retrieval.embed.unit import unit_rows, why_not_unit
 from cce_retrieval.model import (
-    Chunk,
     FloatMatrix,
     SparseEmbeddings,
 )
@@ -139,53 +140,108 @@ def embed_generic(
     cache: BuildCache | None,
     keys: Sequence[bytes],
 ) -> tuple[FloatMatrix, list[int] | None]:
-    """Embed with a non-hash embedder, in batches across files; reuse cached vectors.
-    `keys` are the files' cache keys when there is a cache.
+    """Embed with a non-hash embedder, in batches across files; reuse cached vectors
+    only when they have the width of a live one. `keys` are the files' cache keys when
+    there is a cache.
+
+    The files without entries are embedded first; the first of their vectors (or, when
+    every file has an entry, one chunk embedded to ask) is the live width, and a file
+    whose cached vectors have another width is embedded again: a server that now
+    serves another model must not leave its old vectors in the new store. Before the
+    matrix is made, every vector must have one width (`one_width`).
 
     Fresh vectors are scaled to unit length (`cce_retrieval.embed.unit`) before they are
     cached or stored; cached ones were scaled when they were made (the cache's salt holds
     the code's digest, so an entry never predates this rule).
     """
+    made = _embed_outcomes(
+        embedder, outcomes, [i for i, o in enumerate(outcomes) if not _cached(o)]
+    )
+    reusable = [i for i, outcome in enumerate(outcomes) if _cached(outcome)]
+    cached_widths = {i: _cached_widths(outcomes[i]) for i in reusable}
+    if any(cached_widths.values()):
+        live = next((len(v) for vectors in made.values() for v in vectors if v), None)
+        if live is None:
+            live = _probe_width(embedder, outcomes, reusable)
+        stale = [i for i in reusable if cached_widths[i] - {live}]
+        made.update(_embed_outcomes(embedder, outcomes, stale))
     vectors: list[list[float]] = []
-    fresh: list[str] = []
-    fresh_at: list[int] = []
-    fresh_chunks: list[Chunk] = []
-    for outcome in outcomes:
-        if outcome.embeddings is not None and outcome.lengths is not None:
-            for row, length in zip(outcome.embeddings, outcome.lengths, strict=True):
-                vectors.append(row[:length].tolist())
-        else:
-            for chunk in outcome.chunks:
-                fresh_at.append(len(vectors))
-                fresh.append(chunk.content)
-                fresh_chunks.append(chunk)
-                vectors.append([])
-    fresh_matrix, fresh_lengths = embed_contents(embedder, fresh)
-    refused = unit_rows(fresh_matrix, fresh_lengths)
+    for i, outcome in enumerate(outcomes):
+        if i in made:
+            vectors.extend(made[i])
+            continue
+        assert outcome.embeddings is not None and outcome.lengths is not None
+        for row, length in zip(outcome.embeddings, outcome.lengths, strict=True):
+            vectors.append(row[:length].tolist())
+    one_width(embedder, vectors)
+    if cache is not None:
+        for i, part in sorted(made.items()):
+            width = max((len(v) for v in part), default=0)
+            matrix = np.zeros((len(part), width), dtype=np.float64)
+            for row, vector in enumerate(part):
+                matrix[row, : len(vector)] = vector
+            entry = attrs.evolve(
+                outcomes[i], embeddings=matrix, lengths=tuple(len(v) for v in part)
+            )
+            cache.put(keys[i], entry)
+    return embedding_matrix(vectors)
+
+
+def _cached(outcome: FileOutcome) -> bool:
+    return outcome.embeddings is not None and outcome.lengths is not None
+
+
+def _cached_widths(outcome: FileOutcome) -> set[int]:
+    """The widths of an entry's non-empty vectors (empty ones, for empty chunks, have none)."""
+    return {length for length in outcome.lengths or () if length}
+
+
+def _embed_outcomes(
+    embedder: Embedder, outcomes: Sequence[FileOutcome], which: Sequence[int]
+) -> dict[int, list[list[float]]]:
+    """The unit-length vectors of the chunks of `outcomes[i]` for each i in `which`, in
+    one run of batches; BuildError naming the chunk whose vector has no unit length."""
+    chunks = [chunk for i in which for chunk in outcomes[i].chunks]
+    if not chunks:
+        return {i: [] for i in which}
+    matrix, lengths = embed_contents(embedder, [chunk.content for chunk in chunks])
+    refused = unit_rows(matrix, lengths)
     if refused is not None:
-        chunk = fresh_chunks[refused]
+        chunk = chunks[refused]
         raise BuildError(
             f"embedder '{embedder.name}' returned a vector that cannot be scaled to unit "
             f"length for chunk {chunk.chunk_id} ({chunk.file_path} lines {chunk.start_line}-"
-            f"{chunk.end_line}): {why_not_unit(fresh_matrix[refused])}. Aborting the index; "
+            f"{chunk.end_line}): {why_not_unit(matrix[refused])}. Aborting the index; "
             "nothing was written."
         )
-    widths = fresh_lengths or [fresh_matrix.shape[1] if fresh_matrix.ndim == 2 else 0] * len(fresh)
-    for at, row, width in zip(fresh_at, fresh_matrix, widths, strict=True):
-        vectors[at] = row[:width].tolist()
-    if cache is not None:
-        first = 0
-        for key, outcome in zip(keys, outcomes, strict=True):
-            count = len(outcome.chunks)
-            if outcome.embeddings is None:
-                part = vectors[first : first + count]
-                width = max((len(v) for v in part), default=0)
-                matrix = np.zeros((count, width), dtype=np.float64)
-                for row, vector in enumerate(part):
-                    matrix[row, : len(vector)] = vector
-                entry = attrs.evolve(
-                    outcome, embeddings=matrix, lengths=tuple(len(v) for v in part)
-                )
-                cache.put(key, entry)
-            first += count
-    return embedding_matrix(vectors)
+    widths = lengths or [matrix.shape[1] if matrix.ndim == 2 else 0] * len(chunks)
+    rows = iter(zip(matrix, widths, strict=True))
+    made: dict[int, list[list[float]]] = {}
+    for i in which:
+        made[i] = [
+            row[:width].tolist() for row, width in itertools.islice(rows, len(outcomes[i].chunks))
+        ]
+    return made
+
+
+def _probe_width(embedder: Embedder, outcomes: Sequence[FileOutcome], cached: Sequence[int]) -> int:
+    """The width of a live vector: one cached chunk with a non-empty vector, embedded now."""
+    for i in cached:
+        outcome = outcomes[i]
+        for chunk, length in zip(outcome.chunks, outcome.lengths or (), strict=True):
+            if length:
+                matrix, lengths = embed_contents(embedder, [chunk.content])
+                return lengths[0] if lengths is not None else int(matrix.shape[1])
+    return 0
+
+
+def one_width(embedder: Embedder, vectors: Sequence[Sequence[float]]) -> None:
+    """BuildError unless every non-empty vector has the same width: the last check
+    before a store is made, so a store never holds two embedding spaces."""
+    widths = sorted({len(vector) for vector in vectors if vector})
+    if len(widths) > 1:
+        raise BuildError(
+            f"embedder '{embedder.name}' gave vectors of {len(widths)} widths "
+            f"({', '.join(map(str, widths))}) for one index; they cannot share one store. "
+            "Aborting the index; nothing was written."
+        )

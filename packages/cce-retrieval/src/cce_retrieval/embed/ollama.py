@@ -108,6 +108,9 @@ class OllamaEmbedder:
         self.model = model
         self.health_timeout = health_timeout
         self.request_timeout = request_timeout
+        self.dimension: int | None = None
+        """The length of the first non-empty vector the server returned (the health
+        check's, for a checked embedder): part of the build cache's key."""
 
     @classmethod
     def from_env(
@@ -211,6 +214,8 @@ class OllamaEmbedder:
             )
         vectors = [_as_vector(entry) for entry in entries]
         check_vectors(vectors, inputs, "ollama")
+        if self.dimension is None:
+            self.dimension = next((len(vector) for vector in vectors if vector), None)
         return vectors
 
     def try_embed_batch(self, texts: Sequence[str]) -> list[list[float]]:

@@ -2,8 +2,10 @@
 
 Why it exists: an entry is reused only for the very inputs that made it. Besides the
 file's path and text, those are the engine version, the language packs, the tokenizer,
-the protection mode, the embedder and model, the grammars' installed versions and the
-package's own sources, in every subpackage (docs/index-store.md#build-cache).
+the protection mode, the embedding space (embedder, model, the server asked, without its
+credentials, and the vector width when a health check has told it), the grammars'
+installed versions and the package's own sources, in every subpackage
+(docs/index-store.md#build-cache).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import urllib.parse
 from typing import Final
 
 import attrs
@@ -21,7 +24,7 @@ import attrs
 import cce_retrieval
 from cce_metrics import TOKENIZER_ID
 
-CACHE_FORMAT: Final = "cce.build-cache/v4"
+CACHE_FORMAT: Final = "cce.build-cache/v5"
 
 
 @attrs.frozen(slots=True)
@@ -41,6 +44,13 @@ class CacheSalt:
     code: str = ""
     protection: str = "reference"
     """The `--protection` mode: a strict build never reuses a reference build's entries."""
+    endpoint: str = ""
+    """The server the embedder asks (`space_endpoint`), "" for one that runs in process:
+    two servers serving the same model name need not share a space."""
+    dimension: int | None = None
+    """The embedder's vector width when it is known before the build (a health check
+    asked the server), else None; the build then compares the cached vectors with a
+    live one (`cce_retrieval.build.embeddings`)."""
 
     @classmethod
     def for_build(cls, protect: bool, embedder: object, protection: str = "reference") -> CacheSalt:
@@ -62,11 +72,39 @@ class CacheSalt:
             model=str(getattr(embedder, "model", "")),
             code=code_digest(),
             protection=protection,
+            endpoint=space_endpoint(embedder),
+            dimension=known_dimension(embedder),
         )
 
     def digest(self) -> bytes:
         text = json.dumps([CACHE_FORMAT, *attrs.astuple(self)], separators=(",", ":"))
         return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+def space_endpoint(embedder: object) -> str:
+    """The server an embedder asks (its `base_url`) without user information, so the key
+    never holds a credential and a new password keeps the entries; "" when it has none.
+
+    The scheme and host are lower-cased and a trailing `/` dropped, the spellings that
+    name the same server.
+    """
+    base_url = getattr(embedder, "base_url", None)
+    if not isinstance(base_url, str):
+        return ""
+    try:
+        parts = urllib.parse.urlsplit(base_url)
+    except ValueError:
+        return base_url.rpartition("@")[2]
+    host = parts.netloc.rpartition("@")[2].lower()
+    return urllib.parse.urlunsplit(
+        (parts.scheme.lower(), host, parts.path.rstrip("/"), parts.query, "")
+    )
+
+
+def known_dimension(embedder: object) -> int | None:
+    """The width of the embedder's vectors if it has seen one (`dimension`), else None."""
+    dimension = getattr(embedder, "dimension", None)
+    return dimension if type(dimension) is int and dimension > 0 else None
 
 
 _GRAMMARS: Final = (
