@@ -32,7 +32,7 @@ _SIGN_BIT: Final = 1 << 63
 
 
 MAX_VECTOR_VALUE: Final = 1e150
-"""The largest magnitude an embedding value may have (docs/hostile-input.md#vector-values).
+"""The largest magnitude an embedding value may have (docs/hostile-input.md#embedding-servers).
 
 The product of two such values is at most 1e300, below the largest double (about
 1.8e308), so a dot product or a squared norm of two vectors within the bound stays
