@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from cce_cli.main import main
@@ -83,7 +84,7 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.mark.parametrize("bad", ["[NaN, 1.0]", "[1e999, 1.0]", "[1.0]"])
+@pytest.mark.parametrize("bad", ["[NaN, 1.0]", "[1e999, 1.0]", "[1.0]", "[1e300, 1.0]"])
 def test_bad_vectors_leave_the_previous_store(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
@@ -101,7 +102,8 @@ def test_bad_vectors_leave_the_previous_store(
     assert code == 1 and out == ""
     assert err.startswith("using ollama embedder")
     assert "error: " in err and "nothing was written" in err
-    assert ("different dimensions" if bad == "[1.0]" else "non-finite") in err
+    why = {"[1.0]": "different dimensions", "[1e300, 1.0]": "magnitude over 1e+150"}
+    assert why.get(bad, "non-finite") in err
     assert store.read_bytes() == before
 
 
@@ -185,3 +187,38 @@ def test_search_refusal_keeps_the_cause(
     assert (code, out) == (1, "")
     assert "(ollama response missing .embeddings)" in err
     assert "http://***@127.0.0.1" in err and "pw@" not in err
+
+
+def space(width: int, value: float) -> Answer:
+    """Vectors `width` wide whose first value is `value` (the health check's too)."""
+
+    def answer(inputs: list[str]) -> tuple[int, bytes]:
+        vector = [value] + [float(i % 3) for i in range(1, width)]
+        return 200, json.dumps({"embeddings": [vector for _ in inputs]}).encode()
+
+    return answer
+
+
+def test_the_cache_never_mixes_two_servers_spaces(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    serve: Callable[[Answer], Server],
+    repo: Path,
+) -> None:
+    from cce_retrieval import load_index
+
+    store = repo / ".cce" / "index.json"
+    index_args = ["index", str(repo), "--embedder", "ollama", "--no-metrics"]
+    for number, (width, value) in enumerate([(8, 1.0), (16, 2.0), (16, 3.0)]):
+        server = serve(space(width, value))
+        monkeypatch.setenv("CCE_OLLAMA_URL", f"http://127.0.0.1:{server.port}")
+        (repo / "b.py").write_text(f"def beta():\n    return {number}\n")  # one file edited
+        code, _, err = run(capsys, index_args)
+        assert code == 0, err
+        index = load_index(str(store))
+        assert index.embedding_dim == width and index.embedding_lengths is None
+        embeddings: list[list[float]] = np.asarray(index.embeddings).tolist()
+        # Every vector is this server's, cached files included (same width or not).
+        assert len({tuple(row) for row in embeddings}) == 1
+        norm = (value**2 + sum(float(i % 3) ** 2 for i in range(1, width))) ** 0.5
+        assert embeddings[0][0] == pytest.approx(value / norm)
