@@ -2,9 +2,10 @@
 
 Why it exists: redacting, chunking and embedding a file is a pure function of its
 relative path, its text and the settings that shape chunks (engine version, language
-packs, protection mode, embedder and model). Rebuilding a large corpus after a small
-edit should redo only the edited files, so each file's outcome is kept here under a
-SHA-256 key of exactly those inputs; a hit is bit-for-bit what the build would compute.
+packs, protection mode, embedding space: embedder, model, server and width). Rebuilding
+a large corpus after a small edit should redo only the edited files, so each file's
+outcome is kept here under a SHA-256 key of exactly those inputs; a hit is bit-for-bit
+what the build would compute.
 
 Beside the file entries there are two per whole build: its BM25 statistics and the
 record of the store it made (`StoreRecord`). See docs/index-store.md#build-cache.
