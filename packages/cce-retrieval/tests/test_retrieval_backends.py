@@ -13,12 +13,15 @@ from cce_retrieval.model import Chunk, Index, SearchResult
 from cce_retrieval.rank import hybrid
 from cce_retrieval.rank.backends import (
     BACKENDS,
+    Backend,
     BackendConfigError,
+    BackendSpec,
     EmbeddingSpaceError,
     Query,
     backend_names,
     backend_spec,
     create_backend,
+    register_backend,
 )
 from cce_retrieval.rank.derived import RetrievalIndex, invalidate, retrieval_index
 
@@ -181,3 +184,70 @@ def test_fixture_base_default_is_the_harness_pipeline(
     query = Query("hash password", HashEmbedder())
     expected = hybrid.search_with_vector(built, query.vector(), query.text, 5, True)[:5]
     assert rows(create_backend("hybrid").search(built, query, 5)) == rows(expected)
+
+
+# --- plugins run guarded ----------------------------------------------------------------
+
+
+class _Generating:
+    """A plugin whose search() generates 10,000 results and says how many were read."""
+
+    def __init__(self) -> None:
+        self.read = 0
+        self.closed = False
+
+    def search(self, index: object, query: object, k: int) -> object:
+        try:
+            for _ in range(10_000):
+                self.read += 1
+                yield {"file_path": "a.py", "start_line": 1, "end_line": 2, "score": 0.5}
+        finally:
+            self.closed = True
+
+
+def _plugin(name: str, made: object) -> Backend:
+    register_backend(BackendSpec(name, "test only", (), lambda values: made, adapt=True))
+    try:
+        return create_backend(name)
+    finally:
+        BACKENDS.pop(name, None)
+
+
+def test_a_plugin_generator_is_read_k_items_and_closed() -> None:
+    made = _Generating()
+    backend = _plugin("generating", made)
+    results = backend.search(Index(embedder="hash", chunks=[]), Query("q", HashEmbedder()), 3)
+    assert [result.rank for result in results] == [1, 2, 3]
+    assert (made.read, made.closed) == (3, True)
+
+
+def test_plugin_results_are_cut_to_k_before_they_are_checked() -> None:
+    class Many:
+        def search(self, index: object, query: object, k: int) -> list[object]:
+            good = {"file_path": "a.py", "start_line": 0, "end_line": 0, "score": 1}
+            return [good] * k + [None] * 3_000_000
+
+    backend = _plugin("many", Many())
+    results = backend.search(Index(embedder="hash", chunks=[]), Query("q", HashEmbedder()), 5)
+    assert len(results) == 5
+
+
+def test_numpy_scores_and_lines_are_read_as_numbers() -> None:
+    import numpy as np
+
+    class Numpy:
+        def search(self, index: object, query: object, k: int) -> list[object]:
+            return [
+                {
+                    "file_path": "a.py",
+                    "start_line": np.int64(3),
+                    "end_line": np.int32(4),
+                    "score": np.float32(0.5),
+                }
+            ]
+
+    (result,) = _plugin("numpy", Numpy()).search(
+        Index(embedder="hash", chunks=[]), Query("q", HashEmbedder()), 5
+    )
+    assert (type(result.start_line), type(result.score)) == (int, float)
+    assert (result.start_line, result.end_line, result.score) == (3, 4, 0.5)

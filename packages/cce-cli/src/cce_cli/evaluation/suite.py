@@ -61,8 +61,8 @@ class MemberResult:
 def score_member(task: MemberTask) -> MemberResult:
     """Score one member exactly as `cce relevance FIXTURES --dir CORPUS --json` would.
 
-    Runs in a worker process or on a Dask worker; a `CliError` is returned to the caller
-    with the member's name on it."""
+    Runs in a worker process or on a Dask worker; a `CliError` or a plugin's failure is
+    returned to the caller as a `CliError` with the member's name on it."""
     from cce_cli.commands.relevance import score
     from cce_cli.compare.pairing import backend_values
 
@@ -75,10 +75,21 @@ def score_member(task: MemberTask) -> MemberResult:
     args.results = None
     args.export_qrels = None
     args.member_prefix = f"{task.member.name}/"
+    from cce_retrieval import PluginError, PluginInterrupt
+
     try:
         scored = score(args)
     except CliError as error:
         raise CliError(f"member {task.member.name!r}: {error}", error.exit_code) from None
+    except PluginError as error:
+        raise CliError(f"member {task.member.name!r}: {error}") from None
+    except PluginInterrupt as error:
+        if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+            # Here a Ctrl-C may be behind it: the command tells, and says which member.
+            raise PluginInterrupt(f"member {task.member.name!r}: {error.message}") from None
+        # A member worker ignores Ctrl-C, so the plugin raised this itself.
+        message = f"{error.message}; no Ctrl-C came, so the plugin raised it itself"
+        raise CliError(f"member {task.member.name!r}: {message}") from None
     results_text = None
     if wants_results:
         results_text = _member_results(args, task, scored)
