@@ -440,3 +440,37 @@ def test_a_suite_holds_plugins_to_the_same_rule_here_and_in_workers(
         assert err.endswith(f"backend plugin {name!r} ({MODULE}:{name}): {what}\n"), err
         assert err.startswith("error: member 'one': "), err
         assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_plugin_that_exits_on_import_fails_only_the_runs_that_use_it(
+    plugins: ModuleType,
+    workspace: Path,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    site = tmp_path / "site2"
+    info = site / "exiting_plugin-0.1.0.dist-info"
+    info.mkdir(parents=True)
+    (site / "exiting_plugin.py").write_text("import sys\nsys.exit(0)\n", encoding="utf-8")
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: exiting-plugin\nVersion: 0.1.0\n", encoding="utf-8"
+    )
+    (info / "entry_points.txt").write_text(
+        "[cce.backends]\non_import = exiting_plugin:SPEC\n", encoding="utf-8"
+    )
+    monkeypatch.syspath_prepend(str(site))
+    try:
+        registry.load_plugins(force=True)
+        fixtures = str(workspace / "code.jsonl")
+        code, out, err = cce(capsys, "relevance", fixtures, "--backend", "bm25", "--json")
+        assert code == 0, err
+        assert json.loads(out)["backends"][0]["backend"] == "bm25"
+        code, err = relevance(capsys, workspace, "on_import")
+        assert (code, err) == (
+            1,
+            "error: backend plugin 'on_import' (exiting_plugin:SPEC) failed to load: importing "
+            "it called sys.exit(0); a plugin must return or raise\n",
+        )
+    finally:
+        registry.BACKENDS.pop("on_import", None)
