@@ -73,6 +73,12 @@ PLUGINS = textwrap.dedent(
         raise KeyboardInterrupt
 
 
+    def _os_exit(k):
+        import os
+
+        os._exit(0)
+
+
     def _ctrl_c(k):
         signal.raise_signal(signal.SIGINT)
         return [hit()]
@@ -103,6 +109,7 @@ PLUGINS = textwrap.dedent(
     generator_exit = backend(_generator_exit)
     keyboard = backend(_keyboard)
     ctrl_c = backend(_ctrl_c)
+    os_exit = backend(_os_exit)
     long = backend(_long)
     nan = backend(_nan)
     junk_after_k = backend(_junk_after_k)
@@ -170,6 +177,7 @@ BACKEND_PLUGINS = (
     "generator_exit",
     "keyboard",
     "ctrl_c",
+    "os_exit",
     "long",
     "nan",
     "junk_after_k",
@@ -474,3 +482,23 @@ def test_a_plugin_that_exits_on_import_fails_only_the_runs_that_use_it(
         )
     finally:
         registry.BACKENDS.pop("on_import", None)
+
+
+def test_a_suite_worker_that_a_plugin_ends_is_an_error_naming_the_member(
+    plugins: ModuleType, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest = workspace / "suite.toml"
+    manifest.write_text(
+        'schema = "cce.suite/v1"\n\n'
+        '[[members]]\nname = "one"\nfixtures = "code.jsonl"\ncorpus = "../corpus/sample"\n\n'
+        '[[members]]\nname = "two"\nfixtures = "code.jsonl"\ncorpus = "../corpus/sample"\n',
+        encoding="utf-8",
+    )
+    code, out, err = cce(
+        capsys, "relevance", str(manifest), "--compare", "bm25,os_exit", "--jobs", "2"
+    )
+    assert (code, out) == (1, "")
+    assert err == (
+        "error: a worker process ended without a result before member 'one' was scored (it "
+        "was killed, or code it ran, such as a plugin, ended the process itself)\n"
+    )

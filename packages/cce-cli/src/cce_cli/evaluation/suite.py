@@ -228,7 +228,14 @@ def _collect(
         for done, future in enumerate(futures):
             if progress is not None:
                 progress(done, len(tasks), tasks[done].member.name)
-            results.append(future.result())
+            try:
+                results.append(future.result())
+            except concurrent.futures.process.BrokenProcessPool:
+                raise CliError(
+                    "a worker process ended without a result before member "
+                    f"{tasks[done].member.name!r} was scored (it was killed, or code it ran, "
+                    "such as a plugin, ended the process itself)"
+                ) from None
         if progress is not None:
             progress(len(tasks), len(tasks), "")
         return results
