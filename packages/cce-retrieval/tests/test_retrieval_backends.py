@@ -251,3 +251,22 @@ def test_numpy_scores_and_lines_are_read_as_numbers() -> None:
     )
     assert (type(result.start_line), type(result.score)) == (int, float)
     assert (result.start_line, result.end_line, result.score) == (3, 4, 0.5)
+
+
+def test_a_plugin_generator_that_refuses_to_close_is_an_error_naming_it() -> None:
+    from cce_retrieval import PluginError
+
+    class Stubborn:
+        def search(self, index: object, query: object, k: int) -> object:
+            for _ in range(100):
+                try:
+                    yield {"file_path": "a.py", "start_line": 1, "end_line": 1, "score": 1.0}
+                except GeneratorExit:
+                    continue  # yields again instead of stopping
+
+    backend = _plugin("stubborn", Stubborn())
+    with pytest.raises(PluginError) as raised:
+        backend.search(Index(embedder="hash", chunks=[]), Query("q", HashEmbedder()), 2)
+    assert str(raised.value) == (
+        "backend plugin 'stubborn': search() raised RuntimeError: generator ignored GeneratorExit"
+    )
