@@ -4,6 +4,8 @@ one `error:` line naming the plugin and its entry point, exit 1 (a Ctrl-C stays 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -79,6 +81,14 @@ PLUGINS = textwrap.dedent(
         os._exit(0)
 
 
+    def _stubborn(k):
+        while True:
+            try:
+                yield hit()
+            except GeneratorExit:
+                continue  # yields again instead of stopping
+
+
     def _ctrl_c(k):
         signal.raise_signal(signal.SIGINT)
         return [hit()]
@@ -110,6 +120,7 @@ PLUGINS = textwrap.dedent(
     keyboard = backend(_keyboard)
     ctrl_c = backend(_ctrl_c)
     os_exit = backend(_os_exit)
+    stubborn = backend(_stubborn)
     long = backend(_long)
     nan = backend(_nan)
     junk_after_k = backend(_junk_after_k)
@@ -178,6 +189,7 @@ BACKEND_PLUGINS = (
     "keyboard",
     "ctrl_c",
     "os_exit",
+    "stubborn",
     "long",
     "nan",
     "junk_after_k",
@@ -501,4 +513,34 @@ def test_a_suite_worker_that_a_plugin_ends_is_an_error_naming_the_member(
     assert err == (
         "error: a worker process ended without a result before member 'one' was scored (it "
         "was killed, or code it ran, such as a plugin, ended the process itself)\n"
+    )
+
+
+def test_a_generator_that_will_not_close_is_one_error_and_no_note(
+    plugins: ModuleType, workspace: Path
+) -> None:
+    # Through the console script's entry point, whose hook for "Exception ignored" notes
+    # is what would print the generator's second refusal, when it is collected.
+    site = Path(plugins.__file__ or "").parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *sys.path])}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from cce_cli.entry import main; sys.exit(main())",
+            "relevance",
+            str(workspace / "code.jsonl"),
+            "--backend",
+            "stubborn",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"error: backend plugin 'stubborn' ({MODULE}:stubborn): search() raised RuntimeError: "
+        "generator ignored GeneratorExit\n"
     )

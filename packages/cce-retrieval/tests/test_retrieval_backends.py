@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -255,18 +255,32 @@ def test_numpy_scores_and_lines_are_read_as_numbers() -> None:
 
 def test_a_plugin_generator_that_refuses_to_close_is_an_error_naming_it() -> None:
     from cce_retrieval import PluginError
+    from cce_retrieval.plugin_calls import refused_close
 
     class Stubborn:
+        generator: Iterator[object] | None = None
+
         def search(self, index: object, query: object, k: int) -> object:
+            self.generator = self._results()
+            return self.generator
+
+        def _results(self) -> Iterator[object]:
             for _ in range(100):
                 try:
                     yield {"file_path": "a.py", "start_line": 1, "end_line": 1, "score": 1.0}
                 except GeneratorExit:
                     continue  # yields again instead of stopping
 
-    backend = _plugin("stubborn", Stubborn())
+    made = Stubborn()
+    backend = _plugin("stubborn", made)
     with pytest.raises(PluginError) as raised:
         backend.search(Index(embedder="hash", chunks=[]), Query("q", HashEmbedder()), 2)
     assert str(raised.value) == (
         "backend plugin 'stubborn': search() raised RuntimeError: generator ignored GeneratorExit"
     )
+    # Still suspended, and known as reported: the command's hook drops the note Python
+    # prints when it fails to close it again while collecting it.
+    assert refused_close(made.generator)
+    assert not refused_close(made.generator)
+    for _ in made.generator or ():  # run it out, so collecting it here prints nothing
+        pass

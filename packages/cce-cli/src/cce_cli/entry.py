@@ -62,11 +62,18 @@ def _quiet_interrupts(unraisable: sys.UnraisableHookArgs) -> None:
     The hook runs on the main thread, which handles a pending signal at its next
     check, still inside this hook, where the exception would be ignored again. So a
     second thread re-delivers it: that thread needs the interpreter lock, which the main
-    thread keeps until it is back in ordinary code."""
+    thread keeps until it is back in ordinary code.
+
+    A plugin's generator that yielded again when cce closed it fails to close once more
+    when it is collected; that failure was already the command's error, so its note is
+    dropped (`cce_retrieval.plugin_calls.refused_close`)."""
     if isinstance(unraisable.exc_value, KeyboardInterrupt):
         with contextlib.suppress(RuntimeError):  # no new threads at interpreter exit
             _thread.start_new_thread(_thread.interrupt_main, ())
         return
+    plugin_calls = sys.modules.get("cce_retrieval.plugin_calls")
+    if plugin_calls is not None and plugin_calls.refused_close(unraisable.object):
+        return  # a plugin's generator that would not close: already reported as an error
     sys.__unraisablehook__(unraisable)
 
 

@@ -11,12 +11,20 @@ of plugin (docs/hostile-input.md#plugins); `rank/backends/plugins.py` and
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable
 from typing import TypeVar
 
 import attrs
 
-__all__ = ["PluginCaller", "PluginError", "PluginInterrupt", "one_line"]
+__all__ = [
+    "PluginCaller",
+    "PluginError",
+    "PluginInterrupt",
+    "close_generator",
+    "one_line",
+    "refused_close",
+]
 
 _T = TypeVar("_T")
 
@@ -45,6 +53,34 @@ class PluginInterrupt(KeyboardInterrupt):
         return (PluginInterrupt, (self.message,))
 
 
+_REFUSED_CLOSE: set[int] = set()
+"""Ids of plugin generators that yielded again when closed, and so are still suspended."""
+
+
+def close_generator(generator: types.GeneratorType[object, object, object]) -> None:
+    """Close a plugin's generator now, so its `finally` runs where its failure is caught.
+
+    One that yields again when closed raises `RuntimeError` here and stays suspended;
+    Python tries again when it is collected and, failing again, can only print
+    "Exception ignored" on stderr. Its id is kept so that the command's hook for such
+    notes can drop that one (`refused_close`): the failure is already reported."""
+    try:
+        generator.close()
+    except BaseException:
+        if generator.gi_frame is not None:  # still suspended: it will be tried again
+            _REFUSED_CLOSE.add(id(generator))
+        raise
+
+
+def refused_close(obj: object) -> bool:
+    """Whether `obj`, being collected, is a plugin generator whose refusal to close was
+    already reported (`close_generator`); it is forgotten once asked about."""
+    if id(obj) in _REFUSED_CLOSE and isinstance(obj, types.GeneratorType):
+        _REFUSED_CLOSE.discard(id(obj))
+        return True
+    return False
+
+
 def one_line(text: str, limit: int = _MESSAGE_LIMIT) -> str:
     """`text` on one line: controls escaped (`\\n`, `\\x1b`), cut to `limit` characters."""
     escaped = "".join(char if char.isprintable() else repr(char)[1:-1] for char in text[:limit])
@@ -59,12 +95,18 @@ def _message_of(error: BaseException) -> str:
         return "(its message could not be read)"
 
 
+def _exit_code_of(error: SystemExit) -> str:
+    """`repr` of the code given to `sys.exit()`, which may be any object of the plugin's."""
+    try:
+        return one_line(repr(error.code))
+    except Exception:
+        return "..."
+
+
 def describe_failure(what: str, error: BaseException) -> str:
     """What happened, for the error line: `search() raised ValueError: boom`."""
     if isinstance(error, SystemExit):
-        return (
-            f"{what} called sys.exit({one_line(repr(error.code))}); a plugin must return or raise"
-        )
+        return f"{what} called sys.exit({_exit_code_of(error)}); a plugin must return or raise"
     if isinstance(error, RecursionError):
         return f"{what} recursed without end (RecursionError: {_message_of(error)})"
     message = _message_of(error)

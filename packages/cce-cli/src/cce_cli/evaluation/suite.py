@@ -65,6 +65,7 @@ def score_member(task: MemberTask) -> MemberResult:
     returned to the caller as a `CliError` with the member's name on it."""
     from cce_cli.commands.relevance import score
     from cce_cli.compare.pairing import backend_values
+    from cce_retrieval import PluginError, PluginInterrupt
 
     args = argparse.Namespace(**dict(task.options))
     wants_results = args.results is not None
@@ -75,8 +76,6 @@ def score_member(task: MemberTask) -> MemberResult:
     args.results = None
     args.export_qrels = None
     args.member_prefix = f"{task.member.name}/"
-    from cce_retrieval import PluginError, PluginInterrupt
-
     try:
         scored = score(args)
     except CliError as error:

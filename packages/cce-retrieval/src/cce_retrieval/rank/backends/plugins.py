@@ -21,7 +21,7 @@ from importlib import metadata
 import attrs
 
 from cce_retrieval.model import Index, SearchResult
-from cce_retrieval.plugin_calls import PluginCaller, PluginError, one_line
+from cce_retrieval.plugin_calls import PluginCaller, PluginError, close_generator, one_line
 from cce_retrieval.rank.backends.spec import BackendConfigError, BackendSpec, ParamValue, Query
 
 ENTRY_POINT_GROUP = "cce.backends"
@@ -97,7 +97,7 @@ def _first(raw: Iterable[object], k: int) -> list[object]:
         except StopIteration:
             break
     if isinstance(iterator, types.GeneratorType):
-        iterator.close()
+        close_generator(iterator)
     return kept
 
 
