@@ -284,3 +284,33 @@ def test_a_plugin_generator_that_refuses_to_close_is_an_error_naming_it() -> Non
     assert not refused_close(made.generator)
     for _ in made.generator or ():  # run it out, so collecting it here prints nothing
         pass
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "problem"),
+    [
+        ("end_line", 10**5000, "`end_line` (an integer of 16610 bits) is not below 2**63"),
+        ("score", 10**5000, "`score` (an integer of 16610 bits) is not a finite number"),
+        ("score", 10**400, "`score` 1000000000000000000000000000000000000000000000000000000000"),
+    ],
+    ids=["huge-line", "huge-score", "overflowing-score"],
+)
+def test_numbers_too_big_to_print_are_named_by_their_size(
+    field: str, value: int, problem: str
+) -> None:
+    from cce_retrieval import PluginError
+
+    class Huge:
+        def search(self, index: object, query: object, k: int) -> list[object]:
+            result: dict[str, object] = {
+                "file_path": "a.py",
+                "start_line": 1,
+                "end_line": 2,
+                "score": 1.0,
+            }
+            return [{**result, field: value}]
+
+    backend = _plugin("huge", Huge())
+    with pytest.raises(PluginError) as raised:
+        backend.search(Index(embedder="hash", chunks=[]), Query("q", HashEmbedder()), 5)
+    assert str(raised.value).startswith(f"backend plugin 'huge': query 'q': result 1 {problem}")

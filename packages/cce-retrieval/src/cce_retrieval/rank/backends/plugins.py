@@ -149,14 +149,14 @@ def _as_result(caller: PluginCaller, asked: str, item: object, rank: int) -> Sea
         if line < 0:
             raise bad(f"`{key}` {line} is negative")
         if line >= LINE_LIMIT:
-            raise bad(f"`{key}` {one_line(str(line), 40)} is not below 2**63")
+            raise bad(f"`{key}` {_shown(line)} is not below 2**63")
     if start > end:
         raise bad(f"`start_line` {start} is after `end_line` {end}")
     score = _score(score_value)
     if score is None:
         raise bad(f"`score` is {_kind_of(score_value)}, not a number")
     if not math.isfinite(score):
-        raise bad(f"`score` {one_line(repr(score_value), 40)} is not a finite number")
+        raise bad(f"`score` {_shown(score_value)} is not a finite number")
     kind = _field(item, "kind", "")
     return SearchResult(
         rank=rank,
@@ -169,6 +169,16 @@ def _as_result(caller: PluginCaller, asked: str, item: object, rank: int) -> Sea
         score=score,
         content=_plain_str(str(_field(item, "content", "") or "")),
     )
+
+
+def _shown(number: object) -> str:
+    """A number for a message: its repr, or its size when it is too long to print (Python
+    refuses to spell an integer of more than 4,300 digits)."""
+    try:
+        return one_line(repr(number), 60)
+    except ValueError:  # int's own refusal: say how big it is instead
+        size = number.bit_length() if isinstance(number, int) else 0
+        return f"(an integer of {size} bits)"
 
 
 def _line(value: object) -> int | None:
