@@ -166,6 +166,29 @@ PLUGINS = textwrap.dedent(
             return [[float(len(text)), 1.0] for text in texts]
 
 
+    class CheckExitsEmbedder(QueryRaisingEmbedder):
+        name = "check-exits"
+        location = "nowhere"
+
+        def check(self):
+            sys.exit(0)
+
+
+    class TextEmbedder(QueryRaisingEmbedder):
+        name = "text"
+
+        def try_embed_batch(self, texts):
+            return [["one", "two"] for text in texts]
+
+
+    def embedder_check_exits(model, environ):
+        return CheckExitsEmbedder()
+
+
+    def embedder_text(model, environ):
+        return TextEmbedder()
+
+
     def embedder_exits(model, environ):
         return ExitingEmbedder()
 
@@ -210,6 +233,8 @@ EMBEDDER_PLUGINS = {
     "exits": "embedder_exits",
     "query-raises": "embedder_query_raises",
     "factory-exits": "embedder_factory_exits",
+    "check-exits": "embedder_check_exits",
+    "text": "embedder_text",
 }
 
 
@@ -544,3 +569,25 @@ def test_a_generator_that_will_not_close_is_one_error_and_no_note(
         f"error: backend plugin 'stubborn' ({MODULE}:stubborn): search() raised RuntimeError: "
         "generator ignored GeneratorExit\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "attr", "what"),
+    [
+        ("check-exits", "embedder_check_exits", "check() called sys.exit(0); a plugin must"),
+        ("text", "embedder_text", "try_embed_batch() raised ValueError: could not convert"),
+    ],
+)
+def test_an_embedder_plugin_health_check_and_vectors_are_guarded(
+    plugins: ModuleType,
+    workspace: Path,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    attr: str,
+    what: str,
+) -> None:
+    corpus = workspace.parent / "corpus" / "sample"
+    code, out, err = cce(capsys, "index", str(corpus), "--embedder", name, "--no-metrics")
+    assert (code, out) == (1, "")
+    assert err.startswith(f"error: embedder plugin {name!r} ({MODULE}:{attr}): {what}"), err
+    assert err.count("\n") == 1
