@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -13,12 +13,15 @@ from cce_retrieval.model import Chunk, Index, SearchResult
 from cce_retrieval.rank import hybrid
 from cce_retrieval.rank.backends import (
     BACKENDS,
+    Backend,
     BackendConfigError,
+    BackendSpec,
     EmbeddingSpaceError,
     Query,
     backend_names,
     backend_spec,
     create_backend,
+    register_backend,
 )
 from cce_retrieval.rank.derived import RetrievalIndex, invalidate, retrieval_index
 
@@ -181,3 +184,133 @@ def test_fixture_base_default_is_the_harness_pipeline(
     query = Query("hash password", HashEmbedder())
     expected = hybrid.search_with_vector(built, query.vector(), query.text, 5, True)[:5]
     assert rows(create_backend("hybrid").search(built, query, 5)) == rows(expected)
+
+
+# --- plugins run guarded ----------------------------------------------------------------
+
+
+class _Generating:
+    """A plugin whose search() generates 10,000 results and says how many were read."""
+
+    def __init__(self) -> None:
+        self.read = 0
+        self.closed = False
+
+    def search(self, index: object, query: object, k: int) -> object:
+        try:
+            for _ in range(10_000):
+                self.read += 1
+                yield {"file_path": "a.py", "start_line": 1, "end_line": 2, "score": 0.5}
+        finally:
+            self.closed = True
+
+
+def _plugin(name: str, made: object) -> Backend:
+    register_backend(BackendSpec(name, "test only", (), lambda values: made, adapt=True))
+    try:
+        return create_backend(name)
+    finally:
+        BACKENDS.pop(name, None)
+
+
+def test_a_plugin_generator_is_read_k_items_and_closed() -> None:
+    made = _Generating()
+    backend = _plugin("generating", made)
+    results = backend.search(Index(embedder="hash", chunks=[]), Query("q", HashEmbedder()), 3)
+    assert [result.rank for result in results] == [1, 2, 3]
+    assert (made.read, made.closed) == (3, True)
+
+
+def test_plugin_results_are_cut_to_k_before_they_are_checked() -> None:
+    class Many:
+        def search(self, index: object, query: object, k: int) -> list[object]:
+            good = {"file_path": "a.py", "start_line": 0, "end_line": 0, "score": 1}
+            return [good] * k + [None] * 3_000_000
+
+    backend = _plugin("many", Many())
+    results = backend.search(Index(embedder="hash", chunks=[]), Query("q", HashEmbedder()), 5)
+    assert len(results) == 5
+
+
+def test_numpy_scores_and_lines_are_read_as_numbers() -> None:
+    import numpy as np
+
+    class Numpy:
+        def search(self, index: object, query: object, k: int) -> list[object]:
+            return [
+                {
+                    "file_path": "a.py",
+                    "start_line": np.int64(3),
+                    "end_line": np.int32(4),
+                    "score": np.float32(0.5),
+                }
+            ]
+
+    (result,) = _plugin("numpy", Numpy()).search(
+        Index(embedder="hash", chunks=[]), Query("q", HashEmbedder()), 5
+    )
+    assert (type(result.start_line), type(result.score)) == (int, float)
+    assert (result.start_line, result.end_line, result.score) == (3, 4, 0.5)
+
+
+def test_a_plugin_generator_that_refuses_to_close_is_an_error_naming_it() -> None:
+    from cce_retrieval import PluginError
+    from cce_retrieval.plugin_calls import refused_close
+
+    class Stubborn:
+        generator: Iterator[object] | None = None
+
+        def search(self, index: object, query: object, k: int) -> object:
+            self.generator = self._results()
+            return self.generator
+
+        def _results(self) -> Iterator[object]:
+            for _ in range(100):
+                try:
+                    yield {"file_path": "a.py", "start_line": 1, "end_line": 1, "score": 1.0}
+                except GeneratorExit:
+                    continue  # yields again instead of stopping
+
+    made = Stubborn()
+    backend = _plugin("stubborn", made)
+    with pytest.raises(PluginError) as raised:
+        backend.search(Index(embedder="hash", chunks=[]), Query("q", HashEmbedder()), 2)
+    assert str(raised.value) == (
+        "backend plugin 'stubborn': search() raised RuntimeError: generator ignored GeneratorExit"
+    )
+    # Still suspended, and known as reported: the command's hook drops the note Python
+    # prints when it fails to close it again while collecting it.
+    assert refused_close(made.generator)
+    assert not refused_close(made.generator)
+    for _ in made.generator or ():  # run it out, so collecting it here prints nothing
+        pass
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "problem"),
+    [
+        ("end_line", 10**5000, "`end_line` (an integer of 16610 bits) is not below 2**63"),
+        ("score", 10**5000, "`score` (an integer of 16610 bits) is not a finite number"),
+        ("score", 10**400, "`score` 1000000000000000000000000000000000000000000000000000000000"),
+    ],
+    ids=["huge-line", "huge-score", "overflowing-score"],
+)
+def test_numbers_too_big_to_print_are_named_by_their_size(
+    field: str, value: int, problem: str
+) -> None:
+    from cce_retrieval import PluginError
+
+    class Huge:
+        def search(self, index: object, query: object, k: int) -> list[object]:
+            result: dict[str, object] = {
+                "file_path": "a.py",
+                "start_line": 1,
+                "end_line": 2,
+                "score": 1.0,
+            }
+            return [{**result, field: value}]
+
+    backend = _plugin("huge", Huge())
+    with pytest.raises(PluginError) as raised:
+        backend.search(Index(embedder="hash", chunks=[]), Query("q", HashEmbedder()), 5)
+    assert str(raised.value).startswith(f"backend plugin 'huge': query 'q': result 1 {problem}")

@@ -11,7 +11,8 @@ C code running when the Ctrl-C comes can turn the `KeyboardInterrupt` into an er
 its own: numpy's extension module, imported mid-interrupt, fails with an `ImportError`
 ("PyCapsule_Import could not import module"). So the entry point's SIGINT handler also
 remembers that it ran, and an error that ends the command after a Ctrl-C is reported as
-the interrupt it is.
+the interrupt it is. It also counts the Ctrl-Cs, so that a `KeyboardInterrupt` a plugin
+raised by itself, with no Ctrl-C, can be told from the user's (`cce_cli.main`).
 """
 
 from __future__ import annotations
@@ -25,13 +26,32 @@ from types import FrameType
 INTERRUPTED = 130
 
 _interrupt_received = False
+_interrupts = 0
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
     """`signal.default_int_handler`, remembering that a Ctrl-C came."""
-    global _interrupt_received
+    global _interrupt_received, _interrupts
     _interrupt_received = True
+    _interrupts += 1
     raise KeyboardInterrupt
+
+
+def count_interrupts() -> None:
+    """Have SIGINT counted (Python's default handler, plus the count), unless it is
+    ignored or handled by someone else; only the main thread can set a handler."""
+    with contextlib.suppress(ValueError):  # not the main thread
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, _interrupt)  # an ignored SIGINT stays ignored
+
+
+def interrupts_received() -> int | None:
+    """How many Ctrl-Cs have come, or None when that cannot be known (SIGINT is handled
+    by someone else's handler). An ignored SIGINT never interrupts: the count stays 0."""
+    handler = signal.getsignal(signal.SIGINT)
+    if handler is signal.SIG_IGN:
+        return 0
+    return _interrupts if handler is _interrupt else None
 
 
 def _quiet_interrupts(unraisable: sys.UnraisableHookArgs) -> None:
@@ -42,11 +62,18 @@ def _quiet_interrupts(unraisable: sys.UnraisableHookArgs) -> None:
     The hook runs on the main thread, which handles a pending signal at its next
     check, still inside this hook, where the exception would be ignored again. So a
     second thread re-delivers it: that thread needs the interpreter lock, which the main
-    thread keeps until it is back in ordinary code."""
+    thread keeps until it is back in ordinary code.
+
+    A plugin's generator that yielded again when cce closed it fails to close once more
+    when it is collected; that failure was already the command's error, so its note is
+    dropped (`cce_retrieval.plugin_calls.refused_close`)."""
     if isinstance(unraisable.exc_value, KeyboardInterrupt):
         with contextlib.suppress(RuntimeError):  # no new threads at interpreter exit
             _thread.start_new_thread(_thread.interrupt_main, ())
         return
+    plugin_calls = sys.modules.get("cce_retrieval.plugin_calls")
+    if plugin_calls is not None and plugin_calls.refused_close(unraisable.object):
+        return  # a plugin's generator that would not close: already reported as an error
     sys.__unraisablehook__(unraisable)
 
 
@@ -54,8 +81,7 @@ def main() -> int:
     """Import and run `cce_cli.main.main`; an early Ctrl-C exits 130 quietly."""
     try:
         sys.unraisablehook = _quiet_interrupts
-        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-            signal.signal(signal.SIGINT, _interrupt)  # an ignored SIGINT stays ignored
+        count_interrupts()
         from cce_cli.main import main as run
 
         return run()

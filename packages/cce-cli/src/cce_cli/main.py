@@ -4,7 +4,9 @@ Why it exists: each subcommand lives in its own module under `cce_cli.commands`,
 once in `SUBCOMMANDS`, exposing `configure(parser)` and `run(args) -> int`; this module
 wires them into one argparse tree and owns the error contract: a `CliError` becomes
 `error: <message>` on stderr with its exit status, usage errors exit 2 (argparse), and
-stdout stays empty on error.
+stdout stays empty on error. A plugin's failure that reaches it (a `PluginError`) is
+`error: <message>`, exit 1, too; a `KeyboardInterrupt` a plugin raised with no Ctrl-C
+behind it is such an error, not an interrupt.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
 
+from cce_cli.entry import count_interrupts, interrupts_received
 from cce_cli.errors import CliError
 from cce_cli.render.output import stdout_error
 
@@ -160,6 +163,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     closed stderr is the null device.
     """
     _stderr_to_null()
+    count_interrupts()
+    interrupts_before = interrupts_received()
     if sys.stdout is None:
         _report("error: stdout is closed; nothing was done (redirect it, e.g. > /dev/null)")
         return 1
@@ -186,7 +191,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.flush()
         _report(f"error: {err.message}")
         return err.exit_code
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as err:
+        plugin = _plugin_interrupt(err)
+        no_ctrl_c = interrupts_before is not None and interrupts_received() == interrupts_before
+        if plugin is not None and no_ctrl_c:
+            _report(f"error: {plugin}; no Ctrl-C came, so the plugin raised it itself")
+            return 1
         _report("error: interrupted")
         return 130
     except OSError as err:
@@ -194,6 +204,32 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         _report(f"error: {stdout_error(err).message}")
         return 1
+    except Exception as err:
+        failure = _plugin_failure(err)
+        if failure is None:
+            raise
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+        _report(f"error: {failure}")
+        return 1
+
+
+def _plugin_failure(err: Exception) -> str | None:
+    """The message of a plugin's failure that no command turned into a `CliError`."""
+    if "cce_retrieval.plugin_calls" not in sys.modules:  # no plugin ever ran
+        return None
+    from cce_retrieval import PluginError
+
+    return str(err) if isinstance(err, PluginError) else None
+
+
+def _plugin_interrupt(err: KeyboardInterrupt) -> str | None:
+    """What a `KeyboardInterrupt` out of plugin code says, or None for any other."""
+    if "cce_retrieval.plugin_calls" not in sys.modules:
+        return None
+    from cce_retrieval import PluginInterrupt
+
+    return err.message if isinstance(err, PluginInterrupt) else None
 
 
 def _is_stdout_failure(err: OSError) -> bool:

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from cce_retrieval.parity.jsonfloat import format_json_float
     from cce_retrieval.parity.numeric import format6, format6_signed
     from cce_retrieval.parity.text import ascii_lower, rust_trim
+    from cce_retrieval.plugin_calls import PluginError, PluginInterrupt
     from cce_retrieval.protect.redactor import redact as reference_redact
     from cce_retrieval.protect.strict import (
         DEFAULT_PROTECTION,
@@ -104,6 +105,8 @@ if TYPE_CHECKING:
 # never loads the chunker's grammars), which is most of its start-up time.
 _LAZY: dict[str, tuple[str, str]] = {
     "BACKENDS": ("cce_retrieval.rank.backends", "BACKENDS"),
+    "PluginError": ("cce_retrieval.plugin_calls", "PluginError"),
+    "PluginInterrupt": ("cce_retrieval.plugin_calls", "PluginInterrupt"),
     "ENTRY_POINT_GROUP": ("cce_retrieval.rank.backends", "ENTRY_POINT_GROUP"),
     "Backend": ("cce_retrieval.rank.backends", "Backend"),
     "BackendConfigError": ("cce_retrieval.rank.backends", "BackendConfigError"),
@@ -251,6 +254,8 @@ __all__ = [
     "OpenAIEmbedder",
     "Param",
     "PersistedIndex",
+    "PluginError",
+    "PluginInterrupt",
     "ProgressCallback",
     "Query",
     "QueryEmbedder",

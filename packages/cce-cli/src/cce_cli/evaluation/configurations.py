@@ -23,6 +23,7 @@ from cce_cli.errors import CliError
 from cce_retrieval import (
     Backend,
     BackendConfigError,
+    PluginError,
     backend_names,
     backend_spec,
     create_backend,
@@ -236,6 +237,8 @@ def instantiate(
             params = {**named.params, **(overrides or {})}
             return create_backend(named.use, params, as_name=name)
         return create_backend(name, overrides)
+    except PluginError as err:  # it names the plugin and its entry point itself
+        raise CliError(str(err)) from None
     except BackendConfigError as err:
         where = config.backends[name].table if name in config.backends else f"backend {name!r}"
         raise CliError(f"{where}: {err}") from None

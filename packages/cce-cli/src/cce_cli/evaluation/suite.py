@@ -61,10 +61,11 @@ class MemberResult:
 def score_member(task: MemberTask) -> MemberResult:
     """Score one member exactly as `cce relevance FIXTURES --dir CORPUS --json` would.
 
-    Runs in a worker process or on a Dask worker; a `CliError` is returned to the caller
-    with the member's name on it."""
+    Runs in a worker process or on a Dask worker; a `CliError` or a plugin's failure is
+    returned to the caller as a `CliError` with the member's name on it."""
     from cce_cli.commands.relevance import score
     from cce_cli.compare.pairing import backend_values
+    from cce_retrieval import PluginError, PluginInterrupt
 
     args = argparse.Namespace(**dict(task.options))
     wants_results = args.results is not None
@@ -79,6 +80,15 @@ def score_member(task: MemberTask) -> MemberResult:
         scored = score(args)
     except CliError as error:
         raise CliError(f"member {task.member.name!r}: {error}", error.exit_code) from None
+    except PluginError as error:
+        raise CliError(f"member {task.member.name!r}: {error}") from None
+    except PluginInterrupt as error:
+        if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+            # Here a Ctrl-C may be behind it: the command tells, and says which member.
+            raise PluginInterrupt(f"member {task.member.name!r}: {error.message}") from None
+        # A member worker ignores Ctrl-C, so the plugin raised this itself.
+        message = f"{error.message}; no Ctrl-C came, so the plugin raised it itself"
+        raise CliError(f"member {task.member.name!r}: {message}") from None
     results_text = None
     if wants_results:
         results_text = _member_results(args, task, scored)
@@ -217,7 +227,14 @@ def _collect(
         for done, future in enumerate(futures):
             if progress is not None:
                 progress(done, len(tasks), tasks[done].member.name)
-            results.append(future.result())
+            try:
+                results.append(future.result())
+            except concurrent.futures.process.BrokenProcessPool:
+                raise CliError(
+                    "a worker process ended without a result before member "
+                    f"{tasks[done].member.name!r} was scored (it was killed, or code it ran, "
+                    "such as a plugin, ended the process itself)"
+                ) from None
         if progress is not None:
             progress(len(tasks), len(tasks), "")
         return results

@@ -13,7 +13,12 @@ import attrs
 
 from cce_retrieval.model import Index, SearchResult
 from cce_retrieval.rank.backends.builtin import BUILTIN_BACKENDS
-from cce_retrieval.rank.backends.plugins import PluginBackend, entry_points, plugin_spec
+from cce_retrieval.rank.backends.plugins import (
+    PluginBackend,
+    backend_caller,
+    entry_points,
+    plugin_spec,
+)
 from cce_retrieval.rank.backends.spec import Backend, BackendConfigError, BackendSpec, Query
 
 
@@ -76,13 +81,17 @@ def create_backend(
     `as_name` reports it under another name (a named configuration).
     """
     spec = backend_spec(name)
-    made = spec.factory(spec.resolve(params))
-    if spec.adapt:
-        backend: Backend = PluginBackend(spec.name, made)
-    elif isinstance(made, Backend):
-        backend = made
+    resolved = spec.resolve(params)
+    backend: Backend
+    if spec.adapt:  # plugin code: run guarded, whatever it does
+        caller = backend_caller(spec.name, spec.entry_point)
+        made = caller.call("the factory", spec.factory, resolved)
+        backend = PluginBackend(spec.name, made, spec.entry_point)
     else:
-        raise BackendConfigError(f"backend {name!r}: its factory returned no backend")
+        made = spec.factory(resolved)
+        if not isinstance(made, Backend):
+            raise BackendConfigError(f"backend {name!r}: its factory returned no backend")
+        backend = made
     if as_name is not None and as_name != backend.name:
         return Renamed(as_name, backend)
     return backend

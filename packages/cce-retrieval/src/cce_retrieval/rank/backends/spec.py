@@ -171,7 +171,10 @@ class BackendSpec:
     factory: BackendFactory
     open_params: bool = False
     adapt: bool = False
-    """Wrap what the factory returns so its results become `SearchResult`s (plugins)."""
+    """Wrap what the factory returns so its results become `SearchResult`s (plugins):
+    the factory and `search()` then run guarded, and their results are checked."""
+    entry_point: str = ""
+    """The `module:attr` of the plugin's entry point, which its error messages name."""
 
     def param(self, key: str) -> Param | None:
         return next((p for p in self.params if p.name == key), None)
