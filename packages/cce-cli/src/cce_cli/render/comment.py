@@ -23,6 +23,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
+from cce_cli.compare.gate import number_text
 from cce_cli.compare.pairing import DiffGroup, DiffReport, MetricDiff
 from cce_cli.render.diff import ChangedQuery, changed_queries
 from cce_stats import paired_test
@@ -139,7 +140,7 @@ def verdict_finding(report: DiffReport, escape: Callable[[str], str] = md_text) 
     moved = [item for item in metrics if significant(report, item)]
     better = [escape(item.metric.label) for item in moved if not item.moved_worse]
     worse = [escape(item.metric.label) for item in moved if item.moved_worse]
-    alpha = f"{report.alpha:g}"
+    alpha = number_text(report.alpha)
     if better or worse:
         parts = []
         if better:
@@ -382,7 +383,7 @@ def _stats_block(report: DiffReport) -> list[str]:
     )
     body = [
         f"{md_text(test.label)} on the per-query deltas (two-sided), {correction}, "
-        f"alpha {report.alpha:g}.",
+        f"alpha {number_text(report.alpha)}.",
         "",
         f"| metric | n | mean delta | {md_text(test.statistic_name)} | p | {_adjusted(report)} "
         "| d_z |",
@@ -454,8 +455,8 @@ def _counts(report: DiffReport, worse: int, better: int) -> str:
 def _legend(report: DiffReport) -> str:
     return (
         f"🟢 significantly better, 🔴 significantly worse ({_adjusted(report)} < "
-        f"{report.alpha:g}). Base and head are means over the paired queries; wins / ties / "
-        "losses count the queries where the head is better / equal / worse."
+        f"{number_text(report.alpha)}). Base and head are means over the paired queries; "
+        "wins / ties / losses count the queries where the head is better / equal / worse."
     )
 
 

@@ -20,6 +20,7 @@ from typing import Any, Final
 
 import attrs
 
+from cce_cli.compare.gate import number_text
 from cce_cli.compare.pairing import DIFF_SCHEMA, DiffGroup, DiffReport, DiffSide, MetricDiff
 from cce_cli.render.output import column
 from cce_cli.render.relevance import Renderer
@@ -85,7 +86,7 @@ def _ci(item: MetricDiff) -> str:
 
 
 def _alpha(alpha: float) -> str:
-    return f"{alpha:g}"
+    return number_text(alpha)
 
 
 def verdict(report: DiffReport) -> str:
