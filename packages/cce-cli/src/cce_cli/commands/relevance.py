@@ -255,7 +255,7 @@ def fixture_corpus(args: argparse.Namespace, fixture_set: FixtureSet) -> str:
     else:
         raise CliError('no corpus: pass --dir <corpus> or declare "corpus" in the fixture header')
     if not os.path.isdir(display):
-        raise CliError(f"corpus {display} is not a directory")
+        raise CliError(f"corpus {display_text(display)} is not a directory")
     return display
 
 
