@@ -27,7 +27,7 @@ import attrs
 from cce_cli.compare import pairing as diff_model
 from cce_cli.errors import CliError
 from cce_cli.formats import json_text
-from cce_cli.render.output import write_stdout
+from cce_cli.render.output import display_text, write_stdout
 from cce_cli.render.relevance import REPORT_SCHEMA
 from cce_metrics import METRICS, TOKEN_METRICS, Metric
 from cce_retrieval import format6, format6_signed
@@ -365,7 +365,8 @@ def _range_text(item: MetricPlan) -> str | None:
 def render_plan_text(plan: Plan) -> str:
     """The human table: one row per metric and its sd's range, then what the columns mean."""
     lines = [
-        f"sample-size plan: {plan.head} against {plan.base} ({plan.path}), "
+        f"sample-size plan: {display_text(plan.head)} against {display_text(plan.base)} "
+        f"({display_text(plan.path)}), "
         f"{plan.paired} paired quer{'y' if plan.paired == 1 else 'ies'}",
         f"  two-sided paired t-test at alpha {plan.alpha:g}, power {plan.power:g},"
         f" to detect a mean delta of {plan.delta:g}",
@@ -376,7 +377,8 @@ def render_plan_text(plan: Plan) -> str:
         sd = "n/a" if item.sd is None else format6(item.sd)
         detectable = "n/a" if item.detectable is None else format6(item.detectable)
         lines.append(
-            f"  {item.label:<12}{item.n:>6}{format6_signed(item.mean_delta):>14}{sd:>12}"
+            f"  {display_text(item.label):<12}{item.n:>6}"
+            f"{format6_signed(item.mean_delta):>14}{sd:>12}"
             f"{_needed_text(item):>16}{detectable:>16}"
         )
         range_line = _range_text(item)

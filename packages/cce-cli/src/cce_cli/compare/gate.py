@@ -33,6 +33,7 @@ import attrs
 
 from cce_cli.compare.pairing import DiffGroup
 from cce_cli.errors import CliError
+from cce_cli.render.output import display_text
 from cce_metrics import METRICS, TOKEN_METRICS, Metric, metric
 from cce_retrieval import format6, format6_signed
 from cce_stats import BOOTSTRAP_CALIBRATED_N, CORRECTIONS
@@ -386,7 +387,7 @@ def evaluate_gate(
             for row in item.rows:
                 if item.worse(row) and abs(row.delta) > allowed:
                     reasons.append(
-                        f"query {row.id} got worse on {item.metric.label}: "
+                        f"query {display_text(row.id)} got worse on {item.metric.label}: "
                         f"{format6(row.base)} -> {format6(row.head)} "
                         f"({format6_signed(row.delta)})"
                     )

@@ -28,6 +28,7 @@ import attrs
 
 from cce_cli.errors import CliError
 from cce_cli.formats.suite_manifest import Member, SuiteManifest, read_manifest
+from cce_cli.render.output import display_text
 from cce_metrics import METRICS, Metric
 
 MemberValues = tuple[tuple[str, tuple[tuple[str, Mapping[str, float]], ...]], ...]
@@ -443,7 +444,7 @@ def gate_suite(spec: Any, comparison: Any, results: Sequence[MemberResult], args
         found = aggregate(results, head, item)
         return found.micro if which == "micro" else found.macro
 
-    shown = f"{head} ({which} over the suite)"
+    shown = f"{display_text(head)} ({which} over the suite)"
     check_gate_metrics(spec, comparison.overall, head_value, shown)
     refuse_uncalibrated_gate(spec, comparison.overall, args.test)
     reasons = evaluate_gate(
