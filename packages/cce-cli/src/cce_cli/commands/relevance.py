@@ -454,7 +454,10 @@ def score(args: argparse.Namespace) -> Scored:
     `--export-qrels`; the caller prints the rendering and gates."""
     metrics = _choose_metrics(args)
     fixture_set = read_fixtures(str(args.fixtures))
-    config = backend_config.config_for(args.config, str(args.fixtures))
+    # A suite's members are configured from the manifest's directory, not their own.
+    start = getattr(args, "config_start", None) or str(args.fixtures)
+    wanted = backend_config.requested(args.compare, args.backend, runs=args.run)
+    config = backend_config.config_for(args.config, start, wanted)
     if args.export_qrels is not None:
         runs.write_text(str(args.export_qrels), trec.qrels_text(fixture_set), "qrels")
     embedder: QueryEmbedder

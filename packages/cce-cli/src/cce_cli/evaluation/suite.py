@@ -357,9 +357,13 @@ def run_suite(args: argparse.Namespace) -> int:
         )
     manifest = read_manifest(str(args.fixtures))
     if args.config is None:
-        from cce_cli.evaluation.configurations import config_for
+        from cce_cli.evaluation.configurations import config_for, requested
 
-        args.config = config_for(None, manifest.path).path
+        # Read (and named on stderr) once here when a chosen backend needs it; the
+        # members then take it as given, or, when none does, read nothing either.
+        wanted = requested(args.compare, args.backend, runs=args.run)
+        args.config = config_for(None, manifest.path, wanted).path
+        args.config_start = manifest.path
     executor = getattr(args, "executor", None) or manifest.executor
     jobs = 1 if executor is not None else (args.jobs or 1)
     tasks = member_tasks(manifest, args, suite_cache_root(), executor is not None or jobs > 1)
