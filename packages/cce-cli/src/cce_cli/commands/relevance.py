@@ -43,6 +43,7 @@ from cce_cli.evaluation import corpus_checks, harness, run_checks
 from cce_cli.evaluation.corpus_paths import corpus_path
 from cce_cli.evaluation.indexes import (
     add_protection_argument,
+    add_verbose_argument,
     build_or_fail,
     capitalize,
     open_store,
@@ -234,6 +235,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     add_build_options(parser)
     add_protection_argument(parser, None)
+    add_verbose_argument(parser)
 
 
 def _store_refusal(spec: EmbedderSpec, failure: EmbedderUnavailable) -> str:
@@ -263,7 +265,7 @@ def _build_corpus(args: argparse.Namespace, display: str) -> Index:
     result = build_or_fail(display, HashEmbedder(), args=args)
     if result.walk_errors > 0:
         print(walk_error_warning(result.walk_errors), file=sys.stderr)
-    print_protection_notice(result)
+    print_protection_notice(result, getattr(args, "verbose", False))
     return result.index
 
 
