@@ -209,3 +209,23 @@ def test_plan_refuses_deltas_a_diff_cannot_hold(
     assert (status, out) == (1, "")
     assert err.startswith(f"error: {bad}: metrics.{key}.per_query[0].delta is ")
     assert fragment in err
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "fragment"),
+    [
+        ("head", "1e308", "per_query[0].head is 1e+308, which no run can give: MRR lies in"),
+        ("delta", "-2.000000", "per_query[0].delta is -2.0, which no run can give: a change in"),
+        ("base", "1_0", "per_query[0].base is not a number"),
+    ],
+)
+def test_cce_report_refuses_a_saved_diff_with_values_no_run_gives(
+    tmp_path: Path, field: str, value: str, fragment: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    document = _diff_document(tmp_path, capsys)
+    document["metrics"]["mrr"]["per_query"][0][field] = value
+    bad = _write(tmp_path / "saved.json", document)
+    status, out, err = _run(["report", str(bad), "-o", str(tmp_path / "page.html")], capsys)
+    assert (status, out) == (1, "")
+    assert err.startswith(f"error: {bad}: metrics.mrr.") and fragment in err, err
+    assert not (tmp_path / "page.html").exists()
