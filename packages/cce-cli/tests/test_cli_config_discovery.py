@@ -119,3 +119,17 @@ def test_cce_search_with_a_registered_backend_ignores_an_invalid_config(
     )
     assert (code, err) == (0, ""), err
     assert "config.py" in out
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b'[tool.other]\nx = "caf\xe9"\n', b"a = " + b"[" * 100_000 + b"]" * 100_000 + b"\n"],
+    ids=["latin-1", "deep"],
+)
+def test_an_unreadable_pyproject_in_a_parent_is_not_a_configuration(
+    workspace: Path, data: bytes, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workspace.parent / "pyproject.toml").write_bytes(data)
+    code, out, err = _run(["relevance", str(workspace / "code.jsonl"), "--backend", "x"], capsys)
+    assert (code, out) == (2, "")  # no configuration, so no backend x: never a traceback
+    assert err.startswith("error: unknown backend") or "expected one of" in err, err

@@ -82,8 +82,10 @@ def _config_in(directory: str) -> str | None:
         try:
             with open(pyproject, "rb") as handle:
                 document = tomllib.load(handle)
-        except (OSError, tomllib.TOMLDecodeError):
-            return None  # somebody else's broken pyproject is not our configuration
+        except (OSError, ValueError, RecursionError):
+            # Somebody else's broken pyproject (bad TOML, not UTF-8, nested too deeply
+            # for the parser) is not our configuration.
+            return None
         tool = document.get("tool")
         if isinstance(tool, dict) and isinstance(tool.get("cce"), dict):
             return pyproject
