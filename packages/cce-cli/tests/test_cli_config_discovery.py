@@ -133,3 +133,15 @@ def test_an_unreadable_pyproject_in_a_parent_is_not_a_configuration(
     code, out, err = _run(["relevance", str(workspace / "code.jsonl"), "--backend", "x"], capsys)
     assert (code, out) == (2, "")  # no configuration, so no backend x: never a traceback
     assert err.startswith("error: unknown backend") or "expected one of" in err, err
+
+
+def test_cce_backends_shows_configured_names_escaped(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workspace / "cce.toml").write_text(
+        '[backends."b\\u001b]0;x\\u0007m"]\nuse = "bm25"\nb = 0.4\n', encoding="utf-8"
+    )
+    code, out, err = _run(["backends", str(workspace)], capsys)
+    assert (code, err) == (0, "")
+    assert "\x1b" not in out and "\x07" not in out
+    assert "b\\u001b]0;x\\u0007m: use bm25, b=0.4\n" in out
