@@ -128,7 +128,8 @@ def test_config_errors_name_file_table_key_and_choices(
 ) -> None:
     config = workspace / "cce.toml"
     config.write_text(toml, encoding="utf-8")
-    code, out, err = cce(capsys, "relevance", str(workspace / "code.jsonl"))
+    # Asking for a configured name is what makes the discovered file read.
+    code, out, err = cce(capsys, "relevance", str(workspace / "code.jsonl"), "--backend", "x")
     assert (code, out) == (1, "")
     assert err.startswith(f"error: {config}") and message in err, err
 
@@ -152,7 +153,7 @@ def test_a_config_file_that_cannot_be_read_as_toml_is_an_error(
 ) -> None:
     config = workspace / "cce.toml"
     config.write_bytes(data)
-    code, out, err = cce(capsys, "relevance", str(workspace / "code.jsonl"))
+    code, out, err = cce(capsys, "relevance", str(workspace / "code.jsonl"), "--backend", "x")
     assert (code, out, err) == (1, "", f"error: {config}{message}\n")
 
 

@@ -314,7 +314,8 @@ def test_an_unchanged_reindex_with_a_store_record_builds_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = small_repo(tmp_path / "repo")
-    # Strict protection would redact this; the notice must be the same either way.
+    # Strict protection would redact this; under --verbose the reused build repeats the
+    # notice the first build printed, files named (the cache kept it), and is silent else.
     Path(root, "deploy.sh").write_text('export DB_PASSWORD="hunter2-hunter2"\n')
     store = Path(root, ".cce", "index.json")
     first = run_cce(["index", root], capsys)
@@ -322,13 +323,15 @@ def test_an_unchanged_reindex_with_a_store_record_builds_nothing(
     status = store.stat()
     Path(root, ".cce", "fingerprint.json").unlink()  # written again, to the same bytes
     forbid_building(monkeypatch)
-    again = run_cce(["index", root], capsys)
+    again = run_cce(["index", root, "--verbose"], capsys)
     assert (again[0], without_elapsed(again[1]), again[2]) == (
         first[0],
         without_elapsed(first[1]),
         first[2],
     )
-    assert "strict would also redact 1 secret(s)" in again[2]
+    assert "strict would also redact 1 secret(s)" in again[2] and "(in deploy.sh)" in again[2]
+    quiet = run_cce(["index", root], capsys)
+    assert quiet[2] == "" and without_elapsed(quiet[1]) == without_elapsed(first[1])
     assert side_files(root) == written
     after = store.stat()
     assert (after.st_ino, after.st_mtime_ns) == (status.st_ino, status.st_mtime_ns)

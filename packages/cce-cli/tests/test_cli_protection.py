@@ -12,8 +12,8 @@ from cce_cli.main import main
 
 NOTICE = (
     "warning: --protection strict would also redact 1 secret(s) and skip 1 credential "
-    "file(s) that the default protection kept; re-run with --protection strict to leave "
-    "them out\n"
+    "file(s) that the default protection kept (in .envrc, deploy.sh); re-run with "
+    "--protection strict to leave them out\n"
 )
 
 
@@ -148,3 +148,33 @@ def test_check_builds_with_strict_protection(
         capsys, ["check", str(fixture), "--store", str(store), "--protection", "strict"]
     )
     assert code == 2 and "--protection applies when check builds" in err
+
+
+def test_the_notice_names_the_files_and_is_printed_once_per_corpus(
+    capsys: pytest.CaptureFixture[str], repo: Path, tmp_path: Path
+) -> None:
+    fixtures = str(_fixtures(tmp_path / "f.jsonl"))
+    argv = ["relevance", fixtures, "--dir", str(repo), "--json"]
+    code, first, err = run(capsys, argv)
+    assert (code, err) == (0, NOTICE)
+    # The same corpus again: the build cache remembers the notice; the report is the same.
+    assert run(capsys, argv) == (0, first, "")
+    assert run(capsys, ["index", str(repo), "--no-metrics"])[2] == ""  # same files, same cache
+    assert run(capsys, [*argv, "--verbose"]) == (0, first, NOTICE)
+    # A secret file edited: the corpus changed, so the notice is shown again.
+    (repo / "deploy.sh").write_text('export DB_PASSWORD="hunter3-hunter3"\ndeploy\n')
+    code, _, err = run(capsys, argv)
+    assert (code, err) == (0, NOTICE)
+    assert run(capsys, argv)[2] == ""
+
+
+def test_the_notice_names_five_files_then_counts_the_rest(
+    capsys: pytest.CaptureFixture[str], repo: Path
+) -> None:
+    for number in range(6):
+        (repo / f"s{number}.sh").write_text(f'export API_PASSWORD="hunter2-{number}xyz"\n')
+    code, _, err = run(capsys, ["index", str(repo), "--no-metrics", "--no-cache"])
+    assert code == 0
+    assert "kept (in .envrc, deploy.sh, s0.sh, s1.sh, s2.sh and 3 more); re-run" in err
+    # Without a cache nothing can be remembered: the notice is printed every time.
+    assert run(capsys, ["index", str(repo), "--no-metrics", "--no-cache"])[2] == err

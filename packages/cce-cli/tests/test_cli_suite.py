@@ -580,3 +580,21 @@ def test_pool_apply_ends_a_member_anchor_at_its_file_last_line(
     assert code == 0, err
     case = json.loads((out / "m.jsonl").read_text(encoding="utf-8").splitlines()[1])
     assert case["expected"] == ["src/other.ts", "src/shallow.ts@1-2"]
+
+
+def test_a_suite_reads_a_discovered_config_only_for_configured_backends(
+    suite: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cce_cli.evaluation import configurations
+
+    monkeypatch.setattr(configurations, "_ANNOUNCED", set(), raising=False)
+    config = suite.parent / "cce.toml"
+    config.write_text("[backends.x\n", encoding="utf-8")
+    (suite.parent / "fixtures" / "cce.toml").write_text("nonsense = [\n", encoding="utf-8")
+    code, _, err = cce(capsys, "relevance", str(suite), "--json", "--compare", "bm25,hybrid")
+    assert (code, err) == (0, "")
+    config.write_text('[backends.bm25-b04]\nuse = "bm25"\nb = 0.4\n', encoding="utf-8")
+    code, out, err = cce(capsys, "relevance", str(suite), "--json", "--compare", "bm25,bm25-b04")
+    assert code == 0, err
+    assert err == f"note: backend configurations from {config}\n"  # once for three members
+    assert json.loads(out)["compare"]["head"]["backend"] == "bm25-b04"

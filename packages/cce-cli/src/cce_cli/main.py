@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 from cce_cli.entry import count_interrupts, interrupts_received
 from cce_cli.errors import CliError
-from cce_cli.render.output import stdout_error
+from cce_cli.render.output import stdout_error, visible_controls
 
 Run = Callable[[argparse.Namespace], int]
 
@@ -120,11 +120,11 @@ def build_parser(
 def _report(message: str) -> None:
     """`message` on stderr, if there is a stderr to write to.
 
-    An undecodable byte of a path in the message is shown as `\\xNN`.
+    An undecodable byte of a path in the message is shown as `\\xNN`, and any other
+    control character that came from an input as `\\uNNNN` (line breaks stay: some
+    messages list one problem a line).
     """
-    message = "".join(
-        f"\\x{ord(char) - 0xDC00:02x}" if "\udc80" <= char <= "\udcff" else char for char in message
-    )
+    message = visible_controls(message, keep="\n")
     if sys.stderr is not None:
         with contextlib.suppress(OSError, ValueError):
             print(message, file=sys.stderr)

@@ -39,6 +39,7 @@ __all__ = [
     "METRICS",
     "TOKEN",
     "TOKEN_METRICS",
+    "UNIT_INTERVAL",
     "Judgment",
     "Metric",
     "MetricRegistry",
@@ -52,6 +53,9 @@ CHUNK: Final = "chunk"
 
 TOKEN: Final = "token"
 """Group of the token span metrics (averaged over the queries with a ranged anchor)."""
+
+UNIT_INTERVAL: Final = (0.0, 1.0)
+"""The bounds of a metric that is a fraction: a share, a rate or a normalised gain."""
 
 
 def _gains_converter(values: Iterable[float]) -> tuple[float, ...]:
@@ -167,7 +171,11 @@ class Metric:
       metric that `evaluate` does not offer (the token metrics);
     - `aliases`: the other spellings `evaluate` accepts for it (trec_eval's,
       ir_measures', ranx's), matched case-insensitively like `name`;
-    - `needs_cutoff`: `evaluate` refuses the metric without `@k`.
+    - `needs_cutoff`: `evaluate` refuses the metric without `@k`;
+    - `bounds`: the least and greatest value one query can score, or None when the
+      metric has no bounds (a count, a length). Every metric registered here is a
+      fraction in [0, 1]; `cce diff` and `cce plan` refuse a saved score outside a
+      metric's bounds, since no scorer could have produced it.
     """
 
     name: str
@@ -183,6 +191,7 @@ class Metric:
     ranking_score: Callable[[RelevantRanks, int | None], float] | None = None
     aliases: tuple[str, ...] = ()
     needs_cutoff: bool = False
+    bounds: tuple[float, float] | None = UNIT_INTERVAL
 
     def spellings(self) -> frozenset[str]:
         """The lower-cased names `evaluate` accepts for this metric (empty if it is not offered)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 
 from cce_cli.evaluation import configurations as backend_config
-from cce_cli.render.output import write_stdout
+from cce_cli.render.output import display_text, visible_controls, write_stdout
 from cce_retrieval import Param, backend_names, backend_spec
 
 __all__ = ["configure", "run"]
@@ -38,7 +38,7 @@ def listing(config: backend_config.BackendConfig) -> str:
             )
     if config.backends:
         lines.append("")
-        lines.append(f"configured in {config.path}:")
+        lines.append(f"configured in {display_text(config.path or '')}:")
         for name, named in config.backends.items():
             if named.unavailable is not None:
                 lines.append(f"{name}: use {named.use}, unavailable: {named.unavailable}")
@@ -49,7 +49,8 @@ def listing(config: backend_config.BackendConfig) -> str:
                 if key != "use"
             )
             lines.append(f"{name}: use {named.use}" + (f", {changes}" if changes else ""))
-    return "".join(line + "\n" for line in lines)
+    # Plugins and cce.toml supply names, kinds and help text: none reaches the terminal raw.
+    return "".join(visible_controls(line) + "\n" for line in lines)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -28,9 +28,9 @@ from cce_cli.commands.build_options import add_build_options
 from cce_cli.errors import CliError
 from cce_cli.evaluation.anchor_check import CorpusFacts, Problem, fixture_problems
 from cce_cli.evaluation.corpus_checks import stale_store_message, store_corpus_root
-from cce_cli.evaluation.corpus_paths import corpus_path
+from cce_cli.evaluation.corpus_paths import corpus_path, unusable_corpus
 from cce_cli.evaluation.indexes import add_protection_argument, build_or_fail
-from cce_cli.render.output import write_stdout
+from cce_cli.render.output import display_text, write_stdout
 from cce_fixtures import (
     FixtureSet,
     decode_fixture_bytes,
@@ -95,6 +95,9 @@ class _Corpora:
                 "error",
                 'no corpus: pass --dir <corpus> or declare "corpus" in the fixture header',
             )
+        unusable = unusable_corpus(fixture_set.corpus)
+        if unusable is not None:
+            return Problem(file, 1, "error", unusable)
         return self._cached(corpus_path(file, fixture_set.corpus), file, 1, self._build)
 
     def _cached(
@@ -115,10 +118,13 @@ class _Corpora:
 
     def _build(self, directory: str) -> CorpusFacts | Problem:
         if not os.path.isdir(directory):
-            return Problem("", None, "error", f"corpus {directory} is not a directory")
+            return Problem(
+                "", None, "error", f"corpus {display_text(directory)} is not a directory"
+            )
         index = build_or_fail(directory, HashEmbedder(), args=self.args).index
         if not index.chunks:
-            return Problem("", None, "error", f"corpus {directory} resolves to no indexable files")
+            shown = display_text(directory)
+            return Problem("", None, "error", f"corpus {shown} resolves to no indexable files")
         return CorpusFacts.of(index, directory)
 
     def _load_store(self, store: str) -> CorpusFacts | Problem:

@@ -17,6 +17,7 @@ from cce_cli.commands.build_options import add_build_options
 from cce_cli.errors import CliError
 from cce_cli.evaluation.indexes import (
     add_protection_argument,
+    add_verbose_argument,
     build_or_fail,
     print_protection_notice,
 )
@@ -40,6 +41,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     add_build_options(parser)
     add_protection_argument(parser, DEFAULT_PROTECTION)
+    add_verbose_argument(parser)
 
 
 def _write_output(path: str, data: bytes) -> None:
@@ -71,5 +73,5 @@ def run(args: argparse.Namespace) -> int:
     except OSError as err:
         raise CliError(f"could not write {output}: {describe_os_error(err)}") from err
     write_stdout(f"wrote {display_text(output)}\n")
-    print_protection_notice(result)
+    print_protection_notice(result, getattr(args, "verbose", False))
     return 0

@@ -32,7 +32,7 @@ from cce_cli.compare.gate import (
 from cce_cli.errors import CliError
 from cce_cli.evaluation.provenance import differing_fixtures
 from cce_cli.render.diff import DIFF_RENDERERS, render_diff_markdown
-from cce_cli.render.output import write_stdout
+from cce_cli.render.output import display_text, write_stdout
 from cce_stats import paired_test_names
 
 __all__ = ["append_step_summary", "check_fixtures_alike", "configure", "report_gate", "run"]
@@ -150,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
         report = attrs.evolve(report, evidence=evidence, queries=queries)
     refuse_uncalibrated_gate(spec, report.overall, args.test)
     if spec.active:
-        head_name = f"{head_backend.name} ({head.path})"
+        head_name = f"{display_text(head_backend.name)} ({display_text(head.path)})"
         check_gate_metrics(spec, report.overall, head_backend.aggregate, head_name)
         reasons = evaluate_gate(
             spec,

@@ -21,6 +21,7 @@ from cce_cli.commands.build_options import add_build_options
 from cce_cli.errors import CliError
 from cce_cli.evaluation.indexes import (
     add_protection_argument,
+    add_verbose_argument,
     embedder_failure,
     persist_or_fail,
     print_protection_notice,
@@ -70,6 +71,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     add_build_options(parser)
     add_protection_argument(parser, DEFAULT_PROTECTION)
+    add_verbose_argument(parser)
 
 
 def select_embedder(name: str, model: str | None = None) -> Embedder:
@@ -168,7 +170,7 @@ def _report(
     write_stdout(summary_lines(directory, store_path, result, time.perf_counter() - started))
     if result.walk_errors > 0:
         print(walk_error_warning(result.walk_errors), file=sys.stderr)
-    print_protection_notice(result)
+    print_protection_notice(result, getattr(args, "verbose", False))
     return 0
 
 

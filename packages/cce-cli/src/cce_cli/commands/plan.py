@@ -27,9 +27,9 @@ import attrs
 from cce_cli.compare import pairing as diff_model
 from cce_cli.errors import CliError
 from cce_cli.formats import json_text
-from cce_cli.render.output import write_stdout
+from cce_cli.render.output import display_text, write_stdout
 from cce_cli.render.relevance import REPORT_SCHEMA
-from cce_metrics import METRICS, TOKEN_METRICS
+from cce_metrics import METRICS, TOKEN_METRICS, Metric
 from cce_retrieval import format6, format6_signed
 from cce_stats import (
     MAX_SAMPLE_SIZE,
@@ -85,13 +85,28 @@ class Plan:
     metrics: tuple[MetricPlan, ...]
 
 
-def _positive(text: str) -> float:
+SMALLEST_DELTA: Final = 1e-6
+"""The least `--delta`: reports carry scores to 6 decimals, so a smaller mean change
+cannot show in them (and the queries it would need overflow the arithmetic)."""
+
+
+_LARGEST_UNKNOWN_DELTA: Final = 1e12
+"""The bound on a delta of a metric this build does not know (so has no bounds for):
+`format6` shows at most about 9.2e12, and past it the plan would print nonsense."""
+
+
+def _delta(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
         value = math.nan
     if not (math.isfinite(value) and value > 0.0):
         raise argparse.ArgumentTypeError(f"must be a number > 0 (e.g. 0.05), got {text!r}")
+    if value < SMALLEST_DELTA:
+        raise argparse.ArgumentTypeError(
+            f"must be at least {SMALLEST_DELTA:g}, got {text!r}: reports carry scores to 6 "
+            "decimals, so a smaller mean change cannot be seen in them"
+        )
     return value
 
 
@@ -119,7 +134,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--delta",
-        type=_positive,
+        type=_delta,
         default=0.05,
         help="the mean delta to detect, in metric units (default: 0.05)",
     )
@@ -162,6 +177,26 @@ def _plan_metric(
     return MetricPlan(key, label, n, mean, sd, needed, exceeds, detectable, sd_ci95, needed_range)
 
 
+def _guarded_plan(
+    path: str,
+    key: str,
+    label: str,
+    deltas: Sequence[float],
+    delta: float,
+    alpha: float,
+    power: float,
+) -> MetricPlan:
+    """`_plan_metric`, with deltas too large for floating point (a metric this build
+    does not know has no bounds to refuse them by) an error naming the file."""
+    try:
+        return _plan_metric(key, label, deltas, delta, alpha, power)
+    except (ArithmeticError, ValueError) as error:
+        raise CliError(
+            f"{path}: the deltas of {key} are too large to plan with ({error}); "
+            "regenerate the document with `cce diff --format json`"
+        ) from None
+
+
 def _needed_or_none(sd: float, delta: float, alpha: float, power: float) -> int | None:
     try:
         return required_sample_size(sd, delta, alpha, power)
@@ -173,15 +208,22 @@ def _split_compare(value: str) -> tuple[str, str]:
     parts = [part.strip() for part in value.split(",")]
     if len(parts) != 2 or not all(parts):
         raise CliError(f"--compare needs two names, A,B (e.g. bm25,hybrid), got {value!r}", 2)
+    if parts[0] == parts[1]:
+        raise CliError(
+            f"--compare requires exactly two distinct backends, got {value!r}: a backend "
+            "paired with itself has no deltas to plan from",
+            2,
+        )
     return parts[0], parts[1]
 
 
 def _from_report(
     text: str, path: str, compare: str | None
 ) -> tuple[str, str, int, list[tuple[str, str, list[float]]]]:
+    pair = None if compare is None else _split_compare(compare)
     report = diff_model.parse_report(text, path)
-    if compare is not None:
-        name_a, name_b = _split_compare(compare)
+    if pair is not None:
+        name_a, name_b = pair
     elif len(report.backends) == 2:
         name_a, name_b = report.backend_names()
     else:
@@ -221,19 +263,21 @@ def _diff_field(path: str, where: str, value: object) -> Mapping[str, Any]:
     return value
 
 
-def _diff_delta(path: str, where: str, value: object) -> float:
-    number = math.nan
-    if isinstance(value, str):
-        try:
-            number = float(value)
-        except ValueError:
-            number = math.nan
-    elif isinstance(value, int | float) and not isinstance(value, bool):
-        number = float(value)
+def _diff_delta(path: str, where: str, value: object, item: Metric | None) -> float:
+    number = diff_model.decimal_number(value)
     if not math.isfinite(number):
         raise CliError(
             f"{path}: {where} is {json.dumps(value)}, not a delta; "
             'deltas are decimal strings such as "+0.500000"'
+        )
+    bounds = diff_model.outside_bounds(item, number, spread=True)
+    if bounds is None and item is None and abs(number) >= _LARGEST_UNKNOWN_DELTA:
+        bounds = "cce's 6-decimal numbers show less than 1e12"
+    if bounds is not None:
+        raise CliError(
+            f"{path}: {where} is {json.dumps(value)}, which no two runs can differ by: "
+            f"{bounds}; the document was damaged or written by hand, so regenerate it "
+            "with `cce diff --format json`"
         )
     return number
 
@@ -244,7 +288,8 @@ def _from_diff(
     base = _diff_field(path, "base", document.get("base"))
     head = _diff_field(path, "head", document.get("head"))
     metrics = _diff_field(path, "metrics", document.get("metrics"))
-    known = [item.key for item in (*METRICS, *TOKEN_METRICS)]
+    registered = {item.key: item for item in (*METRICS, *TOKEN_METRICS)}
+    known = list(registered)
     # Registry order first, then any metric this build does not know, by key.
     keys = [key for key in known if key in metrics] + sorted(set(metrics) - set(known))
     rows: list[tuple[str, str, list[float]]] = []
@@ -260,6 +305,7 @@ def _from_diff(
                 path,
                 f"{where}.per_query[{i}].delta",
                 _diff_field(path, f"{where}.per_query[{i}]", row).get("delta"),
+                registered.get(key),
             )
             for i, row in enumerate(per_query)
         ]
@@ -295,7 +341,7 @@ def make_plan(
     if paired == 0 and not any(deltas for _, _, deltas in rows):
         raise CliError(f"{path}: no case is in both {base} and {head}; a plan needs paired queries")
     plans = tuple(
-        _plan_metric(key, label, deltas, delta, alpha, power) for key, label, deltas in rows
+        _guarded_plan(path, key, label, deltas, delta, alpha, power) for key, label, deltas in rows
     )
     return Plan(path, str(schema), base, head, paired, delta, alpha, power, plans)
 
@@ -319,7 +365,8 @@ def _range_text(item: MetricPlan) -> str | None:
 def render_plan_text(plan: Plan) -> str:
     """The human table: one row per metric and its sd's range, then what the columns mean."""
     lines = [
-        f"sample-size plan: {plan.head} against {plan.base} ({plan.path}), "
+        f"sample-size plan: {display_text(plan.head)} against {display_text(plan.base)} "
+        f"({display_text(plan.path)}), "
         f"{plan.paired} paired quer{'y' if plan.paired == 1 else 'ies'}",
         f"  two-sided paired t-test at alpha {plan.alpha:g}, power {plan.power:g},"
         f" to detect a mean delta of {plan.delta:g}",
@@ -330,7 +377,8 @@ def render_plan_text(plan: Plan) -> str:
         sd = "n/a" if item.sd is None else format6(item.sd)
         detectable = "n/a" if item.detectable is None else format6(item.detectable)
         lines.append(
-            f"  {item.label:<12}{item.n:>6}{format6_signed(item.mean_delta):>14}{sd:>12}"
+            f"  {display_text(item.label):<12}{item.n:>6}"
+            f"{format6_signed(item.mean_delta):>14}{sd:>12}"
             f"{_needed_text(item):>16}{detectable:>16}"
         )
         range_line = _range_text(item)

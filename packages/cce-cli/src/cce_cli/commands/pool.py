@@ -229,7 +229,8 @@ def _pool_suite(args: argparse.Namespace) -> list[str]:
     from cce_cli.evaluation.suite import suite_cache_root
 
     manifest = read_manifest(str(args.fixtures))
-    config = args.config or backend_config.config_for(None, manifest.path).path
+    wanted = backend_config.requested(args.backends, runs=args.run)
+    config = args.config or backend_config.config_for(None, manifest.path, wanted).path
     cache = suite_cache_root()
     lines: list[str] = []
     for member in manifest.members:
@@ -237,6 +238,7 @@ def _pool_suite(args: argparse.Namespace) -> list[str]:
         member_args.fixtures = member.fixtures
         member_args.dir = member_corpus(member, cache)
         member_args.config = config
+        member_args.config_start = manifest.path
         lines += _pool_lines(member_args, f"{member.name}/")
     return lines
 
@@ -244,7 +246,9 @@ def _pool_suite(args: argparse.Namespace) -> list[str]:
 def _pool_lines(args: argparse.Namespace, id_prefix: str = "") -> list[str]:
     """One fixture set's judging lines (case ids behind `id_prefix`)."""
     fixture_set, _, _ = _parse(str(args.fixtures))
-    config = backend_config.config_for(args.config, str(args.fixtures))
+    start = getattr(args, "config_start", None) or str(args.fixtures)
+    wanted = backend_config.requested(args.backends, runs=args.run)
+    config = backend_config.config_for(args.config, start, wanted)
     external: dict[str, runs.ExternalRun] = {}
     for option in args.run:
         name, path, selected = runs.parse_run_option(str(option))

@@ -43,6 +43,7 @@ from cce_cli.evaluation import corpus_checks, harness, run_checks
 from cce_cli.evaluation.corpus_paths import corpus_path
 from cce_cli.evaluation.indexes import (
     add_protection_argument,
+    add_verbose_argument,
     build_or_fail,
     capitalize,
     open_store,
@@ -234,6 +235,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     add_build_options(parser)
     add_protection_argument(parser, None)
+    add_verbose_argument(parser)
 
 
 def _store_refusal(spec: EmbedderSpec, failure: EmbedderUnavailable) -> str:
@@ -255,7 +257,7 @@ def fixture_corpus(args: argparse.Namespace, fixture_set: FixtureSet) -> str:
     else:
         raise CliError('no corpus: pass --dir <corpus> or declare "corpus" in the fixture header')
     if not os.path.isdir(display):
-        raise CliError(f"corpus {display} is not a directory")
+        raise CliError(f"corpus {display_text(display)} is not a directory")
     return display
 
 
@@ -263,7 +265,7 @@ def _build_corpus(args: argparse.Namespace, display: str) -> Index:
     result = build_or_fail(display, HashEmbedder(), args=args)
     if result.walk_errors > 0:
         print(walk_error_warning(result.walk_errors), file=sys.stderr)
-    print_protection_notice(result)
+    print_protection_notice(result, getattr(args, "verbose", False))
     return result.index
 
 
@@ -454,7 +456,10 @@ def score(args: argparse.Namespace) -> Scored:
     `--export-qrels`; the caller prints the rendering and gates."""
     metrics = _choose_metrics(args)
     fixture_set = read_fixtures(str(args.fixtures))
-    config = backend_config.config_for(args.config, str(args.fixtures))
+    # A suite's members are configured from the manifest's directory, not their own.
+    start = getattr(args, "config_start", None) or str(args.fixtures)
+    wanted = backend_config.requested(args.compare, args.backend, runs=args.run)
+    config = backend_config.config_for(args.config, start, wanted)
     if args.export_qrels is not None:
         runs.write_text(str(args.export_qrels), trec.qrels_text(fixture_set), "qrels")
     embedder: QueryEmbedder

@@ -200,7 +200,8 @@ def _search_backend(
     from cce_cli.evaluation import configurations as backend_config
     from cce_retrieval import BackendConfigError, Query, backend_spec
 
-    config = backend_config.config_for(args.config, os.getcwd())
+    wanted = backend_config.requested(str(args.backend))
+    config = backend_config.config_for(args.config, os.getcwd(), wanted)
     name = backend_config.choose(str(args.backend), config)
     if len(name) != 1:
         raise CliError("--backend takes exactly one backend name")

@@ -33,6 +33,7 @@ import attrs
 
 from cce_cli.compare.pairing import DiffGroup
 from cce_cli.errors import CliError
+from cce_cli.render.output import display_text
 from cce_metrics import METRICS, TOKEN_METRICS, Metric, metric
 from cce_retrieval import format6, format6_signed
 from cce_stats import BOOTSTRAP_CALIBRATED_N, CORRECTIONS
@@ -49,6 +50,7 @@ __all__ = [
     "gate_metric",
     "gate_spec",
     "minimum",
+    "number_text",
     "refuse_uncalibrated_gate",
 ]
 
@@ -302,7 +304,8 @@ def check_gate_metrics(
     for item, floor in spec.minimums:
         if head_aggregate(item) is None:
             raise CliError(
-                f"--min {item.name}={floor:g}: {head} has no {item.label}; {_how_to_add(item)}",
+                f"--min {item.name}={number_text(floor)}: {head} has no {item.label}; "
+                f"{_how_to_add(item)}",
                 exit_code=2,
             )
     if not spec.fail_on_query_regression or spec.regression_metrics is None:
@@ -317,8 +320,16 @@ def check_gate_metrics(
             )
 
 
+def number_text(value: float) -> str:
+    """A flag's number as a message shows it: the short `%g` form when that reads back
+    as the same number, else the shortest text that does (`1.0000001`, never `1`), so a
+    floor or level is never printed as a value it is not."""
+    short = f"{value:g}"
+    return short if float(short) == value else repr(value)
+
+
 def _alpha_text(alpha: float) -> str:
-    return f"{alpha:g}"
+    return number_text(alpha)
 
 
 def refuse_uncalibrated_gate(spec: GateSpec, group: DiffGroup, test: str) -> None:
@@ -376,13 +387,13 @@ def evaluate_gate(
             for row in item.rows:
                 if item.worse(row) and abs(row.delta) > allowed:
                     reasons.append(
-                        f"query {row.id} got worse on {item.metric.label}: "
+                        f"query {display_text(row.id)} got worse on {item.metric.label}: "
                         f"{format6(row.base)} -> {format6(row.head)} "
                         f"({format6_signed(row.delta)})"
                     )
     for floored, floor in spec.minimums:
         value = head_aggregate(floored)
-        flag = f"--min {floored.name}={floor:g}"
+        flag = f"--min {floored.name}={number_text(floor)}"
         if value is None:
             reasons.append(f"{head} has no {floored.label} to hold to {flag}")
         elif value < floor:

@@ -32,6 +32,7 @@ from cce_cli.compare.pairing import (
 )
 from cce_cli.evaluation.harness import BackendReport
 from cce_cli.render.diff import render_diff_markdown
+from cce_cli.render.output import display_text
 from cce_metrics import METRICS, Metric
 
 __all__ = ["compare_gate", "step_summary"]
@@ -61,13 +62,13 @@ def compare_gate(
             return None
         return head_aggregate(head, item)
 
-    check_gate_metrics(spec, group, aggregate, head.backend)
+    check_gate_metrics(spec, group, aggregate, display_text(head.backend))
     refuse_uncalibrated_gate(spec, group, args.test)
     return evaluate_gate(
         spec,
         group,
         aggregate,
-        head=head.backend,
+        head=display_text(head.backend),
         correction=args.correction,
         alpha=args.alpha,
     )

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -47,10 +48,12 @@ __all__ = [
     "SavedCase",
     "SavedReport",
     "backend_values",
+    "decimal_number",
     "diff_backend_reports",
     "diff_reports",
     "head_aggregate",
     "load_report",
+    "outside_bounds",
     "parse_report",
     "select_backends",
 ]
@@ -117,25 +120,66 @@ class SavedReport:
         )
 
 
-def _score(path: str, where: str, value: object) -> float:
-    """A score cell: a JSON number or a decimal string such as "0.500000"."""
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+"""A number written out in ASCII digits, as JSON and cce's own reports write one.
+Python's `float` also reads `1_0` (as 10), padding spaces and other scripts' digits."""
+
+_ROUNDING = 1e-9
+"""How far past its bounds a full-precision score may stray by floating-point rounding
+(nDCG's ratio of sums can come out at 1.0000000000000002)."""
+
+
+def decimal_number(value: object) -> float:
+    """A JSON number or a decimal string (`"0.500000"`, `"+0.25"`) as a float; NaN for
+    anything else (a bool, `"1_0"`, `" 1"`, `"inf"`), so callers refuse one test."""
     if isinstance(value, bool):
-        number = math.nan
-    elif isinstance(value, int | float):
-        number = float(value)
-    elif isinstance(value, str):
+        return math.nan
+    if isinstance(value, int | float):
         try:
-            number = float(value)
-        except ValueError:
-            number = math.nan
-    else:
-        number = math.nan
+            return float(value)
+        except OverflowError:
+            return math.nan  # an integer of hundreds of digits
+    if isinstance(value, str) and _DECIMAL.fullmatch(value):
+        return float(value)
+    return math.nan
+
+
+def outside_bounds(item: Metric | None, value: float, *, spread: bool = False) -> str | None:
+    """Why `value` cannot be `item`'s (a score, or with `spread` a difference of two
+    scores), or None when it can or the metric has no bounds."""
+    if item is None or item.bounds is None:
+        return None
+    low, high = item.bounds
+    if spread:
+        low, high = low - high, high - low
+    if low - _ROUNDING <= value <= high + _ROUNDING:
+        return None
+    what = f"a change in {item.label}" if spread else f"{item.label}"
+    return f"{what} lies in [{low:g}, {high:g}]"
+
+
+def _score(path: str, where: str, value: object, item: Metric | None = None) -> float:
+    """A score cell: a JSON number or a decimal string such as "0.500000", within the
+    bounds of its metric."""
+    number = decimal_number(value)
     if not math.isfinite(number):
         raise CliError(
             f"{path}: {where} is {json.dumps(value)}, not a score; "
             'scores are numbers or decimal strings such as "0.500000"'
         )
+    bounds = outside_bounds(item, number)
+    if bounds is not None:
+        raise CliError(
+            f"{path}: {where} is {json.dumps(value)}, which no run can score: {bounds}; "
+            "the report was damaged or written by hand, so correct or regenerate it"
+        )
     return number
+
+
+def _known(key: str) -> Metric | None:
+    """The registered metric whose report key is `key`, if any."""
+    every: tuple[Metric, ...] = (*METRICS, *TOKEN_METRICS)
+    return next((item for item in every if item.key == key), None)
 
 
 def _object(path: str, where: str, value: object) -> Mapping[str, Any]:
@@ -148,14 +192,14 @@ def _scores(path: str, where: str, body: Mapping[str, Any]) -> dict[str, float]:
     values: dict[str, float] = {}
     for item in METRICS:
         if item.key in body:
-            values[item.key] = _score(path, f"{where}.{item.key}", body[item.key])
+            values[item.key] = _score(path, f"{where}.{item.key}", body[item.key], item)
     tokens = body.get("tokens")
     if tokens is not None:
         tokens = _object(path, f"{where}.tokens", tokens)
         for item in TOKEN_METRICS:
             if item.report_key in tokens:
                 where_token = f"{where}.tokens.{item.report_key}"
-                values[item.key] = _score(path, where_token, tokens[item.report_key])
+                values[item.key] = _score(path, where_token, tokens[item.report_key], item)
     return values
 
 
@@ -200,6 +244,20 @@ def _backend(path: str, where: str, entry: object) -> SavedBackend:
     )
 
 
+def _refuse_duplicate_backends(path: str, where: str, backends: Sequence[SavedBackend]) -> None:
+    """Two entries of one report with the same backend name: choosing by name would
+    silently take the first and hide the other's scores."""
+    seen: dict[str, int] = {}
+    for index, backend in enumerate(backends):
+        if backend.name in seen:
+            raise CliError(
+                f"{path}: {where}[{seen[backend.name]}] and {where}[{index}] are both backend "
+                f"{json.dumps(backend.name, ensure_ascii=False)}; a report names each backend "
+                "once, so keep one entry (or rename one) and compare again"
+            )
+        seen[backend.name] = index
+
+
 def parse_report(text: str, path: str, aggregate: str = "macro") -> SavedReport:
     """Parse a v2 report, or a suite report flattened into one (`_parse_suite`); every
     problem is a CliError naming the file and the field."""
@@ -221,6 +279,7 @@ def parse_report(text: str, path: str, aggregate: str = "macro") -> SavedReport:
     if not isinstance(entries, list):
         raise CliError(f'{path}: no "backends" list; {_FIX}')
     backends = tuple(_backend(path, f"backends[{i}]", entry) for i, entry in enumerate(entries))
+    _refuse_duplicate_backends(path, "backends", backends)
     corpus = body.get("corpus")
     embedder = body.get("embedder")
     provenance = body.get("provenance")
@@ -259,8 +318,12 @@ def _parse_suite(body: Mapping[str, Any], path: str, aggregate: str) -> SavedRep
         backends = report.get("backends")
         if not isinstance(backends, list):
             raise CliError(f'{path}: members[{i}].report has no "backends" list; {_FIX}')
-        for j, raw in enumerate(backends):
-            backend = _backend(path, f"members[{i}].report.backends[{j}]", raw)
+        parsed = tuple(
+            _backend(path, f"members[{i}].report.backends[{j}]", raw)
+            for j, raw in enumerate(backends)
+        )
+        _refuse_duplicate_backends(path, f"members[{i}].report.backends", parsed)
+        for backend in parsed:
             cases.setdefault(backend.name, []).extend(
                 attrs.evolve(case, id=f"{name}/{case.id}") for case in backend.cases
             )
@@ -273,7 +336,9 @@ def _parse_suite(body: Mapping[str, Any], path: str, aggregate: str) -> SavedRep
         if isinstance(overall, Mapping):
             for key, cell in overall.items():
                 if isinstance(cell, Mapping) and cell.get(aggregate) is not None:
-                    chosen[key] = _score(path, f"aggregates.{name}.overall.{key}", cell[aggregate])
+                    chosen[key] = _score(
+                        path, f"aggregates.{name}.overall.{key}", cell[aggregate], _known(key)
+                    )
         flattened.append(SavedBackend(name, tuple(rows), chosen))
     return SavedReport(path, None, None, tuple(flattened), members=tuple(names))
 

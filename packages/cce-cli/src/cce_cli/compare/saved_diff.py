@@ -20,6 +20,8 @@ from cce_cli.compare.pairing import (
     DiffSide,
     MetricDiff,
     QueryDelta,
+    decimal_number,
+    outside_bounds,
 )
 from cce_cli.errors import CliError
 from cce_metrics import METRICS, TOKEN_METRICS, Metric
@@ -31,12 +33,20 @@ __all__ = ["diff_from_document"]
 def _number(path: str, where: str, value: Any) -> float | None:
     if value is None:
         return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        number = math.nan
-    if isinstance(value, bool) or not math.isfinite(number):
+    number = decimal_number(value)  # "1_0" is not 10 here either
+    if not math.isfinite(number):
         raise CliError(f"{path}: {where} is not a number; expected a {DIFF_SCHEMA} document")
+    return number
+
+
+def _bounded(path: str, where: str, value: Any, item: Metric, spread: bool = False) -> float:
+    number = _required(path, where, value)
+    bounds = outside_bounds(item, number, spread=spread)
+    if bounds is not None:
+        raise CliError(
+            f"{path}: {where} is {number!r}, which no run can give: {bounds}; "
+            "the document was damaged or written by hand, so regenerate it with `cce diff`"
+        )
     return number
 
 
@@ -73,9 +83,10 @@ def _group(path: str, where: str, tag: str | None, body: Any, test: str) -> Diff
         for index, row in enumerate(entry.get("per_query") or []):
             if not isinstance(row, Mapping) or not isinstance(row.get("id"), str):
                 raise CliError(f"{path}: {here}.per_query[{index}] needs a string id")
-            base = _required(path, f"{here}.per_query[{index}].base", row.get("base"))
-            head = _required(path, f"{here}.per_query[{index}].head", row.get("head"))
-            delta = _required(path, f"{here}.per_query[{index}].delta", row.get("delta"))
+            at = f"{here}.per_query[{index}]"
+            base = _bounded(path, f"{at}.base", row.get("base"), item)
+            head = _bounded(path, f"{at}.head", row.get("head"), item)
+            delta = _bounded(path, f"{at}.delta", row.get("delta"), item, spread=True)
             rows.append(QueryDelta(row["id"], base, head, delta))
         for row in rows:
             if row.id not in case_ids:

@@ -25,6 +25,7 @@ from typing import Final, Literal
 
 import attrs
 
+from cce_cli.render.output import display_text, visible_controls
 from cce_fixtures import Anchor, Case, FixtureSet, normalised_anchor_path
 from cce_retrieval import Chunk, Exclusion, Index, why_not_indexed
 
@@ -69,23 +70,26 @@ class Problem:
 
         Without `label` there is no `warning: ` (for callers that prefix every line).
         """
-        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        shown = display_text(self.file)
+        where = shown if self.line is None else f"{shown}:{self.line}"
         parts = [where]
         body = "warning: " if label and self.severity == "warning" else ""
         if self.case_id is not None:
-            body += f"case {self.case_id}: "
+            body += f"case {display_text(self.case_id)}: "
         if self.anchor is not None:
             body += f"anchor {_quote(self.anchor)}: "
-        body += self.message
+        # Messages and hints quote corpus file names; none may reach the terminal raw.
+        body += visible_controls(self.message)
         if self.hint:
-            body += f"; {self.hint}"
+            body += f"; {visible_controls(self.hint)}"
         parts.append(body)
         return ": ".join(parts)
 
 
 def _quote(text: str) -> str:
-    # JSON quoting: the anchor as it would be written in the fixture line.
-    return json.dumps(text, ensure_ascii=False)
+    # JSON quoting: the anchor as it would be written in the fixture line. JSON escapes
+    # C0 controls itself; DEL, C1 and bidi controls are spelled the same way.
+    return visible_controls(json.dumps(text, ensure_ascii=False))
 
 
 def _quoted_list(items: Iterable[str]) -> str:

@@ -14,12 +14,14 @@ valid choices), and turning a backend name - registered, configured or an extern
 from __future__ import annotations
 
 import os
+import sys
 import tomllib
 from collections.abc import Mapping, Sequence
 
 import attrs
 
 from cce_cli.errors import CliError
+from cce_cli.render.output import display_text
 from cce_retrieval import (
     Backend,
     BackendConfigError,
@@ -37,9 +39,11 @@ __all__ = [
     "BackendConfig",
     "NamedBackend",
     "choose",
+    "config_for",
     "discover_config",
     "is_plugin",
     "load_config",
+    "requested",
 ]
 
 CONFIG_NAME = "cce.toml"
@@ -79,8 +83,10 @@ def _config_in(directory: str) -> str | None:
         try:
             with open(pyproject, "rb") as handle:
                 document = tomllib.load(handle)
-        except (OSError, tomllib.TOMLDecodeError):
-            return None  # somebody else's broken pyproject is not our configuration
+        except (OSError, ValueError, RecursionError):
+            # Somebody else's broken pyproject (bad TOML, not UTF-8, nested too deeply
+            # for the parser) is not our configuration.
+            return None
         tool = document.get("tool")
         if isinstance(tool, dict) and isinstance(tool.get("cce"), dict):
             return pyproject
@@ -175,14 +181,56 @@ def load_config(path: str) -> BackendConfig:
     return BackendConfig(path, named)
 
 
-def config_for(explicit: str | None, start: str) -> BackendConfig:
-    """`--config FILE` when given, else the discovered file, else no configurations."""
+_ANNOUNCED: set[str] = set()
+"""The discovered files this process has said it reads (each is named once)."""
+
+
+def config_for(
+    explicit: str | None, start: str, wanted: Sequence[str] | None = None
+) -> BackendConfig:
+    """`--config FILE` when given, else the discovered file, else no configurations.
+
+    A discovered file is somebody's project setting, not something this command line
+    asked for, so it is read only when needed: with `wanted` (the backend names the
+    command line chose, external runs left out), only when one of them is not a
+    registered backend; then its problems are errors, and stderr says once which file
+    configured the run. Without `wanted` (a listing of every backend), a file that
+    cannot be used is a warning and the command goes on with the registered backends.
+    """
     if explicit is not None:
         if not os.path.isfile(explicit):
             raise CliError(f"config {explicit} is not a file; pass an existing cce.toml")
         return load_config(explicit)
     found = discover_config(start)
-    return BackendConfig() if found is None else load_config(found)
+    if found is None:
+        return BackendConfig()
+    if wanted is None:
+        try:
+            return load_config(found)
+        except CliError as error:
+            print(
+                f"warning: {error.message}; going on with the registered backends only "
+                "(pass --config to use another file)",
+                file=sys.stderr,
+            )
+            return BackendConfig()
+    registered = set(backend_names())
+    if all(name in registered for name in wanted):
+        return BackendConfig()
+    config = load_config(found)
+    if found not in _ANNOUNCED:
+        _ANNOUNCED.add(found)
+        print(f"note: backend configurations from {display_text(found)}", file=sys.stderr)
+    return config
+
+
+def requested(*lists: str | None, runs: Sequence[object] = ()) -> tuple[str, ...]:
+    """The backend names comma lists (`--backend`, `--compare`) ask for, less the names
+    the `--run NAME=FILE` options in `runs` give: what decides whether a discovered
+    configuration is read."""
+    run_names = {str(option).partition("=")[0].strip() for option in runs}
+    names = [part.strip() for text in lists if text is not None for part in text.split(",")]
+    return tuple(name for name in names if name and name not in run_names)
 
 
 def all_names(config: BackendConfig, extra: Sequence[str] = ()) -> tuple[str, ...]:

@@ -16,6 +16,7 @@ from typing import Final
 
 from cce_cli.errors import CliError
 from cce_cli.evaluation.anchor_check import CorpusFacts, fixture_problems
+from cce_cli.render.output import visible_controls
 from cce_fixtures import FixtureSet
 from cce_retrieval import Index, SourcesError, compare_sources, read_sources, sources_root
 
@@ -32,7 +33,7 @@ _EXAMPLES: Final = 3
 
 
 def _warn(message: str) -> None:
-    print(f"warning: {message}", file=sys.stderr)
+    print(f"warning: {visible_controls(message)}", file=sys.stderr)
 
 
 def store_corpus_root(store: str) -> str | None:

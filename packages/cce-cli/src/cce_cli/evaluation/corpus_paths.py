@@ -9,7 +9,10 @@ a header corpus the same way, here.
 
 from __future__ import annotations
 
-__all__ = ["corpus_path", "rust_join", "rust_parent"]
+from cce_cli.errors import CliError
+from cce_cli.render.output import display_text
+
+__all__ = ["corpus_path", "rust_join", "rust_parent", "unusable_corpus"]
 
 
 def _trim_trailing(path: str) -> str:
@@ -49,6 +52,23 @@ def rust_join(base: str, tail: str) -> str:
     return f"{base}/{tail}"
 
 
+def unusable_corpus(header_corpus: str) -> str | None:
+    """Why a header's corpus can name no directory (it holds a NUL), else None."""
+    if "\x00" not in header_corpus:
+        return None
+    return (
+        f"the header's corpus {display_text(header_corpus)} holds a NUL character, which no "
+        'path can; write the corpus directory in the header\'s "corpus" field'
+    )
+
+
 def corpus_path(fixtures: str, header_corpus: str) -> str:
-    """The header corpus resolved against the fixture file's directory (not normalised)."""
+    """The header corpus resolved against the fixture file's directory (not normalised).
+
+    A corpus holding a NUL is a CliError naming the file's header line: no path can hold
+    one, and the operating system's calls raise ValueError on it.
+    """
+    unusable = unusable_corpus(header_corpus)
+    if unusable is not None:
+        raise CliError(f"{display_text(fixtures)}: line 1: {unusable}")
     return rust_join(rust_parent(fixtures) or "", header_corpus)

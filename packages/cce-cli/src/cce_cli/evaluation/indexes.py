@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Sequence
+from typing import Final, TypeVar
 
 from cce_cli.errors import CliError
+from cce_cli.render.output import display_text
 from cce_retrieval import (
     EmbedderMisconfigured,
     EmbedderUnavailable,
@@ -168,25 +169,72 @@ def persist_or_fail(
         raise CliError(f"{err} (any previous store there is unchanged)") from err
 
 
-def protection_notice(result: BuildResult | RecordedBuild) -> str | None:
-    """Under reference protection, the one line saying what strict protection would add."""
+PROTECTION_NOTICE: Final = "strict-protection"
+"""The name under which the build cache remembers the `--protection strict` notice."""
+
+NAMED_FILES: Final = 5
+"""Files the notice names before "and N more"."""
+
+
+def add_verbose_argument(parser: argparse.ArgumentParser) -> None:
+    """`--verbose` for every command that builds an index and may print notices."""
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="print every notice on every run (the --protection strict notice is otherwise "
+        "printed once per corpus content; docs/hostile-input.md#secrets)",
+    )
+
+
+def protection_notice(
+    result: BuildResult | RecordedBuild, paths: Sequence[str] | None = None
+) -> str | None:
+    """Under reference protection, the one line saying what strict protection would add,
+    naming `paths` (the files behind it) when given."""
     from cce_retrieval import DEFAULT_PROTECTION
 
     if result.protection != DEFAULT_PROTECTION or not (
         result.strict_redactions or result.strict_skips
     ):
         return None
+    named = ""
+    if paths:
+        shown = ", ".join(display_text(path) for path in paths[:NAMED_FILES])
+        more = len(paths) - NAMED_FILES
+        named = f" (in {shown}{f' and {more} more' if more > 0 else ''})"
     return (
         f"warning: --protection strict would also redact {result.strict_redactions} "
         f"secret(s) and skip {result.strict_skips} credential file(s) that the default "
-        "protection kept; re-run with --protection strict to leave them out"
+        f"protection kept{named}; re-run with --protection strict to leave them out"
     )
 
 
-def print_protection_notice(result: BuildResult | RecordedBuild) -> None:
-    notice = protection_notice(result)
-    if notice is not None:
+def print_protection_notice(result: BuildResult | RecordedBuild, verbose: bool = False) -> None:
+    """Print the notice once per corpus: the build cache remembers what it said for these
+    files' content (under these settings and this version of cce), and a later run of
+    the same corpus stays quiet unless `verbose`. Without a cache it is always printed.
+
+    A build reused from the cache (`RecordedBuild`) knows from its walk which files
+    strict protection would skip, not which it would redact in; it shows what the build
+    that recorded the store said, when the cache kept that."""
+    from cce_retrieval import RecordedBuild
+
+    recorded = isinstance(result, RecordedBuild)
+    names_known = not recorded or result.strict_redactions == 0
+    notice = protection_notice(result, result.strict_paths if names_known else None)
+    if notice is None:
+        return
+    cache, key = result.cache, result.corpus_key
+    if cache is None or key is None:
         print(notice, file=sys.stderr)
+        return
+    shown = cache.get_notice(key, PROTECTION_NOTICE)
+    if recorded and shown is not None:
+        notice = shown
+    if shown != notice or verbose or (recorded and shown is None):
+        print(notice, file=sys.stderr)
+    if shown is None or (shown != notice and not recorded):
+        cache.put_notice(key, PROTECTION_NOTICE, notice)
 
 
 Refusal = Callable[["EmbedderSpec", "EmbedderUnavailable"], str]

@@ -23,6 +23,7 @@ import attrs
 
 from cce_cli.errors import CliError
 from cce_cli.evaluation.configurations import BackendConfig, all_names
+from cce_cli.render.output import visible_controls
 from cce_fixtures import Anchor, Case, FixtureSet
 from cce_retrieval import Backend, Index, Query, SearchResult
 
@@ -178,7 +179,7 @@ def result_findings(
 def report(backend: str, source: str, findings: Sequence[Finding]) -> None:
     """Every finding as one `warning:` line on stderr."""
     for finding in findings:
-        print(f"warning: {finding.text(backend, source)}", file=sys.stderr)
+        print(f"warning: {visible_controls(finding.text(backend, source))}", file=sys.stderr)
 
 
 def refuse(problems: Mapping[str, int]) -> None:
@@ -309,7 +310,7 @@ def check_file_granularity(fixtures: str, fixture_set: FixtureSet, strict: bool)
     )
     if strict:
         raise CliError(f"{message}; refusing to score with --strict")
-    print(f"warning: {message}", file=sys.stderr)
+    print(f"warning: {visible_controls(message)}", file=sys.stderr)
 
 
 def load_external_runs(

@@ -28,6 +28,7 @@ import attrs
 
 from cce_cli.errors import CliError
 from cce_cli.formats.suite_manifest import Member, SuiteManifest, read_manifest
+from cce_cli.render.output import display_text
 from cce_metrics import METRICS, Metric
 
 MemberValues = tuple[tuple[str, tuple[tuple[str, Mapping[str, float]], ...]], ...]
@@ -373,9 +374,13 @@ def run_suite(args: argparse.Namespace) -> int:
         )
     manifest = read_manifest(str(args.fixtures))
     if args.config is None:
-        from cce_cli.evaluation.configurations import config_for
+        from cce_cli.evaluation.configurations import config_for, requested
 
-        args.config = config_for(None, manifest.path).path
+        # Read (and named on stderr) once here when a chosen backend needs it; the
+        # members then take it as given, or, when none does, read nothing either.
+        wanted = requested(args.compare, args.backend, runs=args.run)
+        args.config = config_for(None, manifest.path, wanted).path
+        args.config_start = manifest.path
     executor = getattr(args, "executor", None) or manifest.executor
     jobs = 1 if executor is not None else (args.jobs or 1)
     tasks = member_tasks(manifest, args, suite_cache_root(), executor is not None or jobs > 1)
@@ -460,7 +465,7 @@ def gate_suite(spec: Any, comparison: Any, results: Sequence[MemberResult], args
         found = aggregate(results, head, item)
         return found.micro if which == "micro" else found.macro
 
-    shown = f"{head} ({which} over the suite)"
+    shown = f"{display_text(head)} ({which} over the suite)"
     check_gate_metrics(spec, comparison.overall, head_value, shown)
     refuse_uncalibrated_gate(spec, comparison.overall, args.test)
     reasons = evaluate_gate(

@@ -23,8 +23,10 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
+from cce_cli.compare.gate import number_text
 from cce_cli.compare.pairing import DiffGroup, DiffReport, MetricDiff
 from cce_cli.render.diff import ChangedQuery, changed_queries
+from cce_cli.render.output import visible_controls
 from cce_stats import paired_test
 
 __all__ = [
@@ -48,8 +50,9 @@ QUERY_WIDTH: Final = 100
 LISTED_IDS: Final = 20
 """Unpaired ids and gate reasons listed before "and N more"."""
 
-# Line breaks (those of str.splitlines) and other controls: a cell stays on one line.
-_BREAKS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# Line breaks (those of str.splitlines) and tabs: a cell stays on one line. Other
+# controls and bidi overrides are then spelled `\uNNNN` (`visible_controls`).
+_BREAKS = re.compile("[\t\n\x0b\x0c\r\x1c-\x1e\x85\u2028\u2029]")
 # Characters that start inline markdown (emphasis, code, links and images, table cells,
 # strikethrough) or, at a line start, a heading or quote. Cells never start a line, so
 # list markers need no escape; `<` and `&` become entities instead.
@@ -85,8 +88,9 @@ def _p3(p: float | None) -> str:
 
 
 def one_line(text: str) -> str:
-    """`text` with every line break and control character made a space."""
-    return _BREAKS.sub(" ", text)
+    """`text` with every line break made a space and every other control or bidi
+    character spelled `\\uNNNN`, so it neither breaks a line nor reaches a terminal."""
+    return visible_controls(_BREAKS.sub(" ", text))
 
 
 def md_text(text: str) -> str:
@@ -139,7 +143,7 @@ def verdict_finding(report: DiffReport, escape: Callable[[str], str] = md_text) 
     moved = [item for item in metrics if significant(report, item)]
     better = [escape(item.metric.label) for item in moved if not item.moved_worse]
     worse = [escape(item.metric.label) for item in moved if item.moved_worse]
-    alpha = f"{report.alpha:g}"
+    alpha = number_text(report.alpha)
     if better or worse:
         parts = []
         if better:
@@ -382,7 +386,7 @@ def _stats_block(report: DiffReport) -> list[str]:
     )
     body = [
         f"{md_text(test.label)} on the per-query deltas (two-sided), {correction}, "
-        f"alpha {report.alpha:g}.",
+        f"alpha {number_text(report.alpha)}.",
         "",
         f"| metric | n | mean delta | {md_text(test.statistic_name)} | p | {_adjusted(report)} "
         "| d_z |",
@@ -454,8 +458,8 @@ def _counts(report: DiffReport, worse: int, better: int) -> str:
 def _legend(report: DiffReport) -> str:
     return (
         f"🟢 significantly better, 🔴 significantly worse ({_adjusted(report)} < "
-        f"{report.alpha:g}). Base and head are means over the paired queries; wins / ties / "
-        "losses count the queries where the head is better / equal / worse."
+        f"{number_text(report.alpha)}). Base and head are means over the paired queries; "
+        "wins / ties / losses count the queries where the head is better / equal / worse."
     )
 
 

@@ -20,8 +20,9 @@ from typing import Any, Final
 
 import attrs
 
+from cce_cli.compare.gate import number_text
 from cce_cli.compare.pairing import DIFF_SCHEMA, DiffGroup, DiffReport, DiffSide, MetricDiff
-from cce_cli.render.output import column
+from cce_cli.render.output import column, display_text
 from cce_cli.render.relevance import Renderer
 from cce_retrieval import format6, format6_signed
 from cce_stats import paired_test, wins_ties_losses
@@ -85,7 +86,7 @@ def _ci(item: MetricDiff) -> str:
 
 
 def _alpha(alpha: float) -> str:
-    return f"{alpha:g}"
+    return number_text(alpha)
 
 
 def verdict(report: DiffReport) -> str:
@@ -103,7 +104,9 @@ def verdict(report: DiffReport) -> str:
     else:
         parts = []
         if better:
-            parts.append(f"{report.head.backend} significantly better on {', '.join(better)}")
+            parts.append(
+                f"{_shown(report.head.backend)} significantly better on {', '.join(better)}"
+            )
         if worse:
             parts.append(f"significantly worse on {', '.join(worse)}")
         text = "; ".join(parts) + f" ({adjusted} < {_alpha(report.alpha)})"
@@ -127,8 +130,13 @@ def _test_heading(report: DiffReport, family: int) -> str:
     return f"{test.label} on the per-query deltas (two-sided), {correction}, alpha {alpha}"
 
 
+def _shown(text: str | None) -> str:
+    """A name from a report as the terminal shows it (`display_text`; "" for None)."""
+    return "" if text is None else display_text(text)
+
+
 def _side(side: DiffSide) -> str:
-    return f"{side.backend} ({side.path})"
+    return f"{display_text(side.backend)} ({display_text(side.path)})"
 
 
 def _unpaired_text(report: DiffReport) -> str | None:
@@ -136,9 +144,9 @@ def _unpaired_text(report: DiffReport) -> str | None:
         return None
     parts = []
     if report.unpaired_base:
-        parts.append("base only: " + ", ".join(report.unpaired_base))
+        parts.append("base only: " + ", ".join(map(display_text, report.unpaired_base)))
     if report.unpaired_head:
-        parts.append("head only: " + ", ".join(report.unpaired_head))
+        parts.append("head only: " + ", ".join(map(display_text, report.unpaired_head)))
     return "unpaired, excluded from the tests: " + "; ".join(parts)
 
 
@@ -185,7 +193,7 @@ def render_diff_text(report: DiffReport) -> str:
                 if cell is None or cell[3] == 0.0:
                     continue
                 item, base, head, delta = cell
-                name = change.id if first else ""
+                name = display_text(change.id) if first else ""
                 lines.append(
                     f"  {name:<24}{item.metric.label:<12}{format6(base):>12}"
                     f"{format6(head):>12}{format6_signed(delta):>12}"
@@ -196,7 +204,7 @@ def render_diff_text(report: DiffReport) -> str:
     lines += [f"  unchanged: {len(group.case_ids) - len(changed)} of {len(group.case_ids)}", ""]
     lines += _text_stats(report, group)
     for tagged in report.tags or ():
-        lines += ["", f"  tag {tagged.tag}: {len(tagged.case_ids)} paired queries"]
+        lines += ["", f"  tag {_shown(tagged.tag)}: {len(tagged.case_ids)} paired queries"]
         lines += _text_stats(report, tagged)
     if report.members is not None:
         lines += ["", *_member_lines(report)]
@@ -213,7 +221,10 @@ def _parameter_lines(report: DiffReport) -> list[str]:
     if not rows:
         return []
     lines = ["  parameters that differ (base → head):"]
-    lines += [f"    {what[len('config ') :]}: {base} → {head}" for what, base, head in rows]
+    lines += [
+        f"    {display_text(what[len('config ') :])}: {display_text(base)} → {display_text(head)}"
+        for what, base, head in rows
+    ]
     return lines
 
 
@@ -248,13 +259,13 @@ def member_deltas(report: DiffReport) -> list[MemberDelta]:
 
 def _member_lines(report: DiffReport) -> list[str]:
     lines = ["  per member: mean delta (wins/ties/losses)"]
-    width = max(10, *(len(member) + 2 for member in report.members or ()))
+    width = max(10, *(len(display_text(member)) + 2 for member in report.members or ()))
     lines.append(f"  {'member':<{width}}{'metric':<12}{'n':>6}{'mean-delta':>14}{'W/T/L':>12}")
     for row in member_deltas(report):
         mean = format6_signed(row.mean_delta) if row.mean_delta is not None else "n/a"
         record = f"{row.wins}/{row.ties}/{row.losses}"
         lines.append(
-            f"  {row.member:<{width}}{row.metric.metric.label:<12}{row.queries:>6}"
+            f"  {display_text(row.member):<{width}}{row.metric.metric.label:<12}{row.queries:>6}"
             f"{mean:>14}{record:>12}"
         )
     return lines

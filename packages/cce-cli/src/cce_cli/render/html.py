@@ -42,6 +42,7 @@ from cce_cli.render.comment import (
     significant,
     verdict_finding,
 )
+from cce_cli.render.output import visible_controls
 
 __all__ = [
     "Page",
@@ -75,10 +76,32 @@ class Page:
     notes: tuple[str, ...] = ()
 
 
+_LAYOUT: Final = "\t\n"
+"""The controls a page keeps as they are: HTML treats them as white space."""
+
+
+def _visible(value: Any) -> Any:
+    """`value` with every other control and bidi character of its strings spelled
+    `\\uNNNN`: escaping makes text inert as markup, but an ESC, an OSC sequence or a
+    right-to-left override would still reach a terminal that shows the file, or reorder
+    what the browser shows. Markup cce built itself (`|safe`, which has `__html__`) is
+    left alone."""
+    if hasattr(value, "__html__"):
+        return value
+    if isinstance(value, str):
+        return visible_controls(value, _LAYOUT)
+    if isinstance(value, dict):
+        return {_visible(key): _visible(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_visible(item) for item in value]
+    return value
+
+
 def _environment() -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.PackageLoader("cce_cli", "render/templates"),
         autoescape=True,
+        finalize=_visible,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -88,7 +111,7 @@ def _environment() -> jinja2.Environment:
 
 def _json_for_script(value: Any) -> str:
     """JSON that is inert inside `<script type="application/json">` whatever it holds."""
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    text = json.dumps(_visible(value), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     for char, escape in (("&", "\\u0026"), ("<", "\\u003c"), (">", "\\u003e")):
         text = text.replace(char, escape)
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
@@ -172,7 +195,8 @@ def interval_chart(low: float | None, high: float | None, mean: float) -> str:
 def _attr(text: str) -> str:
     """Text for SVG markup cce writes itself (the template's autoescape does the rest)."""
     return (
-        text.replace("&", "&amp;")
+        visible_controls(text, _LAYOUT)
+        .replace("&", "&amp;")
         .replace("<", "&lt;")
         .replace(">", "&gt;")
         .replace('"', "&quot;")

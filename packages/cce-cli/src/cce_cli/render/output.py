@@ -9,6 +9,9 @@ stdout that is closed, full or a broken pipe is an `error:` (exit 1), not a trac
 for its column, so a long value (W+ over hundreds of queries) never runs into its
 neighbour and reads as one number.
 
+`visible_controls` is its sibling for prose and code (query text, snippets, the HTML
+report's strings): controls are spelled `\\uNNNN` in place, without quotes.
+
 `display_text` is how human output shows a name that came from the file system or the
 command line (docs/hostile-input.md#printing): unchanged when it is plain, otherwise in
 double quotes with C-style escapes, so a newline, an ESC sequence, a bidi override or a
@@ -55,6 +58,28 @@ def display_text(text: str) -> str:
     if not text.startswith('"') and _NEEDS_QUOTING.search(text) is None:
         return text
     return '"' + "".join(_escape(char) for char in text) + '"'
+
+
+def visible_controls(text: str, keep: str = "") -> str:
+    """`text` with each control, bidi or undecodable character (but those in `keep`)
+    spelled `\\uNNNN` (`\\xNN` for a byte that is not UTF-8), unquoted.
+
+    For text that is prose or code rather than a name (a query, a snippet, a page's
+    strings), where `display_text`'s quotes would be noise; ordinary text is unchanged.
+    """
+    if _NEEDS_QUOTING.search(text) is None:
+        return text
+    return "".join(
+        char if char in keep or not _NEEDS_QUOTING.match(char) else _control_escape(char)
+        for char in text
+    )
+
+
+def _control_escape(char: str) -> str:
+    code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\u{code:04x}"
 
 
 def silence_stdout() -> None:

@@ -22,7 +22,7 @@ import attrs
 
 from cce_cli.evaluation.harness import BackendReport, Comparison
 from cce_cli.evaluation.report import RunSummary, TagGroup
-from cce_cli.render.output import column
+from cce_cli.render.output import column, display_text
 from cce_fixtures import SCHEMA_ID as FIXTURE_SCHEMA
 from cce_metrics import Metric, TokenAverages
 from cce_retrieval import format6, format6_signed
@@ -63,7 +63,7 @@ def _aggregate_tables(
     lines = [_metric_header("backend", metrics)]
     for report in backends:
         cells = "".join(f"{format6(report.averages.value(m.key)):>12}" for m in metrics)
-        lines.append(f"  {report.backend:<10}{cells}")
+        lines.append(f"  {display_text(report.backend):<10}{cells}")
     first_tokens = _first_tokens(backends)
     if first_tokens is not None and token_metrics:
         lines += [
@@ -76,14 +76,17 @@ def _aggregate_tables(
             if report.tokens is not None:
                 tokens = report.tokens
                 cells = "".join(f"{format6(tokens.value(m.key)):>12}" for m in token_metrics)
-                lines.append(f"  {report.backend:<10}{cells}")
+                lines.append(f"  {display_text(report.backend):<10}{cells}")
     return lines
 
 
 def _tag_tables(summary: RunSummary, groups: Sequence[TagGroup]) -> list[str]:
     lines: list[str] = []
     for group in groups:
-        lines += ["", f"  tag {group.tag} ({group.queries} of {summary.queries} queries)"]
+        lines += [
+            "",
+            f"  tag {display_text(group.tag)} ({group.queries} of {summary.queries} queries)",
+        ]
         lines += _aggregate_tables(
             group.backends, group.queries, summary.metrics, summary.token_metrics
         )
@@ -96,7 +99,7 @@ def render_human(summary: RunSummary) -> str:
     lines = [
         f"CCE relevance — ranking quality vs labeled fixtures ({FIXTURE_SCHEMA})",
         f"  corpus  : {summary.corpus}",
-        f"  embedder: {summary.embedder}",
+        f"  embedder: {display_text(summary.embedder)}",
         f"  queries : {summary.queries}",
     ]
     if summary.graded:
@@ -128,12 +131,13 @@ def render_compare(comparison: Comparison) -> str:
     metrics = [metric.metric for metric in comparison.metrics]
     lines = [
         "",
-        f"  per-query deltas ({comparison.a} → {comparison.b}; positive = {comparison.b} wins)",
+        f"  per-query deltas ({display_text(comparison.a)} → {display_text(comparison.b)}; "
+        f"positive = {display_text(comparison.b)} wins)",
         f"  {'query':<24}" + "".join(f"{'d' + metric.label:>12}" for metric in metrics),
     ]
     for row, case_id in enumerate(comparison.case_ids):
         cells = "".join(f"{format6_signed(m.deltas[row]):>12}" for m in comparison.metrics)
-        lines.append(f"  {case_id:<24}{cells}")
+        lines.append(f"  {display_text(case_id):<24}{cells}")
     mean_cells = "".join(f"{format6_signed(m.aggregate_delta):>12}" for m in comparison.metrics)
     lines.append(f"  {'mean':<24}{mean_cells}")
     n = comparison.metrics[0].result.n if comparison.metrics else 0

@@ -156,20 +156,20 @@ def render_suite_text(
         f"  manifest: {display_text(manifest.path)}\n",
         f"  {len(results)} {member_word}, {total} {query_word}\n",
     ]
-    names = [member.name for member in manifest.members]
-    groups = [f"group {group}" for group in manifest.groups()]
+    names = [display_text(member.name) for member in manifest.members]
+    groups = [f"group {display_text(group)}" for group in manifest.groups()]
     width = max(10, *(len(label) + 2 for label in [*names, *groups, "micro (all queries)"]))
     for backend in backend_order(results):
         lines.append("\n")
-        lines.append(f"  {backend}\n")
+        lines.append(f"  {display_text(backend)}\n")
         lines.append(_row("member", [item.label for item in metrics], width))
         for result in results:
             cells = [_cell(aggregate([result], backend, item).macro) for item in metrics]
-            lines.append(_row(result.name, cells, width))
+            lines.append(_row(display_text(result.name), cells, width))
         for group in manifest.groups():
             grouped = _grouped(manifest, results, group)
             cells = [_cell(aggregate(grouped, backend, item).macro) for item in metrics]
-            lines.append(_row(f"group {group}", cells, width))
+            lines.append(_row(f"group {display_text(group)}", cells, width))
         overall = [aggregate(results, backend, item) for item in metrics]
         lines.append(_row("macro", [_cell(found.macro) for found in overall], width))
         lines.append(_row("micro (all queries)", [_cell(found.micro) for found in overall], width))

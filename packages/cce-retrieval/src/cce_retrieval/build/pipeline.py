@@ -60,6 +60,9 @@ class BuildResult:
     """Redactions strict protection adds: made (strict) or that it would make (reference)."""
     strict_skips: int = 0
     """Files only strict protection skips: skipped (strict) or that it would skip (reference)."""
+    strict_paths: tuple[str, ...] = ()
+    """The files behind those two counts (redacted or skipped by strict protection only),
+    sorted by `rel_path`, so that a notice can name them."""
     store_chunks: StoreChunks | None = None
     """The store's chunk array text, made per file with the embeddings (hash embedder),
     for `write_store`; None when the embedder runs after chunking, or when it went to
@@ -114,6 +117,11 @@ class RecordedBuild:
     sources: tuple[SourceFile, ...]
     protection: str
     strict_skips: int
+    strict_paths: tuple[str, ...] = ()
+    """Only the files strict protection would skip: which files it would redact in is
+    known to the build that made the record, not to the walk."""
+    cache: BuildCache | None = None
+    corpus_key: bytes | None = None
 
     @property
     def total_chunks(self) -> int:
@@ -246,6 +254,9 @@ def _build(
                 sources=source_files(walked.files),
                 protection=protection,
                 strict_skips=walked.strict_only_skipped,
+                strict_paths=walked.strict_only_paths,
+                cache=cache,
+                corpus_key=corpus_key,
             )
     model = embedder_model(embedder)
     stream = store_stream if store_text and embed_hash and model is None else None
@@ -268,6 +279,10 @@ def _build(
         numbering=numbering,
     )
     strict_redactions = sum(outcome.strict_redactions for outcome in outcomes)
+    strict_paths = sorted(
+        [f.rel_path for f, o in zip(walked.files, outcomes, strict=True) if o.strict_redactions]
+        + list(walked.strict_only_paths)
+    )
     chunks: list[Chunk] = []
     file_imports: dict[str, list[str]] = {}
     file_tokens: dict[str, int] = {}
@@ -331,6 +346,7 @@ def _build(
         protection=protection,
         strict_redactions=strict_redactions,
         strict_skips=walk_counts.strict_only_skipped,
+        strict_paths=tuple(strict_paths),
         store_chunks=store_chunks,
         store_stream=streamed,
         cache=cache,

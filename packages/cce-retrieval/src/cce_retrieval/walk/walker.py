@@ -67,6 +67,8 @@ class WalkResult:
     strict_only_skipped: int = 0
     """Files only strict protection skips: kept under reference protection (so a notice can
     say what strict would have left out), and part of `sensitive_skipped` under strict."""
+    strict_only_paths: tuple[str, ...] = ()
+    """Their `rel_path`s, sorted, so that the notice can name them."""
 
 
 # A `.gitignore` in scope, with the byte offset at which paths relative to its directory
@@ -172,7 +174,7 @@ def walk(root: str, protect: bool = True, protection: str = REFERENCE) -> WalkRe
     skipped = 0
     sensitive_skipped = 0
     walk_errors = 0
-    strict_only = 0
+    strict_only: list[str] = []
     pending: list[tuple[bytes, bytes, str, tuple[_Scope, ...]]] = [(os.fsencode(root), b"", "", ())]
     while pending:
         dir_path, dir_rel, dir_shown, scopes = pending.pop()
@@ -222,7 +224,7 @@ def walk(root: str, protect: bool = True, protection: str = REFERENCE) -> WalkRe
             shown_rel = f"{dir_shown}/{shown}" if dir_rel else shown
             sensitive = protect and is_sensitive(name.decode("utf-8", "replace"))
             if protect and not sensitive and is_strict_sensitive(shown_rel):
-                strict_only += 1
+                strict_only.append(shown_rel)
                 sensitive = strict
             outcome = _read_candidate(entry, protect, sensitive)
             if outcome is _Rejection.SENSITIVE:
@@ -232,4 +234,11 @@ def walk(root: str, protect: bool = True, protection: str = REFERENCE) -> WalkRe
             else:
                 files.append(WalkedFile(shown_rel, outcome))
     files.sort(key=lambda walked: walked.rel_path)
-    return WalkResult(tuple(files), skipped, sensitive_skipped, walk_errors, strict_only)
+    return WalkResult(
+        tuple(files),
+        skipped,
+        sensitive_skipped,
+        walk_errors,
+        len(strict_only),
+        tuple(sorted(strict_only)),
+    )

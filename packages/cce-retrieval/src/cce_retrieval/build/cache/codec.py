@@ -37,6 +37,10 @@ RECORD_MAGIC: Final = b"CCESR001"
 """What store a whole build made (`BuildCache.put_store_record`), in the entry layout."""
 
 
+NOTICE_MAGIC: Final = b"CCENT001"
+"""A notice already shown for a whole build (`BuildCache.put_notice`): its text."""
+
+
 # magic, key, SHA-256 and length of the json part, SHA-256 and length of the store text
 # part; the array part is what lies between them.
 HEADER: Final = struct.Struct("<8s32s32sQ32sQ")
@@ -323,6 +327,20 @@ def decode_record(key: bytes, data: bytes) -> StoreRecord | None:
     if len(record.sha256) != 64 or not all(c in "0123456789abcdef" for c in record.sha256):
         return None
     return record
+
+
+MAX_NOTICE_BYTES: Final = 1 << 16
+"""A notice is one line naming at most a few files; a larger file there is not one."""
+
+
+def decode_notice(key: bytes, data: bytes) -> str | None:
+    """The notice text in an entry file's bytes, or None unless the header, key and
+    payload digest check. Raises struct.error for data shorter than a header, and
+    UnicodeDecodeError (a ValueError) for a payload that is not the text written."""
+    payload = _whole_build_payload(NOTICE_MAGIC, key, data)
+    if payload is None or payload[1] != len(payload[0]):
+        return None
+    return bytes(payload[0]).decode("utf-8", "surrogatepass")
 
 
 @attrs.frozen(slots=True)

@@ -28,11 +28,14 @@ from cce_retrieval.build.cache.codec import (
     BM25_MAGIC,
     FILE_MAGIC,
     HEADER,
+    MAX_NOTICE_BYTES,
     MAX_RECORD_BYTES,
+    NOTICE_MAGIC,
     RECORD_MAGIC,
     EncodedOutcome,
     EntryText,
     decode_bm25,
+    decode_notice,
     decode_outcome,
     decode_record,
     encode_outcome,
@@ -278,6 +281,27 @@ class BuildCache:
         key = self._record_key(corpus_key)
         return self._get_whole_build(
             key, lambda data: decode_record(key, data), max_bytes=MAX_RECORD_BYTES
+        )
+
+    def _notice_key(self, corpus_key: bytes, name: str) -> bytes:
+        return hashlib.sha256(
+            b"cce.build-cache/notice\0" + name.encode("utf-8") + b"\0" + corpus_key
+        ).digest()
+
+    def put_notice(self, corpus_key: bytes, name: str, text: str) -> None:
+        """Remember that the notice `name` said `text` for the build of `corpus_key` (the
+        files' content under these settings and this version of the code); an OS error
+        skips it, and the notice is shown again."""
+        key = self._notice_key(corpus_key, name)
+        meta = text.encode("utf-8", "surrogatepass")
+        self._write(key, (entry_header(NOTICE_MAGIC, key, meta, b""), meta))
+
+    def get_notice(self, corpus_key: bytes, name: str) -> str | None:
+        """What `put_notice` kept for `corpus_key` and `name`, or None (never shown, or
+        the entry is missing or damaged)."""
+        key = self._notice_key(corpus_key, name)
+        return self._get_whole_build(
+            key, lambda data: decode_notice(key, data), max_bytes=MAX_NOTICE_BYTES
         )
 
     def _get_whole_build(
