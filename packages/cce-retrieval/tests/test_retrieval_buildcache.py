@@ -786,3 +786,18 @@ def test_code_digest_reads_every_module_of_the_package() -> None:
     hashed = [relative for relative, _ in cache_salt.package_sources(str(root))]
     assert hashed == on_disk
     assert {"rank/bm25.py", "build/pipeline.py", "store/write.py", "model.py"} <= set(hashed)
+
+
+@pytest.mark.parametrize("special", ["symlink to /dev/zero", "fifo", "symlink to an entry"])
+def test_store_text_is_never_read_through_a_special_file(tmp_path: Path, special: str) -> None:
+    """The store text a worker left in its entry is read back only from a regular file:
+    a FIFO swapped in is not waited on, a symlink is not followed."""
+    entry = tmp_path / "entry"
+    real = tmp_path / "real"
+    real.write_bytes(b"head" + b"text")
+    assert EntryText(str(real), 4, 4).read() == b"text"
+    if special == "fifo":
+        os.mkfifo(entry)
+    else:
+        entry.symlink_to("/dev/zero" if special == "symlink to /dev/zero" else real)
+    assert EntryText(str(entry), 4, 4).read() is None
