@@ -146,7 +146,7 @@ _VERIFIED_SUFFIX: Final = ".verified.json"
 
 
 class _PartMismatch(Exception):
-    """A part is missing, not a regular file, or not the bytes its manifest names."""
+    """A part held another number of bytes than its manifest names when it was read."""
 
 
 def _part_sha256(fd: int, size: int) -> str:
