@@ -737,7 +737,13 @@ def test_a_part_changed_in_place_at_its_size_is_never_trusted(
         part = _part(manifest, name)
         _damage_in_place(part, damage)
         assert not _parts_verify(manifest)
+        # What `cce index` asks before keeping a sidecar in place, with or without the
+        # build cache's record of the store.
+        facts = store_facts(store)
+        assert not sidecar.sidecar_is_current(store, *facts)
+        assert sidecar.current_sidecar_chunks(store, *facts) is None
         assert_same_index(load_store(store), parsed)
+        assert sidecar.current_sidecar_chunks(store, *facts) == len(parsed.chunks)
         assert _parts_verify(manifest), name  # rebuilt by the load
         assert part.read_bytes() == (pristine[0] / part.relative_to(case / "store")).read_bytes()
 
