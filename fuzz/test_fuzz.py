@@ -11,11 +11,13 @@ near the valid grammar, and raw bytes); the number of examples per property is b
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
 import tempfile
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -192,6 +194,26 @@ _SIDECAR_CORPUS = {
     "notes.md": "# Notes\n\nRing buffer push and pop.\n",
 }
 _EMBEDDING_PARTS = ("embedding_starts", "embedding_rows", "embedding_values")
+_PART_KINDS = (
+    "ids",
+    "content",
+    "embeddings_by_dim",
+    "embedding_starts",
+    "embedding_rows",
+    "embedding_values",
+    "numbers",
+    "path_codes",
+    "kind_codes",
+    "ids_offsets",
+    "content_offsets",
+    "bm25_offsets",
+    "bm25_docs",
+    "bm25_freqs",
+    "bm25_doc_lengths",
+    "id_ranks",
+    "terms",
+)
+"""Every kind of sidecar part (`cce_retrieval.store.sidecar.parts.PART_ORDER`)."""
 
 
 @pytest.fixture(scope="module")
@@ -215,12 +237,13 @@ def sidecar_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     st.sampled_from(_EMBEDDING_PARTS),
     st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), min_size=1, max_size=8),
 )
-def test_damaged_embedding_cells_never_fail_a_query(
+def test_damaged_sidecar_embedding_cells_never_fail_a_query(
     sidecar_store: Path, part: str, flips: list[tuple[int, int]]
 ) -> None:
-    """Bytes of a sparse embedding part overwritten in place (its size kept, so only the
-    reader's own checks stand between them and a query): loading gives an index that
-    every backend can query and that writes back, or the store parsed instead."""
+    """Bytes of a sparse embedding part overwritten in place, its size kept and the
+    manifest's digest made to match (so only the reader's layout checks stand between
+    them and a query): loading gives an index that every backend can query and that
+    writes back, or the store parsed instead."""
     from cce_retrieval.rank.hybrid import bm25_only_search, search, vector_search
     from cce_retrieval.store.sidecar import load_store, sidecar_dir
 
@@ -234,6 +257,12 @@ def test_damaged_embedding_cells_never_fail_a_query(
         for offset, value in flips:
             data[offset % len(data)] = value
         target.write_bytes(bytes(data))
+        # The manifest is made to vouch for the new bytes, as a writer that went wrong
+        # would: only the layout checks are left to catch them.
+        (manifest,) = [p for p in copied.glob("*.json") if len(p.name) == 69]
+        document = json.loads(manifest.read_text())
+        document["parts"][part]["sha256"] = hashlib.sha256(bytes(data)).hexdigest()
+        manifest.write_text(json.dumps(document))
         index = load_store(str(store))
         embedder = HashEmbedder()
         for query in ("cache get key", "retry tries", "ring buffer"):
@@ -241,3 +270,148 @@ def test_damaged_embedding_cells_never_fail_a_query(
             vector_search(index, embedder.embed(query), 5)
             bm25_only_search(index, query, 5)
         serialize_index(index)
+
+
+# --- every sidecar part, damaged in place -------------------------------------------------------
+
+
+class _FixedQueries:
+    """Query vectors for a dense store of width 8: a fixed function of the text."""
+
+    def embed(self, text: str) -> list[float]:
+        digest = hashlib.sha256(text.encode()).digest()
+        vector = [b - 127.5 for b in digest[:8]]
+        norm = sum(v * v for v in vector) ** 0.5
+        return [v / norm for v in vector]
+
+
+_QUERIES = ("cache get key", "retry tries", "ring buffer", "")
+
+
+def _answers(index: object, embedder: object) -> list[object]:
+    """Every registered backend's results for `_QUERIES` over `index`."""
+    from cce_retrieval import Query, backend_names, create_backend
+
+    answers: list[object] = []
+    for name in backend_names():
+        backend = create_backend(name)
+        for text in _QUERIES:
+            answers.append(backend.search(index, Query(text, embedder), 5))  # type: ignore[arg-type]
+    return answers
+
+
+@pytest.fixture(scope="module")
+def sidecar_stores(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, tuple[Path, list[str], object, list[object]]]:
+    """A sparse (hash) and a dense store, each with its sidecar: the store, its part
+    names, the query embedder and every backend's answers from the parsed store."""
+    import numpy as np
+
+    from cce_retrieval import load_index
+    from cce_retrieval.model import Index
+    from cce_retrieval.store.sidecar import sidecar_dir, write_sidecar
+    from cce_retrieval.store.sidecar.parts import PART_ORDER
+    from cce_retrieval.store.write import write_store
+
+    assert PART_ORDER == _PART_KINDS  # a new kind of part is damaged here too
+    root = tmp_path_factory.mktemp("every-part-corpus")
+    for name, text in _SIDECAR_CORPUS.items():
+        (root / name).write_text(text)
+    hashed = build_index(str(root), HashEmbedder()).index
+    rows = len(hashed.chunks)
+    dense = Index(
+        embedder="ollama",
+        chunks=list(hashed.chunks),
+        embeddings=np.random.default_rng(7).uniform(-1, 1, (rows, 8)),
+        file_imports=hashed.file_imports,
+        file_tokens=hashed.file_tokens,
+        embedder_model="m",
+        embedding_dim=8,
+    )
+    stores: dict[str, tuple[Path, list[str], object, list[object]]] = {}
+    for kind, index, embedder in (
+        ("sparse", hashed, HashEmbedder()),
+        ("dense", dense, _FixedQueries()),
+    ):
+        store = root.parent / f"every-part-{kind}" / "index.json"
+        saved = write_store(index, str(store))
+        write_sidecar(index, str(store), saved.sha256, saved.size)
+        (manifest,) = Path(sidecar_dir(str(store))).glob("*.json")
+        names = sorted(json.loads(manifest.read_text())["parts"])
+        stores[kind] = (store, names, embedder, _answers(load_index(str(store)), embedder))
+    return stores
+
+
+_ALL_PARTS = [
+    *(("sparse", name) for name in _PART_KINDS if name != "embeddings_by_dim"),
+    *(("dense", name) for name in _PART_KINDS if not name.startswith("embedding_")),
+]
+
+_DAMAGE = st.one_of(
+    st.tuples(
+        st.just("overwrite"),
+        st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(0, 255)), min_size=1, max_size=8),
+    ),
+    st.tuples(st.just("cut"), st.integers(0, 1 << 20)),
+    st.tuples(st.just("extend"), st.binary(min_size=1, max_size=64)),
+)
+
+
+def _damage_in_place(part: Path, damage: tuple[str, object]) -> None:
+    """Change `part` through its own inode: bytes overwritten, cut short or extended."""
+    kind, how = damage
+    size = part.stat().st_size
+    with open(part, "r+b") as handle:
+        if kind == "overwrite":
+            assert isinstance(how, list)
+            for offset, value in how:
+                if size:
+                    handle.seek(offset % size)
+                    handle.write(bytes([value]))
+        elif kind == "cut":
+            assert isinstance(how, int)
+            handle.truncate(how % size if size else 0)
+        else:
+            assert isinstance(how, bytes)
+            handle.seek(0, os.SEEK_END)
+            handle.write(how)
+
+
+@FUZZ
+@given(st.sampled_from(_ALL_PARTS), _DAMAGE, st.booleans())
+def test_any_sidecar_part_damaged_in_place_never_changes_an_answer(
+    sidecar_stores: dict[str, tuple[Path, list[str], object, list[object]]],
+    which: tuple[str, str],
+    damage: tuple[str, object],
+    verified_before: bool,
+) -> None:
+    """Any part of a sparse or a dense store's sidecar overwritten, cut or extended in
+    place, after the parts were verified and remembered or not: every backend answers
+    exactly as from the parsed store (or the load refuses with a `StoreError`), and the
+    index still writes back the store's bytes."""
+    from cce_retrieval.store.sidecar import digests, load_store, sidecar_dir
+
+    kind, name = which
+    pristine, names, embedder, expected = sidecar_stores[kind]
+    assert name in names
+    with tempfile.TemporaryDirectory() as scratch:
+        store = Path(scratch, "index.json")
+        store.write_bytes(pristine.read_bytes())
+        copied = Path(sidecar_dir(str(store)))
+        shutil.copytree(sidecar_dir(str(pristine)), copied)
+        if verified_before:
+            # Parts count as settled at once, so their statuses are remembered now; the
+            # load takes far longer than a clock tick, so the damage moves the change time.
+            with mock.patch.object(digests, "_SETTLED_NS", 0):
+                load_store(str(store))
+            assert list(copied.glob("*.verified.json"))
+        (manifest,) = [p for p in copied.glob("*.json") if len(p.name) == 69]
+        part = copied / json.loads(manifest.read_text())["parts"][name]["file"]
+        _damage_in_place(part, damage)
+        try:
+            index = load_store(str(store))
+        except StoreError:
+            return  # a clean refusal (the store itself is intact, so not expected)
+        assert _answers(index, embedder) == expected
+        assert serialize_index(index) == store.read_bytes()

@@ -946,3 +946,18 @@ def test_vectors_of_two_widths_never_make_one_index() -> None:
     one_width(HashEmbedder(), [[1.0] * 8, [], [0.5] * 8])
     with pytest.raises(BuildError, match=r"2 widths \(8, 16\).*nothing was written"):
         one_width(HashEmbedder(), [[1.0] * 8, [1.0] * 16])
+
+
+@pytest.mark.parametrize("special", ["symlink to /dev/zero", "fifo", "symlink to an entry"])
+def test_store_text_is_never_read_through_a_special_file(tmp_path: Path, special: str) -> None:
+    """The store text a worker left in its entry is read back only from a regular file:
+    a FIFO swapped in is not waited on, a symlink is not followed."""
+    entry = tmp_path / "entry"
+    real = tmp_path / "real"
+    real.write_bytes(b"head" + b"text")
+    assert EntryText(str(real), 4, 4).read() == b"text"
+    if special == "fifo":
+        os.mkfifo(entry)
+    else:
+        entry.symlink_to("/dev/zero" if special == "symlink to /dev/zero" else real)
+    assert EntryText(str(entry), 4, 4).read() is None

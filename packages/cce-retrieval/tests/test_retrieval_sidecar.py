@@ -571,10 +571,16 @@ def _damage_cells(directory: Path, manifest: dict[str, Any], damage: str) -> Non
     def part(name: str) -> Path:
         return directory / str(manifest["parts"][name]["file"])
 
+    def agree(name: str) -> None:
+        # Size and digest still agree: what is left to catch it is the layout check.
+        data = part(name).read_bytes()
+        manifest["parts"][name]["bytes"] = len(data)
+        manifest["parts"][name]["sha256"] = hashlib.sha256(data).hexdigest()
+
     def rewrite(name: str, array: np.ndarray) -> None:
         with open(part(name), "wb") as handle:
             np.save(handle, array)
-        manifest["parts"][name]["bytes"] = part(name).stat().st_size  # sizes still agree
+        agree(name)
 
     starts = np.load(part("embedding_starts"))
     rows = np.load(part("embedding_rows"))
@@ -614,6 +620,7 @@ def _damage_cells(directory: Path, manifest: dict[str, Any], damage: str) -> Non
         data = bytearray(part("embedding_rows").read_bytes())
         data[12] = 0  # numpy's header parser then fails with tokenize's TokenError
         part("embedding_rows").write_bytes(bytes(data))
+        agree("embedding_rows")
     else:
         manifest["schema"] = "cce.sidecar/v1"
 
@@ -649,3 +656,192 @@ def test_a_dense_index_of_other_floats_still_gets_its_sidecar(tmp_path: Path) ->
     write_sidecar(index, store, saved.sha256, saved.size)
     assert "embedding_values" in _part_names(store)  # one cell in nine: kept as cells
     assert np.asarray(load_store(store).embeddings).tolist() == matrix.astype(float).tolist()
+
+
+# --- parts changed in place, at their recorded size ---------------------------------------
+
+_SAME_SIZE_DAMAGE = ("0xff", "zeros", "data zeroed", "one flipped byte")
+
+
+def _data_offset(part: Path) -> int:
+    """Where an `.npy` part's data begins (its header still parses when only the data
+    changes); 0 for a `.bin` blob."""
+    if part.suffix != ".npy":
+        return 0
+    with open(part, "rb") as handle:
+        if np.lib.format.read_magic(handle) == (2, 0):
+            np.lib.format.read_array_header_2_0(handle)
+        else:
+            np.lib.format.read_array_header_1_0(handle)
+        return handle.tell()
+
+
+def _damage_in_place(part: Path, damage: str) -> None:
+    """Overwrite `part` in place (same inode, same size) with other bytes."""
+    data = bytearray(part.read_bytes())
+    if damage == "0xff":
+        data[:] = b"\xff" * len(data)
+    elif damage == "zeros":
+        data[:] = bytes(len(data))
+    elif damage == "data zeroed":
+        start = _data_offset(part)
+        data[start:] = bytes(len(data) - start)
+    else:
+        data[len(data) // 2] ^= 0x01
+    with open(part, "r+b") as handle:
+        handle.write(bytes(data))
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """A store with its sidecar, and the names of the sidecar's parts."""
+    store, _ = persisted(tmp_path_factory.mktemp("pristine"))
+    (manifest,) = Path(sidecar_dir(store)).glob("*.json")
+    names = sorted(json.loads(manifest.read_text())["parts"])
+    return Path(store).parent, names
+
+
+def _copy_of(pristine: tuple[Path, list[str]], tmp_path: Path) -> tuple[str, Path]:
+    shutil.copytree(pristine[0], tmp_path / "store")
+    store = tmp_path / "store" / "index.json"
+    (manifest,) = Path(sidecar_dir(str(store))).glob("*.json")
+    return str(store), manifest
+
+
+def _part(manifest: Path, name: str) -> Path:
+    return manifest.parent / str(json.loads(manifest.read_text())["parts"][name]["file"])
+
+
+def _parts_verify(manifest: Path) -> bool:
+    document = json.loads(manifest.read_text())
+    return digests.parts_hold_their_bytes(
+        str(manifest.parent), document["store_sha256"], document["parts"]
+    )
+
+
+def test_every_part_kind_is_named_with_its_digest(pristine: tuple[Path, list[str]]) -> None:
+    # Every kind of part a hash store's sidecar has: the damage below covers them all.
+    assert set(pristine[1]) == set(parts.PART_ORDER) - {"embeddings_by_dim"}
+    (manifest,) = Path(sidecar_dir(str(pristine[0] / "index.json"))).glob("*.json")
+    for part in json.loads(manifest.read_text())["parts"].values():
+        data = (manifest.parent / part["file"]).read_bytes()
+        assert part["sha256"] == hashlib.sha256(data).hexdigest()
+        assert part["bytes"] == len(data)
+
+
+@pytest.mark.parametrize("damage", _SAME_SIZE_DAMAGE)
+def test_a_part_changed_in_place_at_its_size_is_never_trusted(
+    pristine: tuple[Path, list[str]], tmp_path: Path, damage: str
+) -> None:
+    """Each part kind in turn: the index is the parsed store's (same chunks, embeddings
+    and rankings from every backend), and the sidecar written back verifies."""
+    parsed = load_index(str(pristine[0] / "index.json"))
+    for name in pristine[1]:
+        case = tmp_path / name
+        store, manifest = _copy_of(pristine, case)
+        part = _part(manifest, name)
+        _damage_in_place(part, damage)
+        assert not _parts_verify(manifest)
+        # What `cce index` asks before keeping a sidecar in place, with or without the
+        # build cache's record of the store.
+        facts = store_facts(store)
+        assert not sidecar.sidecar_is_current(store, *facts)
+        assert sidecar.current_sidecar_chunks(store, *facts) is None
+        assert_same_index(load_store(store), parsed)
+        assert sidecar.current_sidecar_chunks(store, *facts) == len(parsed.chunks)
+        assert _parts_verify(manifest), name  # rebuilt by the load
+        assert part.read_bytes() == (pristine[0] / part.relative_to(case / "store")).read_bytes()
+
+
+@pytest.fixture
+def settled_parts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Parts count as settled at once (no 2 s wait); returns how many parts get hashed."""
+    monkeypatch.setattr(digests, "_SETTLED_NS", 0)
+    hashed: list[int] = []
+    real = digests._part_sha256
+
+    def counting(fd: int, size: int) -> str:
+        hashed.append(size)
+        return real(fd, size)
+
+    monkeypatch.setattr(digests, "_part_sha256", counting)
+    return hashed
+
+
+def test_verified_parts_are_known_by_their_status_and_hashed_again_once_changed(
+    pristine: tuple[Path, list[str]], tmp_path: Path, settled_parts: list[int]
+) -> None:
+    store, manifest = _copy_of(pristine, tmp_path)
+    parsed = load_index(store)
+    assert_same_index(load_store(store), parsed)
+    assert len(settled_parts) == len(pristine[1])  # each part read once...
+    settled_parts.clear()
+    assert_same_index(load_store(store), parsed)
+    assert settled_parts == []  # ...then known by its status: a normal open reads none
+    # Changed in place after it was verified, with its old modification time put back:
+    # its change time moved, so it is read again, and distrusted.
+    part = _part(manifest, "bm25_freqs")
+    before = part.stat()
+    _damage_in_place(part, "zeros")
+    os.utime(part, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert_same_index(load_store(store), parsed)
+    assert settled_parts  # the changed part was hashed (and the rebuilt ones after it)
+    assert _parts_verify(manifest)
+
+
+def test_a_part_verified_just_now_is_hashed_every_time(
+    pristine: tuple[Path, list[str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, _ = _copy_of(pristine, tmp_path)
+    hashed: list[int] = []
+    real = digests._part_sha256
+
+    def counting(fd: int, size: int) -> str:
+        hashed.append(size)
+        return real(fd, size)
+
+    monkeypatch.setattr(digests, "_part_sha256", counting)
+    for _ in range(2):
+        load_store(store)
+    # Written less than 2 s ago: a change in the same clock tick could leave its status.
+    assert len(hashed) == 2 * len(pristine[1])
+    assert not list(Path(sidecar_dir(store)).glob("*.verified.json"))
+
+
+@pytest.mark.parametrize("special", ["fifo", "symlink to /dev/zero", "directory"])
+def test_a_part_replaced_by_a_special_file_is_never_read(
+    pristine: tuple[Path, list[str]], tmp_path: Path, special: str
+) -> None:
+    store, manifest = _copy_of(pristine, tmp_path)
+    part = _part(manifest, "terms")
+    part.unlink()
+    if special == "fifo":
+        os.mkfifo(part)
+    elif special == "directory":
+        part.mkdir()
+    else:
+        part.symlink_to("/dev/zero")
+    parsed = load_index(store)
+    assert_same_index(load_store(store), parsed)
+
+
+@pytest.mark.parametrize(
+    "change", ["no digest", "digest not text", "path outside", "bytes not a number"]
+)
+def test_a_manifest_without_a_usable_part_digest_is_never_trusted(
+    pristine: tuple[Path, list[str]], tmp_path: Path, change: str
+) -> None:
+    store, manifest = _copy_of(pristine, tmp_path)
+    document = json.loads(manifest.read_text())
+    entry = document["parts"]["content"]
+    if change == "no digest":
+        del entry["sha256"]
+    elif change == "digest not text":
+        entry["sha256"] = 7
+    elif change == "path outside":
+        entry["file"] = "../index.json"
+    else:
+        entry["bytes"] = float(entry["bytes"])
+    manifest.write_text(json.dumps(document))
+    assert_same_index(load_store(store), load_index(store))
+    assert _parts_verify(manifest)

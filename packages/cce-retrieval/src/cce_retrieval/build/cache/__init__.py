@@ -18,8 +18,9 @@ rename wins, the entry is the same. Any OS error reading or writing the cache tu
 into a miss or a skipped write: the cache can make a build faster, never fail it.
 
 The package's modules: `products` (the values an entry holds), `salt` (the settings and
-code digest in every key), `codec` (the entry layout and its checks) and `entries` (the
-directory, its atomic writes and the size bound).
+code digest in every key), `codec` (the entry layout and its checks), `entry_files`
+(opening an entry: regular files of bounded size only) and `entries` (the directory,
+its atomic writes and the size bound).
 """
 
 from cce_retrieval.build.cache.codec import EncodedOutcome, EntryText

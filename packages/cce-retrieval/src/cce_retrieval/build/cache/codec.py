@@ -21,6 +21,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
+from cce_retrieval.build.cache.entry_files import open_entry
 from cce_retrieval.build.cache.products import FileOutcome, SparseRows, StoreRecord, TermCounts
 from cce_retrieval.model import Chunk
 from cce_retrieval.rank.bm25 import Bm25Index
@@ -359,12 +360,12 @@ class EntryText:
         ever replaced whole, by a rename, and a key's entry always holds the same bytes,
         so the text needs no digest check, only the file's size.
         """
-        try:
-            fd = os.open(self.path, os.O_RDONLY)
-        except OSError:
+        opened = open_entry(self.path)
+        if opened is None:
             return None
+        fd, size = opened
         try:
-            if os.fstat(fd).st_size != self.offset + self.length:
+            if size != self.offset + self.length:
                 return None
             pieces: list[bytes] = []
             at, left = self.offset, self.length

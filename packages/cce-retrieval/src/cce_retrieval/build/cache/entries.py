@@ -42,6 +42,7 @@ from cce_retrieval.build.cache.codec import (
     entry_header,
     space_joined,
 )
+from cce_retrieval.build.cache.entry_files import MAX_ENTRY_BYTES, open_entry, read_at_most
 from cce_retrieval.build.cache.products import FileOutcome, SparseRows, StoreRecord
 from cce_retrieval.build.cache.salt import CacheSalt
 from cce_retrieval.rank.bm25 import Bm25Index
@@ -61,14 +62,21 @@ _made_dirs: set[str] = set()
 """Shard directories this process has made or found, so a write does not ask again."""
 
 
-def _settle(path: str, trusted: bool) -> None:
-    """After reading the file at `path`: a trusted one is marked recently used (evicted
-    last), an untrusted one is deleted (never read again)."""
+def _settle(fd: int, path: str, trusted: bool) -> None:
+    """After reading the regular file at `path` (open as `fd`): a trusted one is marked
+    recently used (evicted last), through its descriptor; an untrusted one is deleted
+    (never read again)."""
     with contextlib.suppress(OSError):
         if trusted:
-            os.utime(path)
+            os.utime(fd)
         else:
             os.unlink(path)
+
+
+def _names_key(header: bytes, key: bytes) -> bool:
+    """Whether `header` is a whole entry header written for `key` (checked before the
+    rest of a file is read: a file written for no key is not read further)."""
+    return len(header) == HEADER.size and HEADER.unpack(header)[1] == key
 
 
 class BuildCache:
@@ -120,17 +128,25 @@ class BuildCache:
         """`get`, with the embedding rows as their non-zero cells beside an outcome that
         has none (for a caller that scatters them into a larger matrix)."""
         path = self._path(key)
+        opened = open_entry(path)
+        if opened is None:  # none, or not a regular file of an entry's size: never read
+            self.misses += 1
+            return None
+        fd, size = opened
         try:
-            with open(path, "rb") as handle:
-                header = handle.read(HEADER.size)
-                size = os.fstat(handle.fileno()).st_size
-                text_length = HEADER.unpack(header)[5] if len(header) == HEADER.size else 0
-                body = handle.read(-1 if store_text else max(0, size - HEADER.size - text_length))
+            header = read_at_most(fd, HEADER.size)
+            found = None
+            if _names_key(header, key):  # else not this key's entry: its body is not read
+                text_length = HEADER.unpack(header)[5]
+                body_length = size - HEADER.size - (0 if store_text else text_length)
+                body = read_at_most(fd, max(0, body_length))
+                found = self._verify(key, header, body, store_text)
+            _settle(fd, path, found is not None)
         except OSError:
             self.misses += 1
             return None
-        found = self._verify(key, header, body, store_text)
-        _settle(path, found is not None)
+        finally:
+            os.close(fd)
         if found is None:
             self.misses += 1
         else:
@@ -181,7 +197,11 @@ class BuildCache:
 
     def _write(self, key: bytes, parts: Sequence[bytes | memoryview]) -> bool:
         """Write `parts` as the file of `key`, atomically; False (and nothing left behind)
-        on any OS error."""
+        on any OS error, or when the entry would be larger than `MAX_ENTRY_BYTES`. The
+        rename replaces whatever is at the path (a symlink is replaced, never followed);
+        a directory there stays, and the write is skipped."""
+        if sum(memoryview(part).nbytes for part in parts) > MAX_ENTRY_BYTES:
+            return False  # would never be read back (`open_entry`)
         path = self._path(key)
         directory = os.path.dirname(path)
         temp = os.path.join(directory, f".tmp.{os.getpid()}.{next(_temp_sequence)}")
@@ -310,18 +330,24 @@ class BuildCache:
         """`decode` of the file of `key`, read whole (None when it is longer than
         `max_bytes`, missing or `decode` rejects it); a rejected file is deleted."""
         path = self._path(key)
+        opened = open_entry(path)
+        if opened is None:  # none, or not a regular file of an entry's size: never read
+            return None
+        fd, size = opened
         try:
-            with open(path, "rb") as handle:
-                data = handle.read(-1 if max_bytes is None else max_bytes + 1)
+            found = None
+            header = read_at_most(fd, HEADER.size)
+            if (max_bytes is None or size <= max_bytes) and _names_key(header, key):
+                data = header + read_at_most(fd, size - len(header))
+                try:
+                    found = decode(data)
+                except (ValueError, KeyError, TypeError, IndexError, RecursionError, struct.error):
+                    found = None
+            _settle(fd, path, found is not None)
         except OSError:
             return None
-        found = None
-        if max_bytes is None or len(data) <= max_bytes:
-            try:
-                found = decode(data)
-            except (ValueError, KeyError, TypeError, IndexError, RecursionError, struct.error):
-                found = None
-        _settle(path, found is not None)
+        finally:
+            os.close(fd)
         return found
 
     def prune(self) -> int:

@@ -9,16 +9,17 @@ load by memory-mapping, so `cce search` reads only what a query touches.
 
 Layout (docs/index-store.md#sidecar): a directory `<store>.sidecar/` holding, per store
 digest `D` (the SHA-256 of the store's bytes), files `D-<part>.npy` / `D-<part>.bin`
-and, written last, the manifest `D.json` naming every part with its byte size. A
-sidecar is used only when the store's current bytes hash to `D` and every part has the
-recorded size; otherwise the store is parsed the ordinary way and the sidecar rebuilt.
+and, written last, the manifest `D.json` naming every part with its byte size and
+SHA-256. A sidecar is used only when the store's current bytes hash to `D` and every
+part holds the recorded bytes (each part verified once per file state, `digests`);
+otherwise the store is parsed the ordinary way and the sidecar rebuilt.
 Each part is written atomically (temp file, fsync, rename) and parts of a digest never
 change once written, so a run killed at any moment leaves either a complete sidecar
 or one without a manifest, which is never trusted.
 
 The package's modules: `parts` (what the sidecar holds, as bytes), `staging` (writing it
 safely, BM25 in a forked child), `reading` (checking and loading it back) and `digests`
-(a store file's SHA-256, remembered per file state).
+(the SHA-256 of the store file and of each part, remembered per file state).
 """
 
 from cce_retrieval.store.sidecar.digests import file_sha256, store_holds

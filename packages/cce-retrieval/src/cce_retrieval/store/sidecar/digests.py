@@ -1,9 +1,12 @@
-"""A store file's SHA-256, hashed once per file state and remembered beside the sidecar.
+"""SHA-256 digests of a store and of its sidecar's parts, hashed once per file state and
+remembered beside the sidecar.
 
-Why it exists: a sidecar is used only for the store bytes it was made from, and hashing
-a large store on every `cce search` would cost what the sidecar saves. The digest is
-remembered with the file's status (size, mtime, inode) once that status has settled,
-and hashed again whenever it differs.
+Why it exists: a sidecar is used only for the store bytes it was made from, and only
+while every part still holds the bytes it was written with; hashing a large store, or
+a hundred megabytes of parts, on every `cce search` would cost what the sidecar saves.
+So each digest is remembered with the file's status (device, inode, size, modification
+and change times) once that status has settled, and the file is hashed again whenever
+its status differs (docs/index-store.md#sidecar).
 """
 
 from __future__ import annotations
@@ -12,7 +15,9 @@ import contextlib
 import hashlib
 import json
 import os
+import stat
 import time
+from collections.abc import Mapping
 from typing import Final
 
 import attrs
@@ -134,4 +139,107 @@ def store_holds(store_path: str, store_sha256: str, store_size: int) -> bool:
     if found.sha256 != store_sha256 or found.status.st_size != store_size:
         return False
     found.remember(directory)
+    return True
+
+
+_VERIFIED_SUFFIX: Final = ".verified.json"
+
+
+class _PartMismatch(Exception):
+    """A part held another number of bytes than its manifest names when it was read."""
+
+
+def _part_sha256(fd: int, size: int) -> str:
+    """The SHA-256 of the `size` bytes of the open part `fd`; raises `_PartMismatch` when
+    it holds another number of bytes (it grew or shrank while read)."""
+    digest = hashlib.sha256()
+    read = 0
+    while block := os.read(fd, min(_HASH_BLOCK, size + 1 - read)):
+        digest.update(block)
+        read += len(block)
+        if read > size:
+            break
+    if read != size:
+        raise _PartMismatch
+    return digest.hexdigest()
+
+
+def _read_verified(directory: str, digest: str) -> dict[str, list[object]]:
+    """The part statuses remembered as verified for the sidecar of `digest` (file name to
+    status plus the part's digest); empty when there is no such record or it is damaged."""
+    try:
+        with open(os.path.join(directory, digest + _VERIFIED_SUFFIX), "rb") as handle:
+            record = json.loads(handle.read())
+    except (OSError, ValueError, RecursionError):  # RecursionError: hostile nesting
+        return {}
+    if (
+        not isinstance(record, dict)
+        or record.get("sha256") != digest
+        or not isinstance(record.get("parts"), dict)
+    ):
+        return {}
+    return {str(k): v for k, v in record["parts"].items() if isinstance(v, list)}
+
+
+def forget_verified_parts(directory: str, digest: str) -> None:
+    """Drop what was remembered about the parts of `digest` (they are being replaced)."""
+    with contextlib.suppress(OSError):
+        os.unlink(os.path.join(directory, digest + _VERIFIED_SUFFIX))
+
+
+def parts_hold_their_bytes(
+    directory: str, digest: str, parts: Mapping[str, Mapping[str, object]]
+) -> bool:
+    """Whether every part the manifest of `digest` names (`parts`: name to its `file`,
+    byte size `bytes` and `sha256`) is a regular file holding exactly those bytes.
+
+    A part whose status is the one remembered when it was last verified (with the same
+    recorded digest) is not read; any other is hashed, and remembered once its status
+    has settled (`_SETTLED_NS`) and did not change while it was read. So a normal open
+    costs an open and an `fstat` per part; the first open after a write, or after a part
+    changed on disk, reads the parts it has not verified yet. False on any doubt.
+    """
+    remembered = _read_verified(directory, digest)
+    verified: dict[str, list[object]] = {}
+    learned = False
+    for part in parts.values():
+        try:
+            name, size, sha256 = str(part["file"]), part["bytes"], part["sha256"]
+        except (KeyError, TypeError):
+            return False
+        if type(size) is not int or not isinstance(sha256, str) or os.sep in name:
+            return False
+        try:
+            fd = os.open(
+                os.path.join(directory, name),
+                os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0),
+            )
+        except OSError:
+            return False
+        try:
+            before = os.fstat(fd)
+            if not stat.S_ISREG(before.st_mode) or before.st_size != size:
+                return False
+            status: list[object] = [*_status(before), sha256]
+            if remembered.get(name) == status:
+                verified[name] = status
+                continue
+            hashed_at = time.time_ns()
+            if _part_sha256(fd, size) != sha256:
+                return False
+            settled = hashed_at - max(before.st_mtime_ns, before.st_ctime_ns) >= _SETTLED_NS
+            if settled and _status(os.fstat(fd)) == _status(before):
+                verified[name] = status
+                learned = True
+        except (OSError, _PartMismatch):
+            return False
+        finally:
+            os.close(fd)
+    if learned:
+        record = {"schema": SIDECAR_SCHEMA, "sha256": digest, "parts": verified}
+        with contextlib.suppress(OSError):
+            write_atomic(
+                os.path.join(directory, digest + _VERIFIED_SUFFIX),
+                json.dumps(record).encode("utf-8"),
+            )
     return True

@@ -19,8 +19,9 @@ from cce_retrieval.rank.bm25 import Bm25Index
 from cce_retrieval.rank.derived import bm25_and_ranks
 from cce_retrieval.rank.graph import ImportGraph
 
-SIDECAR_SCHEMA: Final = "cce.sidecar/v2"
-"""v2 keeps sparse embeddings as their cells (`SparseEmbeddings`); a v1 sidecar is rebuilt."""
+SIDECAR_SCHEMA: Final = "cce.sidecar/v3"
+"""v2 kept sparse embeddings as their cells (`SparseEmbeddings`); v3 also records each
+part's SHA-256 in the manifest. A sidecar of an earlier schema is rebuilt."""
 
 
 def sidecar_dir(store_path: str) -> str:

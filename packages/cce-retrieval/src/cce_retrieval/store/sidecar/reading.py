@@ -1,9 +1,11 @@
 """Reading a sidecar back: the manifest, every part checked, and the index they hold.
 
 Why it exists: a sidecar is trusted only when its manifest names this store's digest and
-size and every part has the recorded size and holds what the index's types promise
-(offsets in order, rows in range, finite values); anything else distrusts it and the
-store is parsed instead, never mis-scored (docs/index-store.md#sidecar).
+size, every part holds exactly the bytes whose size and SHA-256 the manifest records
+(`digests.parts_hold_their_bytes`, which remembers parts it has verified) and what the
+index's types promise (offsets in order, rows in range, finite values); anything else
+distrusts it and the store is parsed instead, never mis-scored
+(docs/index-store.md#sidecar).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from cce_retrieval.store.fileio import (
 )
 from cce_retrieval.store.load import parse_index
 from cce_retrieval.store.paths import StoreError
-from cce_retrieval.store.sidecar.digests import file_digest
+from cce_retrieval.store.sidecar.digests import file_digest, parts_hold_their_bytes
 from cce_retrieval.store.sidecar.parts import SIDECAR_SCHEMA, SPARSE_PARTS, sidecar_dir
 from cce_retrieval.store.sidecar.staging import write_sidecar
 
@@ -97,13 +99,10 @@ def _read_manifest(directory: str, digest: str, size: int) -> dict[str, object]:
         or not isinstance(manifest.get("parts"), dict)
     ):
         raise _Untrusted
-    for part in manifest["parts"].values():
-        try:
-            actual = os.stat(os.path.join(directory, str(part["file"]))).st_size
-        except (OSError, KeyError, TypeError) as err:
-            raise _Untrusted from err
-        if actual != part["bytes"]:
-            raise _Untrusted
+    # Every part is the bytes it was written with: a part changed in place, even to
+    # bytes of the same size that still parse, would otherwise mis-score or fail a query.
+    if not parts_hold_their_bytes(directory, digest, manifest["parts"]):
+        raise _Untrusted
     return manifest
 
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import functools
+import hashlib
 import itertools
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Final
 
 import attrs
@@ -31,6 +32,7 @@ from cce_retrieval.store.fileio import (
     write_atomic,
     write_atomic_parts,
 )
+from cce_retrieval.store.sidecar.digests import forget_verified_parts
 from cce_retrieval.store.sidecar.parts import (
     PART_ORDER,
     SIDECAR_SCHEMA,
@@ -64,8 +66,8 @@ class StagedSidecar:
     directory: str
     manifest: dict[str, object]
     """`SidecarParts.manifest` (the parts' arrays are not kept once written)."""
-    parts: dict[str, tuple[str, int]]
-    """Part name → (file name after the digest's `D-`, byte size)."""
+    parts: dict[str, tuple[str, int, str]]
+    """Part name → (file name after the digest's `D-`, byte size, SHA-256 of its bytes)."""
     staged_names: dict[str, str]
     """Part name → its staging file's name."""
     pending: list[concurrent.futures.Future[None]]
@@ -87,6 +89,16 @@ class StagedSidecar:
             os.rmdir(self.directory)  # only if staging made it and nothing else is there
 
 
+def _hashed(
+    pieces: Iterable[bytes | memoryview], digest: hashlib._Hash
+) -> Iterator[bytes | memoryview]:
+    """`pieces`, each added to `digest` as it is written: a part's SHA-256 costs no
+    second read of its bytes."""
+    for piece in pieces:
+        digest.update(piece)
+        yield piece
+
+
 class _Stager:
     """Writes parts under staging names into `staged`, each part's fsync and rename on
     `syncer` while the next part is written (without one, before it)."""
@@ -100,10 +112,13 @@ class _Stager:
     def _write(self, file: str, name: str, pieces: Iterable[bytes | memoryview], size: int) -> None:
         staged = self.staged
         staged_name = f"{_STAGED_PREFIX}{os.getpid()}.{next(_staging_sequence)}.{file}"
-        done = write_atomic_parts(os.path.join(staged.directory, staged_name), pieces, self._syncer)
+        digest = hashlib.sha256()
+        done = write_atomic_parts(
+            os.path.join(staged.directory, staged_name), _hashed(pieces, digest), self._syncer
+        )
         if done is not None:
             staged.pending.append(done)
-        staged.parts[name] = (file, size)
+        staged.parts[name] = (file, size, digest.hexdigest())
         staged.staged_names[name] = staged_name
 
     def embeddings(self, matrix: EmbeddingMatrix) -> None:
@@ -148,7 +163,7 @@ class StagedBm25:
     """BM25's sidecar parts, written under staging names (`StagedSidecar` has the rest)."""
 
     directory: str
-    parts: dict[str, tuple[str, int]]
+    parts: dict[str, tuple[str, int, str]]
     staged_names: dict[str, str]
     fields: dict[str, object]
     """The manifest fields the BM25 parts give (`bm25_parts`)."""
@@ -304,14 +319,17 @@ def write_sidecar(
         staged.settle()
         directory = staged.directory
         prefix = store_sha256
+        # Parts of this digest are about to be replaced: what was verified of the old
+        # files says nothing of the new ones.
+        forget_verified_parts(directory, prefix)
         parts: dict[str, dict[str, object]] = {}
-        for name, (file, size) in staged.parts.items():
+        for name, (file, size, sha256) in staged.parts.items():
             target = f"{prefix}-{file}"
             os.replace(
                 os.path.join(directory, staged.staged_names[name]),
                 os.path.join(directory, target),
             )
-            parts[name] = {"file": target, "bytes": size}
+            parts[name] = {"file": target, "bytes": size, "sha256": sha256}
     except BaseException:
         staged.discard()
         raise
