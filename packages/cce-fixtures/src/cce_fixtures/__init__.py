@@ -11,6 +11,7 @@ for what the contract allows but an author rarely means, and the
 from cce_fixtures.anchor import Anchor, AnchorError, SearchHit
 from cce_fixtures.fixtures import (
     DEFAULT_K,
+    MAX_K,
     SCHEMA_ID,
     Case,
     FixtureError,
@@ -29,6 +30,7 @@ from cce_fixtures.lint import (
 
 __all__ = [
     "DEFAULT_K",
+    "MAX_K",
     "SCHEMA_ID",
     "Anchor",
     "AnchorError",

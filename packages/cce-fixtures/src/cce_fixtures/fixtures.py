@@ -23,6 +23,7 @@ from cce_fixtures.strict_json import JsonError, load_json_value
 
 __all__ = [
     "DEFAULT_K",
+    "MAX_K",
     "SCHEMA_ID",
     "Case",
     "FixtureError",
@@ -36,6 +37,8 @@ __all__ = [
 SCHEMA_ID = "cce.relevance/v1"
 # The reference's search default (`DEFAULT_TOP_K`), used when a case gives no "k".
 DEFAULT_K = 10
+# The largest "k" a case may give: the reference reads it as a u64.
+MAX_K = U64_MAX
 
 
 @attrs.frozen
@@ -155,7 +158,7 @@ def _structure_tags(value: Any) -> tuple[str, ...]:
 def _structure_k(value: Any, _: type) -> _CaseK:
     # bool is an int subclass in Python but not a JSON integer; floats (even 5.0) and
     # integers past u64 (which strict_json hands over as floats) are not integers either.
-    if type(value) is not int or not 1 <= value <= U64_MAX:
+    if type(value) is not int or not 1 <= value <= MAX_K:
         raise _LineProblem('"k" must be a positive integer')
     return _CaseK(value)
 

@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from cce_retrieval.protect.strict import (
         DEFAULT_PROTECTION,
         PROTECTIONS,
+        protect_text,
     )
     from cce_retrieval.rank.backends import (
         BACKENDS,
@@ -179,6 +180,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "OpenAIEmbedder": ("cce_retrieval.embed.openai", "OpenAIEmbedder"),
     "DEFAULT_PROTECTION": ("cce_retrieval.protect.strict", "DEFAULT_PROTECTION"),
     "PROTECTIONS": ("cce_retrieval.protect.strict", "PROTECTIONS"),
+    "protect_text": ("cce_retrieval.protect.strict", "protect_text"),
     "reference_redact": ("cce_retrieval.protect.redactor", "redact"),
     "PersistedIndex": ("cce_retrieval.store.persist", "PersistedIndex"),
     "persist_index": ("cce_retrieval.store.persist", "persist_index"),
@@ -292,6 +294,7 @@ __all__ = [
     "non_unit_vectors_notice",
     "parse_index",
     "persist_index",
+    "protect_text",
     "query_embedder",
     "read_sources",
     "redact_url",

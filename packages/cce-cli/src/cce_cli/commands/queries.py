@@ -9,6 +9,7 @@ fixture file atomically. The counting and the draft live in `cce_cli.labeling.qu
 from __future__ import annotations
 
 import argparse
+import datetime
 import re
 import sys
 
@@ -17,20 +18,41 @@ from cce_cli.commands.output_paths import refuse_output_over_input
 from cce_cli.errors import CliError
 from cce_cli.labeling.querylog import QueryLog, draft_fixtures, read_query_log
 from cce_cli.render.output import write_stdout
-from cce_retrieval import describe_os_error, reference_redact, write_atomic
+from cce_fixtures import MAX_K
+from cce_retrieval import describe_os_error, protect_text, write_atomic
 
 __all__ = ["configure", "looks_secret", "run"]
 
-_SINCE = re.compile(r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?Z?)?")
+_SINCE = re.compile(r"(\d{4}-\d{2}-\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2}))?Z?)?")
+_SINCE_FORM = "a UTC date like 2026-11-01 or 2026-11-01T12:00:00Z"
 _DRAFT_K = 5
 
 
 def _since(text: str) -> str:
-    if not _SINCE.fullmatch(text):
+    """The date/time as the `YYYY-MM-DDTHH:MM:SSZ` stamp cce writes, so that comparing
+    stamps as text is exact (`12:00Z` would sort after `12:00:30Z`)."""
+    form = _SINCE.fullmatch(text)
+    if form is None:
+        raise argparse.ArgumentTypeError(f"expected {_SINCE_FORM}, got {text!r}")
+    day, hour, minute, second = form.groups()
+    stamp = f"{day}T{hour or '00'}:{minute or '00'}:{second or '00'}Z"
+    try:
+        datetime.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")
+    except ValueError:
         raise argparse.ArgumentTypeError(
-            f"expected a UTC date like 2026-11-01 or 2026-11-01T12:00:00Z, got {text!r}"
+            f"{text!r} is not a real date and time; expected {_SINCE_FORM}"
+        ) from None
+    return stamp
+
+
+def _draft_k(text: str) -> int:
+    """A case's k as the fixture contract accepts it: 1 to 2**64-1."""
+    value = positive_int(text)
+    if value > MAX_K:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive integer of at most {MAX_K} (a fixture's largest k), got {text!r}"
         )
-    return text
+    return value
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -57,7 +79,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--k",
-        type=positive_int,
+        type=_draft_k,
         default=_DRAFT_K,
         metavar="K",
         help=f"the k of every draft case (default {_DRAFT_K})",
@@ -65,8 +87,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def looks_secret(query: str) -> bool:
-    """True when secret protection would change the query: it holds a credential shape."""
-    return reference_redact(query) != query
+    """True when strict secret protection would change the query: it holds a credential
+    shape (strict protection runs the reference's first, so it catches every shape the
+    default does and more)."""
+    return protect_text(query, "strict") != query
 
 
 def _read_log(path: str) -> list[bytes]:

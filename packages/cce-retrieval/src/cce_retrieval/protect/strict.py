@@ -33,6 +33,7 @@ import re2  # type: ignore[import-untyped]
 if TYPE_CHECKING:
     from detect_secrets.plugins.base import BasePlugin
 from cce_retrieval.parity.text import ascii_lower
+from cce_retrieval.protect.redactor import redact
 from cce_retrieval.protect.sensitive import is_sensitive
 
 REFERENCE: Final = "reference"
@@ -452,3 +453,16 @@ def strict_redact(text: str, filename: str = "") -> tuple[str, int]:
         lines[index], made = _redact_detected(lines[index], index + 1, filename)
         count += made
     return "\n".join(lines), count
+
+
+def protect_text(text: str, protection: str = STRICT, filename: str = "") -> str:
+    """`text` as a store built under `protection` would hold it: the reference redactor,
+    then, for strict protection, the strict layer.
+
+    For text that never passes through a build but may be shown or written beside its
+    results (a judging file's snippets, queries mined from an event log).
+    """
+    redacted = redact(text)
+    if protection == STRICT:
+        redacted = strict_redact(redacted, filename)[0]
+    return redacted
