@@ -111,3 +111,84 @@ def test_queries_largest_k_drafts_a_case_the_contract_reads(
     assert row["k"] == MAX_K
     row["expected"] = ["a.py"]
     assert parse_fixtures(json.dumps(row)).cases[0].k == MAX_K
+
+
+POOLED_SECRETS = (
+    "npm_abcdefghijklmnopqrstuvwxyz0123456789",
+    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "eyJhbGciOiJIUzI1NiJ9abcdefgh",
+    "MIIEowIBAAKCAQEAabcdefghijklmnop",
+)
+
+
+@pytest.fixture
+def secret_corpus(tmp_path: Path) -> Path:
+    root = tmp_path / "corpus"
+    root.mkdir()
+    (root / "deploy.sh").write_text(
+        "publish() {\n"
+        "  export NPM_TOKEN=npm_abcdefghijklmnopqrstuvwxyz0123456789\n"
+        "  export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"
+        '  curl -H "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9abcdefgh" publish.example\n'
+        "}\n",
+        encoding="utf-8",
+    )
+    (root / "deploy_key.txt").write_text(
+        "deploy key\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAabcdefghijklmnop\n",
+        encoding="utf-8",
+    )
+    (root / ".npmrc").write_text(
+        "//registry.npmjs.org/:_authToken=npm_abcdefghijklmnopqrstuvwxyz0123456789\n",
+        encoding="utf-8",
+    )
+    fixtures = tmp_path / "draft.jsonl"
+    fixtures.write_text(
+        '{"schema":"cce.relevance/v1","corpus":"corpus"}\n'
+        '{"id":"publish","query":"publish token deploy key","expected":[]}\n',
+        encoding="utf-8",
+    )
+    return fixtures
+
+
+def test_pool_protection_strict_keeps_credentials_out_of_the_judging_file(
+    secret_corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    judging = tmp_path / "judging.jsonl"
+    base = ["pool", str(secret_corpus), "--no-cache", "-o", str(judging)]
+    code, _, err = _cce(base, capsys)
+    assert code == 0, err
+    leaked = judging.read_text(encoding="utf-8")
+    assert any(secret in leaked for secret in POOLED_SECRETS)
+    assert "re-run with --protection strict" in err
+    code, _, err = _cce([*base, "--protection", "strict"], capsys)
+    assert code == 0, err
+    assert "re-run with" not in err
+    written = judging.read_text(encoding="utf-8")
+    assert "[REDACTED:" in written and ".npmrc" not in written
+    assert not [secret for secret in POOLED_SECRETS if secret in written]
+
+
+def test_pool_protection_strict_redacts_whatever_a_backend_returned() -> None:
+    from cce_cli.labeling.pooling import pool_candidates
+    from cce_retrieval import protect_text
+
+    class Hit:
+        file_path, start_line, end_line, kind = "a.env.sh", 1, 3, "block"
+        content = "x = 1\nDB_PASSWORD=hunter2hunter2\n"
+
+    plain = pool_candidates([[Hit()]], 1)
+    protected = pool_candidates([[Hit()]], 1, lambda text, path: protect_text(text, "strict"))
+    assert "hunter2hunter2" in plain[0].snippet
+    assert protected[0].snippet == "x = 1\nDB_PASSWORD=[REDACTED:SECRET]"
+
+
+def test_pool_protection_conflicts_with_a_store(
+    secret_corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "corpus" / ".cce" / "index.json"
+    assert _cce(["index", str(tmp_path / "corpus"), "--no-metrics"], capsys)[0] == 0
+    code, out, err = _cce(
+        ["pool", str(secret_corpus), "--store", str(store), "--protection", "strict"], capsys
+    )
+    assert (code, out) == (2, "")
+    assert err.startswith("error: --protection applies when pool builds the corpus")

@@ -33,7 +33,7 @@ from cce_cli.evaluation import corpus_checks, harness, run_checks
 from cce_cli.evaluation.anchor_check import file_line_count
 from cce_cli.evaluation.corpora import local_member_corpus, member_corpus
 from cce_cli.evaluation.corpus_paths import corpus_path, rust_parent
-from cce_cli.evaluation.indexes import open_store, remote_problem
+from cce_cli.evaluation.indexes import add_protection_argument, open_store, remote_problem
 from cce_cli.formats import external_runs as runs
 from cce_cli.formats import json_text
 from cce_cli.formats.suite_manifest import looks_like_suite, read_manifest
@@ -60,6 +60,7 @@ from cce_retrieval import (
     QueryEmbedder,
     SearchResult,
     describe_os_error,
+    protect_text,
     write_atomic,
 )
 
@@ -67,6 +68,7 @@ __all__ = ["configure", "read_fixture_text", "run"]
 
 DEFAULT_DEPTH = 10
 _DRAFT_ANCHOR = "#__unjudged__"
+_STRICT = "strict"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -107,6 +109,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--dir", metavar="DIR", help="corpus directory (overrides the header)")
     source.add_argument("--store", metavar="STORE", help="a persisted store file")
     add_build_options(parser)
+    add_protection_argument(parser, None)
     parser.add_argument(
         "--strict",
         action="store_true",
@@ -173,6 +176,12 @@ def _parse(path: str) -> tuple[FixtureSet, set[str], dict[str, dict[str, Any]]]:
 
 def _index(args: argparse.Namespace, fixture_set: FixtureSet) -> tuple[Index, QueryEmbedder]:
     if args.store is not None:
+        if args.protection is not None:
+            raise CliError(
+                "--protection applies when pool builds the corpus (--dir or the fixtures' "
+                "corpus); a --store was protected when it was indexed",
+                2,
+            )
         return open_store(str(args.store), remote_problem)
     return build_fixture_corpus(args, fixture_set)[0], HashEmbedder()
 
@@ -266,7 +275,8 @@ def _pool_lines(args: argparse.Namespace, id_prefix: str = "") -> list[str]:
             if name in pooled:
                 pooled[name].append(results)
         shown = attrs.evolve(case, id=id_prefix + case.id) if id_prefix else case
-        lines.append(render_judging_line(shown, pool_candidates(ranked, args.depth)) + "\n")
+        candidates = pool_candidates(ranked, args.depth, _snippet_protection(args))
+        lines.append(render_judging_line(shown, candidates) + "\n")
     paths = run_checks.corpus_paths(index)
     for name, rankings in pooled.items():
         # Kinds and spans are not checked: draft cases have no anchors to need them.
@@ -278,6 +288,16 @@ def _pool_lines(args: argparse.Namespace, id_prefix: str = "") -> list[str]:
     if args.strict:
         run_checks.refuse(problems)
     return lines
+
+
+def _snippet_protection(args: argparse.Namespace) -> Callable[[str, str], str] | None:
+    """Under strict protection, what a snippet's source text goes through before it is
+    cut. The strict build has already redacted the index's text; redacting again (strict
+    protection is idempotent) keeps the judging file, which people read and commit, safe
+    whatever a backend returned as content."""
+    if args.protection != _STRICT:
+        return None
+    return lambda text, path: protect_text(text, _STRICT, path)
 
 
 def _relocated_corpus(fixtures: str, output: str, corpus: str) -> str:

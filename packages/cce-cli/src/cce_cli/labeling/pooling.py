@@ -108,20 +108,27 @@ def _snippet(content: str) -> str:
     return "\n".join(line[:SNIPPET_CHARS] for line in lines).strip("\n")
 
 
-def pool_candidates(ranked_lists: Sequence[Sequence[Any]], depth: int) -> tuple[Candidate, ...]:
+def pool_candidates(
+    ranked_lists: Sequence[Sequence[Any]],
+    depth: int,
+    protect: Callable[[str, str], str] | None = None,
+) -> tuple[Candidate, ...]:
     """The deduplicated union of each list's first `depth` results, in location order.
 
     Each result offers `file_path`, `start_line`, `end_line`, `kind` and `content` (a
     `cce_retrieval` SearchResult fits). Two results at the same location are one
-    candidate; the sort by (path, start, end, kind) hides backend and rank.
+    candidate; the sort by (path, start, end, kind) hides backend and rank. `protect`
+    (text, path) -> text, when given, redacts a result's whole text before its snippet
+    is cut from it, so a secret spanning the cut is still seen whole.
     """
     pooled: dict[tuple[str, int, int, str], Candidate] = {}
     for ranked in ranked_lists:
         for hit in ranked[:depth]:
-            candidate = Candidate(
-                hit.file_path, hit.start_line, hit.end_line, hit.kind, _snippet(hit.content)
-            )
-            pooled.setdefault(candidate.location, candidate)
+            location = (hit.file_path, hit.start_line, hit.end_line, hit.kind)
+            if location in pooled:
+                continue
+            content = hit.content if protect is None else protect(hit.content, hit.file_path)
+            pooled[location] = Candidate(*location, _snippet(content))
     return tuple(pooled[key] for key in sorted(pooled))
 
 
