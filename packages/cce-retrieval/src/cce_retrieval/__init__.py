@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from cce_retrieval.chunk.conformance import conformance_document
     from cce_retrieval.embed.errors import (
         EmbedderMisconfigured,
+        EmbedderModelMissing,
         EmbedderUnavailable,
         EmbedderUnreachable,
     )
@@ -145,6 +146,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "non_unit_vectors_notice": ("cce_retrieval.embed.registry", "non_unit_vectors_notice"),
     "EMBEDDER_ENTRY_POINT_GROUP": ("cce_retrieval.embed.plugins", "EMBEDDER_ENTRY_POINT_GROUP"),
     "EmbedderMisconfigured": ("cce_retrieval.embed.errors", "EmbedderMisconfigured"),
+    "EmbedderModelMissing": ("cce_retrieval.embed.errors", "EmbedderModelMissing"),
     "EmbedderUnavailable": ("cce_retrieval.embed.errors", "EmbedderUnavailable"),
     "EmbedderUnreachable": ("cce_retrieval.embed.errors", "EmbedderUnreachable"),
     "create_embedder": ("cce_retrieval.embed.registry", "create_embedder"),
@@ -242,6 +244,7 @@ __all__ = [
     "Embedder",
     "EmbedderConfigError",
     "EmbedderMisconfigured",
+    "EmbedderModelMissing",
     "EmbedderSpec",
     "EmbedderUnavailable",
     "EmbedderUnreachable",

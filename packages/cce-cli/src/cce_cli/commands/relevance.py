@@ -66,6 +66,7 @@ from cce_retrieval import (
     BackendConfigError,
     EmbedderConfigError,
     EmbedderMisconfigured,
+    EmbedderModelMissing,
     EmbedderSpec,
     EmbedderUnavailable,
     EmbeddingSpaceError,
@@ -325,6 +326,11 @@ def _evaluate(
         if name:
             try:
                 built = create_embedder(name, model or None)
+            except EmbedderModelMissing as error:
+                raise CliError(
+                    f"a backend configuration asks for the {error.embedder} embedder without "
+                    f'a model: give it model = "NAME_OR_PATH" or set {error.model_env}'
+                ) from None
             except (EmbedderConfigError, EmbedderMisconfigured) as error:
                 raise CliError(str(error)) from None
             group_index = build_or_fail(_corpus_display(args, fixture_set), built, args=args).index

@@ -59,7 +59,9 @@ def _relevance_page(
     report = pairing.parse_report(json.dumps(body), path)
     if args.backends is None:
         return render_relevance_page(report, evidence)
-    base, head = pairing.select_backends(report, report, None, args.backends)
+    base, head = pairing.select_backends(
+        report, report, None, args.backends, "--backends BASE,HEAD"
+    )
     diff = pairing.diff_reports(report, report, base, head, by_tag=True)
     return render_diff_page(_with_evidence(diff, evidence))
 

@@ -63,6 +63,10 @@ DIFF_SCHEMA: Final = "cce.relevance.diff/v1"
 _FIX = f"pass a {REPORT_SCHEMA} document, e.g. from `cce relevance ... --json`"
 
 
+_CHOOSE_BACKENDS = "--backend NAME or --backends BASE,HEAD"
+"""How `cce diff` chooses a saved report's backends (`cce report` has only `--backends`)."""
+
+
 @attrs.frozen(slots=True)
 class SavedCase:
     """One per-query row of a saved report: its id, scores by metric key, its tags."""
@@ -109,14 +113,16 @@ class SavedReport:
     def backend_names(self) -> tuple[str, ...]:
         return tuple(backend.name for backend in self.backends)
 
-    def backend(self, name: str) -> SavedBackend:
+    def backend(self, name: str, choose_with: str = _CHOOSE_BACKENDS) -> SavedBackend:
+        """The backend `name`; a CliError naming the report's backends and `choose_with`,
+        the flags of the command at hand that choose one."""
         for backend in self.backends:
             if backend.name == name:
                 return backend
         names = ", ".join(self.backend_names()) or "none"
         raise CliError(
             f"{self.path}: no backend {name!r} in this report (it has: {names}); "
-            "name one of those with --backend or --backends"
+            f"name one of those with {choose_with}"
         )
 
 
@@ -358,9 +364,14 @@ def read_report_text(path: str) -> str:
 
 
 def select_backends(
-    base: SavedReport, head: SavedReport, backend: str | None, backends: str | None
+    base: SavedReport,
+    head: SavedReport,
+    backend: str | None,
+    backends: str | None,
+    choose_with: str = _CHOOSE_BACKENDS,
 ) -> tuple[SavedBackend, SavedBackend]:
-    """The backend of each side: `--backend NAME`, `--backends BASE,HEAD`, or the only one."""
+    """The backend of each side: `--backend NAME`, `--backends BASE,HEAD`, or the only one;
+    `choose_with` names the flags the command at hand has for that."""
     if backends is not None:
         parts = [part.strip() for part in backends.split(",")]
         if len(parts) != 2 or not all(parts):
@@ -368,15 +379,15 @@ def select_backends(
                 f"--backends needs two names, BASE,HEAD (e.g. bm25,hybrid), got {backends!r}",
                 exit_code=2,
             )
-        return base.backend(parts[0]), head.backend(parts[1])
+        return base.backend(parts[0], choose_with), head.backend(parts[1], choose_with)
     if backend is not None:
-        return base.backend(backend), head.backend(backend)
+        return base.backend(backend, choose_with), head.backend(backend, choose_with)
     for report in (base, head):
         if len(report.backends) != 1:
             names = ", ".join(report.backend_names()) or "none"
             raise CliError(
                 f"{report.path} has {len(report.backends)} backends ({names}); "
-                "choose with --backend NAME or --backends BASE,HEAD",
+                f"choose with {choose_with}",
                 exit_code=2,
             )
     return base.backends[0], head.backends[0]

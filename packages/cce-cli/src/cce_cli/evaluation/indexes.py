@@ -22,6 +22,7 @@ from cce_cli.errors import CliError
 from cce_cli.render.output import display_text
 from cce_retrieval import (
     EmbedderMisconfigured,
+    EmbedderModelMissing,
     EmbedderUnavailable,
     EmbeddingSpaceError,
     StoreError,
@@ -284,6 +285,12 @@ def open_store(path: str, refusal: Refusal) -> tuple[Index, QueryEmbedder]:
         print(repaired, file=sys.stderr)
     try:
         embedder = query_embedder(index)
+    except EmbedderModelMissing as err:
+        raise CliError(
+            f"the store {path} was built with the {err.embedder} embedder but records no "
+            f"model: set {err.model_env} to the model it was built with, or re-index it with "
+            f"`cce index <dir> --embedder {err.embedder} --model NAME_OR_PATH`"
+        ) from None
     except (EmbeddingSpaceError, EmbedderMisconfigured) as err:
         raise CliError(str(err)) from None
     failure = embedder_failure(embedder)

@@ -19,6 +19,17 @@ class EmbedderMisconfigured(EmbedError):
     optional package); `str()` says which setting and how to fix it."""
 
 
+class EmbedderModelMissing(EmbedderMisconfigured):
+    """An embedder that has no default model was given none. `embedder` names it and
+    `model_env` the variable that would name one; `str()` says how a command-line user
+    names it (`--model`), which a caller with another way (a configuration key) replaces."""
+
+    def __init__(self, message: str, embedder: str, model_env: str) -> None:
+        super().__init__(message)
+        self.embedder = embedder
+        self.model_env = model_env
+
+
 class EmbedderUnreachable(EmbedError):
     """No exchange with the server happened: the connection was refused, failed or timed out."""
 

@@ -139,16 +139,18 @@ def _openai(model: str | None, environ: Mapping[str, str] | None) -> Embedder:
 
 def _model2vec(model: str | None, environ: Mapping[str, str] | None) -> Embedder:
     # Imported on use: the module is small, but what it loads (model2vec) is not.
-    from cce_retrieval.embed.errors import EmbedderMisconfigured
+    from cce_retrieval.embed.errors import EmbedderModelMissing
     from cce_retrieval.embed.model2vec_static import MODEL_ENV, Model2VecEmbedder
 
     env = os.environ if environ is None else environ
     name = model or env.get(MODEL_ENV)
     if not name:
         # No default: a default name would mean a download the user never asked for.
-        raise EmbedderMisconfigured(
+        raise EmbedderModelMissing(
             "the model2vec embedder needs a model: pass --model NAME_OR_PATH (a local "
-            f"model directory, or a name model2vec can load) or set {MODEL_ENV}"
+            f"model directory, or a name model2vec can load) or set {MODEL_ENV}",
+            "model2vec",
+            MODEL_ENV,
         )
     return Model2VecEmbedder(name)
 
