@@ -155,7 +155,29 @@ def _need_str(obj: Mapping[str, object], key: str, where: str) -> str:
     value = obj.get(key)
     if not isinstance(value, str):
         raise CliError(f"{where}: `{key}` must be a string, found {value!r}")
+    return _text(value, key, where)
+
+
+def _text(value: str, key: str, where: str) -> str:
+    """`value`, unless it holds an unpaired surrogate (a `\\udc80` escape), which no
+    report, judging file or fixture written from it could encode."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise CliError(
+            f"{where}: `{key}` holds an unpaired surrogate escape (such as \\udc80), which "
+            "is not text; write the path or name as UTF-8"
+        ) from None
     return value
+
+
+def _check_span(start: int, end: int, where: str, shown: str) -> None:
+    """A CliError naming `where` when a result's lines end before they start."""
+    if end < start or start < 0:
+        raise CliError(
+            f"{where}: {shown} ends before it starts; a result spans lines start-end with "
+            "1 <= start <= end (0-0 for a whole file)"
+        )
 
 
 def _parse_result(raw: object, where: str) -> SearchResult:
@@ -168,15 +190,18 @@ def _parse_result(raw: object, where: str) -> SearchResult:
         score = math.nan
     if isinstance(score_text, bool) or not math.isfinite(score):
         raise CliError(f"{where}: `score` must be a finite number, found {score_text!r}")
-    kind = raw.get("kind", "")
+    kind = _text(str(raw.get("kind", "")), "kind", where)
+    file_path = _need_str(raw, "file_path", where)
+    start, end = _need_int(raw, "start_line", where), _need_int(raw, "end_line", where)
+    _check_span(start, end, where, f"result {file_path}:{start}-{end}")
     return SearchResult(
         rank=_need_int(raw, "rank", where),
-        chunk_id=str(raw.get("chunk_id", "")),
-        file_path=_need_str(raw, "file_path", where),
-        start_line=_need_int(raw, "start_line", where),
-        end_line=_need_int(raw, "end_line", where),
-        chunk_type=str(raw.get("chunk_type", kind)),
-        kind=str(kind),
+        chunk_id=_text(str(raw.get("chunk_id", "")), "chunk_id", where),
+        file_path=file_path,
+        start_line=start,
+        end_line=end,
+        chunk_type=_text(str(raw.get("chunk_type", kind)), "chunk_type", where),
+        kind=kind,
         score=score,
         content="",
     )

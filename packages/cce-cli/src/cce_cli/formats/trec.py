@@ -28,6 +28,8 @@ from cce_retrieval import SearchResult, format6
 
 __all__ = ["document_id", "qrels_text", "read_trec_results", "trec_run_text"]
 
+_MAX_LINE_DIGITS = 20
+"""Longer line numbers are past any file (and past what `int()` reads by default)."""
 _DOCNO_RANGE = re.compile(r"^(?P<path>.+):(?P<start>[0-9]+)-(?P<end>[0-9]+)$")
 
 
@@ -62,8 +64,15 @@ def read_trec_results(path: str, text: str) -> dict[str, tuple[SearchResult, ...
         if not math.isfinite(score):
             raise CliError(f"{where}: score {score_text!r} is not a finite number")
         ranged = _DOCNO_RANGE.match(docno)
+        if ranged and max(len(ranged["start"]), len(ranged["end"])) > _MAX_LINE_DIGITS:
+            raise CliError(f"{where}: docno {docno!r} names a line past any file's")
         if ranged:
             file_path, start, end = ranged["path"], int(ranged["start"]), int(ranged["end"])
+            if end < start:
+                raise CliError(
+                    f"{where}: docno {docno!r} ends before it starts; a chunk's docno is "
+                    "path:start-end with start <= end (a bare path for a whole file)"
+                )
         else:
             file_path, start, end = docno, 0, 0  # the whole file: widened at search time
         hit = SearchResult(0, "", file_path, start, end, "", "", score, "")
