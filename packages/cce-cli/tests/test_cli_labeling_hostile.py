@@ -4,6 +4,9 @@ judgments, run files and event logs, and dates and counts past what they allow."
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -192,3 +195,235 @@ def test_pool_protection_conflicts_with_a_store(
     )
     assert (code, out) == (2, "")
     assert err.startswith("error: --protection applies when pool builds the corpus")
+
+
+def _judging(candidates: Sequence[dict[str, object]], case_id: str = "a") -> str:
+    line = {"candidates": candidates, "id": case_id, "query": "q", "schema": "cce.judging/v1"}
+    return json.dumps(line, ensure_ascii=True) + "\n"
+
+
+def _candidate(**fields: object) -> dict[str, object]:
+    base: dict[str, object] = {
+        "end_line": 12,
+        "file_path": "README.md",
+        "judgment": "relevant",
+        "kind": "section",
+        "start_line": 1,
+    }
+    return {**base, **fields}
+
+
+@pytest.fixture
+def drafts(tmp_path: Path) -> Path:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "README.md").write_text("".join(f"line {n}\n" for n in range(30)), "utf-8")
+    fixtures = tmp_path / "draft.jsonl"
+    fixtures.write_text(
+        '{"schema":"cce.relevance/v1","corpus":"corpus"}\n'
+        + "".join(f'{{"id":"{c}","query":"q","expected":[]}}\n' for c in "abcdef"),
+        encoding="utf-8",
+    )
+    return fixtures
+
+
+BAD_JUDGMENTS = (
+    (_candidate(kind="", use_kind=True), "'use_kind' is true but 'kind' is empty"),
+    (_candidate(file_path=""), "'file_path' is empty"),
+    (_candidate(file_path="  "), "'file_path' is empty"),
+    (_candidate(end_line=10**30), "'end_line' 1000000000000000000000000000000 is past"),
+    (_candidate(start_line=2**64, end_line=2**64), "'start_line' 18446744073709551616 is past"),
+    (_candidate(end_line=1e30), "'end_line' must be an integer"),
+    (_candidate(file_path="docs#intro.md"), "'file_path' 'docs#intro.md' cannot be written"),
+    (_candidate(kind=" section"), "'kind' ' section' cannot be written"),
+    (_candidate(file_path="READ\udc80ME.md"), "'file_path' holds an unpaired surrogate"),
+    (_candidate(kind="sec\ud800"), "'kind' holds an unpaired surrogate"),
+)
+
+
+@pytest.mark.parametrize(("candidate", "message"), BAD_JUDGMENTS)
+def test_apply_refuses_a_judgment_that_makes_no_valid_anchor(
+    drafts: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    candidate: dict[str, object],
+    message: str,
+) -> None:
+    judged = tmp_path / "judged.jsonl"
+    judged.write_text(_judging([_candidate(), candidate]), encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    out.write_text("previous\n", encoding="utf-8")
+    code, stdout, err = _cce(["pool", "--apply", str(judged), str(drafts), "-o", str(out)], capsys)
+    assert (code, stdout) == (1, ""), err
+    assert err.startswith(f"error: {judged}:1: candidate 2: {message}"), err
+    assert "Traceback" not in err
+    assert out.read_text(encoding="utf-8") == "previous\n"
+
+
+def test_apply_names_every_bad_judgment(
+    drafts: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    judged = tmp_path / "judged.jsonl"
+    judged.write_text(
+        _judging([_candidate(file_path="")], "a")
+        + _judging([_candidate()], "b")
+        + _judging([_candidate(), _candidate(kind="", use_kind=True)], "c"),
+        encoding="utf-8",
+    )
+    out = tmp_path / "out.jsonl"
+    code, _, err = _cce(["pool", "--apply", str(judged), str(drafts), "-o", str(out)], capsys)
+    assert code == 1 and not out.exists()
+    assert [line.split(": ")[1] for line in err.splitlines()] == [f"{judged}:1", f"{judged}:3"]
+    assert all(line.startswith("error: ") for line in err.splitlines())
+
+
+def test_apply_writes_fixtures_that_validate_from_kindless_overlapping_candidates(
+    drafts: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cce_fixtures.cli import main as validate_main
+
+    judged = tmp_path / "judged.jsonl"
+    # A TREC run gives no kind: the overlapping candidates cannot be told apart by one.
+    judged.write_text(
+        _judging([_candidate(kind=""), _candidate(kind="", start_line=5, judgment="not")]),
+        encoding="utf-8",
+    )
+    out = tmp_path / "out.jsonl"
+    code, _, err = _cce(["pool", "--apply", str(judged), str(drafts), "-o", str(out)], capsys)
+    assert code == 0, err
+    assert json.loads(out.read_text(encoding="utf-8").splitlines()[1])["expected"] == [
+        "README.md@1-12"
+    ]
+    assert "also matches an overlapping candidate" in err
+    capsys.readouterr()
+    assert validate_main(["validate", str(out)]) == 0
+
+
+def test_apply_writes_nothing_when_the_merged_fixtures_would_not_parse(
+    drafts: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from cce_cli.commands import pool
+    from cce_cli.labeling.pooling import apply_judgments
+
+    def broken(*args: object, **kwargs: object) -> object:
+        applied = apply_judgments(*args, **kwargs)  # type: ignore[arg-type]
+        return type(applied)(({**applied.cases[0], "expected": ["@1-12"]},), {}, (), 1, ())
+
+    monkeypatch.setattr(pool, "apply_judgments", broken)
+    judged = tmp_path / "judged.jsonl"
+    judged.write_text(_judging([_candidate()]), encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    out.write_text("previous\n", encoding="utf-8")
+    code, _, err = _cce(["pool", "--apply", str(judged), str(drafts), "-o", str(out)], capsys)
+    assert code == 1
+    assert err.startswith(f"error: {judged}: the fixtures merged from these judgments would not")
+    assert "anchor is empty" in err and f"{out} is unchanged" in err
+    assert out.read_text(encoding="utf-8") == "previous\n"
+
+
+def test_apply_refuses_fixtures_holding_a_surrogate_escape(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fixtures = tmp_path / "draft.jsonl"
+    fixtures.write_text('{"id":"a","query":"q\\udc80","expected":[]}\n', encoding="utf-8")
+    judged = tmp_path / "judged.jsonl"
+    judged.write_text(_judging([_candidate()]), encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    code, _, err = _cce(["pool", "--apply", str(judged), str(fixtures), "-o", str(out)], capsys)
+    assert code == 1 and err.startswith(f"error: {fixtures}: ") and "surrogate" in err
+    assert not out.exists()
+
+
+@pytest.fixture
+def run_fixtures(tmp_path: Path) -> Path:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "a.rs").write_text("fn a() {\n    1\n}\n", encoding="utf-8")
+    fixtures = tmp_path / "f.jsonl"
+    fixtures.write_text(
+        '{"schema":"cce.relevance/v1","corpus":"corpus"}\n'
+        '{"id":"a","query":"q","expected":["a.rs@1-2"]}\n',
+        encoding="utf-8",
+    )
+    return fixtures
+
+
+BAD_RUNS = (
+    ("run.trec", "a Q0 a.rs:23-17 1 1.0 t\n", "line 1: docno 'a.rs:23-17' ends before it starts"),
+    ("run.trec", f"a Q0 a.rs:1-{'9' * 5000} 1 1.0 t\n", "line 1: docno 'a.rs:1-999"),
+    (
+        "run.jsonl",
+        '{"schema":"cce.run/v1"}\n{"backend":"x","id":"a","results":[{"rank":1,'
+        '"file_path":"a.rs","start_line":5,"end_line":2,"score":1}]}\n',
+        "line 2: result a.rs:5-2 ends before it starts",
+    ),
+    (
+        "run.jsonl",
+        '{"schema":"cce.run/v1"}\n{"backend":"x","id":"a","results":[{"rank":1,'
+        '"file_path":"a\\udc80.rs","start_line":1,"end_line":2,"score":1}]}\n',
+        "line 2: `file_path` holds an unpaired surrogate",
+    ),
+    (
+        "run.jsonl",
+        '{"schema":"cce.run/v1"}\n{"backend":"x","id":"a","results":[{"rank":1,'
+        '"file_path":"a.rs","kind":"\\ud800","start_line":1,"end_line":2,"score":1}]}\n',
+        "line 2: `kind` holds an unpaired surrogate",
+    ),
+)
+
+
+@pytest.mark.parametrize("command", ["relevance", "pool"])
+@pytest.mark.parametrize(("name", "text", "message"), BAD_RUNS)
+def test_a_run_file_with_a_bad_span_or_text_is_an_error_naming_its_line(
+    run_fixtures: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+    name: str,
+    text: str,
+    message: str,
+) -> None:
+    run = tmp_path / name
+    run.write_text(text, encoding="utf-8")
+    argv = [command, str(run_fixtures), "--run", f"x={run}", "--no-cache"]
+    if command == "relevance":
+        argv += ["--backend", "x"]
+    else:
+        argv += ["--backends", "x", "-o", str(tmp_path / "judging.jsonl")]
+    code, out, err = _cce(argv, capsys)
+    assert (code, out) == (1, ""), err
+    assert err.startswith(f"error: {run} {message}"), err
+    assert "Traceback" not in err
+
+
+def test_apply_weighs_a_large_case_without_comparing_every_pair(tmp_path: Path) -> None:
+    """50,000 candidates in one case: comparing every pair took minutes; the deadline,
+    far above the time it takes now, only proves that is gone."""
+    script = textwrap.dedent(
+        """
+        import random
+        from cce_cli.labeling.pooling import Candidate, JudgedCase, apply_judgments
+        from cce_fixtures import parse_fixtures
+
+        chooser = random.Random(7)
+        candidates = []
+        for n in range(50_000):
+            start = chooser.randint(1, 2_000)
+            candidates.append(Candidate(
+                f"src/m{n % 400}.py", start, start + chooser.randint(0, 40),
+                chooser.choice(("function", "class")), "",
+                chooser.choice(("relevant", "secondary", "not", None)),
+            ))
+        case = parse_fixtures('{"id":"big","query":"q","expected":["x.py"]}').cases[0]
+        raw = {"big": {"id": "big", "query": "q", "expected": ["x.py"]}}
+        applied = apply_judgments([case], [JudgedCase("big", "q", tuple(candidates))], raw)
+        print(len(applied.cases[0]["expected"]))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert int(done.stdout) > 10_000

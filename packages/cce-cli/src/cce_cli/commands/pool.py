@@ -318,7 +318,8 @@ def _apply(args: argparse.Namespace) -> int:
     except JudgingError as error:
         raise CliError(str(error)) from None
     if not looks_like_suite(str(args.fixtures)):
-        return _apply_to(str(args.fixtures), judged_path, judged, str(args.output), args.dir)
+        _apply_to(str(args.fixtures), judged_path, judged, str(args.output), args.dir).write()
+        return 0
     # A suite's judging file holds `member/case-id` lines: each member's go to its own
     # fixture file, written as OUT/<member>.jsonl.
     manifest = read_manifest(str(args.fixtures))
@@ -332,12 +333,17 @@ def _apply(args: argparse.Namespace) -> int:
     from cce_cli.evaluation.suite import suite_cache_root
 
     cache = suite_cache_root()
+    merged: list[_MergedFixtures] = []
     for member, prefix in zip(manifest.members, prefixes, strict=True):
         mine = tuple(
             attrs.evolve(j, id=j.id[len(prefix) :]) for j in judged if j.id.startswith(prefix)
         )
         output = os.path.join(str(args.output), f"{member.name}.jsonl")
-        _apply_to(member.fixtures, judged_path, mine, output, local_member_corpus(member, cache))
+        corpus = local_member_corpus(member, cache)
+        merged.append(_apply_to(member.fixtures, judged_path, mine, output, corpus))
+    # Every member's file parsed before the first is replaced: all are written, or none.
+    for member_fixtures in merged:
+        member_fixtures.write()
     return 0
 
 
@@ -359,15 +365,31 @@ def _line_counter(corpus: str | None) -> Callable[[str], int | None]:
     return count
 
 
+@attrs.frozen(slots=True)
+class _MergedFixtures:
+    """A fixture file ready to replace `output`, already read back by the fixture contract,
+    and what to say once it is written."""
+
+    output: str
+    text: str
+    notes: tuple[str, ...]
+
+    def write(self) -> None:
+        _write(self.output, self.text, "fixtures")
+        for note in self.notes:
+            print(note, file=sys.stderr)
+
+
 def _apply_to(
     fixtures: str,
     judged_path: str,
     judged: Sequence[JudgedCase],
     output: str,
     corpus_dir: str | None = None,
-) -> int:
-    """Merge `judged` into the fixture file `fixtures` and write the result to `output`;
-    anchors end within the files of `corpus_dir`, else of the header's corpus."""
+) -> _MergedFixtures:
+    """Merge `judged` into the fixture file `fixtures`, for `output`; anchors end within
+    the files of `corpus_dir`, else of the header's corpus. The merged text must parse as
+    fixtures (every anchor read back), else nothing is written and the error says why."""
     fixture_set, drafts, raw_cases = _parse(fixtures)
     known = {case.id for case in fixture_set.cases}
     for stray in (j.id for j in judged if j.id not in known):
@@ -384,26 +406,30 @@ def _apply_to(
         header["corpus"] = _relocated_corpus(fixtures, output, fixture_set.corpus)
     lines = [json.dumps(header, ensure_ascii=False, separators=(",", ":"))]
     lines += [json.dumps(row, ensure_ascii=False, separators=(",", ":")) for row in applied.cases]
-    _write(output, "\n".join(lines) + "\n", "fixtures")
-    for case_id, count in applied.unjudged.items():
-        print(f"warning: case {case_id}: {count} candidates still unjudged", file=sys.stderr)
-    for where in applied.overlapping:
-        print(
-            f"warning: case {where} also matches an overlapping candidate of the same kind "
-            "that was judged otherwise; narrow its lines by hand",
-            file=sys.stderr,
-        )
+    text = "\n".join(lines) + "\n"
+    try:
+        parse_fixtures(text)
+    except FixtureError as error:
+        raise CliError(
+            f"{judged_path}: the fixtures merged from these judgments would not validate "
+            f"({error}); fix the judgment behind that anchor. {output} is unchanged"
+        ) from None
+    notes = [
+        f"warning: case {case_id}: {count} candidates still unjudged"
+        for case_id, count in applied.unjudged.items()
+    ]
+    notes += [
+        f"warning: case {where} also matches an overlapping candidate of the same kind "
+        "that was judged otherwise; narrow its lines by hand"
+        for where in applied.overlapping
+    ]
     if applied.unlabeled:
-        print(
+        notes.append(
             f"warning: {len(applied.unlabeled)} cases have no relevant anchor yet and were left "
-            f"out: {', '.join(applied.unlabeled)}",
-            file=sys.stderr,
+            f"out: {', '.join(applied.unlabeled)}"
         )
-    print(
-        f"wrote {len(applied.cases)} cases ({applied.added} anchors added) to {output}",
-        file=sys.stderr,
-    )
-    return 0
+    notes.append(f"wrote {len(applied.cases)} cases ({applied.added} anchors added) to {output}")
+    return _MergedFixtures(output, text, tuple(notes))
 
 
 def _without_draft_anchor(case: Case) -> Case:

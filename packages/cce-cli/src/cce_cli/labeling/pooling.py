@@ -11,6 +11,8 @@ It never runs a backend: the caller passes each backend's ranked results.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
@@ -18,7 +20,7 @@ from typing import Any, Final
 import attrs
 
 from cce_cli.formats import json_text
-from cce_fixtures import Anchor, Case
+from cce_fixtures import Anchor, AnchorError, Case
 
 __all__ = [
     "JUDGING_SCHEMA",
@@ -61,7 +63,7 @@ class Candidate:
 
     def anchor(self, with_kind: bool = False) -> str:
         """`path@a-b`, or `path#kind@a-b` when the kind is the point (or `with_kind`)."""
-        kind = f"#{self.kind}" if self.use_kind or with_kind else ""
+        kind = f"#{self.kind}" if (self.use_kind or with_kind) and self.kind else ""
         return f"{self.file_path}{kind}@{self.start_line}-{self.end_line}"
 
     def touches(self, other: Candidate) -> bool:
@@ -79,18 +81,68 @@ _REJECTED_BESIDE: Final[Mapping[str | None, tuple[str | None, ...]]] = {
 }
 
 
-def _anchor_for(candidate: Candidate, rivals: Sequence[Candidate]) -> tuple[str, bool]:
-    """The anchor that matches `candidate` and as few `rivals` as it can; True when one
-    rival is still matched (same path, overlapping lines and the same kind).
+class _Spans:
+    """Line spans, answering "does any of them touch a-b?" in logarithmic time."""
+
+    def __init__(self, spans: Sequence[tuple[int, int]]) -> None:
+        ordered = sorted(spans)
+        self._starts = [start for start, _ in ordered]
+        # The largest end among the spans that start at or before each one.
+        self._reach = list(itertools.accumulate((end for _, end in ordered), max))
+
+    def touch(self, start: int, end: int) -> bool:
+        before = bisect.bisect_right(self._starts, end)
+        return before > 0 and self._reach[before - 1] >= start
+
+
+class _Rivals:
+    """A case's candidates by judgment, path and kind, so that finding which ones an
+    anchor would also match costs a lookup, not a pass over the case."""
+
+    def __init__(self, candidates: Sequence[Candidate]) -> None:
+        by_path: dict[tuple[str | None, str], list[tuple[int, int]]] = {}
+        by_kind: dict[tuple[str | None, str, str], list[tuple[int, int]]] = {}
+        for c in candidates:
+            span = (c.start_line, c.end_line)
+            by_path.setdefault((c.judgment, c.file_path), []).append(span)
+            by_kind.setdefault((c.judgment, c.file_path, c.kind), []).append(span)
+        self._by_path = {key: _Spans(spans) for key, spans in by_path.items()}
+        self._by_kind = {key: _Spans(spans) for key, spans in by_kind.items()}
+
+    def touched(self, candidate: Candidate, judgments: Sequence[str | None]) -> bool:
+        """Whether a candidate judged one of `judgments` shares the path and a line."""
+        return any(
+            spans.touch(candidate.start_line, candidate.end_line)
+            for spans in (self._by_path.get((j, candidate.file_path)) for j in judgments)
+            if spans is not None
+        )
+
+    def touched_of_kind(self, candidate: Candidate, judgments: Sequence[str | None]) -> bool:
+        """Like `touched`, among the candidates of `candidate`'s kind only."""
+        path, kind = candidate.file_path, candidate.kind
+        return any(
+            spans.touch(candidate.start_line, candidate.end_line)
+            for spans in (self._by_kind.get((j, path, kind)) for j in judgments)
+            if spans is not None
+        )
+
+
+def _anchor_for(
+    candidate: Candidate, rivals: _Rivals, rejected: Sequence[str | None]
+) -> tuple[str, bool]:
+    """The anchor that matches `candidate` and as few candidates judged one of `rejected`
+    as it can; True when one of them is still matched (same path, overlapping lines and
+    the same kind, or no kind to tell them apart).
 
     Anchors match any result whose lines touch the range (docs/fixtures.md#matching), so
     a plain `path@a-b` would also credit an overlapping candidate the judge rejected;
     then the kind is added, which tells the two apart unless they share it.
     """
-    touched = [rival for rival in rivals if candidate.touches(rival)]
-    if not touched:
+    if not rivals.touched(candidate, rejected):
         return candidate.anchor(), False
-    return candidate.anchor(with_kind=True), any(r.kind == candidate.kind for r in touched)
+    if not candidate.kind:
+        return candidate.anchor(), True
+    return candidate.anchor(with_kind=True), rivals.touched_of_kind(candidate, rejected)
 
 
 @attrs.frozen(slots=True)
@@ -153,11 +205,75 @@ def render_judging_line(case: Case, candidates: Sequence[Candidate]) -> str:
     return json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
+_TYPE_NAMES: Final[Mapping[type, str]] = {int: "an integer", str: "a string"}
+MAX_ANCHOR_LINE: Final = 2**64 - 1
+"""The largest line an anchor's range can name (the fixture contract reads a u64)."""
+MAX_REPORTED: Final = 20
+"""Problems listed one by one before the rest are only counted."""
+
+
 def _field(raw: Mapping[str, Any], key: str, kind: type, where: str) -> Any:
     value = raw.get(key)
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
-        raise JudgingError(f"{where}: {key!r} must be a {kind.__name__}")
+        raise JudgingError(f"{where}: {key!r} must be {_TYPE_NAMES.get(kind, kind.__name__)}")
+    if isinstance(value, str) and _unpaired_surrogate(value):
+        raise JudgingError(
+            f"{where}: {key!r} holds an unpaired surrogate escape (such as \\ud800), which "
+            "no UTF-8 file can hold; write the text as it is"
+        )
     return value
+
+
+def _unpaired_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _anchor_problem(candidate: Candidate) -> str | None:
+    """Why `candidate` cannot be written as the anchor that names it, or None.
+
+    The anchor is read back with the fixture contract's own parser: what it names must be
+    the candidate's path, kind and lines, or `cce-fixtures validate` would reject (or
+    misread) the fixtures written from it.
+    """
+    path, kind, lines = (
+        candidate.file_path,
+        candidate.kind,
+        (candidate.start_line, candidate.end_line),
+    )
+    if not path.strip():
+        return "'file_path' is empty; put back the corpus-relative path pool wrote"
+    for key, line in (("start_line", candidate.start_line), ("end_line", candidate.end_line)):
+        if line > MAX_ANCHOR_LINE:
+            return (
+                f"{key!r} {line} is past the last line an anchor can name ({MAX_ANCHOR_LINE}); "
+                "give the candidate's real line"
+            )
+    try:
+        plain = Anchor.parse(candidate.anchor())
+    except AnchorError:
+        plain = None
+    if plain is None or (plain.file_path, plain.line_range) != (path, lines):
+        return (
+            f"'file_path' {path!r} cannot be written as an anchor (a '#' or leading or "
+            "trailing spaces change what it names); judge that file by hand"
+        )
+    if candidate.use_kind and not kind:
+        return "'use_kind' is true but 'kind' is empty; give the kind or set 'use_kind' to false"
+    if kind:
+        try:
+            kinded = Anchor.parse(candidate.anchor(with_kind=True))
+        except AnchorError:
+            kinded = None
+        if kinded is None or kinded.kind != kind:
+            return (
+                f"'kind' {kind!r} cannot be written as an anchor (leading or trailing spaces "
+                "change what it names); give the kind as pool wrote it"
+            )
+    return None
 
 
 def _candidate(raw: object, where: str) -> Candidate:
@@ -175,7 +291,7 @@ def _candidate(raw: object, where: str) -> Candidate:
     end = _field(raw, "end_line", int, where)
     if not 1 <= start <= end:
         raise JudgingError(f"{where}: lines {start}-{end} are not a range 1 <= a <= b")
-    return Candidate(
+    candidate = Candidate(
         _field(raw, "file_path", str, where),
         start,
         end,
@@ -184,11 +300,43 @@ def _candidate(raw: object, where: str) -> Candidate:
         judgment,
         use_kind,
     )
+    if judgment in ("relevant", "secondary"):
+        problem = _anchor_problem(candidate)
+        if problem is not None:
+            raise JudgingError(f"{where}: {problem}")
+    return candidate
+
+
+def _judged_case(raw: object, where: str, number: int, seen: set[str]) -> JudgedCase:
+    """One line's case; JudgingError for the line's first problem."""
+    if not isinstance(raw, dict) or raw.get("schema") != JUDGING_SCHEMA:
+        raise JudgingError(f"{where}: not a {JUDGING_SCHEMA} line")
+    case_id = _field(raw, "id", str, where)
+    if case_id in seen:
+        raise JudgingError(f"{where}: case {case_id!r} is judged twice")
+    seen.add(case_id)
+    candidates = raw.get("candidates")
+    if not isinstance(candidates, list):
+        raise JudgingError(f"{where}: 'candidates' must be an array")
+    query = _field(raw, "query", str, where)
+    parsed = tuple(
+        _candidate(c, f"{where}: candidate {position}")
+        for position, c in enumerate(candidates, start=1)
+    )
+    return JudgedCase(case_id, query, parsed, number)
 
 
 def parse_judging(path: str, text: str) -> tuple[JudgedCase, ...]:
-    """Every non-blank line of a judging file; JudgingError names file and line."""
+    """Every non-blank line of a judging file.
+
+    A JudgingError lists the first problem of every bad line (at most `MAX_REPORTED`,
+    then how many more), each naming the file, the line and, for a candidate, its
+    position, one per line after the first behind `error: `; so one run shows every
+    judgment to fix. A candidate judged relevant or secondary must be writable as the
+    anchor that names it (`_anchor_problem`).
+    """
     cases: list[JudgedCase] = []
+    problems: list[str] = []
     seen: set[str] = set()
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -197,24 +345,17 @@ def parse_judging(path: str, text: str) -> tuple[JudgedCase, ...]:
         try:
             raw = json_text.loads(line)
         except (json.JSONDecodeError, RecursionError) as error:
-            raise JudgingError(f"{where}: not JSON ({error})") from None
-        if not isinstance(raw, dict) or raw.get("schema") != JUDGING_SCHEMA:
-            raise JudgingError(f"{where}: not a {JUDGING_SCHEMA} line")
-        case_id = _field(raw, "id", str, where)
-        if case_id in seen:
-            raise JudgingError(f"{where}: case {case_id!r} is judged twice")
-        seen.add(case_id)
-        candidates = raw.get("candidates")
-        if not isinstance(candidates, list):
-            raise JudgingError(f"{where}: 'candidates' must be an array")
-        cases.append(
-            JudgedCase(
-                case_id,
-                _field(raw, "query", str, where),
-                tuple(_candidate(c, where) for c in candidates),
-                number,
-            )
-        )
+            problems.append(f"{where}: not JSON ({error})")
+            continue
+        try:
+            cases.append(_judged_case(raw, where, number, seen))
+        except JudgingError as error:
+            problems.append(str(error))
+    if problems:
+        shown = problems[:MAX_REPORTED]
+        if len(problems) > MAX_REPORTED:
+            shown.append(f"{path}: {len(problems) - MAX_REPORTED} more lines with problems")
+        raise JudgingError("\nerror: ".join(shown))
     return tuple(cases)
 
 
@@ -231,10 +372,13 @@ class Applied:
 
 
 def _merge(existing: Sequence[Anchor], new: Sequence[str]) -> list[str]:
+    """`existing` as written, then each of `new` not already there, in order."""
     merged = [str(anchor) for anchor in existing]
+    seen = set(merged)
     for anchor in new:
-        if anchor not in merged:
+        if anchor not in seen:
             merged.append(anchor)
+            seen.add(anchor)
     return merged
 
 
@@ -277,21 +421,14 @@ def apply_judgments(
         candidates = verdicts.candidates if verdicts else ()
         relevant: list[str] = []
         secondary: list[str] = []
+        rivals = _Rivals(candidates)
         for candidate in candidates:
             if candidate.judgment not in ("relevant", "secondary"):
                 continue
             # A relevant anchor must not credit anything else; a secondary one only
             # must not credit what was judged not relevant or left open.
-            rejected = (
-                ("secondary", "not", None)
-                if candidate.judgment == "relevant"
-                else (
-                    "not",
-                    None,
-                )
-            )
-            rivals = [c for c in candidates if c is not candidate and c.judgment in rejected]
-            anchor, ambiguous = _anchor_for(_within_file(candidate, line_count), rivals)
+            rejected = _REJECTED_BESIDE[candidate.judgment]
+            anchor, ambiguous = _anchor_for(_within_file(candidate, line_count), rivals, rejected)
             if ambiguous:
                 overlapping.append(f"{case.id}: {anchor}")
             (relevant if candidate.judgment == "relevant" else secondary).append(anchor)
@@ -305,7 +442,8 @@ def apply_judgments(
             continue
         row["expected"] = expected
         merged_secondary = _merge(case.secondary, secondary)
-        merged_secondary = [a for a in merged_secondary if a not in expected]
+        credited = set(expected)
+        merged_secondary = [a for a in merged_secondary if a not in credited]
         if merged_secondary:
             row["secondary"] = merged_secondary
         added += len(merged_secondary) - len(case.secondary)
