@@ -415,3 +415,295 @@ def test_any_sidecar_part_damaged_in_place_never_changes_an_answer(
             return  # a clean refusal (the store itself is intact, so not expected)
         assert _answers(index, embedder) == expected
         assert serialize_index(index) == store.read_bytes()
+
+
+# --- the labeling and run-file readers, through the commands -----------------------------------
+
+# Strings a reader must take as data: separators of the formats, spans, a lone surrogate
+# (which only an escape in JSON can carry), credential shapes, and the empty string.
+_TRICKY_TEXT = st.one_of(
+    st.text(max_size=12),
+    st.sampled_from(
+        [
+            "",
+            " ",
+            "a.py",
+            "lib.rs",
+            "a.py#function",
+            "#",
+            "@1-2",
+            "a\udc80.py",
+            "\ud800",
+            "README.md",
+            "function_definition",
+            "DB_PASSWORD=hunter2hunter2",
+            "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuv",
+            "-----BEGIN RSA PRIVATE KEY-----",
+        ]
+    ),
+)
+_LINE_NUMBER = st.one_of(
+    st.integers(-2, 40),
+    st.sampled_from([0, 2**63, 2**64 - 1, 2**64, 10**30]),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.just("7"),
+    st.none(),
+)
+_FUZZ_CORPUS = {
+    "lib.rs": "fn parse(text: &str) -> u32 {\n    text.len() as u32\n}\n",
+    "a.py": "def load_config(path):\n    return open(path).read()\n",
+    "README.md": "# Project\n\nLoad the config, then parse it.\n",
+}
+_FUZZ_FIXTURES = (
+    '{"schema":"cce.relevance/v1","corpus":"corpus"}\n'
+    '{"id":"a","query":"load config","expected":["a.py@1-2"]}\n'
+    '{"id":"b","query":"parse text","expected":["lib.rs#function_item"],"k":3}\n'
+    '{"id":"c","query":"project readme","expected":[]}\n'
+)
+_CASE_IDS = st.one_of(st.sampled_from(["a", "b", "c", "x"]), _TRICKY_TEXT)
+
+
+def _run_command(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """`cce ARGV` in process: the exit status and stderr. An uncaught exception fails the
+    property on its own; a status of 1 or 2 must come with an `error:` or usage line."""
+    try:
+        code = main(argv)
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else 1
+    err = capsys.readouterr().err
+    assert code in (0, 1, 2), (code, err)
+    assert "Traceback" not in err
+    if code == 1:
+        assert err.splitlines()[-1].startswith("error: ") or "\nerror: " in err, err
+    if code == 2:
+        assert "error:" in err, err
+    return code, err
+
+
+@pytest.fixture(scope="module")
+def labeled_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Fixtures (labeled and draft cases) beside their corpus and its store, made once."""
+    root = tmp_path_factory.mktemp("labeling")
+    corpus = root / "corpus"
+    corpus.mkdir()
+    for name, text in _FUZZ_CORPUS.items():
+        (corpus / name).write_text(text, encoding="utf-8")
+    (root / "fixtures.jsonl").write_text(_FUZZ_FIXTURES, encoding="utf-8")
+    assert main(["index", str(corpus), "--no-metrics", "--no-cache"]) == 0
+    return root
+
+
+_RESULT = st.dictionaries(
+    st.sampled_from(["rank", "file_path", "start_line", "end_line", "kind", "score", "chunk_id"]),
+    st.one_of(_LINE_NUMBER, _TRICKY_TEXT, _JSON),
+    max_size=7,
+)
+_NEAR_RESULT = st.fixed_dictionaries(
+    {
+        "rank": st.integers(-1, 5),
+        "file_path": st.one_of(st.sampled_from(list(_FUZZ_CORPUS)), _TRICKY_TEXT),
+        "start_line": _LINE_NUMBER,
+        "end_line": _LINE_NUMBER,
+        "score": st.one_of(st.floats(), st.integers(), st.text(max_size=4)),
+    },
+    optional={"kind": _TRICKY_TEXT, "chunk_id": _TRICKY_TEXT, "matches": _JSON},
+)
+
+
+@st.composite
+def cce_run_text(draw: st.DrawFn) -> str:
+    """A cce.run/v1 file near the grammar: a header (or not), then records."""
+    header: object = draw(st.one_of(st.just({"schema": "cce.run/v1", "corpus": "corpus"}), _JSON))
+    lines = [json.dumps(header)]
+    for _ in range(draw(st.integers(0, 4))):
+        record: dict[str, object] = {
+            "backend": draw(st.one_of(st.just("x"), _TRICKY_TEXT)),
+            "id": draw(_CASE_IDS),
+            "results": draw(st.lists(st.one_of(_NEAR_RESULT, _RESULT), max_size=4)),
+        }
+        if draw(st.booleans()):
+            record = draw(st.dictionaries(st.sampled_from(list(record)), _JSON, max_size=3))
+        lines.append(json.dumps(record))
+    return "\n".join(lines) + draw(st.sampled_from(["", "\n", "\n{", "\n\n"]))
+
+
+@st.composite
+def trec_run_text(draw: st.DrawFn) -> str:
+    """A TREC run near the grammar: `qid Q0 docno rank score tag`, fields sometimes off."""
+    lines = []
+    for _ in range(draw(st.integers(0, 6))):
+        path = draw(st.one_of(st.sampled_from(list(_FUZZ_CORPUS)), _TRICKY_TEXT))
+        start, end = draw(st.integers(0, 10**25)), draw(st.integers(0, 10**25))
+        docno = draw(
+            st.sampled_from([path, f"{path}:{start}-{end}", f"{path}:{end}-{start}", f"{path}:"])
+        )
+        fields = [
+            draw(_CASE_IDS),
+            "Q0",
+            docno,
+            str(draw(st.one_of(st.integers(-3, 9), st.just("x")))),
+            draw(st.sampled_from(["1.0", "nan", "inf", "-0", "1e999", "x"])),
+            "tag",
+        ]
+        if draw(st.booleans()):
+            fields = draw(st.lists(st.sampled_from(fields), max_size=7))
+        lines.append(" ".join(fields))
+    return "\n".join(lines) + "\n"
+
+
+def _run_file_bytes() -> st.SearchStrategy[bytes]:
+    return st.one_of(
+        cce_run_text().map(lambda text: text.encode("utf-8", "surrogatepass")),
+        trec_run_text().map(lambda text: text.encode("utf-8", "surrogatepass")),
+        st.binary(max_size=200),
+    )
+
+
+@FUZZ
+@given(data=_run_file_bytes(), command=st.sampled_from(["relevance", "pool"]))
+def test_run_files_end_in_a_result_or_an_error(
+    labeled_corpus: Path, capsys: pytest.CaptureFixture[str], data: bytes, command: str
+) -> None:
+    """A `--run` file of any bytes, through `cce relevance` and `cce pool` over a store."""
+    store = str(labeled_corpus / "corpus" / ".cce" / "index.json")
+    fixtures = str(labeled_corpus / "fixtures.jsonl")
+    with tempfile.TemporaryDirectory() as scratch:
+        run = os.path.join(scratch, "run")
+        Path(run).write_bytes(data)
+        argv = [command, fixtures, "--store", store, "--run", f"x={run}"]
+        if command == "relevance":
+            argv += ["--backend", "x", "--results", os.path.join(scratch, "results.jsonl")]
+        else:
+            argv += ["--backends", "x", "-o", os.path.join(scratch, "judging.jsonl")]
+        _run_command(argv, capsys)
+
+
+_CANDIDATE = st.dictionaries(
+    st.sampled_from(
+        ["file_path", "start_line", "end_line", "kind", "judgment", "use_kind", "snippet"]
+    ),
+    st.one_of(_LINE_NUMBER, _TRICKY_TEXT, _JSON),
+    max_size=7,
+)
+_NEAR_CANDIDATE = st.fixed_dictionaries(
+    {
+        "file_path": st.one_of(st.sampled_from(list(_FUZZ_CORPUS)), _TRICKY_TEXT),
+        "start_line": _LINE_NUMBER,
+        "end_line": _LINE_NUMBER,
+        "kind": _TRICKY_TEXT,
+        "judgment": st.sampled_from(["relevant", "secondary", "not", None, "maybe"]),
+    },
+    optional={"use_kind": st.one_of(st.booleans(), _JSON), "snippet": _TRICKY_TEXT},
+)
+
+
+@st.composite
+def judging_text(draw: st.DrawFn) -> str:
+    """A judged `cce.judging/v1` file near the grammar, lines sometimes off."""
+    lines = []
+    for _ in range(draw(st.integers(0, 4))):
+        line: object = {
+            "schema": draw(st.sampled_from(["cce.judging/v1", "cce.judging/v2"])),
+            "id": draw(_CASE_IDS),
+            "query": draw(_TRICKY_TEXT),
+            "candidates": draw(st.lists(st.one_of(_NEAR_CANDIDATE, _CANDIDATE), max_size=5)),
+        }
+        if draw(st.integers(0, 4)) == 0:
+            line = draw(_JSON)
+        lines.append(json.dumps(line))
+    lines += draw(st.lists(st.text(max_size=20), max_size=2))
+    return "\n".join(lines) + "\n"
+
+
+@FUZZ
+@given(
+    st.one_of(
+        judging_text().map(lambda text: text.encode("utf-8", "surrogatepass")),
+        st.binary(max_size=200),
+    )
+)
+def test_judgments_end_in_valid_fixtures_or_an_error(
+    labeled_corpus: Path, capsys: pytest.CaptureFixture[str], data: bytes
+) -> None:
+    """`cce pool --apply` of any judged file: fixtures the contract reads, or an error and
+    the previous output untouched."""
+    fixtures = str(labeled_corpus / "fixtures.jsonl")
+    with tempfile.TemporaryDirectory() as scratch:
+        judged = Path(scratch, "judged.jsonl")
+        judged.write_bytes(data)
+        out = Path(scratch, "out.jsonl")
+        out.write_text("previous\n", encoding="utf-8")
+        code, _ = _run_command(["pool", "--apply", str(judged), fixtures, "-o", str(out)], capsys)
+        written = out.read_text(encoding="utf-8")
+        if code == 0:
+            fixture_set = parse_fixtures(written)
+            assert not [problem for problem in find_problems(written) if "anchor" in str(problem)]
+            assert all(case.expected for case in fixture_set.cases)
+        else:
+            assert written == "previous\n"
+
+
+_EVENT = st.fixed_dictionaries(
+    {
+        "event": st.sampled_from(["search", "index", "searc"]),
+        "query": st.one_of(_TRICKY_TEXT, _JSON),
+        "ts": st.one_of(
+            st.sampled_from(["2026-11-01T12:00:00Z", "2026-13-45T99:99:99Z", "", "2026"]),
+            _JSON,
+        ),
+    },
+    optional={"id": st.one_of(st.sampled_from(["e1", "e2"]), _JSON), "schema": _JSON},
+)
+
+
+@st.composite
+def event_log_text(draw: st.DrawFn) -> str:
+    lines = [json.dumps(event) for event in draw(st.lists(_EVENT, max_size=6))]
+    lines += draw(st.lists(st.text(max_size=20), max_size=2))
+    draw(st.randoms()).shuffle(lines)
+    return "\n".join(lines)
+
+
+@FUZZ
+@given(
+    data=st.one_of(
+        event_log_text().map(lambda text: text.encode("utf-8", "surrogatepass")),
+        st.binary(max_size=200),
+    ),
+    since=st.one_of(
+        st.none(),
+        st.sampled_from(["2026-11-01", "2026-13-45", "2026-11-01T25:00", "2026-11-01T12:00Z"]),
+        st.text(max_size=20),
+    ),
+    k=st.one_of(st.none(), st.sampled_from(["1", "0", str(2**64 - 1), str(2**64)])),
+)
+def test_event_logs_end_in_queries_or_an_error(
+    capsys: pytest.CaptureFixture[str], data: bytes, since: str | None, k: str | None
+) -> None:
+    """`cce queries` over any log bytes: no credential printed or drafted, and a draft the
+    fixture contract reads once its cases are judged."""
+    with tempfile.TemporaryDirectory() as scratch:
+        log = Path(scratch, "metrics.jsonl")
+        log.write_bytes(data)
+        draft = Path(scratch, "draft.jsonl")
+        argv = ["queries", str(log), "--fixtures", str(draft)]
+        argv += [] if since is None else [f"--since={since}"]
+        argv += [] if k is None else ["--k", k]
+        try:
+            code = main(argv)
+        except SystemExit as stop:
+            code = stop.code if isinstance(stop.code, int) else 1
+        captured = capsys.readouterr()
+        assert code in (0, 2), captured.err
+        assert "Traceback" not in captured.err
+        if code != 0:
+            assert "error:" in captured.err and not draft.exists()
+            return
+        drafted = draft.read_text(encoding="utf-8")
+        for secret in ("hunter2hunter2", "github_pat_", "PRIVATE KEY"):
+            assert secret not in captured.out and secret not in drafted
+        # Lines end at "\n" only, as the fixture contract reads them (a query may hold U+0085).
+        header, *cases = drafted.rstrip("\n").split("\n")
+        judged = [json.dumps({**json.loads(line), "expected": ["a.py"]}) for line in cases]
+        if judged:
+            parse_fixtures("\n".join([header, *judged]))

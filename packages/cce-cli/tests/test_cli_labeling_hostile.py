@@ -427,3 +427,20 @@ def test_apply_weighs_a_large_case_without_comparing_every_pair(tmp_path: Path) 
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
     )
     assert int(done.stdout) > 10_000
+
+
+def test_queries_skips_a_query_holding_a_surrogate_escape(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "metrics.jsonl"
+    log.write_text(
+        '{"event":"search","query":"a\\udc80b","ts":"2026-11-01T12:00:00Z"}\n'
+        '{"event":"search","query":"load config","ts":"2026-11-01T12:00:00Z"}\n',
+        encoding="utf-8",
+    )
+    draft = tmp_path / "draft.jsonl"
+    code, out, err = _cce(["queries", str(log), "--fixtures", str(draft)], capsys)
+    assert code == 0, err
+    assert out.endswith("  load config\n") and len(out.splitlines()) == 1
+    assert f"warning: {log}:1: search query holds an unpaired surrogate escape" in err
+    assert len(draft.read_text(encoding="utf-8").splitlines()) == 2

@@ -85,7 +85,22 @@ def _search_events(
         if not isinstance(query, str) or not isinstance(stamp, str):
             problems.append(LogProblem(path, number, 'search event without "query" or "ts"'))
             continue
+        if not _is_text(query):
+            problems.append(
+                LogProblem(path, number, "search query holds an unpaired surrogate escape")
+            )
+            continue
         yield query, stamp
+
+
+def _is_text(value: str) -> bool:
+    """False for a string holding an unpaired surrogate (a `\\ud800` escape in the log),
+    which no draft fixture file could encode."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def read_query_log(
