@@ -17,10 +17,11 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from cce_cli.main import main
@@ -442,13 +443,21 @@ _TRICKY_TEXT = st.one_of(
         ]
     ),
 )
-_LINE_NUMBER = st.one_of(
-    st.integers(-2, 40),
-    st.sampled_from([0, 2**63, 2**64 - 1, 2**64, 10**30]),
+_HOSTILE_LINE = st.one_of(
+    st.integers(-2, 0),
+    st.sampled_from([2**63, 2**64 - 1, 2**64, 10**30]),
     st.floats(allow_nan=False, allow_infinity=False),
     st.just("7"),
     st.none(),
 )
+
+
+def _mostly(valid: st.SearchStrategy[object], hostile: st.SearchStrategy[object]) -> Any:
+    """`valid` seven times in eight, else `hostile`: inputs near the grammar stay near it, so
+    one bad field at a time reaches the code behind the first check."""
+    return st.integers(0, 7).flatmap(lambda n: hostile if n == 0 else valid)
+
+
 _FUZZ_CORPUS = {
     "lib.rs": "fn parse(text: &str) -> u32 {\n    text.len() as u32\n}\n",
     "a.py": "def load_config(path):\n    return open(path).read()\n",
@@ -460,7 +469,6 @@ _FUZZ_FIXTURES = (
     '{"id":"b","query":"parse text","expected":["lib.rs#function_item"],"k":3}\n'
     '{"id":"c","query":"project readme","expected":[]}\n'
 )
-_CASE_IDS = st.one_of(st.sampled_from(["a", "b", "c", "x"]), _TRICKY_TEXT)
 
 
 def _run_command(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
@@ -471,10 +479,12 @@ def _run_command(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[i
     except SystemExit as stop:
         code = stop.code if isinstance(stop.code, int) else 1
     err = capsys.readouterr().err
+    event(f"exit status {code}")  # `--hypothesis-show-statistics` shows how many succeed
     assert code in (0, 1, 2), (code, err)
     assert "Traceback" not in err
     if code == 1:
-        assert err.splitlines()[-1].startswith("error: ") or "\nerror: " in err, err
+        # A name from the file may hold a line break, so the `error:` need not end stderr.
+        assert err.startswith("error: ") or "\nerror: " in err, err
     if code == 2:
         assert "error:" in err, err
     return code, err
@@ -489,65 +499,115 @@ def labeled_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name, text in _FUZZ_CORPUS.items():
         (corpus / name).write_text(text, encoding="utf-8")
     (root / "fixtures.jsonl").write_text(_FUZZ_FIXTURES, encoding="utf-8")
+    # `cce relevance` scores labeled cases only: the run files are read against these.
+    labeled = "".join(
+        line for line in _FUZZ_FIXTURES.splitlines(True) if '"expected":[]' not in line
+    )
+    (root / "labeled.jsonl").write_text(labeled, encoding="utf-8")
     assert main(["index", str(corpus), "--no-metrics", "--no-cache"]) == 0
     return root
 
 
-_RESULT = st.dictionaries(
-    st.sampled_from(["rank", "file_path", "start_line", "end_line", "kind", "score", "chunk_id"]),
-    st.one_of(_LINE_NUMBER, _TRICKY_TEXT, _JSON),
-    max_size=7,
-)
-_NEAR_RESULT = st.fixed_dictionaries(
-    {
-        "rank": st.integers(-1, 5),
-        "file_path": st.one_of(st.sampled_from(list(_FUZZ_CORPUS)), _TRICKY_TEXT),
-        "start_line": _LINE_NUMBER,
-        "end_line": _LINE_NUMBER,
-        "score": st.one_of(st.floats(), st.integers(), st.text(max_size=4)),
-    },
-    optional={"kind": _TRICKY_TEXT, "chunk_id": _TRICKY_TEXT, "matches": _JSON},
-)
+_KINDS = st.sampled_from(["", "function_item", "function_definition", "module"])
+_HOSTILE: dict[str, st.SearchStrategy[object]] = {
+    "file_path": _TRICKY_TEXT,
+    "start_line": _HOSTILE_LINE,
+    "end_line": _HOSTILE_LINE,
+    "kind": _TRICKY_TEXT,
+    "judgment": _JSON,
+    "use_kind": st.one_of(st.just(True), _JSON),
+    "id": _TRICKY_TEXT,
+    "query": _JSON,
+    "rank": _JSON,
+    "score": st.one_of(st.floats(), st.text(max_size=4)),
+    "backend": _TRICKY_TEXT,
+    "results": _JSON,
+    "candidates": _JSON,
+    "schema": _TRICKY_TEXT,
+}
+
+
+@st.composite
+def _span(draw: st.DrawFn) -> tuple[int, int]:
+    """Lines `a-b` within the corpus's files (a chunk may claim one line past the end)."""
+    start = draw(st.integers(1, 6))
+    return start, start + draw(st.integers(0, 4))
+
+
+def _damage(draw: st.DrawFn, records: list[dict[str, object]]) -> None:
+    """Up to two hostile edits, each one field of one record (or a span reversed), so a
+    bad field meets code that a first error elsewhere would have kept it from."""
+    for _ in range(draw(st.integers(0, 2))):
+        if not records:
+            return
+        record = draw(st.sampled_from(records))
+        keys = [key for key in record if key in _HOSTILE]
+        if draw(st.integers(0, 3)) == 0 and "start_line" in record:
+            record["start_line"], record["end_line"] = record["end_line"], record["start_line"]
+            end = record["end_line"]
+            if isinstance(end, int) and record["start_line"] == end:
+                record["start_line"] = end + 1
+        elif keys:
+            key = draw(st.sampled_from(keys))
+            record[key] = draw(_HOSTILE[key])
+
+
+@st.composite
+def _valid_result(draw: st.DrawFn) -> dict[str, object]:
+    start, end = draw(_span())
+    return {
+        "rank": draw(st.integers(1, 5)),
+        "file_path": draw(st.sampled_from(list(_FUZZ_CORPUS))),
+        "start_line": start,
+        "end_line": end,
+        "score": draw(st.floats(0, 1)),
+        "kind": draw(_KINDS),
+    }
 
 
 @st.composite
 def cce_run_text(draw: st.DrawFn) -> str:
-    """A cce.run/v1 file near the grammar: a header (or not), then records."""
-    header: object = draw(st.one_of(st.just({"schema": "cce.run/v1", "corpus": "corpus"}), _JSON))
-    lines = [json.dumps(header)]
+    """A valid cce.run/v1 file with a hostile field or two (or a broken header)."""
+    header = draw(_mostly(st.just({"schema": "cce.run/v1", "corpus": "corpus"}), _JSON))
+    records: list[dict[str, object]] = []
+    results: list[dict[str, object]] = []
     for _ in range(draw(st.integers(0, 4))):
-        record: dict[str, object] = {
-            "backend": draw(st.one_of(st.just("x"), _TRICKY_TEXT)),
-            "id": draw(_CASE_IDS),
-            "results": draw(st.lists(st.one_of(_NEAR_RESULT, _RESULT), max_size=4)),
-        }
-        if draw(st.booleans()):
-            record = draw(st.dictionaries(st.sampled_from(list(record)), _JSON, max_size=3))
-        lines.append(json.dumps(record))
+        hits = draw(st.lists(_valid_result(), max_size=4))
+        results += hits
+        records.append(
+            {"backend": "x", "id": draw(st.sampled_from(["a", "b", "c"])), "results": hits}
+        )
+    _damage(draw, draw(st.sampled_from([records, results])))
+    lines = [json.dumps(header), *(json.dumps(record) for record in records)]
     return "\n".join(lines) + draw(st.sampled_from(["", "\n", "\n{", "\n\n"]))
 
 
 @st.composite
 def trec_run_text(draw: st.DrawFn) -> str:
-    """A TREC run near the grammar: `qid Q0 docno rank score tag`, fields sometimes off."""
-    lines = []
+    """A valid TREC run (`qid Q0 docno rank score tag`) with a hostile field or two."""
+    rows: list[dict[str, object]] = []
     for _ in range(draw(st.integers(0, 6))):
-        path = draw(st.one_of(st.sampled_from(list(_FUZZ_CORPUS)), _TRICKY_TEXT))
-        start, end = draw(st.integers(0, 10**25)), draw(st.integers(0, 10**25))
-        docno = draw(
-            st.sampled_from([path, f"{path}:{start}-{end}", f"{path}:{end}-{start}", f"{path}:"])
+        start, end = draw(_span())
+        rows.append(
+            {
+                "id": draw(st.sampled_from(["a", "b", "c"])),
+                "file_path": draw(st.sampled_from(list(_FUZZ_CORPUS))),
+                "start_line": start,
+                "end_line": end,
+                "rank": draw(st.integers(1, 9)),
+                "score": "1.0",
+                "whole": draw(st.integers(0, 5)) == 0,
+            }
         )
-        fields = [
-            draw(_CASE_IDS),
-            "Q0",
-            docno,
-            str(draw(st.one_of(st.integers(-3, 9), st.just("x")))),
-            draw(st.sampled_from(["1.0", "nan", "inf", "-0", "1e999", "x"])),
-            "tag",
-        ]
-        if draw(st.booleans()):
-            fields = draw(st.lists(st.sampled_from(fields), max_size=7))
-        lines.append(" ".join(fields))
+    _damage(draw, rows)
+    lines = []
+    for row in rows:
+        docno = str(row["file_path"])
+        if not row["whole"]:
+            docno += f":{row['start_line']}-{row['end_line']}"
+        lines.append(f"{row['id']} Q0 {docno} {row['rank']} {row['score']} tag")
+    if draw(st.integers(0, 7)) == 0:
+        lines.append(" ".join(draw(st.lists(st.text(max_size=6), max_size=7))))
     return "\n".join(lines) + "\n"
 
 
@@ -566,7 +626,7 @@ def test_run_files_end_in_a_result_or_an_error(
 ) -> None:
     """A `--run` file of any bytes, through `cce relevance` and `cce pool` over a store."""
     store = str(labeled_corpus / "corpus" / ".cce" / "index.json")
-    fixtures = str(labeled_corpus / "fixtures.jsonl")
+    fixtures = str(labeled_corpus / "labeled.jsonl")
     with tempfile.TemporaryDirectory() as scratch:
         run = os.path.join(scratch, "run")
         Path(run).write_bytes(data)
@@ -578,41 +638,39 @@ def test_run_files_end_in_a_result_or_an_error(
         _run_command(argv, capsys)
 
 
-_CANDIDATE = st.dictionaries(
-    st.sampled_from(
-        ["file_path", "start_line", "end_line", "kind", "judgment", "use_kind", "snippet"]
-    ),
-    st.one_of(_LINE_NUMBER, _TRICKY_TEXT, _JSON),
-    max_size=7,
-)
-_NEAR_CANDIDATE = st.fixed_dictionaries(
-    {
-        "file_path": st.one_of(st.sampled_from(list(_FUZZ_CORPUS)), _TRICKY_TEXT),
-        "start_line": _LINE_NUMBER,
-        "end_line": _LINE_NUMBER,
-        "kind": _TRICKY_TEXT,
-        "judgment": st.sampled_from(["relevant", "secondary", "not", None, "maybe"]),
-    },
-    optional={"use_kind": st.one_of(st.booleans(), _JSON), "snippet": _TRICKY_TEXT},
-)
+@st.composite
+def _valid_candidate(draw: st.DrawFn) -> dict[str, object]:
+    start, end = draw(_span())
+    candidate: dict[str, object] = {
+        "file_path": draw(st.sampled_from(list(_FUZZ_CORPUS))),
+        "start_line": start,
+        "end_line": end,
+        "kind": draw(_KINDS),
+        "judgment": draw(st.sampled_from(["relevant", "secondary", "not", None])),
+        "snippet": "",
+    }
+    if draw(st.booleans()):
+        candidate["use_kind"] = draw(st.booleans())
+    return candidate
 
 
 @st.composite
 def judging_text(draw: st.DrawFn) -> str:
-    """A judged `cce.judging/v1` file near the grammar, lines sometimes off."""
-    lines = []
-    for _ in range(draw(st.integers(0, 4))):
-        line: object = {
-            "schema": draw(st.sampled_from(["cce.judging/v1", "cce.judging/v2"])),
-            "id": draw(_CASE_IDS),
-            "query": draw(_TRICKY_TEXT),
-            "candidates": draw(st.lists(st.one_of(_NEAR_CANDIDATE, _CANDIDATE), max_size=5)),
-        }
-        if draw(st.integers(0, 4)) == 0:
-            line = draw(_JSON)
-        lines.append(json.dumps(line))
-    lines += draw(st.lists(st.text(max_size=20), max_size=2))
-    return "\n".join(lines) + "\n"
+    """A valid judged `cce.judging/v1` file with a hostile field or two, or a line of
+    anything."""
+    lines: list[dict[str, object]] = []
+    candidates: list[dict[str, object]] = []
+    for case_id in draw(st.lists(st.sampled_from(["a", "b", "c"]), max_size=3, unique=True)):
+        judged = draw(st.lists(_valid_candidate(), max_size=5))
+        candidates += judged
+        lines.append(
+            {"schema": "cce.judging/v1", "id": case_id, "query": "q", "candidates": judged}
+        )
+    _damage(draw, draw(st.sampled_from([lines, candidates])))
+    text = [json.dumps(line) for line in lines]
+    if draw(st.integers(0, 7)) == 0:
+        text.append(draw(st.one_of(_JSON.map(json.dumps), st.text(max_size=20))))
+    return "\n".join(text) + "\n"
 
 
 @FUZZ
@@ -694,6 +752,7 @@ def test_event_logs_end_in_queries_or_an_error(
         except SystemExit as stop:
             code = stop.code if isinstance(stop.code, int) else 1
         captured = capsys.readouterr()
+        event(f"exit status {code}")
         assert code in (0, 2), captured.err
         assert "Traceback" not in captured.err
         if code != 0:
