@@ -444,3 +444,16 @@ def test_queries_skips_a_query_holding_a_surrogate_escape(
     assert out.endswith("  load config\n") and len(out.splitlines()) == 1
     assert f"warning: {log}:1: search query holds an unpaired surrogate escape" in err
     assert len(draft.read_text(encoding="utf-8").splitlines()) == 2
+
+
+def test_apply_names_a_judged_file_that_is_not_utf8_as_such(
+    drafts: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    judged = tmp_path / "judged.jsonl"
+    judged.write_bytes(b'{"id":"a\xff"}\n')
+    out = tmp_path / "out.jsonl"
+    code, _, err = _cce(["pool", "--apply", str(judged), str(drafts), "-o", str(out)], capsys)
+    assert code == 1 and not out.exists()
+    assert (
+        err == f"error: could not read judged file {judged}: stream did not contain valid UTF-8\n"
+    )

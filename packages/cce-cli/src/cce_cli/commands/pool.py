@@ -128,16 +128,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def read_fixture_text(path: str) -> str:
-    """The fixture file's text, or a CliError naming it."""
+def read_fixture_text(path: str, what: str = "fixtures") -> str:
+    """The text of a fixture file (or of another JSON Lines file, `what`), or a CliError
+    naming it."""
     try:
         with open(path, "rb") as handle:
             return decode_fixture_bytes(handle.read())
     except OSError as error:
-        raise CliError(f"could not read fixtures {path}: {describe_os_error(error)}") from None
+        raise CliError(f"could not read {what} {path}: {describe_os_error(error)}") from None
     except UnicodeDecodeError:
         raise CliError(
-            f"could not read fixtures {path}: stream did not contain valid UTF-8"
+            f"could not read {what} {path}: stream did not contain valid UTF-8"
         ) from None
 
 
@@ -314,7 +315,7 @@ def _apply(args: argparse.Namespace) -> int:
         raise CliError("--apply needs -o OUT, the fixture file to write", exit_code=2)
     judged_path = str(args.apply)
     try:
-        judged = parse_judging(judged_path, read_fixture_text(judged_path))
+        judged = parse_judging(judged_path, read_fixture_text(judged_path, "judged file"))
     except JudgingError as error:
         raise CliError(str(error)) from None
     if not looks_like_suite(str(args.fixtures)):
