@@ -10,11 +10,14 @@ other copies; this workspace-level test can, and fails the day they part:
 - `rust_lines` of cce_fixtures and of cce_metrics;
 - the atomic file writers of cce_retrieval (`write_atomic`) and of cce_metrics' TREC
   files (`write_run`, `write_qrels`): the same bytes, no temporary left, and a failed
-  write keeps the previous file.
+  write keeps the previous file;
+- the input file readers of cce_retrieval and cce_fixtures (`read_input_file`): the same
+  bytes, or the same refusal, for a regular file, one over the limit, a FIFO and a device.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from collections.abc import Callable
@@ -24,9 +27,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import cce_fixtures.input_file as fixtures_input
 import cce_fixtures.rust_text as fixtures_text
 import cce_metrics.tokens as metrics_tokens
 import cce_retrieval.parity.text as retrieval_text
+import cce_retrieval.store.fileio as retrieval_fileio
 from cce_metrics.trec import format_qrels, format_run, write_qrels, write_run
 from cce_retrieval import write_atomic
 
@@ -133,3 +138,33 @@ def test_a_failed_write_keeps_the_previous_file(
 
     assert path.read_bytes() == b"previous\n"
     assert os.listdir(tmp_path) == ["run"]
+
+
+def _read_outcome(
+    read: Callable[[str, int, str], bytes], path: str
+) -> tuple[str, bytes | str | None, int | None]:
+    try:
+        return ("read", read(path, 16, "fixture files"), None)
+    except OSError as error:
+        return (type(error).__name__, error.strerror, error.errno)
+
+
+def test_the_input_file_readers_agree(tmp_path: Path) -> None:
+    (tmp_path / "small").write_bytes(b"0123456789abcdef")
+    (tmp_path / "large").write_bytes(b"0123456789abcdefg")
+    (tmp_path / "empty").write_bytes(b"")
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "zero").symlink_to("/dev/zero")
+    (tmp_path / "dir").mkdir()
+    names = ["small", "large", "empty", "fifo", "zero", "dir", "missing"]
+    for name in names:
+        path = str(tmp_path / name)
+        ours = _read_outcome(retrieval_fileio.read_input_file, path)
+        theirs = _read_outcome(fixtures_input.read_input_file, path)
+        assert ours == theirs, name
+    assert _read_outcome(fixtures_input.read_input_file, str(tmp_path / "fifo")) == (
+        "RefusedInputError",
+        "not a regular file (a FIFO); give a regular file",
+        errno.EINVAL,
+    )
+    assert fixtures_input.MAX_FIXTURE_BYTES == 1 << 30

@@ -23,12 +23,14 @@ the pipe early (`| head -1`) ends the command quietly with status 1.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Sequence
 from typing import TextIO
 
 from cce_fixtures.fixtures import FixtureError, decode_fixture_bytes, find_problems
+from cce_fixtures.input_file import MAX_FIXTURE_BYTES, read_input_file
 from cce_fixtures.lint import Finding, lint_fixtures
 
 __all__ = ["file_findings", "file_problems", "main", "validate_files"]
@@ -56,8 +58,7 @@ def file_findings(path: str) -> list[Finding]:
     come last, as `find_problems` orders them.
     """
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = read_input_file(path, MAX_FIXTURE_BYTES, "fixture files")
     except OSError as error:
         return [Finding(None, "error", _read_problem(error))]
     try:
@@ -111,8 +112,40 @@ def validate_files(paths: Sequence[str], out: TextIO, *, strict: bool = False) -
     return status
 
 
+def _say(message: str) -> None:
+    """`message` on stderr, if there is a stderr to write to."""
+    if sys.stderr is not None:
+        with contextlib.suppress(OSError, ValueError):
+            print(message, file=sys.stderr)
+
+
+def _silence_stdout() -> None:
+    """Point fd 1 at the null device, so the flush at exit cannot fail again."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
+def _os_error_text(error: OSError) -> str:
+    """Rust's `io::Error` display, as `cce` prints it: `<strerror> (os error <n>)`."""
+    if error.errno is not None and error.strerror:
+        return f"{error.strerror} (os error {error.errno})"
+    return str(error)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `cce-fixtures` script; returns the exit status."""
+    """Entry point of the `cce-fixtures` script (and its pre-commit hook); returns the exit
+    status.
+
+    Output streams behave as `cce`'s do (docs/hostile-input.md#output-streams-and-interrupts):
+    a closed stdout (`>&-`) is refused before any work, and a write to stdout that fails
+    (`> /dev/full`) is an `error:` on stderr, exit 1; a reader that stops early
+    (`| head -1`) ends the command quietly with status 1.
+    """
+    if sys.stdout is None:
+        _say("error: stdout is closed; nothing was done (redirect it, e.g. > /dev/null)")
+        return 1
     arguments = _build_parser().parse_args(argv)
     # Only one subcommand today; argparse has already rejected anything else.
     try:
@@ -120,9 +153,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()
     except BrokenPipeError:
         # The reader stopped early (`| head -1`): that is its choice, not an error to
-        # report. fd 1 goes to /dev/null so the exit-time flush cannot fail again.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
+        # report.
+        _silence_stdout()
+        return 1
+    except OSError as error:
+        _silence_stdout()
+        _say(f"error: could not write to stdout: {_os_error_text(error)}")
         return 1
     return status

@@ -85,7 +85,12 @@ if TYPE_CHECKING:
         search_counted,
         vector_search,
     )
-    from cce_retrieval.store.fileio import describe_os_error, write_atomic
+    from cce_retrieval.store.fileio import (
+        RefusedInputError,
+        describe_os_error,
+        read_input_file,
+        write_atomic,
+    )
     from cce_retrieval.store.fingerprint import (
         fingerprint_path,
         repair_stale_fingerprint,
@@ -159,6 +164,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "why_not_indexed": ("cce_retrieval.walk.exclusion", "why_not_indexed"),
     "describe_os_error": ("cce_retrieval.store.fileio", "describe_os_error"),
     "write_atomic": ("cce_retrieval.store.fileio", "write_atomic"),
+    "RefusedInputError": ("cce_retrieval.store.fileio", "RefusedInputError"),
+    "read_input_file": ("cce_retrieval.store.fileio", "read_input_file"),
     "fingerprint_path": ("cce_retrieval.store.fingerprint", "fingerprint_path"),
     "repair_stale_fingerprint": ("cce_retrieval.store.fingerprint", "repair_stale_fingerprint"),
     "REFERENCE_PARAMS": ("cce_retrieval.rank.hybrid", "REFERENCE_PARAMS"),
@@ -266,6 +273,7 @@ __all__ = [
     "QueryEmbedder",
     "QueryVectorError",
     "RecordedBuild",
+    "RefusedInputError",
     "RetrievalIndex",
     "SavedStore",
     "SearchParams",
@@ -299,6 +307,7 @@ __all__ = [
     "persist_index",
     "protect_text",
     "query_embedder",
+    "read_input_file",
     "read_sources",
     "redact_url",
     "reference_redact",

@@ -30,6 +30,7 @@ from cce_cli.evaluation.anchor_check import CorpusFacts, Problem, fixture_proble
 from cce_cli.evaluation.corpus_checks import stale_store_message, store_corpus_root
 from cce_cli.evaluation.corpus_paths import corpus_path, unusable_corpus
 from cce_cli.evaluation.indexes import add_protection_argument, build_or_fail
+from cce_cli.formats import input_files
 from cce_cli.render.output import display_text, write_stdout
 from cce_fixtures import (
     FixtureSet,
@@ -164,8 +165,7 @@ def _fixture_files(paths: Sequence[str], corpora: _Corpora) -> list[str]:
 
 def _read(file: str) -> str | Problem:
     try:
-        with open(file, "rb") as handle:
-            return decode_fixture_bytes(handle.read())
+        return decode_fixture_bytes(input_files.read_input(file, input_files.FIXTURES))
     except OSError as error:
         return Problem(file, None, "error", f"could not read fixtures: {describe_os_error(error)}")
     except UnicodeDecodeError as error:

@@ -35,7 +35,7 @@ from cce_cli.evaluation.corpora import local_member_corpus, member_corpus
 from cce_cli.evaluation.corpus_paths import corpus_path, rust_parent
 from cce_cli.evaluation.indexes import add_protection_argument, open_store, remote_problem
 from cce_cli.formats import external_runs as runs
-from cce_cli.formats import json_text
+from cce_cli.formats import input_files, json_text
 from cce_cli.formats.suite_manifest import looks_like_suite, read_manifest
 from cce_cli.labeling.pooling import (
     JudgedCase,
@@ -128,12 +128,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def read_fixture_text(path: str, what: str = "fixtures") -> str:
-    """The text of a fixture file (or of another JSON Lines file, `what`), or a CliError
-    naming it."""
+def read_fixture_text(path: str, kind: input_files.InputKind = input_files.FIXTURES) -> str:
+    """The fixture file's text (or, with `kind`, a judged file's), or a CliError naming it."""
+    what = "fixtures" if kind is input_files.FIXTURES else "judged file"
     try:
-        with open(path, "rb") as handle:
-            return decode_fixture_bytes(handle.read())
+        return decode_fixture_bytes(input_files.read_input(path, kind))
     except OSError as error:
         raise CliError(f"could not read {what} {path}: {describe_os_error(error)}") from None
     except UnicodeDecodeError:
@@ -315,7 +314,7 @@ def _apply(args: argparse.Namespace) -> int:
         raise CliError("--apply needs -o OUT, the fixture file to write", exit_code=2)
     judged_path = str(args.apply)
     try:
-        judged = parse_judging(judged_path, read_fixture_text(judged_path, "judged file"))
+        judged = parse_judging(judged_path, read_fixture_text(judged_path, input_files.JUDGMENTS))
     except JudgingError as error:
         raise CliError(str(error)) from None
     if not looks_like_suite(str(args.fixtures)):
@@ -357,8 +356,8 @@ def _line_counter(corpus: str | None) -> Callable[[str], int | None]:
             return None
         if path not in counts:
             try:
-                with open(os.path.join(corpus, path), "rb") as handle:
-                    counts[path] = file_line_count(handle.read().decode("utf-8"))
+                data = input_files.read_input(os.path.join(corpus, path), input_files.CODE)
+                counts[path] = file_line_count(data.decode("utf-8"))
             except (OSError, UnicodeDecodeError):
                 counts[path] = None
         return counts[path]

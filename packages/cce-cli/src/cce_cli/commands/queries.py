@@ -16,6 +16,7 @@ import sys
 from cce_cli.commands.arguments import positive_int
 from cce_cli.commands.output_paths import refuse_output_over_input
 from cce_cli.errors import CliError
+from cce_cli.formats import input_files
 from cce_cli.labeling.querylog import QueryLog, draft_fixtures, read_query_log
 from cce_cli.render.output import write_stdout
 from cce_fixtures import MAX_K
@@ -95,8 +96,7 @@ def looks_secret(query: str) -> bool:
 
 def _read_log(path: str) -> list[bytes]:
     try:
-        with open(path, "rb") as handle:
-            return handle.read().splitlines()
+        return input_files.read_input(path, input_files.EVENT_LOG).splitlines()
     except OSError as error:
         raise CliError(f"could not read event log {path}: {describe_os_error(error)}") from None
 

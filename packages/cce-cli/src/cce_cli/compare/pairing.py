@@ -24,7 +24,7 @@ import attrs
 
 from cce_cli.errors import CliError
 from cce_cli.evaluation.harness import BackendReport
-from cce_cli.formats import json_text
+from cce_cli.formats import input_files, json_text
 from cce_cli.formats.evidence import Evidence
 from cce_cli.formats.suite_manifest import SUITE_REPORT_SCHEMA
 from cce_cli.render.relevance import REPORT_SCHEMA
@@ -352,8 +352,7 @@ def _parse_suite(body: Mapping[str, Any], path: str, aggregate: str) -> SavedRep
 def read_report_text(path: str) -> str:
     """The text of the JSON report at `path`, or a CliError naming it and the cause."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = input_files.read_input(path, input_files.REPORT)
     except OSError as error:
         cause = error.strerror or str(error)
         raise CliError(f"could not read report {path}: {cause}") from None

@@ -25,6 +25,7 @@ from typing import Final, Literal
 
 import attrs
 
+from cce_cli.formats import input_files
 from cce_cli.render.output import display_text, visible_controls
 from cce_fixtures import Anchor, Case, FixtureSet, normalised_anchor_path
 from cce_retrieval import Chunk, Exclusion, Index, why_not_indexed
@@ -148,8 +149,8 @@ class CorpusFacts:
     def _count_lines(self, path: str) -> tuple[int, bool]:
         if self.root is not None:
             try:
-                with open(f"{self.root}/{path}", "rb") as handle:
-                    text = handle.read().decode("utf-8")
+                data = input_files.read_input(f"{self.root}/{path}", input_files.CODE)
+                text = data.decode("utf-8")
                 return file_line_count(text), True
             except (OSError, UnicodeDecodeError):
                 pass

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from cce_cli.errors import CliError
+from cce_cli.formats import input_files
 from cce_cli.render.output import display_text
 from cce_retrieval import (
     Backend,
@@ -81,11 +82,11 @@ def _config_in(directory: str) -> str | None:
     pyproject = os.path.join(directory, "pyproject.toml")
     if os.path.isfile(pyproject):
         try:
-            with open(pyproject, "rb") as handle:
-                document = tomllib.load(handle)
+            data = input_files.read_input(pyproject, input_files.CONFIG)
+            document = tomllib.loads(data.decode("utf-8"))
         except (OSError, ValueError, RecursionError):
             # Somebody else's broken pyproject (bad TOML, not UTF-8, nested too deeply
-            # for the parser) is not our configuration.
+            # for the parser, not a regular file) is not our configuration.
             return None
         tool = document.get("tool")
         if isinstance(tool, dict) and isinstance(tool.get("cce"), dict):
@@ -109,8 +110,7 @@ def discover_config(start: str) -> str | None:
 def load_config(path: str) -> BackendConfig:
     """Read and check the named configurations in `path`; every problem is a CliError."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = input_files.read_input(path, input_files.CONFIG)
     except OSError as err:
         raise CliError(f"could not read config {path}: {describe_os_error(err)}") from None
     try:
@@ -198,7 +198,8 @@ def config_for(
     cannot be used is a warning and the command goes on with the registered backends.
     """
     if explicit is not None:
-        if not os.path.isfile(explicit):
+        # A device or FIFO is left to the reader, which says what it is.
+        if not os.path.exists(explicit) or os.path.isdir(explicit):
             raise CliError(f"config {explicit} is not a file; pass an existing cce.toml")
         return load_config(explicit)
     found = discover_config(start)

@@ -18,6 +18,7 @@ from typing import Any, Final
 import attrs
 
 from cce_cli.errors import CliError
+from cce_cli.formats import input_files
 from cce_cli.formats.results_file import RunRecord, parse_run
 from cce_fixtures import FixtureError, FixtureSet, decode_fixture_bytes, parse_fixtures
 from cce_retrieval import describe_os_error
@@ -123,9 +124,7 @@ def _hit(result: Mapping[str, Any]) -> Hit:
 def read_fixtures(path: str) -> FixtureSet:
     """The fixture file at `path`, parsed; every problem is a CliError naming it."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-        text = decode_fixture_bytes(data)
+        text = decode_fixture_bytes(input_files.read_input(path, input_files.FIXTURES))
     except OSError as error:
         raise CliError(f"could not read fixtures {path}: {describe_os_error(error)}") from None
     except UnicodeDecodeError:
@@ -140,8 +139,7 @@ def read_fixtures(path: str) -> FixtureSet:
 
 def _read_text(path: str, what: str) -> str:
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = input_files.read_input(path, input_files.RESULTS)
     except OSError as error:
         raise CliError(f"could not read {what} {path}: {describe_os_error(error)}") from None
     try:
@@ -168,8 +166,8 @@ def read_code(root: str, relative: str, start: int, end: int) -> tuple[str, ...]
     if path is None or start < 1:
         return ()
     try:
-        with open(path, encoding="utf-8", errors="replace", newline="") as handle:
-            lines = handle.read().splitlines()
+        data = input_files.read_input(path, input_files.CODE)
+        lines = data.decode("utf-8", errors="replace").splitlines()
     except OSError:
         return ()
     last = min(end, start + CODE_LINES - 1, len(lines))

@@ -18,6 +18,7 @@ import attrs
 
 from cce_cli.errors import CliError
 from cce_cli.evaluation.run_checks import PathNormaliser
+from cce_cli.formats import input_files
 from cce_cli.formats.results_file import read_run_results
 from cce_cli.formats.trec import read_trec_results
 from cce_fixtures import Case
@@ -125,8 +126,7 @@ def parse_run_option(text: str) -> tuple[str, str, str | None]:
 
 def _read_text(path: str) -> str:
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = input_files.read_input(path, input_files.RUN)
     except OSError as err:
         raise CliError(f"could not read run {path}: {describe_os_error(err)}") from None
     try:

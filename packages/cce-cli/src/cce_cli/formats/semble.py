@@ -24,7 +24,7 @@ from typing import Any, Final
 import attrs
 
 from cce_cli.errors import CliError
-from cce_cli.formats import json_text
+from cce_cli.formats import input_files, json_text
 from cce_fixtures import SCHEMA_ID, Anchor, AnchorError
 from cce_retrieval import describe_os_error, write_atomic
 
@@ -135,8 +135,7 @@ def render_manifest(members: Sequence[Member]) -> str:
 
 def _load_json(path: str) -> Any:
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = input_files.read_input(path, input_files.TASK_LIST)
     except OSError as error:
         raise CliError(f"could not read {path}: {describe_os_error(error)}") from None
     try:

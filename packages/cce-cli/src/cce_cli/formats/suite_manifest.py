@@ -20,6 +20,7 @@ from typing import Final
 import attrs
 
 from cce_cli.errors import CliError
+from cce_cli.formats import input_files
 
 SUITE_SCHEMA: Final = "cce.suite/v1"
 SUITE_REPORT_SCHEMA: Final = "cce.suite.report/v1"
@@ -27,8 +28,6 @@ SUITE_REPORT_SCHEMA: Final = "cce.suite.report/v1"
 _NAME: Final = re.compile(r"[A-Za-z0-9._-]+")
 _FULL_COMMIT: Final = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _MEMBER_KEYS: Final = frozenset({"name", "fixtures", "corpus", "git", "rev", "root", "groups"})
-# A suite manifest is small; anything larger is not one (and never read whole).
-_MAX_MANIFEST_BYTES: Final = 16 << 20
 
 
 @attrs.frozen(slots=True)
@@ -83,10 +82,7 @@ def looks_like_suite(path: str) -> bool:
     first non-blank character does not open a JSON object and whose TOML declares
     `schema = "cce.suite/v1"`. Anything unreadable is left to the fixture reader."""
     try:
-        if not os.path.isfile(path) or os.path.getsize(path) > _MAX_MANIFEST_BYTES:
-            return False
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = input_files.read_input(path, input_files.SUITE_MANIFEST)
     except OSError:
         return False
     if data.lstrip()[:1] in (b"{", b""):
@@ -102,12 +98,9 @@ def read_manifest(path: str) -> SuiteManifest:
     """The manifest at `path`, checked; CliError (exit 1) naming what is wrong and how to
     fix it."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(_MAX_MANIFEST_BYTES + 1)
+        data = input_files.read_input(path, input_files.SUITE_MANIFEST)
     except OSError as error:
         raise CliError(f"could not read suite manifest {path}: {error.strerror or error}") from None
-    if len(data) > _MAX_MANIFEST_BYTES:
-        raise CliError(f"suite manifest {path} is over {_MAX_MANIFEST_BYTES >> 20} MiB")
     try:
         document = tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError:

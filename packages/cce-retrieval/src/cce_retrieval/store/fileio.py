@@ -1,4 +1,5 @@
-"""Atomic file replacement and the reference's display of OS errors.
+"""Atomic file replacement, bounded reading of input files, and the reference's display
+of OS errors.
 
 Why it exists: a crash must never leave half a store, fingerprint or report behind, so
 every file cce writes goes through `write_atomic` (temp file in the same directory,
@@ -14,6 +15,14 @@ links stays shared and current); anything that exists and is not a regular file 
 device such as `/dev/null`, a FIFO, a directory) is refused with `NotARegularFileError`.
 Temporaries left by a writer that was killed (`.<name>.tmp.<pid>.<n>` whose process no
 longer exists) are removed before each write. See docs/hostile-input.md#stores.
+
+Reading has the mirror problem: a file a user names (a store, a report, a run file, a
+fixture file) may be `/dev/zero` behind a symlink, which grows memory without bound, or
+a FIFO, which blocks forever. `read_input_file` reads only a regular file, opened
+non-blocking so a FIFO cannot stall the open, checked with `fstat` on the open
+descriptor, and never more than its limit even if it grows while being read. cce-fixtures,
+which cannot import this package, keeps a copy (docs/architecture.md#copies-kept-on-purpose;
+docs/hostile-input.md#special-files-as-inputs).
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ import concurrent.futures
 import contextlib
 import errno
 import functools
+import io
 import itertools
 import os
 import stat
@@ -34,6 +44,99 @@ _temp_sequence = itertools.count()
 
 class NotARegularFileError(OSError):
     """The path exists and is not a regular file (device, FIFO, socket, directory)."""
+
+
+class RefusedInputError(OSError):
+    """An input that is not a regular file, or is larger than its limit; `strerror` says
+    which, and what to give instead."""
+
+
+def file_type_name(mode: int) -> str:
+    """What a file of `mode` is, as a message names it: `a character device`, `a FIFO`."""
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def size_text(size: int) -> str:
+    """`size` bytes in the largest binary unit that divides it: `1 GiB`, `8 MiB`, `100 bytes`."""
+    for shift, unit in ((40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")):
+        if size >= 1 << shift and size % (1 << shift) == 0:
+            return f"{size >> shift} {unit}"
+    return f"{size} bytes"
+
+
+_READ_STEP = 1 << 24
+"""Bytes asked for by each read after the first (which asks for the whole file)."""
+
+
+def input_too_large(path: str, limit: int, what: str) -> RefusedInputError:
+    """The refusal of an input larger than `limit` (`what`: the kind, plural)."""
+    return RefusedInputError(
+        errno.EFBIG,
+        f"larger than {size_text(limit)}, the most cce reads of {what}; give a smaller file",
+        path,
+    )
+
+
+def open_input_file(path: str, limit: int, what: str) -> io.FileIO:
+    """`path` (symlinks followed) opened for reading, once it is known to be a regular
+    file of at most `limit` bytes; the caller closes it.
+
+    Opened non-blocking, so a FIFO cannot stall the open, and checked with `fstat` on the
+    open descriptor: a FIFO, socket or device raises `RefusedInputError` (`not a regular
+    file (a character device); give a regular file`), as does a file larger than `limit`
+    (`what` names the kind of input, plural: `reports`). A directory raises
+    `IsADirectoryError`, as `open` would; other failures raise the system's `OSError`.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    handle = io.FileIO(fd, "rb", closefd=True)
+    try:
+        mode = os.fstat(fd)
+        if stat.S_ISDIR(mode.st_mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+        if not stat.S_ISREG(mode.st_mode):
+            kind = file_type_name(mode.st_mode)
+            raise RefusedInputError(
+                errno.EINVAL, f"not a regular file ({kind}); give a regular file", path
+            )
+        if mode.st_size > limit:
+            raise input_too_large(path, limit, what)
+    except BaseException:
+        handle.close()
+        raise
+    return handle
+
+
+def read_input_file(path: str, limit: int, what: str) -> bytes:
+    """The bytes of the regular file `path`, checked as `open_input_file` checks it and
+    never read past `limit`, even if the file grows while being read (then
+    `RefusedInputError` as for a file that was too large to begin with). A file read
+    whole in one call is returned without a copy."""
+    with open_input_file(path, limit, what) as handle:
+        # One byte past the size fstat saw, so the end shows without a second
+        # whole-size buffer; a file that grew is read on in steps, never past the limit.
+        wanted = os.fstat(handle.fileno()).st_size + 1
+        parts: list[bytes] = []
+        total = 0
+        while total <= limit:
+            step = max(wanted - total, _READ_STEP) if parts else wanted
+            chunk = handle.read(min(step, limit + 1 - total))
+            if not chunk:
+                break
+            parts.append(chunk)
+            total += len(chunk)
+    if total > limit:
+        raise input_too_large(path, limit, what)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def _resolve_target(path: str) -> str:
@@ -261,7 +364,7 @@ def _sync_and_replace(fd: int, temp: str, path: str) -> None:
 
 def describe_os_error(err: OSError) -> str:
     """Rust's `io::Error` display: `<strerror> (os error <n>)` when there is an errno."""
-    if isinstance(err, NotARegularFileError):
+    if isinstance(err, NotARegularFileError | RefusedInputError):
         return err.strerror or str(err)
     if err.errno is not None and err.strerror:
         return f"{err.strerror} (os error {err.errno})"

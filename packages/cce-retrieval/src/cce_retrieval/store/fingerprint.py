@@ -15,7 +15,13 @@ from typing import Final
 
 from cce_retrieval.embed.registry import EMBEDDERS
 from cce_retrieval.model import Index
-from cce_retrieval.store.fileio import write_atomic
+from cce_retrieval.store.fileio import (
+    input_too_large,
+    open_input_file,
+    read_input_file,
+    write_atomic,
+)
+from cce_retrieval.store.paths import MAX_STORE_BYTES
 from cce_retrieval.store.write import embedding_lengths
 
 STORE_SPEC_VERSION: Final = "1.0"
@@ -26,12 +32,21 @@ MARKDOWN_SECTION_TOKENS: Final = 400
 
 
 def store_sha256(path: str) -> str:
-    """SHA-256 hex of the file's bytes as they are on disk now. Raises OSError."""
+    """SHA-256 hex of the store file's bytes as they are on disk now. Raises OSError
+    (`RefusedInputError` for what is not a regular file or holds more than a store may)."""
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
+    size = 0
+    with open_input_file(path, MAX_STORE_BYTES, "stores") as handle:
+        while block := handle.read(1 << 20):
             digest.update(block)
+            size += len(block)
+            if size > MAX_STORE_BYTES:
+                raise input_too_large(path, MAX_STORE_BYTES, "stores")
     return digest.hexdigest()
+
+
+MAX_FINGERPRINT_BYTES: Final = 1 << 20
+"""The largest fingerprint read back: cce writes about a kilobyte."""
 
 
 def fingerprint_path(store_path: str) -> str:
@@ -125,8 +140,7 @@ def repair_stale_fingerprint(index: Index, store_path: str) -> str | None:
     try:
         if os.stat(target).st_mtime_ns >= os.stat(store_path).st_mtime_ns:
             return None
-        with open(target, "rb") as handle:
-            recorded = json.loads(handle.read())
+        recorded = json.loads(read_input_file(target, MAX_FINGERPRINT_BYTES, "fingerprints"))
         digest = store_sha256(store_path)
     except (OSError, ValueError, RecursionError):
         return None

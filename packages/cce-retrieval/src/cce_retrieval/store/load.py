@@ -28,8 +28,8 @@ import numpy.typing as npt
 
 from cce_retrieval.embed.hashing import EMBED_DIM, MAX_VECTOR_VALUE
 from cce_retrieval.model import Chunk, FloatMatrix, Index
-from cce_retrieval.store.fileio import describe_os_error
-from cce_retrieval.store.paths import StoreError
+from cce_retrieval.store.fileio import describe_os_error, read_input_file
+from cce_retrieval.store.paths import MAX_STORE_BYTES, StoreError
 
 
 class _ShapeError(Exception):
@@ -393,8 +393,7 @@ def parse_index(data: bytes, path: str = "<memory>") -> Index:
 def load_index(path: str) -> Index:
     """Read and parse the store at `path`; any failure is a StoreError naming `path`."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = read_input_file(path, MAX_STORE_BYTES, "stores")
     except OSError as err:
         raise StoreError("load", path, describe_os_error(err)) from err
     return parse_index(data, path)

@@ -8,6 +8,13 @@ way (docs/index-store.md): `--store` verbatim, else `<directory>/.cce/index.json
 from __future__ import annotations
 
 import os
+from typing import Final
+
+MAX_STORE_BYTES: Final = 64 << 30
+"""The largest `index.json` read (docs/hostile-input.md#special-files-as-inputs). A chunk
+takes about 4 KB with 256-wide vectors and 12 KB with 1024-wide ones, so a million-chunk
+store is 4 to 12 GB; parsing needs several times the file's size in memory, so a store
+past 64 GiB could not be loaded anyway, while a device behind the path never ends."""
 
 
 class StoreError(Exception):

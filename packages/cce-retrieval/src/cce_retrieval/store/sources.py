@@ -20,7 +20,7 @@ from typing import Final
 
 import attrs
 
-from cce_retrieval.store.fileio import write_atomic
+from cce_retrieval.store.fileio import read_input_file, write_atomic
 from cce_retrieval.walk.walker import WalkedFile, walk
 
 __all__ = [
@@ -135,6 +135,11 @@ def _parse(document: object) -> Sources:
     return Sources(root, protect, tuple(files))
 
 
+MAX_SOURCES_BYTES: Final = 1 << 30
+"""The largest sources record read: about 120 bytes per indexed file, so 1 GiB is some
+eight million files, far past any corpus a store of at most 64 GiB can hold."""
+
+
 def read_sources(store_path: str) -> Sources | None:
     """The record beside the store at `store_path`; None when there is none (older stores).
 
@@ -142,8 +147,7 @@ def read_sources(store_path: str) -> Sources | None:
     """
     path = sources_path(store_path)
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = read_input_file(path, MAX_SOURCES_BYTES, "sources records")
     except FileNotFoundError:
         return None
     except OSError as error:

@@ -22,9 +22,8 @@ from typing import Final
 
 import attrs
 
-from cce_retrieval.store.fileio import (
-    write_atomic,
-)
+from cce_retrieval.store.fileio import input_too_large, open_input_file, write_atomic
+from cce_retrieval.store.paths import MAX_STORE_BYTES
 from cce_retrieval.store.sidecar.parts import SIDECAR_SCHEMA, sidecar_dir
 
 _STATUS_SUFFIX: Final = ".status.json"
@@ -34,13 +33,17 @@ _HASH_BLOCK: Final = 1 << 22
 
 
 def file_sha256(path: str) -> tuple[str, int]:
-    """(SHA-256 hex, size) of a file, read in blocks. Raises OSError."""
+    """(SHA-256 hex, size) of a store file, read in blocks. Raises OSError, and
+    `RefusedInputError` for a path that is not a regular file or holds more than a store
+    may (a FIFO would block the open, `/dev/zero` would be hashed forever)."""
     digest = hashlib.sha256()
     size = 0
-    with open(path, "rb") as handle:
+    with open_input_file(path, MAX_STORE_BYTES, "stores") as handle:
         while block := handle.read(_HASH_BLOCK):
             digest.update(block)
             size += len(block)
+            if size > MAX_STORE_BYTES:
+                raise input_too_large(path, MAX_STORE_BYTES, "stores")
     return digest.hexdigest(), size
 
 

@@ -26,11 +26,9 @@ from cce_retrieval.rank.bm25 import Bm25Index
 from cce_retrieval.rank.derived import RetrievalIndex, prime
 from cce_retrieval.rank.graph import ImportGraph
 from cce_retrieval.store.chunks import StoredChunks, StoredColumns
-from cce_retrieval.store.fileio import (
-    describe_os_error,
-)
+from cce_retrieval.store.fileio import describe_os_error, read_input_file
 from cce_retrieval.store.load import parse_index
-from cce_retrieval.store.paths import StoreError
+from cce_retrieval.store.paths import MAX_STORE_BYTES, StoreError
 from cce_retrieval.store.sidecar.digests import file_digest, parts_hold_their_bytes
 from cce_retrieval.store.sidecar.parts import SIDECAR_SCHEMA, SPARSE_PARTS, sidecar_dir
 from cce_retrieval.store.sidecar.staging import write_sidecar
@@ -291,8 +289,7 @@ def load_store(path: str) -> Index:
         return index
     # The sidecar is keyed by the digest of exactly the bytes parsed here.
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = read_input_file(path, MAX_STORE_BYTES, "stores")
     except OSError as err:
         raise StoreError("load", path, describe_os_error(err)) from err
     index = parse_index(data, path)
