@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -441,7 +442,59 @@ def test_relevance_dir_warns_about_walk_errors(
         capsys, ["relevance", str(fixtures(tmp_path / "f.jsonl")), "--dir", str(root)]
     )
     assert code == 0
-    assert err.startswith("warning: 1 directory could not be read;")
+    assert err.startswith("warning: 1 .gitignore file could not be read")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero-link", "oversized"])
+def test_an_unreadable_gitignore_is_said_to_be_ignored_not_to_lose_files(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, kind: str
+) -> None:
+    # Its directory is indexed as if it had no .gitignore: saying files under it were
+    # not indexed would send the user looking for files that are there.
+    root = repo(tmp_path / "r")
+    (root / "sub").mkdir()
+    (root / "sub" / "c.py").write_text("def c():\n    return 3\n")
+    gitignore = root / "sub" / ".gitignore"
+    if kind == "fifo":
+        os.mkfifo(gitignore)
+    elif kind == "zero-link":
+        gitignore.symlink_to("/dev/zero")
+    else:
+        gitignore.write_bytes(b"#" * (8 * 1024 * 1024 + 1))
+    code, out, err = run(capsys, ["index", str(root), "--no-metrics"])
+    assert code == 0
+    assert "  files indexed     : 3\n" in out
+    assert "  walk errors       : 1\n" in out
+    assert err == (
+        "warning: 1 .gitignore file could not be read (not a regular file, or larger than "
+        "8 MiB) and was ignored; files it would have excluded were indexed\n"
+    )
+
+
+def test_an_unreadable_directory_keeps_the_reference_warning(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = repo(tmp_path / "r")
+    os.mkfifo(root / ".gitignore")
+    (root / "locked").mkdir()
+    (root / "locked" / "d.py").write_text("x = 1\n")
+    real_scandir = os.scandir
+
+    def scandir(path: Any) -> Any:  # a directory this user may not list (tests run as root)
+        if os.fsencode(path).endswith(b"/locked"):
+            raise PermissionError(13, "Permission denied", path)
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    code, out, err = run(capsys, ["index", str(root), "--no-metrics"])
+    assert code == 0
+    assert "  walk errors       : 2\n" in out
+    assert err.splitlines() == [
+        "warning: 1 directory could not be read; files under them were NOT indexed — the "
+        "index may be incomplete and may differ across machines",
+        "warning: 1 .gitignore file could not be read (not a regular file, or larger than "
+        "8 MiB) and was ignored; files it would have excluded were indexed",
+    ]
 
 
 # --- the metrics log (3) ----------------------------------------------------------------------

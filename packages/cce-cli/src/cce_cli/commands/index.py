@@ -139,12 +139,28 @@ def summary_lines(
     return heading + "".join(f"  {label:<18}: {value}\n" for label, value in rows)
 
 
-def walk_error_warning(count: int) -> str:
-    noun = "directory" if count == 1 else "directories"
-    return (
-        f"warning: {count} {noun} could not be read; files under them were NOT indexed — "
-        "the index may be incomplete and may differ across machines"
-    )
+def walk_error_warnings(walk_errors: int, gitignore_errors: int = 0) -> list[str]:
+    """The warnings for a walk's errors: the reference's line for what it could not read
+    (files under it were not indexed), and one for the `.gitignore` files among them that
+    were refused (a FIFO, a device, over 8 MiB): those were ignored, so their directories
+    were indexed as if they had none (docs/hostile-input.md#special-files-in-the-corpus)."""
+    warnings = []
+    unread = walk_errors - gitignore_errors
+    if unread > 0:
+        noun = "directory" if unread == 1 else "directories"
+        warnings.append(
+            f"warning: {unread} {noun} could not be read; files under them were NOT indexed — "
+            "the index may be incomplete and may differ across machines"
+        )
+    if gitignore_errors > 0:
+        files, pronoun = ("file", "it") if gitignore_errors == 1 else ("files", "they")
+        were = "was" if gitignore_errors == 1 else "were"
+        warnings.append(
+            f"warning: {gitignore_errors} .gitignore {files} could not be read (not a regular "
+            f"file, or larger than 8 MiB) and {were} ignored; files {pronoun} would have "
+            "excluded were indexed"
+        )
+    return warnings
 
 
 def _report(
@@ -168,8 +184,8 @@ def _report(
             duration_ms=(time.perf_counter() - started) * 1000.0,
         )
     write_stdout(summary_lines(directory, store_path, result, time.perf_counter() - started))
-    if result.walk_errors > 0:
-        print(walk_error_warning(result.walk_errors), file=sys.stderr)
+    for warning in walk_error_warnings(result.walk_errors, result.gitignore_errors):
+        print(warning, file=sys.stderr)
     print_protection_notice(result, getattr(args, "verbose", False))
     return 0
 

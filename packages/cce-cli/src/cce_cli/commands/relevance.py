@@ -29,7 +29,7 @@ import attrs
 
 from cce_cli.commands.build_options import add_build_options, progress_bar, wants_progress
 from cce_cli.commands.diff import append_step_summary, report_gate
-from cce_cli.commands.index import walk_error_warning
+from cce_cli.commands.index import walk_error_warnings
 from cce_cli.commands.output_paths import evaluation_inputs, refuse_output_over_input
 from cce_cli.compare.gate import (
     GateSpec,
@@ -264,8 +264,8 @@ def fixture_corpus(args: argparse.Namespace, fixture_set: FixtureSet) -> str:
 
 def _build_corpus(args: argparse.Namespace, display: str) -> Index:
     result = build_or_fail(display, HashEmbedder(), args=args)
-    if result.walk_errors > 0:
-        print(walk_error_warning(result.walk_errors), file=sys.stderr)
+    for warning in walk_error_warnings(result.walk_errors, result.gitignore_errors):
+        print(warning, file=sys.stderr)
     print_protection_notice(result, getattr(args, "verbose", False))
     return result.index
 

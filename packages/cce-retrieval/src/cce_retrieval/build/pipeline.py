@@ -74,6 +74,8 @@ class BuildResult:
     """The build cache the build used, where `remember_store` records its store."""
     corpus_key: bytes | None = None
     """The key of exactly these files under these settings (`BuildCache.corpus_key`)."""
+    gitignore_errors: int = 0
+    """The part of `walk_errors` that is an unreadable `.gitignore` (`WalkResult`)."""
 
     @property
     def embedder(self) -> str:
@@ -122,6 +124,7 @@ class RecordedBuild:
     known to the build that made the record, not to the walk."""
     cache: BuildCache | None = None
     corpus_key: bytes | None = None
+    gitignore_errors: int = 0
 
     @property
     def total_chunks(self) -> int:
@@ -257,6 +260,7 @@ def _build(
                 strict_paths=walked.strict_only_paths,
                 cache=cache,
                 corpus_key=corpus_key,
+                gitignore_errors=walked.gitignore_errors,
             )
     model = embedder_model(embedder)
     stream = store_stream if store_text and embed_hash and model is None else None
@@ -347,6 +351,7 @@ def _build(
         strict_redactions=strict_redactions,
         strict_skips=walk_counts.strict_only_skipped,
         strict_paths=tuple(strict_paths),
+        gitignore_errors=walk_counts.gitignore_errors,
         store_chunks=store_chunks,
         store_stream=streamed,
         cache=cache,

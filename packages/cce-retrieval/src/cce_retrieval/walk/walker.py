@@ -69,6 +69,9 @@ class WalkResult:
     say what strict would have left out), and part of `sensitive_skipped` under strict."""
     strict_only_paths: tuple[str, ...] = ()
     """Their `rel_path`s, sorted, so that the notice can name them."""
+    gitignore_errors: int = 0
+    """The part of `walk_errors` that is a `.gitignore` refused as not a regular file or
+    too large: its directory was walked as if it had none, so nothing under it is lost."""
 
 
 # A `.gitignore` in scope, with the byte offset at which paths relative to its directory
@@ -175,6 +178,7 @@ def walk(root: str, protect: bool = True, protection: str = REFERENCE) -> WalkRe
     sensitive_skipped = 0
     walk_errors = 0
     strict_only: list[str] = []
+    gitignore_errors = 0
     pending: list[tuple[bytes, bytes, str, tuple[_Scope, ...]]] = [(os.fsencode(root), b"", "", ())]
     while pending:
         dir_path, dir_rel, dir_shown, scopes = pending.pop()
@@ -189,6 +193,7 @@ def walk(root: str, protect: bool = True, protection: str = REFERENCE) -> WalkRe
                 gitignore = read_gitignore(os.path.join(dir_path, _GITIGNORE_NAME))
             except GitignoreReadError:
                 walk_errors += 1
+                gitignore_errors += 1
                 gitignore = None
             if gitignore is not None:
                 scopes = ((gitignore, len(dir_rel) + 1 if dir_rel else 0), *scopes)
@@ -241,4 +246,5 @@ def walk(root: str, protect: bool = True, protection: str = REFERENCE) -> WalkRe
         walk_errors,
         len(strict_only),
         tuple(sorted(strict_only)),
+        gitignore_errors,
     )
