@@ -20,6 +20,7 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 from cce_cli.main import main
+from cce_cli.render.output import number_text
 
 DATA = Path(__file__).parent / "data"
 GOLDEN = Path(__file__).parent / "golden"
@@ -469,6 +470,24 @@ def test_min_accepts_the_printed_labels(capsys: pytest.CaptureFixture[str]) -> N
     assert err.splitlines() == [
         f"gate failed: MRR of hybrid ({HEAD}) is 0.729167, below --min mrr=0.8",
     ]
+
+
+def test_a_floor_is_printed_with_every_digit_it_has(capsys: pytest.CaptureFixture[str]) -> None:
+    # `:g` printed 0.7291671 as 0.729167, a floor the head seems to meet.
+    status, _, err = _diff([str(BASE), str(HEAD), "--min", "MRR=0.7291671"], capsys)
+    assert status == 3
+    assert err.splitlines() == [
+        f"gate failed: MRR of hybrid ({HEAD}) is 0.729167, below --min mrr=0.7291671",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [(1.0000001, "1.0000001"), (1.0, "1"), (0.6, "0.6"), (1e-05, "1e-05"), (100000.0, "100000"), (1e-06, "1e-06")],
+)
+def test_number_text_round_trips_and_keeps_short_values_short(value: float, shown: str) -> None:
+    assert number_text(value) == shown
+    assert float(number_text(value)) == value
 
 
 @pytest.mark.parametrize(

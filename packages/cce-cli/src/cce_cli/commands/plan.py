@@ -27,7 +27,7 @@ import attrs
 from cce_cli.compare import pairing as diff_model
 from cce_cli.errors import CliError
 from cce_cli.formats import json_text
-from cce_cli.render.output import display_text, write_stdout
+from cce_cli.render.output import display_text, number_text, write_stdout
 from cce_cli.render.relevance import REPORT_SCHEMA
 from cce_metrics import METRICS, TOKEN_METRICS, Metric
 from cce_retrieval import format6, format6_signed
@@ -368,8 +368,9 @@ def render_plan_text(plan: Plan) -> str:
         f"sample-size plan: {display_text(plan.head)} against {display_text(plan.base)} "
         f"({display_text(plan.path)}), "
         f"{plan.paired} paired quer{'y' if plan.paired == 1 else 'ies'}",
-        f"  two-sided paired t-test at alpha {plan.alpha:g}, power {plan.power:g},"
-        f" to detect a mean delta of {plan.delta:g}",
+        f"  two-sided paired t-test at alpha {number_text(plan.alpha)}, "
+        f"power {number_text(plan.power)},"
+        f" to detect a mean delta of {number_text(plan.delta)}",
         f"  {'metric':<12}{'n':>6}{'mean-delta':>14}{'delta-sd':>12}"
         f"{'queries-needed':>16}{'detectable-now':>16}",
     ]

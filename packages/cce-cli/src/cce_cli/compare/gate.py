@@ -33,7 +33,7 @@ import attrs
 
 from cce_cli.compare.pairing import DiffGroup
 from cce_cli.errors import CliError
-from cce_cli.render.output import display_text
+from cce_cli.render.output import display_text, number_text
 from cce_metrics import METRICS, TOKEN_METRICS, Metric, metric
 from cce_retrieval import format6, format6_signed
 from cce_stats import BOOTSTRAP_CALIBRATED_N, CORRECTIONS
@@ -50,7 +50,6 @@ __all__ = [
     "gate_metric",
     "gate_spec",
     "minimum",
-    "number_text",
     "refuse_uncalibrated_gate",
 ]
 
@@ -318,14 +317,6 @@ def check_gate_metrics(
                 f"{item.label}; {_how_to_add(item)}",
                 exit_code=2,
             )
-
-
-def number_text(value: float) -> str:
-    """A flag's number as a message shows it: the short `%g` form when that reads back
-    as the same number, else the shortest text that does (`1.0000001`, never `1`), so a
-    floor or level is never printed as a value it is not."""
-    short = f"{value:g}"
-    return short if float(short) == value else repr(value)
 
 
 def _alpha_text(alpha: float) -> str:

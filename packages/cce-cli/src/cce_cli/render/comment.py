@@ -23,10 +23,9 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from cce_cli.compare.gate import number_text
 from cce_cli.compare.pairing import DiffGroup, DiffReport, MetricDiff
 from cce_cli.render.diff import ChangedQuery, changed_queries
-from cce_cli.render.output import visible_controls
+from cce_cli.render.output import number_text, visible_controls
 from cce_stats import paired_test
 
 __all__ = [

@@ -20,9 +20,8 @@ from typing import Any, Final
 
 import attrs
 
-from cce_cli.compare.gate import number_text
 from cce_cli.compare.pairing import DIFF_SCHEMA, DiffGroup, DiffReport, DiffSide, MetricDiff
-from cce_cli.render.output import column, display_text
+from cce_cli.render.output import column, display_text, number_text
 from cce_cli.render.relevance import Renderer
 from cce_retrieval import format6, format6_signed
 from cce_stats import paired_test, wins_ties_losses

@@ -98,6 +98,15 @@ def stdout_error(err: OSError) -> CliError:
     return CliError(f"could not write to stdout: {describe_os_error(err)}")
 
 
+def number_text(value: float) -> str:
+    """A number the user gave (a floor, alpha, power, delta) as a message shows it: the
+    short `%g` form when that reads back as the same number, else the shortest text that
+    does (`1.0000001`, never `1`), so a floor or level is never printed as a value it is
+    not, and every value `%g` printed exactly prints as before."""
+    short = f"{value:g}"
+    return short if float(short) == value else repr(value)
+
+
 def write_stdout(text: str) -> None:
     """Write `text` to stdout as UTF-8 (falls back to text mode for a replaced stdout).
 
