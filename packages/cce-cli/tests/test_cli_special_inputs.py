@@ -210,3 +210,68 @@ def test_every_kind_has_a_limit_of_at_least_a_megabyte() -> None:
     kinds = [value for value in values if isinstance(value, input_files.InputKind)]
     assert len(kinds) == len(input_files.__all__) - 2
     assert all(kind.limit >= 1 << 20 for kind in kinds)
+
+
+# --- outputs on a device or a pipe -----------------------------------------------------------
+
+_OUTPUTS: dict[str, Callable[[Path], list[str]]] = {
+    "relevance --results": lambda d: [
+        "relevance",
+        str(d / "fixtures.jsonl"),
+        "--json",
+        "--results",
+        "/dev/stdout",
+    ],
+    "relevance --export-qrels": lambda d: [
+        "relevance",
+        str(d / "fixtures.jsonl"),
+        "--json",
+        "--export-qrels",
+        "/dev/stdout",
+    ],
+    "report -o": lambda d: ["report", str(d / "bm25.report.json"), "-o", "/dev/stdout"],
+    "pool -o": lambda d: [
+        "pool",
+        str(d / "fixtures.jsonl"),
+        "--backends",
+        "bm25,vector",
+        "-o",
+        "/dev/stdout",
+    ],
+}
+
+
+@pytest.mark.parametrize("command", sorted(_OUTPUTS))
+def test_an_output_on_a_pipe_is_streamed(report_data_module: Path, command: str) -> None:
+    # `--results /dev/stdout` followed the link to `pipe:[N]` and failed with "No such
+    # file or directory"; like `conformance -o /dev/stdout`, it is now written as a stream.
+    done = subprocess.run(
+        [*CCE, *_OUTPUTS[command](report_data_module)],
+        capture_output=True,
+        timeout=_DEADLINE_SECONDS * 3,
+        stdin=subprocess.DEVNULL,
+        cwd=report_data_module,
+    )
+    assert done.returncode == 0, done.stderr
+    assert b"No such file" not in done.stderr
+    expected = {
+        "relevance --results": b'"schema":"cce.run/v1"',
+        "relevance --export-qrels": b"code-load-config 0 config.py 1",
+        "report -o": b"<!DOCTYPE html>",
+        "pool -o": b'"schema":"cce.judging/v1"',
+    }[command]
+    assert expected in done.stdout
+
+
+def test_an_output_on_a_full_device_is_an_error_naming_it(report_data_module: Path) -> None:
+    done = subprocess.run(
+        [*CCE, "report", str(report_data_module / "bm25.report.json"), "-o", "/dev/full"],
+        capture_output=True,
+        text=True,
+        timeout=_DEADLINE_SECONDS,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 1
+    assert done.stderr == (
+        "error: could not write /dev/full: No space left on device (os error 28)\n"
+    )

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import stat
 
 from cce_cli.commands.build_options import add_build_options
 from cce_cli.errors import CliError
@@ -21,13 +20,12 @@ from cce_cli.evaluation.indexes import (
     build_or_fail,
     print_protection_notice,
 )
-from cce_cli.render.output import display_text, write_stdout
+from cce_cli.render.output import display_text, write_output, write_stdout
 from cce_retrieval import (
     DEFAULT_PROTECTION,
     HashEmbedder,
     conformance_document,
     describe_os_error,
-    write_atomic,
 )
 
 
@@ -44,23 +42,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_verbose_argument(parser)
 
 
-def _write_output(path: str, data: bytes) -> None:
-    """Atomically replace a regular (or new) file; write straight into a device or FIFO.
-
-    Replacing `-o FILE` atomically means a full disk or a kill leaves the previous table;
-    `-o /dev/stdout` or a pipe is not a file to replace, so it is written as a stream.
-    """
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        mode = stat.S_IFREG
-    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
-        write_atomic(path, data)  # a directory is refused there, naming the path
-        return
-    with open(path, "wb") as handle:
-        handle.write(data)
-
-
 def run(args: argparse.Namespace) -> int:
     directory: str = args.dir
     output: str = args.output
@@ -69,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     result = build_or_fail(directory, HashEmbedder(), args=args)
     document = conformance_document(result.index)
     try:
-        _write_output(output, document.encode("utf-8"))
+        write_output(output, document.encode("utf-8"))
     except OSError as err:
         raise CliError(f"could not write {output}: {describe_os_error(err)}") from err
     write_stdout(f"wrote {display_text(output)}\n")

@@ -45,7 +45,7 @@ from cce_cli.labeling.pooling import (
     pool_candidates,
     render_judging_line,
 )
-from cce_cli.render.output import write_stdout
+from cce_cli.render.output import write_output, write_stdout
 from cce_fixtures import (
     SCHEMA_ID,
     Case,
@@ -61,7 +61,6 @@ from cce_retrieval import (
     SearchResult,
     describe_os_error,
     protect_text,
-    write_atomic,
 )
 
 __all__ = ["configure", "read_fixture_text", "run"]
@@ -188,7 +187,7 @@ def _index(args: argparse.Namespace, fixture_set: FixtureSet) -> tuple[Index, Qu
 
 def _write(path: str, text: str, what: str) -> None:
     try:
-        write_atomic(path, text.encode("utf-8"))
+        write_output(path, text.encode("utf-8"))
     except OSError as error:
         raise CliError(f"could not write {what} {path}: {describe_os_error(error)}") from None
 

@@ -18,9 +18,9 @@ from cce_cli.commands.output_paths import refuse_output_over_input
 from cce_cli.errors import CliError
 from cce_cli.formats import input_files
 from cce_cli.labeling.querylog import QueryLog, draft_fixtures, read_query_log
-from cce_cli.render.output import write_stdout
+from cce_cli.render.output import write_output, write_stdout
 from cce_fixtures import MAX_K
-from cce_retrieval import describe_os_error, protect_text, write_atomic
+from cce_retrieval import describe_os_error, protect_text
 
 __all__ = ["configure", "looks_secret", "run"]
 
@@ -135,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
     if args.fixtures is not None:
         draft = draft_fixtures(log.queries, args.corpus, args.k)
         try:
-            write_atomic(str(args.fixtures), draft.encode("utf-8"))
+            write_output(str(args.fixtures), draft.encode("utf-8"))
         except OSError as error:
             raise CliError(
                 f"could not write draft fixtures {args.fixtures}: {describe_os_error(error)}"

@@ -24,9 +24,9 @@ from cce_cli.errors import CliError
 from cce_cli.formats import json_text
 from cce_cli.formats.evidence import Evidence
 from cce_cli.formats.suite_manifest import SUITE_REPORT_SCHEMA
-from cce_cli.render.output import write_stdout
+from cce_cli.render.output import write_output, write_stdout
 from cce_cli.render.relevance import REPORT_SCHEMA
-from cce_retrieval import describe_os_error, write_atomic
+from cce_retrieval import describe_os_error
 
 __all__ = ["PAGES", "configure", "run", "write_page"]
 
@@ -99,7 +99,7 @@ def write_page(output: str | None, page: str) -> None:
         write_stdout(page)
         return
     try:
-        write_atomic(output, page.encode("utf-8"))
+        write_output(output, page.encode("utf-8"))
     except OSError as error:
         raise CliError(f"could not write {output}: {describe_os_error(error)}") from None
 

@@ -21,6 +21,7 @@ from cce_cli.evaluation.run_checks import PathNormaliser
 from cce_cli.formats import input_files
 from cce_cli.formats.results_file import read_run_results
 from cce_cli.formats.trec import read_trec_results
+from cce_cli.render.output import write_output
 from cce_fixtures import Case
 from cce_retrieval import (
     Chunk,
@@ -28,7 +29,6 @@ from cce_retrieval import (
     Query,
     SearchResult,
     describe_os_error,
-    write_atomic,
 )
 
 __all__ = [
@@ -177,6 +177,6 @@ def _selected(
 def write_text(path: str, text: str, what: str) -> None:
     """Write `text` atomically; a failure is a CliError naming the file."""
     try:
-        write_atomic(path, text.encode("utf-8"))
+        write_output(path, text.encode("utf-8"))
     except OSError as err:
         raise CliError(f"could not write {what} {path}: {describe_os_error(err)}") from None

@@ -22,8 +22,9 @@ import attrs
 from cce_cli.errors import CliError
 from cce_cli.evaluation.harness import BackendReport
 from cce_cli.formats import json_text
+from cce_cli.render.output import write_output
 from cce_fixtures import Anchor, Case
-from cce_retrieval import SearchResult, describe_os_error, format6, write_atomic
+from cce_retrieval import SearchResult, describe_os_error, format6
 
 __all__ = [
     "RUN_SCHEMA",
@@ -94,7 +95,7 @@ def render_run(
 def write_run(path: str, text: str) -> None:
     """Replace `path` with the run file atomically; a failure is a CliError."""
     try:
-        write_atomic(path, text.encode("utf-8"))
+        write_output(path, text.encode("utf-8"))
     except OSError as error:
         raise CliError(f"could not write results {path}: {describe_os_error(error)}") from None
 

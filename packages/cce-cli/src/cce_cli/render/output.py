@@ -9,6 +9,12 @@ stdout that is closed, full or a broken pipe is an `error:` (exit 1), not a trac
 for its column, so a long value (W+ over hundreds of queries) never runs into its
 neighbour and reads as one number.
 
+`write_output` is how every output option that names a file (`--results`,
+`--export-qrels`, `-o`, `queries --fixtures`, `conformance -o`) writes it: a regular or
+new file is replaced atomically, and a device or a pipe (`/dev/stdout`, `/dev/stderr`, a
+FIFO) is written as a stream, since there is no file there to replace
+(docs/hostile-input.md#output-streams-and-interrupts).
+
 `visible_controls` is its sibling for prose and code (query text, snippets, the HTML
 report's strings): controls are spelled `\\uNNNN` in place, without quotes.
 
@@ -23,10 +29,11 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 import sys
 
 from cce_cli.errors import CliError
-from cce_retrieval import describe_os_error
+from cce_retrieval import describe_os_error, write_atomic
 
 # C0 and C1 controls, DEL, the bidi embedding/override/isolate controls and marks, and
 # lone surrogates (what Python makes of non-UTF-8 bytes in argv and file names).
@@ -105,6 +112,24 @@ def number_text(value: float) -> str:
     not, and every value `%g` printed exactly prints as before."""
     short = f"{value:g}"
     return short if float(short) == value else repr(value)
+
+
+def write_output(path: str, data: bytes) -> None:
+    """Replace the regular (or new) file `path` with `data` atomically; write a device or
+    a pipe (`/dev/stdout`) straight through. Raises OSError.
+
+    An atomic write of `/dev/stdout` on a pipe followed the link to `pipe:[N]`, which no
+    directory holds (`No such file or directory`); on a terminal it refused the device.
+    A directory is left to `write_atomic`, which refuses it naming the path."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):  # missing (to be created), or for the writer to report
+        mode = stat.S_IFREG
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        write_atomic(path, data)
+        return
+    with open(path, "wb") as handle:
+        handle.write(data)
 
 
 def write_stdout(text: str) -> None:
