@@ -107,6 +107,67 @@ def _index(corpus: Path, capsys: pytest.CaptureFixture[str]) -> str:
     return str(corpus / ".cce" / "index.json")
 
 
+def _record_root(store: str, root: str) -> None:
+    record = Path(store).with_name("sources.json")
+    document = json.loads(record.read_text())
+    document["root"] = root
+    record.write_text(json.dumps(document))
+
+
+def test_a_recorded_root_with_a_nul_cannot_tell_staleness_and_strict_refuses(
+    corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The record's root was unusable, so the store was scored as fresh, even with --strict.
+    store = _index(corpus, capsys)
+    fixture = _fixture(corpus.parent, ["src/auth.py"])
+    (corpus / "src" / "auth.py").write_text("def login(user, password):\n    return True\n")
+    _record_root(store, "..\x00")
+    record = str(corpus / ".cce" / "sources.json")
+    code, out, err = _invoke(["relevance", str(fixture), "--store", store], capsys)
+    assert (code, err) == (
+        0,
+        f"warning: {record} records the corpus as '..\\x00', not the relative, normalised "
+        "path cce index writes; it is not walked; cannot tell whether the store is stale\n",
+    )
+    assert out
+    strict = _invoke(["relevance", str(fixture), "--store", store, "--strict"], capsys)
+    assert strict[:2] == (1, "")
+    assert strict[2].startswith(f"error: {record} records the corpus as '..\\x00'")
+    assert strict[2].endswith("(refusing the store with --strict)\n")
+
+
+@pytest.mark.parametrize("root", ["../../../usr/lib", "/usr/lib", "../src/../.."])
+def test_a_recorded_root_outside_the_project_is_not_walked(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], root: str
+) -> None:
+    store = _index(corpus, capsys)
+    fixture = _fixture(corpus.parent, ["src/auth.py"])
+    _record_root(store, root)
+    code, _, err = _invoke(["relevance", str(fixture), "--store", store], capsys)
+    assert code == 0
+    assert err.startswith(f"warning: {corpus / '.cce' / 'sources.json'} records the corpus as ")
+    assert "it is not walked; cannot tell whether the store is stale\n" in err
+    assert "is stale:" not in err
+    strict = _invoke(["relevance", str(fixture), "--store", store, "--strict"], capsys)
+    assert strict[0] == 1
+
+
+def test_a_recorded_root_inside_the_project_is_walked(
+    corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `cce index src --store .cce/index.json` from the project: the store indexes a
+    # directory inside the one holding .cce, and its record says `../src`.
+    (corpus / "other.py").write_text("y = 2\n")
+    store = str(corpus / ".cce" / "index.json")
+    assert _invoke(["index", str(corpus / "src"), "--store", store, "--no-metrics"], capsys)[0] == 0
+    assert json.loads(Path(store).with_name("sources.json").read_text())["root"] == "../src"
+    fixture = _fixture(corpus.parent, ["src/auth.py"])
+    (corpus / "src" / "cache.py").write_text("def evict(key):\n    pass\n")
+    code, _, err = _invoke(["relevance", str(fixture), "--store", store], capsys)
+    assert code == 0
+    assert f"warning: store {store} is stale: 1 file changed" in err
+
+
 def test_editing_an_indexed_file_makes_the_store_stale(
     corpus: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

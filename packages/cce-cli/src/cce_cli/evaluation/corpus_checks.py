@@ -44,10 +44,10 @@ def store_corpus_root(store: str) -> str | None:
     """
     try:
         sources = read_sources(store)
+        root = None if sources is None else sources_root(store, sources)
     except SourcesError:
-        sources = None
-    if sources is not None:
-        root = sources_root(store, sources)
+        return None  # a record that cannot be trusted names no corpus
+    if root is not None:
         return root if os.path.isdir(root) else None
     parent = os.path.dirname(os.path.abspath(store))
     if os.path.basename(parent) != ".cce":
@@ -64,15 +64,17 @@ def stale_store_message(store: str) -> str | None:
     """Why the store is stale, or None when it is fresh or that cannot be told.
 
     It cannot be told when the store has no source record (an older store) or its
-    corpus is not reachable from here; an unreadable record is said so.
+    corpus is not reachable from here; an unreadable record, or one whose corpus
+    directory cannot be trusted (`sources_root`), is said so (and refused under
+    `--strict`).
     """
     try:
         sources = read_sources(store)
+        if sources is None:
+            return None
+        root = sources_root(store, sources)
     except SourcesError as error:
         return f"{error}; cannot tell whether the store is stale"
-    if sources is None:
-        return None
-    root = sources_root(store, sources)
     if not os.path.isdir(root):
         return None
     staleness = compare_sources(sources, root)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import posixpath
 from collections.abc import Iterable
 from typing import Final
 
@@ -162,9 +163,41 @@ def read_sources(store_path: str) -> Sources | None:
         ) from None
 
 
+def _written_form(root: str) -> bool:
+    """Whether `root` has the form `write_sources` gives it: relative, `/`-separated,
+    normalised (`..` only in front), without NUL."""
+    if not root or "\x00" in root or root.startswith("/"):
+        return False
+    return posixpath.normpath(root) == root
+
+
 def sources_root(store_path: str, sources: Sources) -> str:
-    """The corpus directory the record names, as a path usable from here."""
+    """The corpus directory the record names, as a path usable from here.
+
+    Raises SourcesError when the record cannot be trusted to name it, so the corpus is
+    not walked (docs/hostile-input.md#stores): a root not in the form `cce index` writes
+    (absolute, holding a NUL, not normalised), or, for a store in a `.cce` directory (the
+    default location, `<dir>/.cce/index.json`, the index of `<dir>`), a root outside
+    `<dir>`: `..` or `../src` are walked, `../../../usr/lib` is not. A record crafted to
+    name a system directory would otherwise have thousands of files outside the project
+    walked, and their names listed as changes. A store kept elsewhere (`--store PATH`) may
+    record any root of that form: its place says nothing about its corpus.
+    """
+    shown = sources_path(store_path)
+    if not _written_form(sources.root):
+        raise SourcesError(
+            f"{shown} records the corpus as {sources.root!r}, not the relative, normalised "
+            "path cce index writes; it is not walked"
+        )
     store_dir = os.path.dirname(store_path) or "."
+    in_cce_dir = os.path.basename(os.path.abspath(store_dir)) == ".cce"
+    parts = sources.root.split("/")
+    if in_cce_dir and not (parts[0] == ".." and ".." not in parts[1:]):
+        raise SourcesError(
+            f"{shown} records the corpus as {sources.root!r}, outside the directory that "
+            "holds its .cce directory (a store there indexes that directory or one inside "
+            "it); it is not walked"
+        )
     return os.path.normpath(os.path.join(store_dir, sources.root))
 
 
