@@ -312,6 +312,79 @@ def test_an_error_made_of_a_ctrl_c_is_reported_as_the_interrupt(interrupt: bool)
         assert b"ImportError: PyCapsule_Import" in done.stderr
 
 
+_CTRL_C_AFTER_THE_COMMAND = "\n".join(
+    [
+        "import atexit, os, signal, sys, time, types",
+        "from cce_cli.entry import main",
+        "command = types.ModuleType('cce_cli.main')",
+        "class LateCtrlC:",
+        "    def __del__(self):",
+        "        os.kill(os.getpid(), signal.SIGINT)",
+        "        time.sleep(0.2)",
+        "def run():",
+        "    print('done', flush=True)",
+        "    if '{moment}' == 'as it returns':",
+        "        os.kill(os.getpid(), signal.SIGINT)",
+        "    elif '{moment}' == 'at exit':",
+        "        atexit.register(lambda: (os.kill(os.getpid(), signal.SIGINT), time.sleep(0.2)))",
+        # Freed with __main__'s globals, after the shutdown has reset SIGINT's handler.
+        "    elif '{moment}' == 'as modules are freed':",
+        "        globals()['late'] = LateCtrlC()",
+        "    return 0",
+        "command.main = run",
+        "sys.modules['cce_cli.main'] = command",
+        "raise SystemExit(main())",
+    ]
+)
+
+
+@pytest.mark.parametrize(
+    ("moment", "outcome"),
+    [
+        ("as it returns", (130, b"done\n", b"error: interrupted\n")),
+        ("at exit", (0, b"done\n", b"")),
+        ("as modules are freed", (0, b"done\n", b"")),
+    ],
+)
+def test_a_ctrl_c_after_the_command_returned_leaves_its_status(
+    moment: str, outcome: tuple[int, bytes, bytes]
+) -> None:
+    # Until the command returns, Ctrl-C is `error: interrupted`, 130. After it (the work
+    # done, the output flushed) it is ignored: at interpreter shutdown it was reported as
+    # "Exception ignored", or, once the shutdown had reset SIGINT, killed the process by
+    # the signal with nothing said.
+    script = _CTRL_C_AFTER_THE_COMMAND.format(moment=moment)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, timeout=60, check=False
+    )
+    assert (done.returncode, done.stdout, done.stderr) == outcome
+
+
+@pytest.mark.slow
+def test_ctrl_c_near_the_end_of_index_is_interrupted_or_done(tmp_path: Path) -> None:
+    # A Ctrl-C swept over the last part of a real `cce index`: every run ends either as
+    # interrupted (130, one line) or as done (0, the summary), never killed by the signal.
+    root = repo(tmp_path / "r")
+    for number in range(40):
+        (root / f"m_{number}.py").write_text(_BUSY_SOURCE)
+    command = [*CCE, "index", str(root), "--no-metrics"]
+    started = time.monotonic()
+    subprocess.run(command, capture_output=True, timeout=120, check=True)
+    took = time.monotonic() - started
+    outcomes = set()
+    for step in range(40):
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(took * (0.7 + 0.5 * step / 40))
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=120)
+        if process.returncode == 0:
+            assert out.startswith(b"Indexed ") and err == b""
+        else:
+            assert (process.returncode, err) == (130, b"error: interrupted\n")
+        outcomes.add(process.returncode)
+    assert outcomes <= {0, 130}
+
+
 def test_an_ignored_ctrl_c_stays_ignored() -> None:
     # `nohup` and background jobs of non-interactive shells start with SIGINT ignored.
     script = "\n".join(

@@ -13,6 +13,10 @@ its own: numpy's extension module, imported mid-interrupt, fails with an `Import
 remembers that it ran, and an error that ends the command after a Ctrl-C is reported as
 the interrupt it is. It also counts the Ctrl-Cs, so that a `KeyboardInterrupt` a plugin
 raised by itself, with no Ctrl-C, can be told from the user's (`cce_cli.main`).
+
+Once the command has returned, Ctrl-C is ignored until the process ends: the work is
+done and the output flushed, and the interpreter's shutdown would otherwise die by the
+signal without a word (docs/hostile-input.md#output-streams-and-interrupts).
 """
 
 from __future__ import annotations
@@ -78,19 +82,43 @@ def _quiet_interrupts(unraisable: sys.UnraisableHookArgs) -> None:
 
 
 def main() -> int:
-    """Import and run `cce_cli.main.main`; an early Ctrl-C exits 130 quietly."""
+    """Import and run `cce_cli.main.main`; a Ctrl-C at any moment until it returns exits
+    130 with `error: interrupted`, and one after that is ignored (the command's status
+    stands: its work is done and its output written)."""
     try:
         sys.unraisablehook = _quiet_interrupts
         count_interrupts()
         from cce_cli.main import main as run
 
-        return run()
+        status = run()
+        _ignore_late_interrupts()
+        if _interrupt_received and status != INTERRUPTED:
+            # A Ctrl-C swallowed where Python could not raise it (a finalizer) and not
+            # yet re-delivered: it still came while the command ran.
+            return _interrupted()
+        return status
     except KeyboardInterrupt:
         return _interrupted()
     except Exception:
         if _interrupt_received:  # what the interrupted code made of the Ctrl-C
             return _interrupted()
         raise
+
+
+def _ignore_late_interrupts() -> None:
+    """Ignore Ctrl-C from now until the process ends: the command has returned, its work
+    is done and its output flushed, so the status is the command's.
+
+    What is left is the interpreter's shutdown (atexit callbacks, joining finished
+    threads, freeing modules). A Ctrl-C there raised where nothing could report it, and
+    once the shutdown had reset SIGINT to its default action (before it frees the
+    modules, which takes a while with numpy loaded) it killed the process by the signal,
+    with no `error: interrupted` and no status 130. An ignored SIGINT is left ignored by
+    the shutdown, so no moment is left where the signal decides the outcome. A SIGINT
+    that was ignored from the start stays so; one the embedding program handles itself
+    is left alone (only the console script's handlers are replaced)."""
+    if signal.getsignal(signal.SIGINT) in (_interrupt, signal.default_int_handler):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _interrupted() -> int:
