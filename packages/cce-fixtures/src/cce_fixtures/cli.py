@@ -17,7 +17,10 @@ index never records); warnings print as `FILE:LINE: warning: message`.
 
 Valid files print nothing. Exit status: 0 when no file has an error (warnings alone
 pass, unless `--strict`), 1 otherwise, 2 on usage errors (argparse). A reader that closes
-the pipe early (`| head -1`) ends the command quietly with status 1.
+the pipe early (`| head -1`) ends the command quietly with status 1; a closed stdout
+(`>&-`) or one that fails (`> /dev/full`) is an `error:` on stderr, exit 1, as with `cce`.
+A path that is not a regular file (a FIFO, `/dev/zero`) is that file's problem, never read
+(`cce_fixtures.input_file`).
 """
 
 from __future__ import annotations
