@@ -483,7 +483,14 @@ def test_a_floor_is_printed_with_every_digit_it_has(capsys: pytest.CaptureFixtur
 
 @pytest.mark.parametrize(
     ("value", "shown"),
-    [(1.0000001, "1.0000001"), (1.0, "1"), (0.6, "0.6"), (1e-05, "1e-05"), (100000.0, "100000"), (1e-06, "1e-06")],
+    [
+        (1.0000001, "1.0000001"),
+        (1.0, "1"),
+        (0.6, "0.6"),
+        (1e-05, "1e-05"),
+        (100000.0, "100000"),
+        (1e-06, "1e-06"),
+    ],
 )
 def test_number_text_round_trips_and_keeps_short_values_short(value: float, shown: str) -> None:
     assert number_text(value) == shown
