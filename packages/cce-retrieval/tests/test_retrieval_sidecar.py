@@ -9,6 +9,7 @@ import json
 import os
 import pickle
 import shutil
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -823,6 +824,36 @@ def test_a_part_replaced_by_a_special_file_is_never_read(
         part.symlink_to("/dev/zero")
     parsed = load_index(store)
     assert_same_index(load_store(store), parsed)
+
+
+# Far over what loading a small store takes: only a read that blocks reaches it.
+_DEADLINE_SECONDS = 20
+
+
+@pytest.mark.parametrize("record", ["manifest", "verified parts", "store status"])
+@pytest.mark.parametrize("special", ["fifo", "symlink to /dev/zero"])
+def test_a_sidecar_record_replaced_by_a_special_file_is_never_read(
+    pristine: tuple[Path, list[str]], tmp_path: Path, record: str, special: str
+) -> None:
+    store, manifest = _copy_of(pristine, tmp_path)
+    digest = manifest.name.removesuffix(".json")
+    path = {
+        "manifest": manifest,
+        "verified parts": manifest.parent / f"{digest}.verified.json",
+        "store status": manifest.parent / f"{digest}.status.json",
+    }[record]
+    path.unlink(missing_ok=True)
+    if special == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+    loaded: list[Index] = []
+    # A daemon thread, so that a read that blocks fails the test instead of hanging it.
+    reader = threading.Thread(target=lambda: loaded.append(load_store(store)), daemon=True)
+    reader.start()
+    reader.join(_DEADLINE_SECONDS)
+    assert loaded, "loading the store blocked on the special file"
+    assert_same_index(loaded[0], load_index(store))
 
 
 @pytest.mark.parametrize(

@@ -15,18 +15,26 @@ import contextlib
 import hashlib
 import json
 import os
-import stat
 import time
 from collections.abc import Mapping
 from typing import Final
 
 import attrs
 
-from cce_retrieval.store.fileio import input_too_large, open_input_file, write_atomic
+from cce_retrieval.store.fileio import (
+    input_too_large,
+    open_input_file,
+    read_input_file,
+    write_atomic,
+)
 from cce_retrieval.store.paths import MAX_STORE_BYTES
 from cce_retrieval.store.sidecar.parts import SIDECAR_SCHEMA, sidecar_dir
 
 _STATUS_SUFFIX: Final = ".status.json"
+
+_MAX_RECORD_BYTES: Final = 16 << 20
+"""The most read of a digest's status record or a sidecar's verified-parts record (a few
+hundred bytes each); one that is larger, or not a regular file, is not trusted."""
 
 
 _HASH_BLOCK: Final = 1 << 22
@@ -71,8 +79,7 @@ def remembered_digest(directory: str, st: os.stat_result) -> str | None:
         return None
     for entry in entries:
         try:
-            with open(entry, "rb") as handle:
-                record = json.loads(handle.read())
+            record = json.loads(read_input_file(entry, _MAX_RECORD_BYTES, "sidecar records"))
         except (OSError, ValueError, RecursionError):  # RecursionError: hostile nesting
             continue
         if (
@@ -171,8 +178,8 @@ def _read_verified(directory: str, digest: str) -> dict[str, list[object]]:
     """The part statuses remembered as verified for the sidecar of `digest` (file name to
     status plus the part's digest); empty when there is no such record or it is damaged."""
     try:
-        with open(os.path.join(directory, digest + _VERIFIED_SUFFIX), "rb") as handle:
-            record = json.loads(handle.read())
+        path = os.path.join(directory, digest + _VERIFIED_SUFFIX)
+        record = json.loads(read_input_file(path, _MAX_RECORD_BYTES, "sidecar records"))
     except (OSError, ValueError, RecursionError):  # RecursionError: hostile nesting
         return {}
     if (
@@ -213,15 +220,14 @@ def parts_hold_their_bytes(
         if type(size) is not int or not isinstance(sha256, str) or os.sep in name:
             return False
         try:
-            fd = os.open(
-                os.path.join(directory, name),
-                os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0),
-            )
-        except OSError:
+            # A FIFO, a device or a part longer than recorded is refused before any read.
+            handle = open_input_file(os.path.join(directory, name), size, "sidecar parts")
+        except (OSError, ValueError):  # ValueError: a negative size, or a NUL in the name
             return False
+        fd = handle.fileno()
         try:
             before = os.fstat(fd)
-            if not stat.S_ISREG(before.st_mode) or before.st_size != size:
+            if before.st_size != size:
                 return False
             status: list[object] = [*_status(before), sha256]
             if remembered.get(name) == status:
@@ -237,7 +243,7 @@ def parts_hold_their_bytes(
         except (OSError, _PartMismatch):
             return False
         finally:
-            os.close(fd)
+            handle.close()
     if learned:
         record = {"schema": SIDECAR_SCHEMA, "sha256": digest, "parts": verified}
         with contextlib.suppress(OSError):

@@ -85,8 +85,7 @@ class _Untrusted(Exception):
 def _read_manifest(directory: str, digest: str, size: int) -> dict[str, object]:
     path = os.path.join(directory, f"{digest}.json")
     try:
-        with open(path, "rb") as handle:
-            manifest = json.loads(handle.read())
+        manifest = json.loads(read_input_file(path, MAX_STORE_BYTES, "sidecar manifests"))
     except (OSError, ValueError, RecursionError) as err:  # RecursionError: hostile nesting
         raise _Untrusted from err
     if (
