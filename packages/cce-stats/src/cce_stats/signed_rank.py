@@ -25,13 +25,14 @@ How the exact p stays affordable at 1,000 pairs, in pure Python:
   [low, low + error]. p is returned only when both ends round to the same double,
   which is then the exact p correctly rounded: the same bytes an exact integer count
   gives, on every machine. Otherwise (about once in 4,000) the count is redone with
-  more bits, exactly in the end. That cuts the cost at m = 1,000 from 4-9 s to
-  0.3-1 s (docs/statistics.md#signed-rank-test has the measurements).
+  more bits, exactly in the end. Near the mean that cuts the cost at m = 1,000 from
+  2.9 s to 0.34 s (untied) and from 6.1 s to 0.61 s (P@10-like); the measurements are
+  in docs/statistics.md#how-the-exact-p-is-computed.
 
 Rejected: multiplying by a tie group's binomial polynomial in one go (CPython's
 Karatsuba multiplication costs more than the group's shift-adds); fixed-point
 probabilities with a documented absolute error (an absolute error says nothing about
-the small p that matter); the normal approximation past 300 pairs, as before.
+the small p that matter, and such p would no longer be the exact p's bytes).
 """
 
 from __future__ import annotations
@@ -52,11 +53,13 @@ __all__ = ["EXACT_LIMIT", "SignedRankTest", "signed_ranks"]
 EXACT_LIMIT = 1000
 """Up to this many non-zero deltas the exact distribution of W+ is used.
 
-At m = 1,000 one exact p costs 0.3-0.5 s of one core for untied deltas with W+ near
-its mean, about 1 s for P@10-like deltas (ten tie groups, half-integer mid-ranks) and
-milliseconds for ±1 deltas; p-values far in the tail cost more (about 1 s at 1e-30,
-2-3 s below 1e-50), because the counts must keep log2(1/p) more bits. Beyond 1,000
-the approximation is close even on the lumpiest deltas (docs/statistics.md#signed-rank-test).
+At m = 1,000 one exact p costs about 0.35 s of one core for untied deltas with W+ near
+its mean, 0.6 s for P@10-like deltas (ten tie groups, half-integer mid-ranks) and
+milliseconds for ±1 deltas. A smaller p keeps log2(1/p) more bits per count and costs
+more: about 1 s at 1e-34, up to 1.4 s at 1e-50 and 3.5 s at 1e-105 (then the count
+is the exact integer count). Beyond 1,000 the approximation is close even on the
+lumpiest deltas: for ±1 deltas its false-positive rate at alpha = 0.05 is at most
+0.054 for m from 1,001 to 2,000 (docs/statistics.md#signed-rank-test).
 """
 
 # Magnitudes are ranked by their ratio to the largest magnitude rounded to this many
