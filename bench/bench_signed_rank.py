@@ -5,7 +5,8 @@ exactly up to `EXACT_LIMIT` (1,000) non-zero deltas, and that limit is only wort
 the count costs there. This script times, on seeded deltas with W+ near its mean (the
 costliest place for a given precision): untied continuous deltas, ±1 deltas (one tie
 group) and P@10-like deltas (multiples of 0.1, ten tie groups); then, at m = 1,000,
-deltas whose p lies further out (a smaller p keeps more bits per count). Beside each
+deltas whose p lies further out (a smaller p keeps more bits per count) and deltas
+whose magnitudes all come in pairs (every doubled rank odd: the most fields). Beside each
 fixed-point time it prints the time of the same meet-in-the-middle count with exact
 integer fields, the baseline the fixed-point bracket replaces, and checks that both give
 the same p to the last bit. Each time is the best of `--repeat` runs of CPU time
@@ -35,6 +36,13 @@ def untied(m: int, drift: float, seed: int) -> list[float]:
 def lattice(m: int, bias: float, seed: int) -> list[float]:
     rng = random.Random(seed)
     return [(1 if rng.random() < 0.5 + bias else -1) * rng.randint(1, 10) / 10 for _ in range(m)]
+
+
+def tied_in_pairs(m: int, seed: int) -> list[float]:
+    """Every magnitude twice: all mid-ranks are half-integers, the costliest lattice."""
+    rng = random.Random(seed)
+    magnitudes = [rng.random() for _ in range(m // 2)]
+    return [size * rng.choice((1, -1)) for size in magnitudes for _ in range(2)]
 
 
 def fixed_point_p(test: SignedRankTest, deltas: list[float]) -> float | None:
@@ -79,6 +87,7 @@ def main() -> None:
         ("m=1000 untied, small p", untied(1000, 0.25, 1000)),
         ("m=1000 untied, tiny p", untied(1000, 0.5, 1000)),
         ("m=1000 P@10-like, small p", lattice(1000, 0.13, 1000)),
+        ("m=1000 tied in pairs", tied_in_pairs(1000, 1000)),
     ]
     print(f"{'deltas':28} {'p':>11} {'now (s)':>9} {'exact fields (s)':>17}")
     for name, deltas in cases:
