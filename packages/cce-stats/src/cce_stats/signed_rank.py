@@ -193,7 +193,8 @@ def _half_counts(ranks: Sequence[int], cap: int, precision: int | None) -> _Coun
     counted = _subset_sum_counts(reduced, computed, precision)
     counts, error = counted.counts, counted.error
     if top > computed:
-        counts.extend(counts[total - value] for value in range(computed + 1, top + 1))
+        # The count at v > total / 2 is the count at total - v.
+        counts.extend(counts[total - top : total - computed][::-1])
         error *= 2
     return _Counts(step, counts, counted.shift, error)
 
