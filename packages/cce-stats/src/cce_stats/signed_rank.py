@@ -68,9 +68,9 @@ alpha = 0.05 is at most 0.054 for m from 1,001 to 2,000
 # decimals, so deltas equal but for floating-point noise (0.3 - 0.2 and 0.2 - 0.1) tie.
 _TIE_DECIMALS = 12
 
-# Significant bits a count keeps beyond log2(1/p): 53 for a double, 13 so that the
-# bracket straddles a rounding boundary about once in 8,000, and 23 for the bracket's
-# width (up to 2^17 fields truncated some 60 times, mirrored, in two halves).
+# Significant bits a count keeps beyond log2(1/p): 53 for a double, 24 for the
+# bracket's width (up to 2^17 fields truncated some 36 times, mirrored, in two halves)
+# and 12 so that the bracket straddles a rounding boundary about once in 4,000.
 _PRECISION_BITS = 89
 # The bits the bracket must sit below the count to decide the rounding, when redoing.
 _ROUNDING_BITS = 66
