@@ -347,7 +347,8 @@ def bench(session: nox.Session) -> None:
 
     Prints ratios against the baseline commit and throughputs on the interpreter's stdlib
     (see bench/corpus.py), then `cce_metrics.evaluate` beside pytrec_eval and ranx
-    (bench/bench_metrics.py). Arguments after `--` go to bench/bench_perf.py (e.g.
+    (bench/bench_metrics.py), and one exact signed-rank p at m = 300-1,000
+    (bench/bench_signed_rank.py). Arguments after `--` go to bench/bench_perf.py (e.g.
     `--scale 1000000`, `--repeat 3`); a directory among them is also the corpus of the
     other scripts.
     """
@@ -367,6 +368,7 @@ def bench(session: nox.Session) -> None:
     session.run(
         "uv", "run", "--locked", "--package", "cce-metrics", "python", "bench/bench_metrics.py"
     )
+    session.run("uv", "run", "--locked", "python", "bench/bench_signed_rank.py")
 
 
 @nox.session

@@ -155,8 +155,8 @@ def test_signed_rank_equals_scipy_and_an_exact_convolution() -> None:
             w_plus = float(stats.rankdata(np.abs(vector))[vector > 0].sum())
             if not (_close(got.p, float(p)) and _close(got.statistic, w_plus)):
                 failures.append((vector.tolist(), got, p))
-    # Lattice, hit and skewed deltas with ties and zeros, up to 80 pairs (the exact
-    # count's cost grows as m^4; test_stats_signed_rank_exact covers m = 21-200).
+    # Lattice, hit and skewed deltas with ties and zeros, up to 80 pairs (numpy's
+    # convolution oracle grows as m^3; test_stats_signed_rank_exact covers m = 21-1,000).
     for _ in range(COUNT // 2):
         n = int(rng.integers(2, 81))
         vector = _shape(rng, n, int(rng.integers(1, 4)))

@@ -4,38 +4,90 @@ Why it exists: the signed-rank test asks whether B beats A on more, and larger,
 per-query deltas than chance would give, using only the order of the deltas'
 magnitudes, so one outlier query cannot dominate it the way it can the mean.
 This module owns `SignedRankTest`: zero deltas dropped, mid-ranks for tied
-magnitudes, the exact permutation distribution of W+ when at most 300 non-zero
-deltas remain, otherwise the normal approximation with the tie-corrected variance
-and no continuity correction (docs/statistics.md#signed-rank-test). IR deltas are
-lumpy (hit@k deltas are all ±1, P@10 deltas multiples of 0.1), and the normal
-approximation misjudges such tied lattices well beyond a few dozen pairs, so the
-exact count is kept as far as it stays affordable.
+magnitudes, the exact permutation distribution of W+ when at most `EXACT_LIMIT`
+(1,000) non-zero deltas remain, otherwise the normal approximation with the
+tie-corrected variance and no continuity correction (docs/statistics.md#signed-rank-test).
+IR deltas are lumpy (hit@k deltas are all ±1, P@10 deltas multiples of 0.1), and the
+normal approximation misjudges such tied lattices: 15 deltas of +1 and 6 of -1 give
+p = 0.0495 by the approximation against 0.0784 exactly.
+
+How the exact p stays affordable at 1,000 pairs, in pure Python:
+
+- Few tie groups (±1 deltas are one, a binomial): the sums of all groups but the
+  largest are listed with binomial counts and paired with the largest group's
+  cumulative binomial, exactly, in milliseconds.
+- Otherwise the subset sums of the doubled ranks are counted with every count of a
+  half packed into one integer (one shift-and-add per rank, in C), meet in the
+  middle, each half counted only up to half its total (symmetry), and a half of even
+  ranks counted in steps of two. Exact counts need fields of about m/2 bits; here
+  they keep about 90 significant bits (plus log2(1/p)) in fixed point, and every
+  truncation is accounted for, so the count is known to lie in a bracket
+  [low, low + error]. p is returned only when both ends round to the same double,
+  which is then the exact p correctly rounded: the same bytes an exact integer count
+  gives, on every machine. Otherwise (about once in 4,000) the count is redone with
+  more bits, exactly in the end. Near the mean that cuts the cost at m = 1,000 from
+  2.9 s to 0.34 s (untied) and from 6.1 s to 0.61 s (P@10-like); the measurements are
+  in docs/statistics.md#how-the-exact-p-is-computed.
+
+Rejected: multiplying by a tie group's binomial polynomial in one go (CPython's
+Karatsuba multiplication costs more than the group's shift-adds); fixed-point
+probabilities with a documented absolute error (an absolute error says nothing about
+the small p that matter, and such p would no longer be the exact p's bytes).
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate
+from operator import mul
+from typing import NamedTuple
 
 from cce_stats._checks import finite_mean, require_finite_values
 from cce_stats.protocol import PairedTestResult
 
 __all__ = ["EXACT_LIMIT", "SignedRankTest", "signed_ranks"]
 
-EXACT_LIMIT = 300
+EXACT_LIMIT = 1000
 """Up to this many non-zero deltas the exact distribution of W+ is used.
 
-The exact count costs O(m^4) bit operations: about 0.3 s at m = 300, 1.4 s at 500 and
-6-11 s at 1,000 for one metric on one core, and a comparison tests several metrics
-(and every tag). Beyond 300 the approximation is close even on the lumpiest deltas:
-for +-1 deltas its false-positive rate at alpha = 0.05 is at most 0.056 (m = 336),
-against 0.054 at m = 1,000 and 0.078 at m = 21 (docs/statistics.md#signed-rank-test).
+At m = 1,000 one exact p costs about 0.35 s of one core for untied deltas with W+ near
+its mean, 0.6 s for P@10-like deltas (ten tie groups, half-integer mid-ranks) and
+milliseconds for ±1 deltas; magnitudes all tied in pairs (every mid-rank a
+half-integer) are the costliest lattice, 1.3-2 s. A smaller p keeps log2(1/p) more
+bits per count and costs more: about 1 s at 1e-34, up to 1.4 s at 1e-50 and 3.5 s at
+1e-105 (then the count is the exact integer count). Beyond 1,000 the approximation is
+close even on the lumpiest deltas: for ±1 deltas its false-positive rate at
+alpha = 0.05 is at most 0.054 for m from 1,001 to 2,000
+(docs/statistics.md#signed-rank-test).
 """
 
 # Magnitudes are ranked by their ratio to the largest magnitude rounded to this many
 # decimals, so deltas equal but for floating-point noise (0.3 - 0.2 and 0.2 - 0.1) tie.
 _TIE_DECIMALS = 12
+
+# Significant bits a count keeps beyond log2(1/p): 53 for a double, 24 for the
+# bracket's width (up to 2^17 fields truncated some 36 times, mirrored, in two halves)
+# and 12 so that the bracket straddles a rounding boundary about once in 4,000.
+_PRECISION_BITS = 89
+# The bits the bracket must sit below the count to decide the rounding, when redoing.
+_ROUNDING_BITS = 66
+# Ranks between two truncations: at least this many spare bits per field.
+_HEADROOM_BITS = 12
+# Tie groups are counted by their binomials while the sums of all groups but the
+# largest have at most this many combinations.
+_FEW_GROUPS = 4096
+
+
+class _Counts(NamedTuple):
+    """Subset counts by sum: counts[k] * 2^shift for the sum step * k, short by <= error."""
+
+    step: int
+    counts: list[int]
+    shift: int
+    error: int
 
 
 def signed_ranks(deltas: Sequence[float]) -> tuple[list[float], list[int]]:
@@ -72,68 +124,218 @@ def signed_ranks(deltas: Sequence[float]) -> tuple[list[float], list[int]]:
     return ranks, groups
 
 
-def _packed_counts(ranks: Sequence[int], cap: int, width: int) -> int:
-    """Count the subsets of `ranks` by their sum, for sums 0..`cap`, packed in one integer.
+def _subset_sum_counts(ranks: Sequence[int], cap: int, precision: int | None) -> _Counts:
+    """Count the subsets of `ranks` (ascending) by their sum, for sums 0..`cap`.
 
-    Field v (bits v*width .. (v+1)*width - 1) holds how many subsets sum to v. Adding
-    a rank r to the pool maps every count at v to v + r as well, which is a single
-    shift-and-add of the whole packed integer; CPython does that in C, some fifty
-    times faster than a Python loop over a list of counts. `width` must exceed the
-    bit length of 2^len(ranks), the largest possible count.
+    The counts of all sums are packed into one integer, field v (`width` bits) holding
+    the count for sum v, so adding a rank r to the pool (every count at v also counts at
+    v + r) is one shift-and-add of the whole integer, done by CPython in C.
+
+    With `precision` None, or when the exact counts (at most 2^len(ranks)) fit in fields
+    no wider than `precision` needs, the fields are wide enough for the exact counts and
+    the result is exact. Otherwise the fields are `precision` + headroom bits wide: each
+    rank at most doubles a count, so after `headroom` ranks every field is shifted right
+    by `headroom` bits, truncating. Then counts[v] * 2^shift <= the count at v, and the
+    truncations add up to at most `error` subsets, summed over every sum <= `cap` and
+    carried through the ranks still to come (each truncated field loses less than
+    2^shift subsets of its prefix, and each of those extends in at most 2^(ranks left)
+    ways).
     """
-    limit = (cap + 1) * width
-    mask = (1 << limit) - 1
-    packed = 1
-    for rank in ranks:
-        packed += packed << (rank * width)
-        if packed.bit_length() > limit:
-            packed &= mask
-    return packed
-
-
-def _unpacked(packed: int, fields: int, width: int) -> list[int]:
+    n = len(ranks)
+    exact_width = 8 * ((n + 1 + 7) // 8)
+    width, headroom = exact_width, 0
+    if precision is not None and precision + _HEADROOM_BITS + 1 < exact_width:
+        width = 8 * ((precision + _HEADROOM_BITS + 8) // 8)
+        headroom = width - 1 - precision
+    fields = cap + 1
+    limit = fields * width
+    truncate = (1 << limit) - 1
+    # Sums beyond cap never feed a sum <= cap: trimmed once they exceed it by 1/16.
+    slack = limit + limit // 16 + width
     field_bytes = width // 8
-    raw = packed.to_bytes(fields * field_bytes, "little")
-    return [
+    keep = 0
+    if headroom:
+        low_bits = ((1 << (width - headroom)) - 1).to_bytes(field_bytes, "little")
+        keep = int.from_bytes(low_bits * fields, "little")
+    packed, shift, error, reach = 1, 0, 0, 0
+    for index, rank in enumerate(ranks):
+        if index + 1 - shift > width - 1:
+            # The next rank could carry a field into its neighbour: drop `headroom` low
+            # bits of every field (the mask clears what slid in from the field above).
+            packed = (packed >> headroom) & keep
+            shift += headroom
+            error += (min(reach, cap) + 1) << (shift + n - index)
+        packed += packed << (rank * width)
+        reach += rank
+        if packed.bit_length() > slack:
+            packed &= truncate
+    raw = (packed & truncate).to_bytes(fields * field_bytes, "little")
+    counts = [
         int.from_bytes(raw[start : start + field_bytes], "little")
         for start in range(0, fields * field_bytes, field_bytes)
     ]
+    return _Counts(1, counts, shift, error)
 
 
-def _count_at_most(ranks: Sequence[int], cap: int) -> int:
-    """How many of the 2^len(ranks) subsets of `ranks` sum to at most `cap`.
+def _half_counts(ranks: Sequence[int], cap: int, precision: int | None) -> _Counts:
+    """Subset-sum counts of one half of the ranks for sums 0..`cap`, in steps of its gcd.
 
-    Meet in the middle: the ranks are dealt alternately into two halves, the subset
-    sums of each half are counted up to `cap`, and the count pairs every sum s of
-    the first half with the number of second-half sums <= cap - s. That halves the
-    pool each count runs over, about a quarter of the work of one full count.
+    The ranks are divided by their greatest common divisor (a half of even ranks needs
+    half the fields), and only sums up to half the half's total are counted: the counts
+    are symmetric (a subset and its complement), so the rest is mirrored, its error
+    bound with it.
+    """
+    step = math.gcd(*ranks)
+    reduced = sorted(rank // step for rank in ranks)
+    total = sum(reduced)
+    top = min(cap // step, total)
+    computed = min(top, total // 2)
+    counted = _subset_sum_counts(reduced, computed, precision)
+    counts, error = counted.counts, counted.error
+    if top > computed:
+        # The count at v > total / 2 is the count at total - v.
+        counts.extend(counts[total - top : total - computed][::-1])
+        error *= 2
+    return _Counts(step, counts, counted.shift, error)
+
+
+def _split_cost(ranks: Sequence[int]) -> int:
+    """Fields a half's count touches, summed over its ranks: its cost up to a constant."""
+    if not ranks:
+        return 0
+    step = math.gcd(*ranks)
+    middle = sum(ranks) // step // 2
+    reach, cost = 0, 0
+    for rank in sorted(ranks):
+        reach += rank // step
+        cost += min(reach, middle) + 1
+    return cost
+
+
+def _halves(ranks: Sequence[int]) -> tuple[list[int], list[int]]:
+    """Split the ranks in two for meet-in-the-middle, whichever split costs less.
+
+    Dealing the sorted ranks alternately balances the halves; putting the even ranks
+    on one side lets that side count in steps of two (untied ranks 1..m: a quarter less
+    work). The side in steps of one goes second, where its cumulative counts are read
+    by slicing.
     """
     ordered = sorted(ranks)
-    halves = (ordered[0::2], ordered[1::2])
-    counts: list[list[int]] = []
-    for half in halves:
-        width = 8 * ((len(half) + 1 + 7) // 8)
-        fields = min(cap, sum(half)) + 1
-        counts.append(_unpacked(_packed_counts(half, cap, width), fields, width))
-    first, second = counts
-    at_most: list[int] = []
-    running = 0
-    for count in second:
-        running += count
-        at_most.append(running)
+    splits = [(ordered[0::2], ordered[1::2])]
+    even = [rank for rank in ordered if rank % 2 == 0]
+    odd = [rank for rank in ordered if rank % 2]
+    if even and odd:
+        splits.append((even, odd))
+    first, second = min(splits, key=lambda split: _split_cost(split[0]) + _split_cost(split[1]))
+    if not second or (first and math.gcd(*first) < math.gcd(*second)):
+        first, second = second, first
+    return first, second
+
+
+def _bounded_count_at_most(
+    ranks: Sequence[int], cap: int, precision: int | None
+) -> tuple[int, int]:
+    """(low, error) with low <= #{subsets of `ranks` summing to at most `cap`} <= low + error.
+
+    Meet in the middle: both halves' subset sums are counted, and every sum s of the
+    first half is paired with the number of second-half sums <= `cap` - s. A shortfall
+    of the first half's counts is multiplied by at most 2^len(second), the number of
+    second-half subsets, and vice versa. With `precision` None the count is exact and
+    the error 0.
+    """
+    first, second = _halves(ranks)
+    mine = _half_counts(first, cap, precision)
+    if not second:
+        return sum(mine.counts) << mine.shift, mine.error
+    theirs = _half_counts(second, cap, precision)
+    at_most = list(accumulate(theirs.counts))
     last = len(at_most) - 1
-    return sum(count * at_most[min(cap - value, last)] for value, count in enumerate(first))
+    reach = min(len(mine.counts) - 1, cap // mine.step)
+    if theirs.step == 1:
+        # weights[k] = at_most[min(cap - step * k, last)], the clipped head then a slice.
+        clipped = min(reach + 1, max(0, -((last - cap) // mine.step)))
+        weights = [at_most[last]] * clipped + at_most[cap - mine.step * clipped :: -mine.step]
+    else:
+        weights = [
+            at_most[min((cap - mine.step * k) // theirs.step, last)] for k in range(reach + 1)
+        ]
+    low = sum(map(mul, mine.counts, weights)) << (mine.shift + theirs.shift)
+    error = (mine.error << len(second)) + (theirs.error << len(first))
+    return low, error
+
+
+def _grouped_count_at_most(ranks: Sequence[int], cap: int) -> int | None:
+    """Exactly #{subsets summing to at most `cap`} when the ranks fall in few tie groups.
+
+    A group of t equal ranks r adds r * k with C(t, k) ways. The sums of every group but
+    the largest are listed with their counts, each paired with the largest group's
+    cumulative binomial count, which costs the product of (t + 1) over those groups:
+    None when that exceeds `_FEW_GROUPS`, where counting the subsets is cheaper.
+    ±1 deltas are one group, a binomial.
+    """
+    sizes = Counter(ranks)
+    largest = max(sizes, key=lambda rank: (sizes[rank], rank))
+    combinations = 1
+    for rank, size in sizes.items():
+        if rank != largest:
+            combinations *= size + 1
+            if combinations > _FEW_GROUPS:
+                return None
+    sums = {0: 1}
+    for rank, size in sorted(sizes.items()):
+        if rank == largest:
+            continue
+        ways = _binomials(size, min(size, cap // rank))
+        merged: dict[int, int] = {}
+        for value, count in sums.items():
+            for k in range(min(size, (cap - value) // rank) + 1):
+                key = value + k * rank
+                merged[key] = merged.get(key, 0) + count * ways[k]
+        sums = merged
+    size = sizes[largest]
+    at_most = list(accumulate(_binomials(size, min(size, cap // largest))))
+    last = len(at_most) - 1
+    return sum(
+        count * at_most[min((cap - value) // largest, last)] for value, count in sums.items()
+    )
+
+
+def _binomials(size: int, last: int) -> list[int]:
+    """C(size, k) for k = 0..last, each from the one before."""
+    ways = [1]
+    for k in range(last):
+        ways.append(ways[-1] * (size - k) // (k + 1))
+    return ways
+
+
+def _tail_bits(ranks: Sequence[int], cap: int) -> int:
+    """About log2(1 / p) by the normal approximation: how far below 1 the p will be.
+
+    Only the precision of the first attempt depends on it, never the p returned.
+    """
+    spread = math.sqrt(sum(rank * rank for rank in ranks)) / 2.0
+    z = (sum(ranks) / 2.0 - cap) / spread
+    tail = math.erfc(z / math.sqrt(2.0))
+    if tail > 1e-300:
+        return max(0, math.ceil(-math.log2(tail)))
+    return math.ceil(z * z / (2.0 * math.log(2.0)) + math.log2(z))
 
 
 def _exact_p(doubled_ranks: list[int], doubled_w_plus: int) -> float:
-    """P(|W+ - E| >= |w - E|) under the 2^m equally likely sign assignments.
+    """P(|W+ - E| >= |w - E|) under the 2^m equally likely sign assignments, rounded once.
 
-    Mid-ranks are halves, so everything is counted in doubled ranks, which are
-    integers (divided by their common divisor, which changes no comparison): the
-    distribution of the doubled W+ is a subset-sum count and every comparison is
-    exact. W+ is symmetric about half the rank total T, so for w != T/2 the two
-    tails are equal and p = 2 * #{sums <= min(w, T - w)} / 2^m, computed as an exact
-    integer ratio and rounded once.
+    Mid-ranks are halves, so everything is counted in doubled ranks, which are integers
+    (divided by their common divisor, which changes no comparison): the distribution of
+    the doubled W+ is a subset-sum count and every comparison is exact. W+ is symmetric
+    about half the rank total T, so for w != T/2 the two tails are equal and
+    p = 2 * #{sums <= c} / 2^m with c = min(w, T - w).
+
+    The count is bracketed, low <= count <= low + error, with `_PRECISION_BITS` plus
+    about log2(1/p) bits per count, and p is the double that both 2 * low / 2^m and
+    2 * (low + error) / 2^m round to: the exact ratio lies between them and rounding is
+    monotonic, so it is the exact p correctly rounded, the same double an exact integer
+    count gives. When the two round apart (about once in 4,000 tests) the count is
+    redone with the precision that bracket shows to be needed, exact in the end.
     """
     divisor = math.gcd(*doubled_ranks)
     ranks = [rank // divisor for rank in doubled_ranks]
@@ -142,8 +344,20 @@ def _exact_p(doubled_ranks: list[int], doubled_w_plus: int) -> float:
     if 2 * observed == total:
         return 1.0
     lower = min(observed, total - observed)
-    extreme = 2 * _count_at_most(ranks, lower)
-    return min(1.0, extreme / (1 << len(ranks)))
+    outcomes = 1 << len(ranks)
+    grouped = _grouped_count_at_most(ranks, lower)
+    if grouped is not None:
+        return min(1.0, 2 * grouped / outcomes)
+    precision = _PRECISION_BITS + _tail_bits(ranks, lower)
+    while True:
+        low, error = _bounded_count_at_most(ranks, lower, precision)
+        p = min(1.0, 2 * low / outcomes)
+        if p == min(1.0, 2 * (low + error) / outcomes):
+            return p
+        # Short by the bits the bracket is wider than a double's rounding can absorb.
+        shortfall = error.bit_length() - low.bit_length() + _ROUNDING_BITS
+        # Nothing left above the truncation: count exactly (fields of len(ranks) bits).
+        precision = len(ranks) if low == 0 else precision + max(16, shortfall)
 
 
 @dataclass(frozen=True, slots=True)
