@@ -1,16 +1,22 @@
-"""Shared test set-up for cce-cli: keep every command's build cache inside the test run.
+"""Shared test set-up for cce-cli: keep every command's build cache inside the test run,
+and run the `cce` command in-process.
 
 Commands cache per-file build results in the user cache directory by default; tests
 point `CCE_CACHE_DIR` at a temporary directory instead, so they neither read a
-developer's cache nor leave anything behind.
+developer's cache nor leave anything behind. Most tests drive the command through
+`run_cce`, which calls `cce_cli.main.main` directly (fast) and hands back what a user
+would see: the exit status, stdout and stderr.
 """
 
 from __future__ import annotations
 
 import pathlib
 import shutil
+from collections.abc import Callable
 
 import pytest
+
+from cce_cli.main import main
 
 
 @pytest.fixture(autouse=True)
@@ -22,6 +28,24 @@ def _private_build_cache(
     # A gated comparison appends to the job summary; a CI run's own must stay untouched.
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     return directory
+
+
+@pytest.fixture
+def run_cce(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
+    """`run_cce(*argv)` runs `cce argv...` in-process and returns its exit status, stdout
+    and stderr. A usage error's `SystemExit` becomes its status (argparse exits 2), as the
+    `cce` entry point would report it. The output is what was written since the test last
+    read `capsys`."""
+
+    def run(*argv: str) -> tuple[int, str, str]:
+        try:
+            code = main(list(argv))
+        except SystemExit as stop:
+            code = stop.code if isinstance(stop.code, int) else 1
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    return run
 
 
 REPORT_DATA = pathlib.Path(__file__).parent / "data" / "report"

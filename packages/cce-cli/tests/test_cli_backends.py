@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
-from cce_cli.main import main
 from cce_retrieval import HashEmbedder, Index, Query
 from cce_retrieval.rank import backends as registry
 
@@ -26,16 +25,8 @@ use = "bm25"
 b = 0.4
 """
 
-Outcome = tuple[int, str, str]
-
-
-def cce(capsys: pytest.CaptureFixture[str], *argv: str) -> Outcome:
-    try:
-        code = main(list(argv))
-    except SystemExit as stop:
-        code = stop.code if isinstance(stop.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+# The `run_cce` fixture (conftest.py): cce ARGV... -> (exit status, stdout, stderr).
+RunCce = Callable[..., tuple[int, str, str]]
 
 
 def report(out: str) -> dict[str, dict[str, object]]:
@@ -52,18 +43,16 @@ def per_query(entry: dict[str, object]) -> dict[str, dict[str, object]]:
 
 
 def test_configured_names_run_and_b_changes_a_length_sensitive_query(
-    workspace: Path, capsys: pytest.CaptureFixture[str]
+    workspace: Path, run_cce: RunCce
 ) -> None:
     (workspace / "cce.toml").write_text(CONFIG, encoding="utf-8")
     fixtures = str(workspace / "code.jsonl")
-    code, out, err = cce(capsys, "relevance", fixtures, "--compare", "hybrid,hybrid-nograph")
+    code, out, err = run_cce("relevance", fixtures, "--compare", "hybrid,hybrid-nograph")
     assert code == 0, err
-    code, out, err = cce(
-        capsys, "relevance", fixtures, "--compare", "hybrid,hybrid-nograph", "--json"
-    )
+    code, out, err = run_cce("relevance", fixtures, "--compare", "hybrid,hybrid-nograph", "--json")
     assert code == 0, err
     assert json.loads(out)["compare"]["b"] == "hybrid-nograph"
-    code, out, err = cce(capsys, "relevance", fixtures, "--backend", "bm25,bm25-b04", "--json")
+    code, out, err = run_cce("relevance", fixtures, "--backend", "bm25,bm25-b04", "--json")
     assert code == 0, err
     backends = report(out)
     assert "config" not in backends["bm25"]
@@ -77,26 +66,26 @@ def test_configured_names_run_and_b_changes_a_length_sensitive_query(
 
 
 def test_a_config_file_that_is_not_used_leaves_the_report_unchanged(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    run_cce: RunCce, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(REPO)
     explicit = tmp_path / "cce.toml"
     explicit.write_text(CONFIG, encoding="utf-8")
-    code, out, err = cce(
-        capsys, "relevance", "eval/relevance/code.jsonl", "--json", "--config", str(explicit)
+    code, out, err = run_cce(
+        "relevance", "eval/relevance/code.jsonl", "--json", "--config", str(explicit)
     )
     assert code == 0, err
     assert out == GOLDEN.read_text(encoding="utf-8")
 
 
 def test_pyproject_tool_cce_is_found_from_a_parent_directory(
-    workspace: Path, capsys: pytest.CaptureFixture[str]
+    workspace: Path, run_cce: RunCce
 ) -> None:
     (workspace.parent / "pyproject.toml").write_text(
         '[project]\nname = "x"\n[tool.cce.backends.flat]\nuse = "bm25"\nb = 0.0\n',
         encoding="utf-8",
     )
-    code, out, err = cce(capsys, "relevance", str(workspace / "code.jsonl"), "--backend", "flat")
+    code, out, err = run_cce("relevance", str(workspace / "code.jsonl"), "--backend", "flat")
     assert code == 0, err
     assert "flat" in out
 
@@ -124,12 +113,12 @@ def test_pyproject_tool_cce_is_found_from_a_parent_directory(
     ],
 )
 def test_config_errors_name_file_table_key_and_choices(
-    workspace: Path, capsys: pytest.CaptureFixture[str], toml: str, message: str
+    workspace: Path, run_cce: RunCce, toml: str, message: str
 ) -> None:
     config = workspace / "cce.toml"
     config.write_text(toml, encoding="utf-8")
     # Asking for a configured name is what makes the discovered file read.
-    code, out, err = cce(capsys, "relevance", str(workspace / "code.jsonl"), "--backend", "x")
+    code, out, err = run_cce("relevance", str(workspace / "code.jsonl"), "--backend", "x")
     assert (code, out) == (1, "")
     assert err.startswith(f"error: {config}") and message in err, err
 
@@ -149,30 +138,28 @@ def test_config_errors_name_file_table_key_and_choices(
     ids=["latin-1", "deep"],
 )
 def test_a_config_file_that_cannot_be_read_as_toml_is_an_error(
-    workspace: Path, capsys: pytest.CaptureFixture[str], data: bytes, message: str
+    workspace: Path, run_cce: RunCce, data: bytes, message: str
 ) -> None:
     config = workspace / "cce.toml"
     config.write_bytes(data)
-    code, out, err = cce(capsys, "relevance", str(workspace / "code.jsonl"), "--backend", "x")
+    code, out, err = run_cce("relevance", str(workspace / "code.jsonl"), "--backend", "x")
     assert (code, out, err) == (1, "", f"error: {config}{message}\n")
 
 
-def test_unknown_backend_lists_configured_names(
-    workspace: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_unknown_backend_lists_configured_names(workspace: Path, run_cce: RunCce) -> None:
     (workspace / "cce.toml").write_text(CONFIG, encoding="utf-8")
-    code, _, err = cce(capsys, "relevance", str(workspace / "code.jsonl"), "--backend", "bm26")
+    code, _, err = run_cce("relevance", str(workspace / "code.jsonl"), "--backend", "bm26")
     assert code == 2
     assert "expected one of bm25, vector, hybrid" in err and "hybrid-nograph, bm25-b04" in err
 
 
 def test_cce_search_takes_a_configured_backend(
-    workspace: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    workspace: Path, run_cce: RunCce, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (workspace / "cce.toml").write_text(CONFIG, encoding="utf-8")
     corpus = workspace.parent / "corpus" / "sample"
     store = workspace / "index.json"
-    assert cce(capsys, "index", str(corpus), "--store", str(store), "--no-metrics")[0] == 0
+    assert run_cce("index", str(corpus), "--store", str(store), "--no-metrics")[0] == 0
     monkeypatch.chdir(workspace)
     search = (
         "search",
@@ -182,15 +169,15 @@ def test_cce_search_takes_a_configured_backend(
         "--no-metrics",
         "--json",
     )
-    code, plain, err = cce(capsys, *search, "--backend", "bm25")
+    code, plain, err = run_cce(*search, "--backend", "bm25")
     assert code == 0, err
-    code, flatter, err = cce(capsys, *search, "--backend", "bm25-b04")
+    code, flatter, err = run_cce(*search, "--backend", "bm25-b04")
     assert code == 0, err
     first = [row["file_path"] for row in json.loads(plain)["results"]]
     second = [row["file_path"] for row in json.loads(flatter)["results"]]
     assert first[0] == "cache.py" and second[0] == "README.md"
-    code, default, _ = cce(capsys, *search)
-    code, hybrid, _ = cce(capsys, *search, "--backend", "hybrid", "--top-k", "10")
+    code, default, _ = run_cce(*search)
+    code, hybrid, _ = run_cce(*search, "--backend", "hybrid", "--top-k", "10")
     assert json.loads(default)["results"] == json.loads(hybrid)["results"][:10]
 
 
@@ -200,12 +187,11 @@ def test_cce_search_takes_a_configured_backend(
 @pytest.mark.parametrize("backend", ["bm25", "vector", "hybrid"])
 @pytest.mark.parametrize("form", ["run", "trec"])
 def test_results_read_back_with_run_score_like_the_backend(
-    workspace: Path, capsys: pytest.CaptureFixture[str], backend: str, form: str
+    workspace: Path, run_cce: RunCce, backend: str, form: str
 ) -> None:
     fixtures = str(workspace / "code.jsonl")
     results = str(workspace / f"r.{form}")
-    code, direct, err = cce(
-        capsys,
+    code, direct, err = run_cce(
         "relevance",
         fixtures,
         "--backend",
@@ -217,20 +203,18 @@ def test_results_read_back_with_run_score_like_the_backend(
         "--json",
     )
     assert code == 0, err
-    code, replayed, err = cce(
-        capsys, "relevance", fixtures, "--run", f"mine={results}", "--backend", "mine", "--json"
+    code, replayed, err = run_cce(
+        "relevance", fixtures, "--run", f"mine={results}", "--backend", "mine", "--json"
     )
     assert code == 0, err
     assert err == ""
     assert per_query(report(replayed)["mine"]) == per_query(report(direct)[backend])
 
 
-def test_run_file_lines_start_with_the_documented_header(
-    workspace: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_run_file_lines_start_with_the_documented_header(workspace: Path, run_cce: RunCce) -> None:
     results = workspace / "r.jsonl"
     fixtures = str(workspace / "code.jsonl")
-    cce(capsys, "relevance", fixtures, "--backend", "bm25,hybrid", "--results", str(results))
+    run_cce("relevance", fixtures, "--backend", "bm25,hybrid", "--results", str(results))
     lines = results.read_text(encoding="utf-8").splitlines()
     assert json.loads(lines[0]) == {
         "corpus": f"{workspace}/../corpus/sample",
@@ -251,10 +235,10 @@ def test_run_file_lines_start_with_the_documented_header(
     }
     assert len(lines) == 1 + 2 * 11
     # Two backends in one file: a reader must say which one it wants.
-    code, _, err = cce(capsys, "relevance", fixtures, "--run", f"x={results}", "--backend", "x")
+    code, _, err = run_cce("relevance", fixtures, "--run", f"x={results}", "--backend", "x")
     assert code == 1 and "select one with --run x=" in err
-    code, out, err = cce(
-        capsys, "relevance", fixtures, "--run", f"x={results}#hybrid", "--backend", "x,hybrid"
+    code, out, err = run_cce(
+        "relevance", fixtures, "--run", f"x={results}#hybrid", "--backend", "x,hybrid"
     )
     assert code == 0, err
     rows = [line.split() for line in out.splitlines() if line.startswith(("  x ", "  hybrid "))]
@@ -263,15 +247,14 @@ def test_run_file_lines_start_with_the_documented_header(
 
 
 def test_cases_missing_from_a_run_score_empty_with_a_warning(
-    workspace: Path, capsys: pytest.CaptureFixture[str]
+    workspace: Path, run_cce: RunCce
 ) -> None:
     run = workspace / "partial.trec"
     run.write_text(
         "code-load-config Q0 config.py:9-18 1 2.5 mine\ncode-lru-evict Q0 cache.py 1 1.0 mine\n",
         encoding="utf-8",
     )
-    code, out, err = cce(
-        capsys,
+    code, out, err = run_cce(
         "relevance",
         str(workspace / "code.jsonl"),
         "--run",
@@ -302,23 +285,21 @@ def test_cases_missing_from_a_run_score_empty_with_a_warning(
     ],
 )
 def test_bad_run_files_name_file_line_and_cause(
-    workspace: Path, capsys: pytest.CaptureFixture[str], content: str, message: str
+    workspace: Path, run_cce: RunCce, content: str, message: str
 ) -> None:
     run = workspace / "bad.run"
     run.write_text(content, encoding="utf-8")
-    code, out, err = cce(
-        capsys, "relevance", str(workspace / "code.jsonl"), "--run", f"r={run}", "--backend", "r"
+    code, out, err = run_cce(
+        "relevance", str(workspace / "code.jsonl"), "--run", f"r={run}", "--backend", "r"
     )
     assert (code, out) == (1, "")
     assert err.startswith(f"error: {run}") and message in err, err
 
 
-def test_export_qrels_lists_expected_files(
-    workspace: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_export_qrels_lists_expected_files(workspace: Path, run_cce: RunCce) -> None:
     qrels = workspace / "q.txt"
     fixtures = str(workspace / "code.jsonl")
-    assert cce(capsys, "relevance", fixtures, "--export-qrels", str(qrels))[0] == 0
+    assert run_cce("relevance", fixtures, "--export-qrels", str(qrels))[0] == 0
     lines = qrels.read_text(encoding="utf-8").splitlines()
     assert lines[0] == "code-load-config 0 config.py 1"
     assert all(len(line.split()) == 4 for line in lines)
@@ -348,12 +329,12 @@ def example_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
 
 
 def test_plugin_is_listed_configured_and_compared(
-    example_plugin: None, workspace: Path, capsys: pytest.CaptureFixture[str]
+    example_plugin: None, workspace: Path, run_cce: RunCce
 ) -> None:
     (workspace / "cce.toml").write_text(
         '[backends.example-two]\nuse = "example"\nmin_overlap = 2\n', encoding="utf-8"
     )
-    code, listing, err = cce(capsys, "backends", str(workspace))
+    code, listing, err = run_cce("backends", str(workspace))
     assert code == 0, err
     assert "example: chunks ranked by how many query words they contain\n" in listing
     assert "    min_overlap (int, default 1, in [1, inf]): query words a chunk must contain\n" in (
@@ -361,19 +342,19 @@ def test_plugin_is_listed_configured_and_compared(
     )
     assert "example-two: use example, min_overlap=2\n" in listing
     fixtures = str(workspace / "code.jsonl")
-    code, out, err = cce(capsys, "relevance", fixtures, "--compare", "bm25,example", "--json")
+    code, out, err = run_cce("relevance", fixtures, "--compare", "bm25,example", "--json")
     assert code == 0, err
     document = json.loads(out)
     assert document["compare"]["b"] == "example"
     example = report(out)["example"]
     assert 0.0 < float(str(example["mrr"])) <= 1.0
-    code, out, err = cce(capsys, "relevance", fixtures, "--backend", "example-two", "--json")
+    code, out, err = run_cce("relevance", fixtures, "--backend", "example-two", "--json")
     assert code == 0, err
     assert report(out)["example-two"]["config"] == {"min_overlap": 2, "use": "example"}
     (workspace / "cce.toml").write_text(
         '[backends.bad]\nuse = "example"\nmin_overlap = 0\n', encoding="utf-8"
     )
-    code, _, err = cce(capsys, "relevance", fixtures, "--backend", "bad")
+    code, _, err = run_cce("relevance", fixtures, "--backend", "bad")
     assert code == 1 and "`min_overlap` must be at least 1" in err
 
 
@@ -412,7 +393,7 @@ class _LengthEmbedder:
 
 
 def test_a_backend_with_its_own_embedder_gets_its_own_index(
-    workspace: Path, capsys: pytest.CaptureFixture[str]
+    workspace: Path, run_cce: RunCce
 ) -> None:
     from cce_retrieval import EMBEDDERS, EmbedderSpec, register_embedder
 
@@ -424,12 +405,12 @@ def test_a_backend_with_its_own_embedder_gets_its_own_index(
             encoding="utf-8",
         )
         fixtures = str(workspace / "code.jsonl")
-        code, out, err = cce(capsys, "relevance", fixtures, "--config", str(workspace / "cce.toml"))
+        code, out, err = run_cce("relevance", fixtures, "--config", str(workspace / "cce.toml"))
         assert code == 1 and "key `embedder` must name a registered embedder" in err
         (workspace / "cce.toml").write_text(
             '[backends.vec-len]\nuse = "vector"\nembedder = "lengths"\n', encoding="utf-8"
         )
-        code, out, err = cce(capsys, "relevance", fixtures, "--backend", "vector,vec-len", "--json")
+        code, out, err = run_cce("relevance", fixtures, "--backend", "vector,vec-len", "--json")
         assert code == 0, err
         backends = report(out)
         assert backends["vec-len"]["config"] == {"embedder": "lengths", "use": "vector"}
@@ -439,20 +420,20 @@ def test_a_backend_with_its_own_embedder_gets_its_own_index(
 
 
 def test_a_configuration_of_a_missing_plugin_fails_only_the_runs_that_use_it(
-    workspace: Path, capsys: pytest.CaptureFixture[str]
+    workspace: Path, run_cce: RunCce
 ) -> None:
     (workspace / "cce.toml").write_text(
         CONFIG + '[backends.theirs]\nuse = "not-installed"\nweight = 2\n', encoding="utf-8"
     )
     fixtures = str(workspace / "code.jsonl")
-    code, out, err = cce(capsys, "relevance", fixtures, "--backend", "bm25-b04", "--json")
+    code, out, err = run_cce("relevance", fixtures, "--backend", "bm25-b04", "--json")
     assert code == 0, err
     assert "bm25-b04" in report(out)
-    code, out, err = cce(capsys, "relevance", fixtures, "--compare", "bm25,theirs")
+    code, out, err = run_cce("relevance", fixtures, "--compare", "bm25,theirs")
     assert (code, out) == (1, "")
     assert "[backends.theirs]: key `use` names 'not-installed', which is neither" in err
     assert "install the package that provides it" in err
-    code, listing, err = cce(capsys, "backends", str(workspace))
+    code, listing, err = run_cce("backends", str(workspace))
     assert code == 0, err
     assert "theirs: use not-installed, unavailable: " in listing
     assert "bm25-b04: use bm25, b=0.4\n" in listing

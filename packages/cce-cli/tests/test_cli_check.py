@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -17,26 +17,17 @@ from cce_cli.evaluation.anchor_check import (
     fixture_problems,
 )
 from cce_cli.evaluation.corpus_checks import store_corpus_root
-from cce_cli.main import main
 from cce_fixtures import parse_fixtures
 from cce_retrieval import build_index, save_index
 from cce_retrieval.embed.hashing import HashEmbedder
 
 REPO = Path(__file__).parents[3]
-Outcome = tuple[int, str, str]
+# The `run_cce` fixture (conftest.py): cce ARGV... -> (exit status, stdout, stderr).
+RunCce = Callable[..., tuple[int, str, str]]
 
 _APP = "def load():\n    return 1\n\n\nclass Big:\n" + "".join(
     f"    x{i} = {i}\n" for i in range(1, 61)
 )
-
-
-def _invoke(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> Outcome:
-    try:
-        code = main(["check", *argv])
-    except SystemExit as stop:
-        code = stop.code if isinstance(stop.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture
@@ -144,21 +135,19 @@ DEAD = [
 
 @pytest.mark.parametrize(("anchor", "problem"), DEAD, ids=[anchor for anchor, _ in DEAD])
 def test_each_dead_kind_gets_one_precise_line(
-    corpus: Path, anchor: str, problem: str, capsys: pytest.CaptureFixture[str]
+    corpus: Path, anchor: str, problem: str, run_cce: RunCce
 ) -> None:
     fixture = _fixture(corpus.parent, [_case("c1", anchor)])
-    code, out, err = _invoke([str(fixture)], capsys)
+    code, out, err = run_cce("check", str(fixture))
     assert code == 1
     assert out == f'{fixture}:2: case c1: anchor "{anchor}": {problem}\n'
     assert err == "cce check: 1 error(s), 0 warning(s)\n"
 
 
-def test_all_dead_kinds_in_one_set_give_one_line_each(
-    corpus: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_all_dead_kinds_in_one_set_give_one_line_each(corpus: Path, run_cce: RunCce) -> None:
     cases = [_case(f"c{i}", anchor, "src/app.py") for i, (anchor, _) in enumerate(DEAD)]
     fixture = _fixture(corpus.parent, cases)
-    code, out, _ = _invoke([str(fixture)], capsys)
+    code, out, _ = run_cce("check", str(fixture))
     assert code == 1
     assert out.splitlines() == [
         f'{fixture}:{i + 2}: case c{i}: anchor "{anchor}": {problem}'
@@ -166,11 +155,9 @@ def test_all_dead_kinds_in_one_set_give_one_line_each(
     ]
 
 
-def test_a_case_whose_every_anchor_is_dead(
-    corpus: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_case_whose_every_anchor_is_dead(corpus: Path, run_cce: RunCce) -> None:
     fixture = _fixture(corpus.parent, [_case("gone", "a.py", "b.py")])
-    _, out, _ = _invoke([str(fixture)], capsys)
+    _, out, _ = run_cce("check", str(fixture))
     assert (
         f"{fixture}:2: case gone: every expected anchor is dead, so the case scores 0 "
         "whatever the backend"
@@ -178,20 +165,18 @@ def test_a_case_whose_every_anchor_is_dead(
 
 
 def test_a_dead_secondary_anchor_is_reported_but_the_case_lives(
-    corpus: Path, capsys: pytest.CaptureFixture[str]
+    corpus: Path, run_cce: RunCce
 ) -> None:
     case = json.dumps({"id": "s", "query": "q", "expected": ["src/app.py"], "secondary": ["x.py"]})
     fixture = _fixture(corpus.parent, [case])
-    code, out, _ = _invoke([str(fixture)], capsys)
+    code, out, _ = run_cce("check", str(fixture))
     assert code == 1
     assert out == f'{fixture}:2: case s: anchor "x.py": path x.py is not in the index\n'
 
 
-def test_a_range_only_met_by_a_much_larger_chunk_warns(
-    corpus: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_range_only_met_by_a_much_larger_chunk_warns(corpus: Path, run_cce: RunCce) -> None:
     fixture = _fixture(corpus.parent, [_case("wide", "src/app.py@30-31")])
-    code, out, err = _invoke([str(fixture)], capsys)
+    code, out, err = run_cce("check", str(fixture))
     assert code == 0
     assert out == (
         f'{fixture}:2: warning: case wide: anchor "src/app.py@30-31": only chunks of 61+ lines '
@@ -199,34 +184,30 @@ def test_a_range_only_met_by_a_much_larger_chunk_warns(
         "while tok-IoU shows the miss; consider path#kind@a-b to say which chunk is meant\n"
     )
     assert err == "cce check: 0 error(s), 1 warning(s)\n"
-    assert _invoke(["--strict", str(fixture)], capsys)[0] == 1
+    assert run_cce("check", "--strict", str(fixture))[0] == 1
     assert LARGE_CHUNK_FACTOR * 2 <= 61
 
 
-def test_a_range_that_fits_its_chunk_is_clean(
-    corpus: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_range_that_fits_its_chunk_is_clean(corpus: Path, run_cce: RunCce) -> None:
     fixture = _fixture(
         corpus.parent, [_case("fn", "src/app.py@1-2", "src/app.py#class_definition")]
     )
-    assert _invoke([str(fixture)], capsys) == (0, "", "")
+    assert run_cce("check", str(fixture)) == (0, "", "")
 
 
-def test_a_range_running_past_the_end_warns(
-    corpus: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_range_running_past_the_end_warns(corpus: Path, run_cce: RunCce) -> None:
     fixture = _fixture(corpus.parent, [_case("tail", "src/app.py#class_definition@60-70")])
-    code, out, _ = _invoke([str(fixture)], capsys)
+    code, out, _ = run_cce("check", str(fixture))
     assert code == 0
     assert "lines 60-70 run past the end of src/app.py (65 lines)" in out
 
 
-def test_duplicate_ids_and_near_miss_keys(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_duplicate_ids_and_near_miss_keys(corpus: Path, run_cce: RunCce) -> None:
     fixture = _fixture(
         corpus.parent,
         [_case("a", "src/app.py"), '{"id":"a","query":"q","expected":["src/app.py"],"K":3}'],
     )
-    code, out, _ = _invoke([str(fixture)], capsys)
+    code, out, _ = run_cce("check", str(fixture))
     assert code == 1
     assert out.splitlines() == [
         f'{fixture}:3: duplicate case id "a" (first used on line 2); give every case its own id',
@@ -234,32 +215,30 @@ def test_duplicate_ids_and_near_miss_keys(corpus: Path, capsys: pytest.CaptureFi
     ]
 
 
-def test_a_header_corpus_with_no_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_header_corpus_with_no_files(tmp_path: Path, run_cce: RunCce) -> None:
     (tmp_path / "empty").mkdir()
     fixture = _fixture(tmp_path, [_case("a", "a.py")], corpus="empty")
-    code, out, _ = _invoke([str(fixture)], capsys)
+    code, out, _ = run_cce("check", str(fixture))
     assert code == 1
     assert out == f"{fixture}:1: corpus {tmp_path}/empty resolves to no indexable files\n"
 
 
-def test_a_header_corpus_that_is_missing_or_absent(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_header_corpus_that_is_missing_or_absent(tmp_path: Path, run_cce: RunCce) -> None:
     fixture = _fixture(tmp_path, [_case("a", "a.py")], corpus="nowhere")
-    assert _invoke([str(fixture)], capsys)[1] == (
+    assert run_cce("check", str(fixture))[1] == (
         f"{fixture}:1: corpus {tmp_path}/nowhere is not a directory\n"
     )
     fixture = _fixture(tmp_path, [_case("a", "a.py")], corpus=None)
-    assert _invoke([str(fixture)], capsys)[1] == (
+    assert run_cce("check", str(fixture))[1] == (
         f'{fixture}: no corpus: pass --dir <corpus> or declare "corpus" in the fixture header\n'
     )
 
 
 def test_a_subfolder_as_corpus_suggests_the_shorter_path_and_warns_once(
-    corpus: Path, capsys: pytest.CaptureFixture[str]
+    corpus: Path, run_cce: RunCce
 ) -> None:
     fixture = _fixture(corpus.parent, [_case("a", "src/app.py"), _case("b", "src/other.py")])
-    code, out, _ = _invoke([str(fixture), "--dir", str(corpus / "src")], capsys)
+    code, out, _ = run_cce("check", str(fixture), "--dir", str(corpus / "src"))
     assert code == 1
     lines = out.splitlines()
     assert lines[0].endswith('path src/app.py is not in the index; did you mean "app.py"?')
@@ -270,18 +249,14 @@ def test_a_subfolder_as_corpus_suggests_the_shorter_path_and_warns_once(
     )
 
 
-def test_a_broken_fixture_reports_its_contract_problems_only(
-    corpus: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_broken_fixture_reports_its_contract_problems_only(corpus: Path, run_cce: RunCce) -> None:
     fixture = _fixture(corpus.parent, ['{"query":"","expected":["nope.py"]}'])
-    code, out, _ = _invoke([str(fixture)], capsys)
+    code, out, _ = run_cce("check", str(fixture))
     assert code == 1
     assert out == f'{fixture}:2: "query" must be a string that is not blank\n'
 
 
-def test_store_mode_explains_from_the_store_directory(
-    corpus: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_store_mode_explains_from_the_store_directory(corpus: Path, run_cce: RunCce) -> None:
     store = corpus / ".cce" / "index.json"
     store.parent.mkdir()
     save_index(build_index(str(corpus), HashEmbedder()).index, str(store))
@@ -289,7 +264,7 @@ def test_store_mode_explains_from_the_store_directory(
     (corpus / "src" / "new.py").write_text("def new():\n    pass\n", encoding="utf-8")
     cases = [_case("a", "venv/lib.py"), _case("b", "src/new.py"), _case("c", "src/app.py")]
     fixture = _fixture(corpus.parent, cases)
-    code, out, _ = _invoke([str(fixture), "--store", str(store)], capsys)
+    code, out, _ = run_cce("check", str(fixture), "--store", str(store))
     assert code == 1
     assert out.splitlines() == [
         f'{fixture}:2: case a: anchor "venv/lib.py": path venv/lib.py is not indexed: venv/ '
@@ -301,9 +276,9 @@ def test_store_mode_explains_from_the_store_directory(
     ]
 
 
-def test_json_format(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_json_format(corpus: Path, run_cce: RunCce) -> None:
     fixture = _fixture(corpus.parent, [_case("t", "src/ap.py")])
-    code, out, _ = _invoke([str(fixture), "--format", "json"], capsys)
+    code, out, _ = run_cce("check", str(fixture), "--format", "json")
     assert code == 1
     assert json.loads(out) == {
         "schema": "cce.check/v1",
@@ -324,9 +299,9 @@ def test_json_format(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert out.endswith("}\n")
 
 
-def test_clean_json_is_an_empty_list(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_clean_json_is_an_empty_list(corpus: Path, run_cce: RunCce) -> None:
     fixture = _fixture(corpus.parent, [_case("t", "src/app.py")])
-    code, out, _ = _invoke([str(fixture), "--format", "json"], capsys)
+    code, out, _ = run_cce("check", str(fixture), "--format", "json")
     assert (code, json.loads(out)["problems"]) == (0, [])
 
 
@@ -334,23 +309,21 @@ def test_clean_json_is_an_empty_list(corpus: Path, capsys: pytest.CaptureFixture
     "argv",
     [[], ["x.jsonl", "--dir", "a", "--store", "b"], ["x.jsonl", "--format", "yaml"]],
 )
-def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    assert _invoke(argv, capsys)[0] == 2
+def test_usage_errors_exit_2(argv: list[str], run_cce: RunCce) -> None:
+    assert run_cce("check", *argv)[0] == 2
 
 
-def test_unreadable_fixture(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unreadable_fixture(tmp_path: Path, run_cce: RunCce) -> None:
     missing = tmp_path / "missing.jsonl"
-    code, out, _ = _invoke([str(missing)], capsys)
+    code, out, _ = run_cce("check", str(missing))
     assert code == 1
     assert out.startswith(f"{missing}: could not read fixtures: ")
 
 
-def test_the_starter_sets_are_clean(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_the_starter_sets_are_clean(monkeypatch: pytest.MonkeyPatch, run_cce: RunCce) -> None:
     monkeypatch.chdir(REPO)
     sets = sorted(os.path.join("eval", "relevance", name) for name in ("code.jsonl", "docs.jsonl"))
-    assert _invoke(sets, capsys) == (0, "", "")
+    assert run_cce("check", *sets) == (0, "", "")
 
 
 def test_diagnosis_can_stop_after_a_limit(corpus: Path) -> None:

@@ -7,27 +7,18 @@ names it once (docs/hostile-input.md#configuration-discovery).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from cce_cli.evaluation import configurations
-from cce_cli.main import main
 
-Outcome = tuple[int, str, str]
+# The `run_cce` fixture (conftest.py): cce ARGV... -> (exit status, stdout, stderr).
+RunCce = Callable[..., tuple[int, str, str]]
 
 BROKEN_TOML = "[backends.x\n"
 VALID = '[backends.bm25-b04]\nuse = "bm25"\nb = 0.4\n'
-
-
-def _run(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> Outcome:
-    try:
-        code = main(list(argv))
-    except SystemExit as stop:
-        code = stop.code if isinstance(stop.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture(autouse=True)
@@ -49,73 +40,68 @@ def broken(request: pytest.FixtureRequest, workspace: Path) -> Path:
 
 
 def test_an_invalid_ancestor_config_does_not_stop_registered_backends(
-    workspace: Path, broken: Path, capsys: pytest.CaptureFixture[str]
+    workspace: Path, broken: Path, run_cce: RunCce
 ) -> None:
     fixtures = str(workspace / "code.jsonl")
     broken_text = broken.read_bytes()
     broken.unlink()
-    clean = _run(["relevance", fixtures, "--compare", "bm25,hybrid"], capsys)
+    clean = run_cce("relevance", fixtures, "--compare", "bm25,hybrid")
     broken.write_bytes(broken_text)
     for argv in (
         ["relevance", fixtures, "--compare", "bm25,hybrid"],
         ["relevance", fixtures, "--backend", "bm25", "--json"],
         ["pool", fixtures, "--backends", "bm25"],
     ):
-        code, _, err = _run(argv, capsys)
+        code, _, err = run_cce(*argv)
         assert (code, err) == (0, ""), (argv, err)
-    assert _run(["relevance", fixtures, "--compare", "bm25,hybrid"], capsys) == clean
+    assert run_cce("relevance", fixtures, "--compare", "bm25,hybrid") == clean
 
 
 def test_asking_for_a_configured_name_reads_the_file_and_its_errors_stop(
-    workspace: Path, broken: Path, capsys: pytest.CaptureFixture[str]
+    workspace: Path, broken: Path, run_cce: RunCce
 ) -> None:
-    code, out, err = _run(["relevance", str(workspace / "code.jsonl"), "--backend", "x"], capsys)
+    code, out, err = run_cce("relevance", str(workspace / "code.jsonl"), "--backend", "x")
     assert (code, out) == (1, "")
     assert err.startswith(f"error: {broken}")
 
 
 def test_cce_backends_warns_about_an_unusable_config_and_lists_the_registered_ones(
-    workspace: Path, broken: Path, capsys: pytest.CaptureFixture[str]
+    workspace: Path, broken: Path, run_cce: RunCce
 ) -> None:
-    code, out, err = _run(["backends", str(workspace)], capsys)
+    code, out, err = run_cce("backends", str(workspace))
     assert code == 0
     assert out.startswith("bm25")
     assert err.startswith(f"warning: {broken}") and "going on with the registered backends" in err
 
 
-def test_the_file_read_is_named_once_and_only_when_used(
-    workspace: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_the_file_read_is_named_once_and_only_when_used(workspace: Path, run_cce: RunCce) -> None:
     config = workspace.parent / "cce.toml"
     config.write_text(VALID, encoding="utf-8")
     fixtures = str(workspace / "code.jsonl")
-    code, _, err = _run(["relevance", fixtures, "--compare", "bm25,bm25-b04"], capsys)
+    code, _, err = run_cce("relevance", fixtures, "--compare", "bm25,bm25-b04")
     assert (code, err) == (0, f"note: backend configurations from {config}\n")
-    code, _, err = _run(["relevance", fixtures, "--backend", "bm25-b04"], capsys)
+    code, _, err = run_cce("relevance", fixtures, "--backend", "bm25-b04")
     assert (code, err) == (0, "")  # once per process
-    code, _, err = _run(["relevance", fixtures], capsys)
+    code, _, err = run_cce("relevance", fixtures)
     assert (code, err) == (0, "")
     # Given with --config, the file is the user's choice: nothing to announce.
     configurations._ANNOUNCED.clear()
-    code, _, err = _run(
-        ["relevance", fixtures, "--config", str(config), "--backend", "bm25-b04"], capsys
-    )
+    code, _, err = run_cce("relevance", fixtures, "--config", str(config), "--backend", "bm25-b04")
     assert (code, err) == (0, "")
 
 
 def test_cce_search_with_a_registered_backend_ignores_an_invalid_config(
     workspace: Path,
     broken: Path,
-    capsys: pytest.CaptureFixture[str],
+    run_cce: RunCce,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     corpus = workspace.parent / "corpus" / "sample"
     store = workspace / "index.json"
-    assert _run(["index", str(corpus), "--store", str(store), "--no-metrics"], capsys)[0] == 0
+    assert run_cce("index", str(corpus), "--store", str(store), "--no-metrics")[0] == 0
     monkeypatch.chdir(workspace)
-    code, out, err = _run(
-        ["search", "load config", "--store", str(store), "--backend", "bm25", "--no-metrics"],
-        capsys,
+    code, out, err = run_cce(
+        "search", "load config", "--store", str(store), "--backend", "bm25", "--no-metrics"
     )
     assert (code, err) == (0, ""), err
     assert "config.py" in out
@@ -127,21 +113,19 @@ def test_cce_search_with_a_registered_backend_ignores_an_invalid_config(
     ids=["latin-1", "deep"],
 )
 def test_an_unreadable_pyproject_in_a_parent_is_not_a_configuration(
-    workspace: Path, data: bytes, capsys: pytest.CaptureFixture[str]
+    workspace: Path, data: bytes, run_cce: RunCce
 ) -> None:
     (workspace.parent / "pyproject.toml").write_bytes(data)
-    code, out, err = _run(["relevance", str(workspace / "code.jsonl"), "--backend", "x"], capsys)
+    code, out, err = run_cce("relevance", str(workspace / "code.jsonl"), "--backend", "x")
     assert (code, out) == (2, "")  # no configuration, so no backend x: never a traceback
     assert err.startswith("error: unknown backend") or "expected one of" in err, err
 
 
-def test_cce_backends_shows_configured_names_escaped(
-    workspace: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_cce_backends_shows_configured_names_escaped(workspace: Path, run_cce: RunCce) -> None:
     (workspace / "cce.toml").write_text(
         '[backends."b\\u001b]0;x\\u0007m"]\nuse = "bm25"\nb = 0.4\n', encoding="utf-8"
     )
-    code, out, err = _run(["backends", str(workspace)], capsys)
+    code, out, err = run_cce("backends", str(workspace))
     assert (code, err) == (0, "")
     assert "\x1b" not in out and "\x07" not in out
     assert "b\\u001b]0;x\\u0007m: use bm25, b=0.4\n" in out

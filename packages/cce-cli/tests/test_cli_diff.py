@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,16 +30,8 @@ SHUFFLED = DATA / "diff-head-shuffled.json"
 REPO = Path(__file__).parents[3]
 KEYS = ("precision_at_k", "recall", "mrr", "f1")
 
-Outcome = tuple[int, str, str]
-
-
-def _diff(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> Outcome:
-    try:
-        code = main(["diff", *argv])
-    except SystemExit as stop:
-        code = stop.code if isinstance(stop.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+# The `run_cce` fixture (conftest.py): cce ARGV... -> (exit status, stdout, stderr).
+RunCce = Callable[..., tuple[int, str, str]]
 
 
 def _rows(path: Path) -> dict[str, dict[str, float]]:
@@ -73,8 +65,8 @@ def _no_step_summary(monkeypatch: pytest.MonkeyPatch) -> None:
 # --- the statistics against independent implementations -------------------------------
 
 
-def test_t_p_ci_and_holm_equal_scipy_and_statsmodels(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, err = _diff([str(BASE), str(HEAD), "--format", "json"], capsys)
+def test_t_p_ci_and_holm_equal_scipy_and_statsmodels(run_cce: RunCce) -> None:
+    status, out, err = run_cce("diff", str(BASE), str(HEAD), "--format", "json")
     assert status == 0, err
     metrics = json.loads(out)["metrics"]
     base, head = _rows(BASE), _rows(HEAD)
@@ -103,10 +95,8 @@ def test_t_p_ci_and_holm_equal_scipy_and_statsmodels(capsys: pytest.CaptureFixtu
 
 
 @pytest.mark.parametrize(("correction", "method"), [("bonferroni", "bonferroni"), ("bh", "fdr_bh")])
-def test_other_corrections_equal_statsmodels(
-    correction: str, method: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    out = _diff([str(BASE), str(HEAD), "--format", "json", "--correction", correction], capsys)[1]
+def test_other_corrections_equal_statsmodels(correction: str, method: str, run_cce: RunCce) -> None:
+    out = run_cce("diff", str(BASE), str(HEAD), "--format", "json", "--correction", correction)[1]
     body = json.loads(out)
     assert body["correction"] == correction
     p = [float(body["metrics"][key]["p"]) for key in KEYS]
@@ -115,14 +105,14 @@ def test_other_corrections_equal_statsmodels(
         assert abs(float(body["metrics"][key]["p_adjusted"]) - value) < 2e-6
 
 
-def test_correction_none_keeps_p(capsys: pytest.CaptureFixture[str]) -> None:
-    out = _diff([str(BASE), str(HEAD), "--format", "json", "--correction", "none"], capsys)[1]
+def test_correction_none_keeps_p(run_cce: RunCce) -> None:
+    out = run_cce("diff", str(BASE), str(HEAD), "--format", "json", "--correction", "none")[1]
     for entry in json.loads(out)["metrics"].values():
         assert entry["p_adjusted"] == entry["p"]
 
 
-def test_wins_ties_losses_and_per_query_rows(capsys: pytest.CaptureFixture[str]) -> None:
-    metrics = json.loads(_diff([str(BASE), str(HEAD), "--format", "json"], capsys)[1])["metrics"]
+def test_wins_ties_losses_and_per_query_rows(run_cce: RunCce) -> None:
+    metrics = json.loads(run_cce("diff", str(BASE), str(HEAD), "--format", "json")[1])["metrics"]
     mrr = metrics["mrr"]
     assert (mrr["wins"], mrr["ties"], mrr["losses"]) == (4, 2, 2)
     retry = next(row for row in mrr["per_query"] if row["id"] == "q-retry")
@@ -133,8 +123,8 @@ def test_wins_ties_losses_and_per_query_rows(capsys: pytest.CaptureFixture[str])
 # --- pairing ---------------------------------------------------------------------------
 
 
-def test_pairs_by_id_not_position_and_lists_unpaired(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, err = _diff([str(BASE), str(SHUFFLED), "--format", "json"], capsys)
+def test_pairs_by_id_not_position_and_lists_unpaired(run_cce: RunCce) -> None:
+    status, out, err = run_cce("diff", str(BASE), str(SHUFFLED), "--format", "json")
     assert status == 0
     assert err == (
         "warning: 2 cases are in only one report and excluded from the tests "
@@ -152,17 +142,17 @@ def test_pairs_by_id_not_position_and_lists_unpaired(capsys: pytest.CaptureFixtu
         assert abs(float(body["metrics"][key]["p"]) - expected.pvalue) < 1e-6
         rows = body["metrics"][key]["per_query"]
         assert [row["id"] for row in rows] == kept
-    text = _diff([str(BASE), str(SHUFFLED)], capsys)[1]
+    text = run_cce("diff", str(BASE), str(SHUFFLED))[1]
     assert "unpaired, excluded from the tests: base only: q-ring; head only: q-extra" in text
 
 
-def test_duplicate_ids_are_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_duplicate_ids_are_an_error(tmp_path: Path, run_cce: RunCce) -> None:
     body = json.loads(BASE.read_text(encoding="utf-8"))
     rows = body["backends"][0]["per_query"]
     rows.append(dict(rows[1]))
     twice = tmp_path / "twice.json"
     twice.write_text(json.dumps(body), encoding="utf-8")
-    status, out, err = _diff([str(twice), str(HEAD)], capsys)
+    status, out, err = run_cce("diff", str(twice), str(HEAD))
     assert (status, out) == (1, "")
     assert err == (
         f"error: {twice}: backend bm25 lists case id 'q-cache' twice (per_query[1] and "
@@ -170,22 +160,22 @@ def test_duplicate_ids_are_an_error(tmp_path: Path, capsys: pytest.CaptureFixtur
     )
 
 
-def test_backend_choice(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_backend_choice(tmp_path: Path, run_cce: RunCce) -> None:
     body = json.loads(BASE.read_text(encoding="utf-8"))
     other = dict(body["backends"][0], backend="vector")
     body["backends"].append(other)
     both = tmp_path / "both.json"
     both.write_text(json.dumps(body), encoding="utf-8")
-    status, _, err = _diff([str(both), str(HEAD)], capsys)
+    status, _, err = run_cce("diff", str(both), str(HEAD))
     assert status == 2
     assert "has 2 backends (bm25, vector); choose with --backend NAME" in err
-    status, out, err = _diff([str(both), str(HEAD), "--backends", "vector,hybrid"], capsys)
+    status, out, err = run_cce("diff", str(both), str(HEAD), "--backends", "vector,hybrid")
     assert status == 0, err
     assert "CCE relevance diff — vector" in out
-    status, _, err = _diff([str(both), str(HEAD), "--backend", "bm25"], capsys)
+    status, _, err = run_cce("diff", str(both), str(HEAD), "--backend", "bm25")
     assert status == 1
     assert "no backend 'bm25' in this report (it has: hybrid)" in err
-    status, _, err = _diff([str(both), str(HEAD), "--backends", "bm25"], capsys)
+    status, _, err = run_cce("diff", str(both), str(HEAD), "--backends", "bm25")
     assert status == 2 and "--backends needs two names" in err
 
 
@@ -200,24 +190,22 @@ def test_backend_choice(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     ],
 )
 def test_bad_reports_name_the_file_and_the_field(
-    tmp_path: Path, text: str, fragment: str, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, text: str, fragment: str, run_cce: RunCce
 ) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text(text, encoding="utf-8")
-    status, out, err = _diff([str(bad), str(HEAD)], capsys)
+    status, out, err = run_cce("diff", str(bad), str(HEAD))
     assert (status, out) == (1, "")
     assert err.startswith(f"error: {bad}: ") and fragment in err
     assert "Traceback" not in err
 
 
-def test_missing_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    status, _, err = _diff([str(tmp_path / "nope.json"), str(HEAD)], capsys)
+def test_missing_report(tmp_path: Path, run_cce: RunCce) -> None:
+    status, _, err = run_cce("diff", str(tmp_path / "nope.json"), str(HEAD))
     assert status == 1 and err.startswith("error: could not read report ")
 
 
-def test_hand_written_numbers_are_accepted(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_hand_written_numbers_are_accepted(tmp_path: Path, run_cce: RunCce) -> None:
     # Plain JSON numbers instead of 6-decimal strings; no schema field.
     base = tmp_path / "base.json"
     base.write_text(
@@ -229,7 +217,7 @@ def test_hand_written_numbers_are_accepted(
         json.dumps({"backends": [{"backend": "x", "per_query": [{"id": "a", "mrr": 1}]}]}),
         encoding="utf-8",
     )
-    body = json.loads(_diff([str(base), str(head), "--format", "json"], capsys)[1])
+    body = json.loads(run_cce("diff", str(base), str(head), "--format", "json")[1])
     assert list(body["metrics"]) == ["mrr"]
     assert body["metrics"]["mrr"]["mean_delta"] == "+0.500000"
     assert body["metrics"]["mrr"]["p"] is None
@@ -238,12 +226,10 @@ def test_hand_written_numbers_are_accepted(
 # --- formats ---------------------------------------------------------------------------
 
 
-def test_json_is_the_pinned_golden(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_json_is_the_pinned_golden(monkeypatch: pytest.MonkeyPatch, run_cce: RunCce) -> None:
     monkeypatch.chdir(DATA)
-    status, out, _ = _diff(
-        ["diff-base.json", "diff-head-shuffled.json", "--format", "json", "--by-tag"], capsys
+    status, out, _ = run_cce(
+        "diff", "diff-base.json", "diff-head-shuffled.json", "--format", "json", "--by-tag"
     )
     assert status == 0
     assert out == (GOLDEN / "diff.v1.json").read_text(encoding="utf-8")
@@ -268,8 +254,8 @@ def _tables(markdown: str) -> list[list[list[str]]]:
     return tables
 
 
-def test_markdown_has_a_row_per_changed_query(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = _diff([str(BASE), str(HEAD), "--format", "markdown"], capsys)
+def test_markdown_has_a_row_per_changed_query(run_cce: RunCce) -> None:
+    status, out, _ = run_cce("diff", str(BASE), str(HEAD), "--format", "markdown")
     assert status == 0
     assert out.splitlines()[0].startswith("➖ **No gate set**: no significant change from bm25")
     aggregate, _differences, worse, better, _details = _tables(out)
@@ -285,9 +271,9 @@ def test_markdown_has_a_row_per_changed_query(capsys: pytest.CaptureFixture[str]
 
 
 def test_text_lists_changed_queries_worst_first_then_stats_then_verdict(
-    capsys: pytest.CaptureFixture[str],
+    run_cce: RunCce,
 ) -> None:
-    out = _diff([str(BASE), str(HEAD)], capsys)[1]
+    out = run_cce("diff", str(BASE), str(HEAD))[1]
     lines = out.splitlines()
     assert lines[5].split() == ["q-ring", "P@k", "0.400000", "0.200000", "-0.200000"]
     assert "  unchanged: 1 of 8" in lines
@@ -298,36 +284,36 @@ def test_text_lists_changed_queries_worst_first_then_stats_then_verdict(
 
 
 def test_step_summary_is_appended_whatever_the_format(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cce: RunCce
 ) -> None:
     summary = tmp_path / "summary.md"
     summary.write_text("# earlier step\n", encoding="utf-8")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    markdown = _diff([str(BASE), str(HEAD), "--format", "markdown"], capsys)[1]
-    status, out, _ = _diff([str(BASE), str(HEAD), "--format", "json"], capsys)
+    markdown = run_cce("diff", str(BASE), str(HEAD), "--format", "markdown")[1]
+    status, out, _ = run_cce("diff", str(BASE), str(HEAD), "--format", "json")
     assert status == 0 and out.startswith("{")
     assert summary.read_text(encoding="utf-8") == "# earlier step\n" + markdown + markdown
 
 
 def test_step_summary_that_cannot_be_written_is_an_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cce: RunCce
 ) -> None:
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "missing" / "summary.md"))
-    status, _, err = _diff([str(BASE), str(HEAD)], capsys)
+    status, _, err = run_cce("diff", str(BASE), str(HEAD))
     assert status == 1
     assert err.startswith("error: could not append the job summary to ")
 
 
-def test_by_tag_adds_per_tag_tests(capsys: pytest.CaptureFixture[str]) -> None:
-    body = json.loads(_diff([str(BASE), str(HEAD), "--format", "json", "--by-tag"], capsys)[1])
+def test_by_tag_adds_per_tag_tests(run_cce: RunCce) -> None:
+    body = json.loads(run_cce("diff", str(BASE), str(HEAD), "--format", "json", "--by-tag")[1])
     assert list(body["tags"]) == ["concept", "symbol"]
     assert body["tags"]["symbol"]["paired"] == 4
     base, head = _rows(BASE), _rows(HEAD)
     symbol = ["q-auth", "q-config", "q-ring", "q-payment"]
     expected = stats.ttest_rel([head[i]["mrr"] for i in symbol], [base[i]["mrr"] for i in symbol])
     assert abs(float(body["tags"]["symbol"]["metrics"]["mrr"]["t"]) - expected.statistic) < 1e-6
-    assert "tags" not in json.loads(_diff([str(BASE), str(HEAD), "--format", "json"], capsys)[1])
-    text = _diff([str(BASE), str(HEAD), "--by-tag"], capsys)[1]
+    assert "tags" not in json.loads(run_cce("diff", str(BASE), str(HEAD), "--format", "json")[1])
+    text = run_cce("diff", str(BASE), str(HEAD), "--by-tag")[1]
     assert "  tag concept: 4 paired queries" in text
 
 
@@ -346,18 +332,16 @@ def _significant_pair(tmp_path: Path) -> tuple[Path, Path]:
     )
 
 
-def test_no_gate_flag_exits_0_even_when_worse(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_no_gate_flag_exits_0_even_when_worse(tmp_path: Path, run_cce: RunCce) -> None:
     base, head = _significant_pair(tmp_path)
-    status, out, err = _diff([str(base), str(head)], capsys)
+    status, out, err = run_cce("diff", str(base), str(head))
     assert (status, err) == (0, "")
     assert "verdict: significantly worse on MRR (holm-adjusted p < 0.05)" in out
 
 
-def test_fail_on_significant(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_fail_on_significant(tmp_path: Path, run_cce: RunCce) -> None:
     base, head = _significant_pair(tmp_path)
-    status, out, err = _diff([str(base), str(head), "--fail-on-significant"], capsys)
+    status, out, err = run_cce("diff", str(base), str(head), "--fail-on-significant")
     assert status == 3
     lines = err.splitlines()
     assert len(lines) == 1
@@ -365,12 +349,12 @@ def test_fail_on_significant(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert "holm-adjusted p" in lines[0]
     assert "gate FAILED (1 reason)" in out
     # The same comparison the other way round improves: the gate passes.
-    status, out, err = _diff([str(head), str(base), "--fail-on-significant"], capsys)
+    status, out, err = run_cce("diff", str(head), str(base), "--fail-on-significant")
     assert (status, err) == (0, "")
     assert "gate passed" in out
     # A strict enough alpha lets the regression through.
-    status, _, _ = _diff(
-        [str(base), str(head), "--fail-on-significant", "--alpha", "1e-30"], capsys
+    status, _, _ = run_cce(
+        "diff", str(base), str(head), "--fail-on-significant", "--alpha", "1e-30"
     )
     assert status == 0
 
@@ -390,30 +374,30 @@ def _worse_pair(tmp_path: Path, n: int) -> tuple[Path, Path]:
 
 
 def test_bootstrap_gates_significance_only_from_the_calibrated_n(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, run_cce: RunCce
 ) -> None:
     """Below 30 paired queries a bootstrap significance gate is an error (exit 1,
     nothing on stdout); from 30 on it gates like the other tests."""
     argv = ["--test", "bootstrap", "--fail-on-significant"]
     base, head = _worse_pair(tmp_path, 29)
-    status, out, err = _diff([str(base), str(head), *argv], capsys)
+    status, out, err = run_cce("diff", str(base), str(head), *argv)
     assert (status, out) == (1, "")
     assert err.startswith(
         "error: --fail-on-significant with --test bootstrap needs at least 30 paired "
         "queries, got 29: "
     )
     assert "(docs/gating.md#which-test-can-gate)" in err
-    assert _diff([str(base), str(head), "--test", "bootstrap"], capsys)[0] == 0
-    assert _diff([str(base), str(head), "--fail-on-significant"], capsys)[0] == 3
+    assert run_cce("diff", str(base), str(head), "--test", "bootstrap")[0] == 0
+    assert run_cce("diff", str(base), str(head), "--fail-on-significant")[0] == 3
     base, head = _worse_pair(tmp_path, 30)
-    status, out, err = _diff([str(base), str(head), *argv], capsys)
+    status, out, err = run_cce("diff", str(base), str(head), *argv)
     assert status == 3
     assert err.startswith("gate failed: MRR got significantly worse: mean delta ")
-    assert _diff([str(head), str(base), *argv], capsys)[0] == 0
+    assert run_cce("diff", str(head), str(base), *argv)[0] == 0
 
 
-def test_fail_on_query_regression(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, err = _diff([str(BASE), str(HEAD), "--fail-on-query-regression"], capsys)
+def test_fail_on_query_regression(run_cce: RunCce) -> None:
+    status, out, err = run_cce("diff", str(BASE), str(HEAD), "--fail-on-query-regression")
     assert status == 3
     assert out.endswith("; gate FAILED (5 reasons)\n")
     assert err.splitlines() == [
@@ -424,15 +408,15 @@ def test_fail_on_query_regression(capsys: pytest.CaptureFixture[str]) -> None:
         "gate failed: query q-ring got worse on F1: 0.571429 -> 0.285714 (-0.285715)",
     ]
     body = json.loads(
-        _diff([str(BASE), str(HEAD), "--fail-on-query-regression", "--format", "json"], capsys)[1]
+        run_cce("diff", str(BASE), str(HEAD), "--fail-on-query-regression", "--format", "json")[1]
     )
     assert body["gate"]["passed"] is False and len(body["gate"]["reasons"]) == 5
-    status, _, err = _diff([str(BASE), str(BASE), "--fail-on-query-regression"], capsys)
+    status, _, err = run_cce("diff", str(BASE), str(BASE), "--fail-on-query-regression")
     assert (status, err) == (0, "")
 
 
 def test_query_regression_on_chosen_metrics_with_a_tolerance(
-    capsys: pytest.CaptureFixture[str],
+    run_cce: RunCce,
 ) -> None:
     """A metric list narrows the rule; a tolerance lets small drops through; the bare
     flag, before or after the reports, keeps watching every metric."""
@@ -441,40 +425,40 @@ def test_query_regression_on_chosen_metrics_with_a_tolerance(
         "gate failed: query q-ring got worse on MRR: 0.500000 -> 0.333333 (-0.166667)",
     ]
     for spelling in ("mrr", "MRR", "mrr,mrr"):
-        status, _, err = _diff(
-            [str(BASE), str(HEAD), "--fail-on-query-regression", spelling], capsys
+        status, _, err = run_cce(
+            "diff", str(BASE), str(HEAD), "--fail-on-query-regression", spelling
         )
         assert (status, err.splitlines()) == (3, mrr_only)
-    status, _, err = _diff(
-        [str(BASE), str(HEAD), "--fail-on-query-regression", "mrr,recall"], capsys
+    status, _, err = run_cce(
+        "diff", str(BASE), str(HEAD), "--fail-on-query-regression", "mrr,recall"
     )
     assert status == 3 and len(err.splitlines()) == 3
     argv = ["--fail-on-query-regression", "mrr", "--regression-tolerance", "0.2"]
-    status, _, err = _diff([str(BASE), str(HEAD), *argv], capsys)
+    status, _, err = run_cce("diff", str(BASE), str(HEAD), *argv)
     assert (status, err.splitlines()) == (3, mrr_only[:1])
     # A drop of exactly the tolerance is within it.
     argv = ["--fail-on-query-regression", "--regression-tolerance", "0.5"]
-    assert _diff([str(BASE), str(HEAD), *argv], capsys)[:3:2] == (0, "")
-    bare_first = _diff(["--fail-on-query-regression", str(BASE), str(HEAD)], capsys)
-    bare_last = _diff([str(BASE), str(HEAD), "--fail-on-query-regression"], capsys)
+    assert run_cce("diff", str(BASE), str(HEAD), *argv)[:3:2] == (0, "")
+    bare_first = run_cce("diff", "--fail-on-query-regression", str(BASE), str(HEAD))
+    bare_last = run_cce("diff", str(BASE), str(HEAD), "--fail-on-query-regression")
     assert bare_first == bare_last and len(bare_first[2].splitlines()) == 5
-    abbreviated = _diff(["--fail-on-query", str(BASE), str(HEAD)], capsys)
+    abbreviated = run_cce("diff", "--fail-on-query", str(BASE), str(HEAD))
     assert abbreviated == bare_last
-    explicit_all = _diff([str(BASE), str(HEAD), "--fail-on-query-regression", "all"], capsys)
+    explicit_all = run_cce("diff", str(BASE), str(HEAD), "--fail-on-query-regression", "all")
     assert explicit_all == bare_last
 
 
-def test_min_accepts_the_printed_labels(capsys: pytest.CaptureFixture[str]) -> None:
-    status, _, err = _diff([str(BASE), str(HEAD), "--min", "MRR=0.8", "--min", "P@k=0.1"], capsys)
+def test_min_accepts_the_printed_labels(run_cce: RunCce) -> None:
+    status, _, err = run_cce("diff", str(BASE), str(HEAD), "--min", "MRR=0.8", "--min", "P@k=0.1")
     assert status == 3
     assert err.splitlines() == [
         f"gate failed: MRR of hybrid ({HEAD}) is 0.729167, below --min mrr=0.8",
     ]
 
 
-def test_a_floor_is_printed_with_every_digit_it_has(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_floor_is_printed_with_every_digit_it_has(run_cce: RunCce) -> None:
     # `:g` printed 0.7291671 as 0.729167, a floor the head seems to meet.
-    status, _, err = _diff([str(BASE), str(HEAD), "--min", "MRR=0.7291671"], capsys)
+    status, _, err = run_cce("diff", str(BASE), str(HEAD), "--min", "MRR=0.7291671")
     assert status == 3
     assert err.splitlines() == [
         f"gate failed: MRR of hybrid ({HEAD}) is 0.729167, below --min mrr=0.7291671",
@@ -518,19 +502,19 @@ def test_number_text_round_trips_and_keeps_short_values_short(value: float, show
     ],
 )
 def test_a_gate_on_a_metric_the_reports_lack_is_a_usage_error(
-    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+    argv: list[str], message: str, run_cce: RunCce
 ) -> None:
-    assert _diff([str(BASE), str(HEAD), *argv], capsys) == (2, "", message)
+    assert run_cce("diff", str(BASE), str(HEAD), *argv) == (2, "", message)
 
 
-def test_min_floors(capsys: pytest.CaptureFixture[str]) -> None:
+def test_min_floors(run_cce: RunCce) -> None:
     # The head's MRR aggregate is 0.729167 and its recall 0.875.
-    status, _, err = _diff(
-        [str(BASE), str(HEAD), "--min", "mrr=0.7", "--min", "recall=0.8"], capsys
+    status, _, err = run_cce(
+        "diff", str(BASE), str(HEAD), "--min", "mrr=0.7", "--min", "recall=0.8"
     )
     assert (status, err) == (0, "")
-    status, out, err = _diff(
-        [str(BASE), str(HEAD), "--min", "mrr=0.8", "--min", "recall=0.9"], capsys
+    status, out, err = run_cce(
+        "diff", str(BASE), str(HEAD), "--min", "mrr=0.8", "--min", "recall=0.9"
     )
     assert status == 3
     assert "gate FAILED (2 reasons)" in out
@@ -539,7 +523,7 @@ def test_min_floors(capsys: pytest.CaptureFixture[str]) -> None:
         f"gate failed: recall of hybrid ({HEAD}) is 0.875000, below --min recall=0.9",
     ]
     assert json.loads(
-        _diff([str(BASE), str(HEAD), "--min", "mrr=0.7", "--format", "json"], capsys)[1]
+        run_cce("diff", str(BASE), str(HEAD), "--min", "mrr=0.7", "--format", "json")[1]
     )["gate"] == {"passed": True}
 
 
@@ -557,10 +541,8 @@ def test_min_floors(capsys: pytest.CaptureFixture[str]) -> None:
         (["--fail-on-query-regression", "--regression-tolerance", "-1"], "0 or more"),
     ],
 )
-def test_gate_usage_errors_exit_2(
-    argv: list[str], fragment: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    status, out, err = _diff([str(BASE), str(HEAD), *argv], capsys)
+def test_gate_usage_errors_exit_2(argv: list[str], fragment: str, run_cce: RunCce) -> None:
+    status, out, err = run_cce("diff", str(BASE), str(HEAD), *argv)
     assert (status, out) == (2, "")
     assert fragment in err
 
@@ -574,19 +556,19 @@ def _with_provenance(source: Path, target: Path, fixtures_sha256: str | None) ->
 
 
 def test_reports_of_different_fixture_files_are_named_and_strict_refuses(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, run_cce: RunCce
 ) -> None:
-    plain = _diff([str(BASE), str(HEAD)], capsys)
+    plain = run_cce("diff", str(BASE), str(HEAD))
     base = _with_provenance(BASE, tmp_path / "base.json", "a" * 64)
     head = _with_provenance(HEAD, tmp_path / "head.json", "b" * 64)
-    status, out, err = _diff([str(base), str(head)], capsys)
+    status, out, err = run_cce("diff", str(base), str(head))
     assert status == 0
     assert err == (
         f"warning: the fixture files differ between {base} and {head} (fixtures_sha256 of "
         "their provenance): the same case ids may not ask the same questions\n"
     )
     assert out == plain[1].replace(str(BASE), str(base)).replace(str(HEAD), str(head))
-    status, out, err = _diff([str(base), str(head), "--strict"], capsys)
+    status, out, err = run_cce("diff", str(base), str(head), "--strict")
     assert (status, out) == (1, "")
     assert err.startswith("error: the fixture files differ between ")
     assert err.endswith("; --strict refuses to compare them\n")
@@ -594,7 +576,7 @@ def test_reports_of_different_fixture_files_are_named_and_strict_refuses(
     same = _with_provenance(HEAD, tmp_path / "same.json", "a" * 64)
     bare = _with_provenance(HEAD, tmp_path / "bare.json", None)
     for other in (same, bare):
-        status, _, err = _diff([str(base), str(other), "--strict"], capsys)
+        status, _, err = run_cce("diff", str(base), str(other), "--strict")
         assert (status, err) == (0, "")
 
 
@@ -602,7 +584,10 @@ def test_reports_of_different_fixture_files_are_named_and_strict_refuses(
 
 
 def test_bm25_against_hybrid_on_the_starter_set(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    run_cce: RunCce,
 ) -> None:
     monkeypatch.chdir(REPO)
     reports = {}
@@ -612,10 +597,10 @@ def test_bm25_against_hybrid_on_the_starter_set(
         reports[backend] = tmp_path / f"{backend}.json"
         reports[backend].write_text(capsys.readouterr().out, encoding="utf-8")
     a, b = str(reports["bm25"]), str(reports["hybrid"])
-    status, out, _ = _diff([a, b, "--backends", "bm25,hybrid", "--format", "markdown"], capsys)
+    status, out, _ = run_cce("diff", a, b, "--backends", "bm25,hybrid", "--format", "markdown")
     assert status == 0
     changed = [row for table in _tables(out) if table[0] == ["id", "base → head"] for row in table]
-    body = json.loads(_diff([a, b, "--backends", "bm25,hybrid", "--format", "json"], capsys)[1])
+    body = json.loads(run_cce("diff", a, b, "--backends", "bm25,hybrid", "--format", "json")[1])
     moved = {
         row["id"]
         for entry in body["metrics"].values()
@@ -623,19 +608,19 @@ def test_bm25_against_hybrid_on_the_starter_set(
         if row["delta"] not in ("+0.000000", "-0.000000")
     }
     assert moved and {row[0] for row in changed if row[0] != "id"} == moved
-    status, _, err = _diff(
-        [a, b, "--backends", "bm25,hybrid", "--fail-on-query-regression"], capsys
+    status, _, err = run_cce(
+        "diff", a, b, "--backends", "bm25,hybrid", "--fail-on-query-regression"
     )
     assert status == 3 and err.startswith("gate failed: query ")
-    assert _diff([a, a, "--fail-on-query-regression"], capsys)[0] == 0
+    assert run_cce("diff", a, a, "--fail-on-query-regression")[0] == 0
 
 
 @pytest.mark.parametrize(("test", "statistic"), [("signed-rank", "W+"), ("bootstrap", "mean")])
 def test_diff_other_tests_name_the_test_and_carry_its_statistic(
-    test: str, statistic: str, capsys: pytest.CaptureFixture[str]
+    test: str, statistic: str, run_cce: RunCce
 ) -> None:
     argv = [str(BASE), str(HEAD), "--format", "json", "--test", test]
-    out = _diff(argv, capsys)[1]
+    out = run_cce("diff", *argv)[1]
     body = json.loads(out)
     assert (body["test"], body["statistic"]) == (test, statistic)
     mrr = body["metrics"]["mrr"]
@@ -644,8 +629,8 @@ def test_diff_other_tests_name_the_test_and_carry_its_statistic(
     p = [float(body["metrics"][key]["p"]) for key in KEYS]
     _, holm, _, _ = multipletests(p, method="holm")
     assert abs(float(mrr["p_adjusted"]) - holm[2]) < 2e-6
-    assert _diff(argv, capsys)[1] == out
-    text = _diff([str(BASE), str(HEAD), "--test", test], capsys)[1]
+    assert run_cce("diff", *argv)[1] == out
+    text = run_cce("diff", str(BASE), str(HEAD), "--test", test)[1]
     assert f"{statistic:>12}" in next(line for line in text.splitlines() if "mean-delta" in line)
 
 
@@ -674,9 +659,7 @@ def test_reports_with_no_case_in_common_are_an_error(
     assert err.startswith("error: no case ids in common")
 
 
-def test_a_wide_statistic_keeps_a_space_before_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_wide_statistic_keeps_a_space_before_it(tmp_path: Path, run_cce: RunCce) -> None:
     """W+ over 400 queries has six integer digits, wider than its column: the row must
     still split into one field per column rather than run W/T/L and W+ together."""
     rng = random.Random(11)
@@ -685,7 +668,7 @@ def test_a_wide_statistic_keeps_a_space_before_it(
     head = {case_id: {"mrr": rng.choice((0.25, 0.5, 1.0))} for case_id in ids}
     a = _write_report(tmp_path / "base.json", "bm25", base)
     b = _write_report(tmp_path / "head.json", "bm25", head)
-    out = _diff([str(a), str(b), "--test", "signed-rank"], capsys)[1]
+    out = run_cce("diff", str(a), str(b), "--test", "signed-rank")[1]
     row = next(line for line in out.splitlines() if line.startswith("  MRR "))
     fields = row.split()
     # label, n, mean-delta, W/T/L, W+, p, p-adj, d_z, CI ("n/a" for the signed-rank test)

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from cce_cli.main import main
 from cce_retrieval import EMBEDDERS, embedder_names, load_embedder_plugins
+
+# The `run_cce` fixture (conftest.py): cce ARGV... -> (exit status, stdout, stderr).
+RunCce = Callable[..., tuple[int, str, str]]
 
 PLUGIN_SRC = Path(__file__).parent / "data" / "cce-example-embedder" / "src"
 
@@ -38,12 +40,6 @@ def plugin_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
     sys.modules.pop("cce_example_embedder", None)
 
 
-def cce(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 @pytest.fixture
 def corpus(tmp_path: Path) -> Path:
     root = tmp_path / "src"
@@ -54,12 +50,12 @@ def corpus(tmp_path: Path) -> Path:
 
 
 def test_a_plugin_embedder_indexes_and_answers_queries(
-    plugin_site: Path, corpus: Path, capsys: pytest.CaptureFixture[str]
+    plugin_site: Path, corpus: Path, run_cce: RunCce
 ) -> None:
     install(plugin_site, "letters = cce_example_embedder:SPEC")
     load_embedder_plugins(force=True)
     assert "letters" in embedder_names()
-    code, out, err = cce(capsys, "index", str(corpus), "--embedder", "letters", "--no-metrics")
+    code, out, err = run_cce("index", str(corpus), "--embedder", "letters", "--no-metrics")
     assert code == 0, err
     assert err == ""  # no health check to announce
     assert "  embedder          : letters\n" in out
@@ -68,18 +64,18 @@ def test_a_plugin_embedder_indexes_and_answers_queries(
         b'"embedder":"letters","embedder_model":"ascii-26","embedding_dim":26'
         in (store.read_bytes()[:200])
     )
-    code, out, err = cce(capsys, "search", "aaaa", "--store", str(store), "--no-metrics", "--json")
+    code, out, err = run_cce("search", "aaaa", "--store", str(store), "--no-metrics", "--json")
     assert code == 0, err
     assert json.loads(out)["results"][0]["file_path"] == "a.py"
 
 
 def test_a_broken_plugin_is_listed_and_refused_in_one_line(
-    plugin_site: Path, corpus: Path, capsys: pytest.CaptureFixture[str]
+    plugin_site: Path, corpus: Path, run_cce: RunCce
 ) -> None:
     install(plugin_site, "broken = cce_example_embedder_missing:SPEC")
     load_embedder_plugins(force=True)
     assert "broken" in embedder_names()
-    code, out, err = cce(capsys, "index", str(corpus), "--embedder", "broken", "--no-metrics")
+    code, out, err = run_cce("index", str(corpus), "--embedder", "broken", "--no-metrics")
     assert (code, out) == (1, "")
     assert err.startswith(
         "error: embedder plugin 'broken' (cce_example_embedder_missing:SPEC) failed to load: "

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from cce_cli.main import build_parser, main
+from cce_cli.main import build_parser
+
+# The `run_cce` fixture (conftest.py): cce ARGV... -> (exit status, stdout, stderr).
+RunCce = Callable[..., tuple[int, str, str]]
 
 SUGGESTIONS: tuple[tuple[str, str], ...] = (
     # evaluation/indexes.py: the strict protection notice of every building command.
@@ -65,15 +68,6 @@ def test_a_suggested_flag_is_a_flag_of_the_command(flag: str, command: str) -> N
     assert flag in _options(command)
 
 
-def _cce(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as stop:
-        code = stop.code if isinstance(stop.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 def _suggested(err: str) -> list[str]:
     return [word.strip("`'\",.;()") for word in err.split() if word.startswith(("--", "`--"))]
 
@@ -91,54 +85,50 @@ def workspace(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_report_names_only_the_flag_it_has(
-    workspace: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_report_names_only_the_flag_it_has(workspace: Path, run_cce: RunCce) -> None:
     fixtures = str(workspace / "f.jsonl")
-    code, out, err = _cce(["relevance", fixtures, "--json", "--no-cache"], capsys)
+    code, out, err = run_cce("relevance", fixtures, "--json", "--no-cache")
     assert code == 0, err
     saved = workspace / "r.json"
     saved.write_text(out, encoding="utf-8")
     html = str(workspace / "r.html")
-    code, _, err = _cce(["report", str(saved), "--backends", "bm25,nope", "-o", html], capsys)
+    code, _, err = run_cce("report", str(saved), "--backends", "bm25,nope", "-o", html)
     assert code == 1 and "no backend 'nope'" in err
     assert _suggested(err) == ["--backends"]
 
 
 def test_relevance_names_the_configuration_key_for_a_missing_model(
-    workspace: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    workspace: Path, run_cce: RunCce, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("CCE_MODEL2VEC_MODEL", raising=False)
     (workspace / "cce.toml").write_text(
         '[backends.m2v]\nuse = "vector"\nembedder = "model2vec"\n', encoding="utf-8"
     )
     fixtures = str(workspace / "f.jsonl")
-    code, _, err = _cce(["relevance", fixtures, "--backend", "m2v", "--no-cache"], capsys)
+    code, _, err = run_cce("relevance", fixtures, "--backend", "m2v", "--no-cache")
     assert code == 1
     assert 'model = "NAME_OR_PATH"' in err and "CCE_MODEL2VEC_MODEL" in err
     assert _suggested(err) == []
 
 
 def test_a_store_without_its_model_names_the_index_flags(
-    workspace: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    workspace: Path, run_cce: RunCce, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from cce_cli.evaluation import indexes
     from cce_retrieval import create_embedder
 
     monkeypatch.delenv("CCE_MODEL2VEC_MODEL", raising=False)
-    assert _cce(["index", str(workspace / "corpus"), "--no-metrics"], capsys)[0] == 0
+    assert run_cce("index", str(workspace / "corpus"), "--no-metrics")[0] == 0
     monkeypatch.setattr(indexes, "query_embedder", lambda index: create_embedder("model2vec"))
     store = str(workspace / "corpus" / ".cce" / "index.json")
-    code, _, err = _cce(["search", "alpha", "--store", store, "--no-metrics"], capsys)
+    code, _, err = run_cce("search", "alpha", "--store", store, "--no-metrics")
     assert code == 1 and "records no model" in err
     suggested = _suggested(err)
     assert suggested == ["--embedder", "--model"]
     assert set(suggested) <= _options("index")
 
 
-def test_the_protection_notice_names_a_flag_pool_takes(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_the_protection_notice_names_a_flag_pool_takes(tmp_path: Path, run_cce: RunCce) -> None:
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     (corpus / "deploy.sh").write_text('export DB_PASSWORD="hunter2-hunter2"\n', encoding="utf-8")
@@ -148,14 +138,14 @@ def test_the_protection_notice_names_a_flag_pool_takes(
         '{"id":"x","query":"password","expected":[]}\n',
         encoding="utf-8",
     )
-    code, _, err = _cce(["pool", str(fixtures), "--no-cache"], capsys)
+    code, _, err = run_cce("pool", str(fixtures), "--no-cache")
     assert code == 0 and "re-run with --protection strict" in err
     assert set(_suggested(err)) == {"--protection"} <= _options("pool")
     assert (
         json.loads(
             "["
             + ",".join(
-                _cce(["pool", str(fixtures), "--no-cache", "--protection", "strict"], capsys)[
+                run_cce("pool", str(fixtures), "--no-cache", "--protection", "strict")[
                     1
                 ].splitlines()
             )

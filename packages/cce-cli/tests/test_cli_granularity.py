@@ -8,25 +8,16 @@ fairly, and the report says which granularity it was scored at.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from cce_cli.main import main
-
 REPO = Path(__file__).parents[3]
 GOLDEN = Path(__file__).parent / "golden" / "code.report.json"
 
-Outcome = tuple[int, str, str]
-
-
-def cce(capsys: pytest.CaptureFixture[str], *argv: str) -> Outcome:
-    try:
-        code = main(list(argv))
-    except SystemExit as stop:
-        code = stop.code if isinstance(stop.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+# The `run_cce` fixture (conftest.py): cce ARGV... -> (exit status, stdout, stderr).
+RunCce = Callable[..., tuple[int, str, str]]
 
 
 def rows(out: str, backend: str) -> dict[str, dict[str, object]]:
@@ -43,15 +34,15 @@ code-lru-evict Q0 cache.py:18-27 3 2.0 t
 
 
 def test_a_file_level_run_is_judged_by_path_and_each_file_counts_once(
-    workspace: Path, capsys: pytest.CaptureFixture[str]
+    workspace: Path, run_cce: RunCce
 ) -> None:
     run = workspace / "files.trec"
     run.write_text(RUN, encoding="utf-8")
     fixtures = str(workspace / "code.jsonl")
     argv = ("relevance", fixtures, "--run", f"mine={run}", "--backend", "mine", "--json")
-    code, chunk, err = cce(capsys, *argv)
+    code, chunk, err = run_cce(*argv)
     assert code == 0, err
-    code, by_file, err = cce(capsys, *argv, "--granularity", "file")
+    code, by_file, err = run_cce(*argv, "--granularity", "file")
     assert code == 0, err
     assert "granularity" not in json.loads(chunk)
     assert json.loads(by_file)["granularity"] == "file"
@@ -64,29 +55,28 @@ def test_a_file_level_run_is_judged_by_path_and_each_file_counts_once(
     # Kinds and ranges are not compared by file, so no result is reported as unmatchable.
     assert "can never match" not in err
     assert "1 case in " in err and "(e.g. code-eviction-kind)" in err
-    code, out, err = cce(capsys, *argv[:-1], "--granularity", "file")
+    code, out, err = run_cce(*argv[:-1], "--granularity", "file")
     assert code == 0, err
     assert "  matched : by file (kinds and line ranges ignored)\n" in out
 
 
 def test_chunk_granularity_is_the_default_byte_for_byte(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    run_cce: RunCce, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(REPO)
-    code, out, err = cce(
-        capsys, "relevance", "eval/relevance/code.jsonl", "--json", "--granularity", "chunk"
+    code, out, err = run_cce(
+        "relevance", "eval/relevance/code.jsonl", "--json", "--granularity", "chunk"
     )
     assert code == 0, err
     assert out == GOLDEN.read_text(encoding="utf-8")
 
 
 def test_file_granularity_trec_results_use_the_qrels_docnos(
-    workspace: Path, capsys: pytest.CaptureFixture[str]
+    workspace: Path, run_cce: RunCce
 ) -> None:
     fixtures = str(workspace / "code.jsonl")
     results, qrels = workspace / "run.trec", workspace / "qrels.txt"
-    code, _, err = cce(
-        capsys,
+    code, _, err = run_cce(
         *("relevance", fixtures, "--backend", "hybrid", "--granularity", "file"),
         *("--results", str(results), "--results-format", "trec", "--export-qrels", str(qrels)),
     )

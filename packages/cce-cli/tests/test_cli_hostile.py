@@ -13,7 +13,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,16 +21,12 @@ import pytest
 
 from cce_cli.commands import conformance as cmd_conformance
 from cce_cli.formats import event_log as events
-from cce_cli.main import main
 from cce_cli.render.output import display_text
 
+# The `run_cce` fixture (conftest.py): cce ARGV... -> (exit status, stdout, stderr).
+RunCce = Callable[..., tuple[int, str, str]]
+
 CCE = [sys.executable, "-m", "cce_cli"]
-
-
-def run(capsys: pytest.CaptureFixture[str], args: Sequence[str]) -> tuple[int, str, str]:
-    code = main(list(args))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def repo(root: Path) -> Path:
@@ -445,14 +441,12 @@ def test_ctrl_c_as_bm25_forks_leaves_no_child_and_no_staged_part(tmp_path: Path)
 # --- control and bidi characters in human output (17) ---------------------------------------
 
 
-def test_search_escapes_hostile_file_names(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def test_search_escapes_hostile_file_names(run_cce: RunCce, tmp_path: Path) -> None:
     root = repo(tmp_path / "r")
     (root / "evil\x1b[2J\u202e.py").write_text("def login_evil(user):\n    return '\x1b[31m'\n")
     (root / "new\nline.py").write_text("def login_newline(user):\n    pass\n")
-    run(capsys, ["index", str(root), "--no-metrics"])
-    code, out, _ = run(capsys, ["search", "login", str(root), "--no-metrics"])
+    run_cce("index", str(root), "--no-metrics")
+    code, out, _ = run_cce("search", "login", str(root), "--no-metrics")
     assert code == 0
     assert "\x1b" not in out and "\u202e" not in out
     assert '"evil\\u001b[2J\\u202e.py":' in out
@@ -463,33 +457,33 @@ def test_search_escapes_hostile_file_names(
 
 
 def test_search_takes_the_positional_dir(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    run_cce: RunCce, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = repo(tmp_path / "r")
-    run(capsys, ["index", str(root), "--no-metrics"])
+    run_cce("index", str(root), "--no-metrics")
     monkeypatch.chdir(tmp_path)  # no ./.cce here: the DIR argument must be used
-    code, out, err = run(capsys, ["search", "login", str(root)])
+    code, out, err = run_cce("search", "login", str(root))
     assert (code, err) == (0, "")
     assert "auth.py" in out
     assert "feedback" not in out
     assert out.splitlines()[-1].startswith("query-id: ")
-    code, _, err = run(capsys, ["search", "login", str(root), "--dir", str(root)])
+    code, _, err = run_cce("search", "login", str(root), "--dir", str(root))
     assert code == 2 and "either DIR or --dir" in err
 
 
 def test_graph_expansion_rows_are_labelled_and_json_is_unchanged(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+    run_cce: RunCce, tmp_path: Path
 ) -> None:
     root = repo(tmp_path / "r")
-    run(capsys, ["index", str(root), "--no-metrics"])
+    run_cce("index", str(root), "--no-metrics")
     store = str(root / ".cce" / "index.json")
-    _, out, _ = run(capsys, ["search", "login", "--store", store, "--top-k", "1", "--no-metrics"])
+    _, out, _ = run_cce("search", "login", "--store", store, "--top-k", "1", "--no-metrics")
     rows = [line for line in out.splitlines() if line[:3].strip().rstrip(".").isdigit()]
     assert len(rows) == 2  # one ranked row plus its related file
     assert not rows[0].endswith("[graph: related file]")
     assert rows[1].endswith("  [graph: related file]") and "util.py" in rows[1]
-    _, text, _ = run(
-        capsys, ["search", "login", "--store", store, "--top-k", "1", "--no-metrics", "--json"]
+    _, text, _ = run_cce(
+        "search", "login", "--store", store, "--top-k", "1", "--no-metrics", "--json"
     )
     assert "graph" not in text and len(json.loads(text)["results"]) == 2
 
@@ -497,30 +491,26 @@ def test_graph_expansion_rows_are_labelled_and_json_is_unchanged(
 # --- --compare , and relevance --dir walk errors (22) ---------------------------------------
 
 
-def test_compare_comma_blames_compare(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_compare_comma_blames_compare(run_cce: RunCce, tmp_path: Path) -> None:
     fixture = str(fixtures(tmp_path / "f.jsonl"))
-    code, _, err = run(
-        capsys, ["relevance", fixture, "--dir", str(repo(tmp_path / "r")), "--compare", ","]
+    code, _, err = run_cce(
+        "relevance", fixture, "--dir", str(repo(tmp_path / "r")), "--compare", ","
     )
     assert code == 2
     assert err == "error: --compare requires exactly two distinct backends, e.g. bm25,hybrid\n"
 
 
-def test_relevance_dir_warns_about_walk_errors(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def test_relevance_dir_warns_about_walk_errors(run_cce: RunCce, tmp_path: Path) -> None:
     root = repo(tmp_path / "r")
     os.mkfifo(root / ".gitignore")  # unreadable as a .gitignore: one walk error
-    code, _, err = run(
-        capsys, ["relevance", str(fixtures(tmp_path / "f.jsonl")), "--dir", str(root)]
-    )
+    code, _, err = run_cce("relevance", str(fixtures(tmp_path / "f.jsonl")), "--dir", str(root))
     assert code == 0
     assert err.startswith("warning: 1 .gitignore file could not be read")
 
 
 @pytest.mark.parametrize("kind", ["fifo", "zero-link", "oversized"])
 def test_an_unreadable_gitignore_is_said_to_be_ignored_not_to_lose_files(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, kind: str
+    run_cce: RunCce, tmp_path: Path, kind: str
 ) -> None:
     # Its directory is indexed as if it had no .gitignore: saying files under it were
     # not indexed would send the user looking for files that are there.
@@ -534,7 +524,7 @@ def test_an_unreadable_gitignore_is_said_to_be_ignored_not_to_lose_files(
         gitignore.symlink_to("/dev/zero")
     else:
         gitignore.write_bytes(b"#" * (8 * 1024 * 1024 + 1))
-    code, out, err = run(capsys, ["index", str(root), "--no-metrics"])
+    code, out, err = run_cce("index", str(root), "--no-metrics")
     assert code == 0
     assert "  files indexed     : 3\n" in out
     assert "  walk errors       : 1\n" in out
@@ -545,7 +535,7 @@ def test_an_unreadable_gitignore_is_said_to_be_ignored_not_to_lose_files(
 
 
 def test_an_unreadable_directory_keeps_the_reference_warning(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    run_cce: RunCce, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = repo(tmp_path / "r")
     os.mkfifo(root / ".gitignore")
@@ -559,7 +549,7 @@ def test_an_unreadable_directory_keeps_the_reference_warning(
         return real_scandir(path)
 
     monkeypatch.setattr(os, "scandir", scandir)
-    code, out, err = run(capsys, ["index", str(root), "--no-metrics"])
+    code, out, err = run_cce("index", str(root), "--no-metrics")
     assert code == 0
     assert "  walk errors       : 2\n" in out
     assert err.splitlines() == [
@@ -573,17 +563,15 @@ def test_an_unreadable_directory_keeps_the_reference_warning(
 # --- the metrics log (3) ----------------------------------------------------------------------
 
 
-def test_metrics_log_symlink_is_never_followed(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def test_metrics_log_symlink_is_never_followed(run_cce: RunCce, tmp_path: Path) -> None:
     root = repo(tmp_path / "r")
     victim = tmp_path / "victim.txt"
     victim.write_text("precious\n")
     (root / ".cce").mkdir()
     (root / ".cce" / "metrics.jsonl").symlink_to(victim)
-    code, _, err = run(capsys, ["index", str(root)])
+    code, _, err = run_cce("index", str(root))
     assert code == 0
-    code, _, err = run(capsys, ["search", "secret query text", str(root)])
+    code, _, err = run_cce("search", "secret query text", str(root))
     assert code == 0
     assert "is a symlink" in err
     assert victim.read_text() == "precious\n"
@@ -615,7 +603,7 @@ def test_metrics_log_gets_whole_lines_or_nothing(
 
 
 def test_conformance_output_is_replaced_atomically(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    run_cce: RunCce, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = repo(tmp_path / "r")
     output = tmp_path / "conformance.json"
@@ -625,13 +613,13 @@ def test_conformance_output_is_replaced_atomically(
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr("cce_retrieval.store.fileio.os.fsync", full_disk)
-    code, out, err = run(capsys, ["conformance", str(root), "-o", str(output)])
+    code, out, err = run_cce("conformance", str(root), "-o", str(output))
     assert (code, out) == (1, "")
     assert "No space left on device" in err
     assert output.read_text() == "previous good table\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["conformance.json", "r"]
     monkeypatch.undo()
-    assert run(capsys, ["conformance", str(root), "-o", str(output)])[0] == 0
+    assert run_cce("conformance", str(root), "-o", str(output))[0] == 0
     assert json.loads(output.read_text())
 
 
@@ -649,12 +637,12 @@ def test_conformance_can_still_write_to_a_pipe(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="mknod of a character device needs root")
-def test_index_refuses_a_device_store(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_index_refuses_a_device_store(run_cce: RunCce, tmp_path: Path) -> None:
     import stat
 
     device = tmp_path / "null"
     os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
-    code, out, err = run(capsys, ["index", str(repo(tmp_path / "r")), "--store", str(device)])
+    code, out, err = run_cce("index", str(repo(tmp_path / "r")), "--store", str(device))
     assert (code, out) == (1, "")
     assert "exists and is not a regular file; refusing to replace it" in err
     assert stat.S_ISCHR(os.lstat(device).st_mode)
@@ -702,13 +690,9 @@ def test_closed_stderr_keeps_notes_off_stdout(tmp_path: Path) -> None:
 # --- exit statuses of usage errors and of --help ---------------------------------------------
 
 
-def test_an_empty_pool_backend_list_is_a_usage_error(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def test_an_empty_pool_backend_list_is_a_usage_error(run_cce: RunCce, tmp_path: Path) -> None:
     fixture = str(fixtures(tmp_path / "f.jsonl"))
-    code, out, err = run(
-        capsys, ["pool", fixture, "--dir", str(repo(tmp_path / "r")), "--backends", ","]
-    )
+    code, out, err = run_cce("pool", fixture, "--dir", str(repo(tmp_path / "r")), "--backends", ",")
     assert (code, out) == (2, "")
     assert err == "error: --backends needs at least one of bm25, vector, hybrid\n"
 

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from cce_cli.main import main
+# The `run_cce` fixture (conftest.py): cce ARGV... -> (exit status, stdout, stderr).
+RunCce = Callable[..., tuple[int, str, str]]
 
 Answer = Callable[[list[str]], tuple[int, bytes]]
 
@@ -69,12 +70,6 @@ def vectors(make: Callable[[str], str]) -> Answer:
     return answer
 
 
-def run(capsys: pytest.CaptureFixture[str], args: Sequence[str]) -> tuple[int, str, str]:
-    code = main(list(args))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
@@ -86,19 +81,19 @@ def repo(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("bad", ["[NaN, 1.0]", "[1e999, 1.0]", "[1.0]", "[1e300, 1.0]"])
 def test_bad_vectors_leave_the_previous_store(
-    capsys: pytest.CaptureFixture[str],
+    run_cce: RunCce,
     monkeypatch: pytest.MonkeyPatch,
     serve: Callable[[Answer], Server],
     repo: Path,
     bad: str,
 ) -> None:
-    assert run(capsys, ["index", str(repo), "--no-metrics"])[0] == 0
+    assert run_cce("index", str(repo), "--no-metrics")[0] == 0
     store = repo / ".cce" / "index.json"
     before = store.read_bytes()
     # First chunk fine, second one bad (NaN, overflow to infinity, or a shorter vector).
     server = serve(vectors(lambda text: bad if "beta" in text else "[0.5, 0.5]"))
     monkeypatch.setenv("CCE_OLLAMA_URL", f"http://127.0.0.1:{server.port}")
-    code, out, err = run(capsys, ["index", str(repo), "--embedder", "ollama", "--no-metrics"])
+    code, out, err = run_cce("index", str(repo), "--embedder", "ollama", "--no-metrics")
     assert code == 1 and out == ""
     assert err.startswith("using ollama embedder")
     assert "error: " in err and "nothing was written" in err
@@ -118,37 +113,37 @@ def test_bad_vectors_leave_the_previous_store(
     ],
 )
 def test_malformed_url_is_an_error_not_a_traceback(
-    capsys: pytest.CaptureFixture[str],
+    run_cce: RunCce,
     monkeypatch: pytest.MonkeyPatch,
     repo: Path,
     url: str,
     message: str,
 ) -> None:
     monkeypatch.setenv("CCE_OLLAMA_URL", url)
-    code, out, err = run(capsys, ["index", str(repo), "--embedder", "ollama"])
+    code, out, err = run_cce("index", str(repo), "--embedder", "ollama")
     assert (code, out) == (1, "")
     assert err.startswith(message) and err.count("\n") == 1
     assert not (repo / ".cce").exists()
 
 
 def test_credentials_are_redacted_in_the_using_line(
-    capsys: pytest.CaptureFixture[str],
+    run_cce: RunCce,
     monkeypatch: pytest.MonkeyPatch,
     serve: Callable[[Answer], Server],
     repo: Path,
 ) -> None:
     server = serve(vectors(lambda text: "[0.5, 0.5]"))
     monkeypatch.setenv("CCE_OLLAMA_URL", f"http://alice:hunter2@127.0.0.1:{server.port}")
-    code, _, err = run(capsys, ["index", str(repo), "--embedder", "ollama", "--no-metrics"])
+    code, _, err = run_cce("index", str(repo), "--embedder", "ollama", "--no-metrics")
     assert code == 0
     assert err == f"using ollama embedder (nomic-embed-text @ http://***@127.0.0.1:{server.port})\n"
 
 
 def test_credentials_are_redacted_when_unreachable(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, repo: Path
+    run_cce: RunCce, monkeypatch: pytest.MonkeyPatch, repo: Path
 ) -> None:
     monkeypatch.setenv("CCE_OLLAMA_URL", "http://alice:hunter2@127.0.0.1:9")
-    code, _, err = run(capsys, ["index", str(repo), "--embedder", "ollama"])
+    code, _, err = run_cce("index", str(repo), "--embedder", "ollama")
     assert code == 1
     assert err == (
         "error: ollama embedder selected but Ollama is unreachable at http://***@127.0.0.1:9; "
@@ -157,14 +152,14 @@ def test_credentials_are_redacted_when_unreachable(
 
 
 def test_http_500_is_not_called_unreachable(
-    capsys: pytest.CaptureFixture[str],
+    run_cce: RunCce,
     monkeypatch: pytest.MonkeyPatch,
     serve: Callable[[Answer], Server],
     repo: Path,
 ) -> None:
     server = serve(lambda inputs: (500, b'{"error": "model not loaded"}'))
     monkeypatch.setenv("CCE_OLLAMA_URL", f"http://127.0.0.1:{server.port}")
-    code, _, err = run(capsys, ["index", str(repo), "--embedder", "ollama"])
+    code, _, err = run_cce("index", str(repo), "--embedder", "ollama")
     assert code == 1
     assert "unreachable" not in err
     assert "health check at http://127.0.0.1" in err
@@ -172,18 +167,18 @@ def test_http_500_is_not_called_unreachable(
 
 
 def test_search_refusal_keeps_the_cause(
-    capsys: pytest.CaptureFixture[str],
+    run_cce: RunCce,
     monkeypatch: pytest.MonkeyPatch,
     serve: Callable[[Answer], Server],
     repo: Path,
 ) -> None:
     good = serve(vectors(lambda text: "[0.5, 0.5]"))
     monkeypatch.setenv("CCE_OLLAMA_URL", f"http://127.0.0.1:{good.port}")
-    assert run(capsys, ["index", str(repo), "--embedder", "ollama", "--no-metrics"])[0] == 0
+    assert run_cce("index", str(repo), "--embedder", "ollama", "--no-metrics")[0] == 0
     broken = serve(lambda inputs: (200, b'{"model": "m"}'))
     monkeypatch.setenv("CCE_OLLAMA_URL", f"http://u:pw@127.0.0.1:{broken.port}")
     store = str(repo / ".cce" / "index.json")
-    code, out, err = run(capsys, ["search", "alpha", "--store", store, "--no-metrics"])
+    code, out, err = run_cce("search", "alpha", "--store", store, "--no-metrics")
     assert (code, out) == (1, "")
     assert "(ollama response missing .embeddings)" in err
     assert "http://***@127.0.0.1" in err and "pw@" not in err
@@ -200,7 +195,7 @@ def space(width: int, value: float) -> Answer:
 
 
 def test_the_cache_never_mixes_two_servers_spaces(
-    capsys: pytest.CaptureFixture[str],
+    run_cce: RunCce,
     monkeypatch: pytest.MonkeyPatch,
     serve: Callable[[Answer], Server],
     repo: Path,
@@ -213,7 +208,7 @@ def test_the_cache_never_mixes_two_servers_spaces(
         server = serve(space(width, value))
         monkeypatch.setenv("CCE_OLLAMA_URL", f"http://127.0.0.1:{server.port}")
         (repo / "b.py").write_text(f"def beta():\n    return {number}\n")  # one file edited
-        code, _, err = run(capsys, index_args)
+        code, _, err = run_cce(*index_args)
         assert code == 0, err
         index = load_index(str(store))
         assert index.embedding_dim == width and index.embedding_lengths is None

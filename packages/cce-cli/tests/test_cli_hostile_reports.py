@@ -9,28 +9,18 @@ markdown that would open a block (docs/hostile-input.md).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from cce_cli.main import main
-
 DATA = Path(__file__).parent / "data"
 BASE = DATA / "diff-base.json"
 HEAD = DATA / "diff-head.json"
 
-Outcome = tuple[int, str, str]
-
-
-def _run(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> Outcome:
-    try:
-        code = main(list(argv))
-    except SystemExit as stop:
-        code = stop.code if isinstance(stop.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+# The `run_cce` fixture (conftest.py): cce ARGV... -> (exit status, stdout, stderr).
+RunCce = Callable[..., tuple[int, str, str]]
 
 
 def _report(source: Path = BASE) -> dict[str, Any]:
@@ -46,19 +36,19 @@ def _write(path: Path, body: dict[str, Any]) -> Path:
 # --- gate floors ---------------------------------------------------------------------
 
 
-def test_a_floor_is_printed_as_given_not_rounded(capsys: pytest.CaptureFixture[str]) -> None:
-    status, _, err = _run(["diff", str(BASE), str(HEAD), "--min", "recall=1.0000001"], capsys)
+def test_a_floor_is_printed_as_given_not_rounded(run_cce: RunCce) -> None:
+    status, _, err = run_cce("diff", str(BASE), str(HEAD), "--min", "recall=1.0000001")
     assert status == 3
     assert err == (
         f"gate failed: recall of hybrid ({HEAD}) is 0.875000, below --min recall=1.0000001\n"
     )
     # A floor `%g` shows exactly keeps its short form.
-    status, _, err = _run(["diff", str(BASE), str(HEAD), "--min", "recall=1"], capsys)
+    status, _, err = run_cce("diff", str(BASE), str(HEAD), "--min", "recall=1")
     assert err.endswith("below --min recall=1\n")
 
 
-def test_an_alpha_is_printed_as_given(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = _run(["diff", str(BASE), str(HEAD), "--alpha", "0.0500001"], capsys)
+def test_an_alpha_is_printed_as_given(run_cce: RunCce) -> None:
+    status, out, _ = run_cce("diff", str(BASE), str(HEAD), "--alpha", "0.0500001")
     assert status == 0
     assert "alpha 0.0500001" in out and "alpha 0.05\n" not in out
 
@@ -79,48 +69,44 @@ def test_an_alpha_is_printed_as_given(capsys: pytest.CaptureFixture[str]) -> Non
     ],
 )
 def test_a_score_outside_its_metric_or_loosely_written_is_refused(
-    tmp_path: Path, value: object, fragment: str, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, value: object, fragment: str, run_cce: RunCce
 ) -> None:
     body = _report()
     body["backends"][0]["per_query"][0]["mrr"] = value
     bad = _write(tmp_path / "bad.json", body)
     for argv in (["diff", str(bad), str(HEAD)], ["plan", str(bad)]):
-        status, out, err = _run(argv, capsys)
+        status, out, err = run_cce(*argv)
         assert (status, out) == (1, ""), argv
         assert err.startswith(f"error: {bad}: ") and fragment in err, err
         assert "Traceback" not in err
 
 
 def test_an_aggregate_or_token_score_outside_its_bounds_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, run_cce: RunCce
 ) -> None:
     body = _report()
     body["backends"][0]["mrr"] = "2.000000"
     bad = _write(tmp_path / "aggregate.json", body)
-    status, _, err = _run(["diff", str(bad), str(HEAD)], capsys)
+    status, _, err = run_cce("diff", str(bad), str(HEAD))
     assert status == 1 and 'backends[0].mrr is "2.000000", which no run can score' in err
     body = _report()
     body["backends"][0]["per_query"][0]["tokens"] = {"iou": "1.100000"}
     bad = _write(tmp_path / "tokens.json", body)
-    status, _, err = _run(["diff", str(bad), str(HEAD)], capsys)
+    status, _, err = run_cce("diff", str(bad), str(HEAD))
     assert status == 1 and "per_query[0].tokens.iou is" in err and "tok-IoU lies in [0, 1]" in err
 
 
-def test_full_precision_scores_at_the_bounds_are_accepted(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_full_precision_scores_at_the_bounds_are_accepted(tmp_path: Path, run_cce: RunCce) -> None:
     body = _report()
     body["backends"][0]["per_query"][0]["mrr"] = 1.0000000000000002  # nDCG-style rounding
     body["backends"][0]["per_query"][1]["mrr"] = 0
     body["backends"][0]["per_query"][2]["mrr"] = "+1e-1"
     good = _write(tmp_path / "good.json", body)
-    status, _, err = _run(["diff", str(good), str(HEAD)], capsys)
+    status, _, err = run_cce("diff", str(good), str(HEAD))
     assert (status, err) == (0, "")
 
 
-def test_a_report_naming_a_backend_twice_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_report_naming_a_backend_twice_is_refused(tmp_path: Path, run_cce: RunCce) -> None:
     body = _report()
     twin = json.loads(json.dumps(body["backends"][0]))
     twin["per_query"][0]["mrr"] = "0.000000"
@@ -130,16 +116,14 @@ def test_a_report_naming_a_backend_twice_is_refused(
         ["diff", str(bad), str(HEAD), "--backend", "bm25"],
         ["plan", str(bad), "--compare", "bm25,hybrid"],
     ):
-        status, out, err = _run(argv, capsys)
+        status, out, err = run_cce(*argv)
         assert (status, out) == (1, ""), argv
         assert err.startswith(
             f'error: {bad}: backends[0] and backends[1] are both backend "bm25"; '
         )
 
 
-def test_a_suite_member_naming_a_backend_twice_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_suite_member_naming_a_backend_twice_is_refused(tmp_path: Path, run_cce: RunCce) -> None:
     member = _report()
     member["backends"].append(member["backends"][0])
     suite = {
@@ -147,7 +131,7 @@ def test_a_suite_member_naming_a_backend_twice_is_refused(
         "members": [{"name": "m", "report": member}],
     }
     bad = _write(tmp_path / "suite.json", suite)
-    status, _, err = _run(["diff", str(bad), str(bad)], capsys)
+    status, _, err = run_cce("diff", str(bad), str(bad))
     assert status == 1
     assert "members[0].report.backends[0] and members[0].report.backends[1] are both" in err
 
@@ -162,28 +146,28 @@ def _two_backend_report(tmp_path: Path) -> Path:
 
 
 def test_plan_compare_with_one_backend_twice_is_a_usage_error(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, run_cce: RunCce
 ) -> None:
     pilot = _two_backend_report(tmp_path)
-    status, out, err = _run(["plan", str(pilot), "--compare", "bm25,bm25"], capsys)
+    status, out, err = run_cce("plan", str(pilot), "--compare", "bm25,bm25")
     assert (status, out) == (2, "")
     assert err.startswith("error: --compare requires exactly two distinct backends")
 
 
 @pytest.mark.parametrize("delta", ["1e-300", "5e-7"])
 def test_plan_delta_below_what_a_report_can_show_is_a_usage_error(
-    tmp_path: Path, delta: str, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, delta: str, run_cce: RunCce
 ) -> None:
     pilot = _two_backend_report(tmp_path)
-    status, out, err = _run(["plan", str(pilot), "--delta", delta], capsys)
+    status, out, err = run_cce("plan", str(pilot), "--delta", delta)
     assert (status, out) == (2, "")
     assert f"argument --delta: must be at least 1e-06, got '{delta}'" in err
     assert "Traceback" not in err
-    assert _run(["plan", str(pilot), "--delta", "1e-6"], capsys)[0] == 0
+    assert run_cce("plan", str(pilot), "--delta", "1e-6")[0] == 0
 
 
-def _diff_document(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    status, out, _ = _run(["diff", str(BASE), str(HEAD), "--format", "json"], capsys)
+def _diff_document(tmp_path: Path, run_cce: RunCce) -> dict[str, Any]:
+    status, out, _ = run_cce("diff", str(BASE), str(HEAD), "--format", "json")
     assert status == 0
     document: dict[str, Any] = json.loads(out)
     return document
@@ -199,13 +183,18 @@ def _diff_document(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict[s
     ],
 )
 def test_plan_refuses_deltas_a_diff_cannot_hold(
-    tmp_path: Path, key: str, delta: str, fragment: str, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    key: str,
+    delta: str,
+    fragment: str,
+    capsys: pytest.CaptureFixture[str],
+    run_cce: RunCce,
 ) -> None:
-    document = _diff_document(tmp_path, capsys)
+    document = _diff_document(tmp_path, run_cce)
     metric = document["metrics"].setdefault(key, json.loads(json.dumps(document["metrics"]["mrr"])))
     metric["per_query"][0]["delta"] = delta
     bad = _write(tmp_path / "diff.json", document)
-    status, out, err = _run(["plan", str(bad)], capsys)
+    status, out, err = run_cce("plan", str(bad))
     assert (status, out) == (1, "")
     assert err.startswith(f"error: {bad}: metrics.{key}.per_query[0].delta is ")
     assert fragment in err
@@ -220,12 +209,17 @@ def test_plan_refuses_deltas_a_diff_cannot_hold(
     ],
 )
 def test_cce_report_refuses_a_saved_diff_with_values_no_run_gives(
-    tmp_path: Path, field: str, value: str, fragment: str, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    field: str,
+    value: str,
+    fragment: str,
+    capsys: pytest.CaptureFixture[str],
+    run_cce: RunCce,
 ) -> None:
-    document = _diff_document(tmp_path, capsys)
+    document = _diff_document(tmp_path, run_cce)
     document["metrics"]["mrr"]["per_query"][0][field] = value
     bad = _write(tmp_path / "saved.json", document)
-    status, out, err = _run(["report", str(bad), "-o", str(tmp_path / "page.html")], capsys)
+    status, out, err = run_cce("report", str(bad), "-o", str(tmp_path / "page.html"))
     assert (status, out) == (1, "")
     assert err.startswith(f"error: {bad}: metrics.mrr.") and fragment in err, err
     assert not (tmp_path / "page.html").exists()

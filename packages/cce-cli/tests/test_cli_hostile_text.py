@@ -10,28 +10,18 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from cce_cli.main import main
-
 DATA = Path(__file__).parent / "data"
 BASE = DATA / "diff-base.json"
 HEAD = DATA / "diff-head.json"
 
-Outcome = tuple[int, str, str]
-
-
-def _run(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> Outcome:
-    try:
-        code = main(list(argv))
-    except SystemExit as stop:
-        code = stop.code if isinstance(stop.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+# The `run_cce` fixture (conftest.py): cce ARGV... -> (exit status, stdout, stderr).
+RunCce = Callable[..., tuple[int, str, str]]
 
 
 # --- a NUL in a fixture header's corpus ---------------------------------------------------
@@ -39,7 +29,7 @@ def _run(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> Outcome:
 
 @pytest.mark.parametrize("command", ["check", "relevance", "pool"])
 def test_a_nul_in_the_header_corpus_is_an_error_naming_the_line(
-    tmp_path: Path, command: str, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, command: str, run_cce: RunCce
 ) -> None:
     fixtures = tmp_path / "f.jsonl"
     fixtures.write_text(
@@ -47,7 +37,7 @@ def test_a_nul_in_the_header_corpus_is_an_error_naming_the_line(
         '{"id":"a","query":"q","expected":["config.py"],"k":5}\n',
         encoding="utf-8",
     )
-    status, out, err = _run([command, str(fixtures)], capsys)
+    status, out, err = run_cce(command, str(fixtures))
     assert status == 1
     message = (
         'the header\'s corpus "../c\\u0000orpus" holds a NUL character, which no path can; '
@@ -88,12 +78,11 @@ def _hostile_pair(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_diff_text_and_gate_lines_escape_text_from_the_reports(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, run_cce: RunCce
 ) -> None:
     base, head = _hostile_pair(tmp_path)
-    status, out, err = _run(
-        ["diff", str(base), str(head), "--by-tag", "--fail-on-query-regression", "--min", "mrr=1"],
-        capsys,
+    status, out, err = run_cce(
+        "diff", str(base), str(head), "--by-tag", "--fail-on-query-regression", "--min", "mrr=1"
     )
     assert status == 3
     assert RAW_CONTROLS.search(out) is None and RAW_CONTROLS.search(err) is None
@@ -107,13 +96,9 @@ def test_diff_text_and_gate_lines_escape_text_from_the_reports(
     assert 'gate failed: MRR of "bk\\u001b[2J\\n## backend" ("' in err
 
 
-def test_diff_markdown_keeps_every_cell_on_one_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_diff_markdown_keeps_every_cell_on_one_line(tmp_path: Path, run_cce: RunCce) -> None:
     base, head = _hostile_pair(tmp_path)
-    status, out, _ = _run(
-        ["diff", str(base), str(head), "--by-tag", "--format", "markdown"], capsys
-    )
+    status, out, _ = run_cce("diff", str(base), str(head), "--by-tag", "--format", "markdown")
     assert status == 0
     assert RAW_CONTROLS.search(out) is None
     for line in out.splitlines():
@@ -124,30 +109,24 @@ def test_diff_markdown_keeps_every_cell_on_one_line(
     assert all(row.endswith("|") for row in table_rows)
 
 
-def test_diff_html_spells_controls_visibly(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_diff_html_spells_controls_visibly(tmp_path: Path, run_cce: RunCce) -> None:
     base, head = _hostile_pair(tmp_path)
-    status, out, _ = _run(["diff", str(base), str(head), "--format", "html"], capsys)
+    status, out, _ = run_cce("diff", str(base), str(head), "--format", "html")
     assert status == 0
     assert RAW_CONTROLS.search(out) is None
     assert "q\\u001b[31mRED" in out
     assert "injected | x &lt;b&gt;" in out
 
 
-def test_diff_json_keeps_the_ids_as_they_are(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_diff_json_keeps_the_ids_as_they_are(tmp_path: Path, run_cce: RunCce) -> None:
     base, head = _hostile_pair(tmp_path)
-    status, out, _ = _run(["diff", str(base), str(head), "--format", "json"], capsys)
+    status, out, _ = run_cce("diff", str(base), str(head), "--format", "json")
     assert status == 0
     rows = json.loads(out)["metrics"]["mrr"]["per_query"]
     assert EVIL_ID in [row["id"] for row in rows]  # JSON escapes it; the data stays exact
 
 
-def test_plan_text_escapes_backend_names(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_plan_text_escapes_backend_names(tmp_path: Path, run_cce: RunCce) -> None:
     base, head = _hostile_pair(tmp_path)
     body: dict[str, Any] = json.loads(base.read_text(encoding="utf-8"))
     second: dict[str, Any] = json.loads(head.read_text(encoding="utf-8"))["backends"][0]
@@ -155,7 +134,7 @@ def test_plan_text_escapes_backend_names(
     body["backends"].append(second)
     pilot = tmp_path / "pilot.json"
     pilot.write_text(json.dumps(body), encoding="utf-8")
-    status, out, err = _run(["plan", str(pilot)], capsys)
+    status, out, err = run_cce("plan", str(pilot))
     assert status == 0
     assert RAW_CONTROLS.search(out + err) is None
     assert out.startswith(
@@ -164,7 +143,7 @@ def test_plan_text_escapes_backend_names(
 
 
 def test_relevance_and_check_escape_case_ids_tags_and_dead_anchors(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, run_cce: RunCce
 ) -> None:
     shutil.copytree(
         Path(__file__).resolve().parents[3] / "eval" / "corpus" / "sample", tmp_path / "corpus"
@@ -176,25 +155,21 @@ def test_relevance_and_check_escape_case_ids_tags_and_dead_anchors(
         '"expected":["config.py","no\\u001b]0;t\\u0007pe.py"],"k":5,"tags":["t\\u001b[1m"]}\n',
         encoding="utf-8",
     )
-    status, out, err = _run(
-        ["relevance", str(fixtures), "--compare", "bm25,hybrid", "--by-tag"], capsys
-    )
+    status, out, err = run_cce("relevance", str(fixtures), "--compare", "bm25,hybrid", "--by-tag")
     assert status == 0
     assert RAW_CONTROLS.search(out + err) is None
     assert '  "a\\u001b[31m\\r\\n## x"  ' in out
     assert '  tag "t\\u001b[1m" (1 of 1 queries)' in out
     assert 'anchor "no\\u001b]0;t\\u0007pe.py": path no\\u001b]0;t\\u0007pe.py is not' in err
-    status, out, err = _run(["check", str(fixtures)], capsys)
+    status, out, err = run_cce("check", str(fixtures))
     assert status == 1
     assert RAW_CONTROLS.search(out + err) is None
     assert f'{fixtures}:2: case "a\\u001b[31m\\r\\n## x": anchor "no\\u001b]0;' in out
 
 
-def test_an_error_naming_a_hostile_path_shows_it_escaped(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_an_error_naming_a_hostile_path_shows_it_escaped(tmp_path: Path, run_cce: RunCce) -> None:
     missing = tmp_path / "gone\x1b[2J\x9b.json"
-    status, out, err = _run(["diff", str(missing), str(HEAD)], capsys)
+    status, out, err = run_cce("diff", str(missing), str(HEAD))
     assert (status, out) == (1, "")
     assert RAW_CONTROLS.search(err) is None
     assert "gone\\u001b[2J\\u009b.json: No such file or directory" in err

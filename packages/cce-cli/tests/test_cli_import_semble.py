@@ -10,7 +10,7 @@ import json
 import os
 import subprocess
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,19 +25,12 @@ from cce_fixtures import parse_fixtures
 from cce_fixtures.cli import validate_files
 
 Outcome = tuple[int, str, str]
+# The `run_cce` fixture (conftest.py): cce ARGV... -> (exit status, stdout, stderr).
+RunCce = Callable[..., tuple[int, str, str]]
 FAKE_REV = "0123456789abcdef0123456789abcdef01234567"
 
 APP = "def route(path):\n    return path\n\n\ndef dispatch(request):\n    return route(request)\n"
 UTIL = "def slugify(text):\n    return text.lower()\n"
-
-
-def _invoke(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> Outcome:
-    try:
-        code = main(["import", *argv])
-    except SystemExit as stop:
-        code = stop.code if isinstance(stop.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def _git(cwd: Path, *argv: str) -> str:
@@ -127,18 +120,16 @@ def _bench(tmp_path: Path, upstream: tuple[Path, str]) -> tuple[Path, Path, list
     return annotations, _write(tmp_path / "repos.json", repos), repos
 
 
-def _import(
-    capsys: pytest.CaptureFixture[str], annotations: Path, repos: Path, out: Path
-) -> Outcome:
-    return _invoke(["semble", str(annotations), "--repos", str(repos), "-o", str(out)], capsys)
+def _import(run_cce: RunCce, annotations: Path, repos: Path, out: Path) -> Outcome:
+    return run_cce("import", "semble", str(annotations), "--repos", str(repos), "-o", str(out))
 
 
 def test_import_writes_the_manifest_and_one_fixture_file_per_repository(
-    tmp_path: Path, upstream: tuple[Path, str], capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, upstream: tuple[Path, str], run_cce: RunCce
 ) -> None:
     annotations, repos_file, repos = _bench(tmp_path, upstream)
     out = tmp_path / "suite"
-    code, stdout, stderr = _import(capsys, annotations, repos_file, out)
+    code, stdout, stderr = _import(run_cce, annotations, repos_file, out)
     assert (code, stderr) == (0, "")
     assert stdout == (
         "fixtures/web.jsonl: 3 queries\n"
@@ -207,11 +198,11 @@ def test_import_writes_the_manifest_and_one_fixture_file_per_repository(
 
 
 def test_written_fixtures_pass_validate_and_check_against_the_pinned_checkout(
-    tmp_path: Path, upstream: tuple[Path, str], capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, upstream: tuple[Path, str], capsys: pytest.CaptureFixture[str], run_cce: RunCce
 ) -> None:
     annotations, repos_file, _ = _bench(tmp_path, upstream)
     out = tmp_path / "suite"
-    assert _import(capsys, annotations, repos_file, out)[0] == 0
+    assert _import(run_cce, annotations, repos_file, out)[0] == 0
     fixture_files = sorted(str(path) for path in (out / "fixtures").glob("*.jsonl"))
     report = io.StringIO()
     assert validate_files(fixture_files, report, strict=True) == 0
@@ -238,13 +229,13 @@ def test_written_fixtures_pass_validate_and_check_against_the_pinned_checkout(
 
 
 def test_the_same_input_gives_the_same_bytes(
-    tmp_path: Path, upstream: tuple[Path, str], capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, upstream: tuple[Path, str], run_cce: RunCce
 ) -> None:
     annotations, repos_file, _ = _bench(tmp_path, upstream)
     first, second = tmp_path / "one", tmp_path / "two"
-    assert _import(capsys, annotations, repos_file, first)[0] == 0
+    assert _import(run_cce, annotations, repos_file, first)[0] == 0
     second.mkdir()  # an existing empty directory is fine
-    assert _import(capsys, annotations, repos_file, second)[0] == 0
+    assert _import(run_cce, annotations, repos_file, second)[0] == 0
     for path in first.rglob("*.*"):
         assert path.read_bytes() == (second / path.relative_to(first)).read_bytes()
 
@@ -266,7 +257,7 @@ def test_a_missing_category_follows_the_query_shape(query: str, category: str) -
 
 @pytest.mark.parametrize(("tasks", "width"), [(1, 2), (99, 2), (100, 3), (1000, 4)])
 def test_ids_are_zero_padded_to_one_width_per_file(
-    tmp_path: Path, tasks: int, width: int, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, tasks: int, width: int, run_cce: RunCce
 ) -> None:
     repos = _write(
         tmp_path / "repos.json",
@@ -276,7 +267,7 @@ def test_ids_are_zero_padded_to_one_width_per_file(
         tmp_path / "ann" / "r.json",
         [{"query": f"q{n}", "relevant": ["a.c"]} for n in range(tasks)],
     )
-    assert _import(capsys, tmp_path / "ann", repos, tmp_path / "out")[0] == 0
+    assert _import(run_cce, tmp_path / "ann", repos, tmp_path / "out")[0] == 0
     lines = (tmp_path / "out" / "fixtures" / "r.jsonl").read_text(encoding="utf-8").splitlines()
     ids = [json.loads(line)["id"] for line in lines[1:]]
     assert ids == [f"r-{n:0{width}d}" for n in range(1, tasks + 1)]
@@ -461,7 +452,7 @@ def test_every_input_error_names_the_file_the_cause_and_the_fix(
     tasks: Any,
     named: str,
     fragments: Sequence[str],
-    capsys: pytest.CaptureFixture[str],
+    run_cce: RunCce,
 ) -> None:
     repos_file = tmp_path / "repos.json"
     if repos:
@@ -476,7 +467,7 @@ def test_every_input_error_names_the_file_the_cause_and_the_fix(
     elif tasks is not None:
         _write(web, tasks)
     out = tmp_path / "out"
-    code, stdout, stderr = _import(capsys, annotations, repos_file, out)
+    code, stdout, stderr = _import(run_cce, annotations, repos_file, out)
     assert (code, stdout) == (1, "")
     assert stderr.startswith("error: ") and stderr.count("\n") == 1
     assert named in stderr
@@ -486,38 +477,36 @@ def test_every_input_error_names_the_file_the_cause_and_the_fix(
     assert sorted(path.name for path in tmp_path.iterdir()) == ["ann", "repos.json"]
 
 
-def test_a_repository_without_annotations_is_named(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_repository_without_annotations_is_named(tmp_path: Path, run_cce: RunCce) -> None:
     repos = _write(tmp_path / "repos.json", [_repo(), _repo(name="cli")])
     _write(tmp_path / "ann" / "web.json", [GOOD_TASK])
-    code, _, stderr = _import(capsys, tmp_path / "ann", repos, tmp_path / "out")
+    code, _, stderr = _import(run_cce, tmp_path / "ann", repos, tmp_path / "out")
     assert code == 1
     assert 'repository "cli" has no annotation file' in stderr
     assert str(tmp_path / "ann" / "cli.json") in stderr
 
 
 def test_an_occupied_output_is_refused_and_left_alone(
-    tmp_path: Path, upstream: tuple[Path, str], capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, upstream: tuple[Path, str], run_cce: RunCce
 ) -> None:
     annotations, repos_file, _ = _bench(tmp_path, upstream)
     out = tmp_path / "suite"
     out.mkdir()
     (out / "notes.txt").write_text("mine\n", encoding="utf-8")
-    code, stdout, stderr = _import(capsys, annotations, repos_file, out)
+    code, stdout, stderr = _import(run_cce, annotations, repos_file, out)
     assert (code, stdout) == (1, "")
     assert "is not empty" in stderr and "choose another -o directory" in stderr
     assert [path.name for path in out.iterdir()] == ["notes.txt"]
     as_file = tmp_path / "file"
     as_file.write_text("x", encoding="utf-8")
-    code, _, stderr = _import(capsys, annotations, repos_file, as_file)
+    code, _, stderr = _import(run_cce, annotations, repos_file, as_file)
     assert code == 1 and "is not a directory" in stderr
 
 
 def test_an_interrupted_write_leaves_nothing_behind(
     tmp_path: Path,
     upstream: tuple[Path, str],
-    capsys: pytest.CaptureFixture[str],
+    run_cce: RunCce,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     annotations, repos_file, _ = _bench(tmp_path, upstream)
@@ -532,14 +521,12 @@ def test_an_interrupted_write_leaves_nothing_behind(
         Path(path).write_bytes(data)
 
     monkeypatch.setattr(semble, "write_atomic", interrupted)
-    code, stdout, stderr = _import(capsys, annotations, repos_file, tmp_path / "suite")
+    code, stdout, stderr = _import(run_cce, annotations, repos_file, tmp_path / "suite")
     assert (code, stdout, stderr) == (130, "", "error: interrupted\n")
     assert sorted(os.listdir(tmp_path)) == before
 
 
-def test_paths_are_normalised_before_they_become_anchors(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_paths_are_normalised_before_they_become_anchors(tmp_path: Path, run_cce: RunCce) -> None:
     repos = _write(
         tmp_path / "repos.json",
         [_repo(name="a", benchmark_root="./src/"), _repo(name="b", benchmark_root=".")],
@@ -547,7 +534,7 @@ def test_paths_are_normalised_before_they_become_anchors(
     task = {"query": "q", "relevant": ["./src//pkg/a.py", {"path": "src/b.py"}]}
     _write(tmp_path / "ann" / "a.json", [task])
     _write(tmp_path / "ann" / "b.json", [task])
-    assert _import(capsys, tmp_path / "ann", repos, tmp_path / "out")[0] == 0
+    assert _import(run_cce, tmp_path / "ann", repos, tmp_path / "out")[0] == 0
     manifest = tomllib.loads((tmp_path / "out" / "suite.toml").read_text(encoding="utf-8"))
     assert [member.get("root") for member in manifest["members"]] == ["src", None]
     expected = [
@@ -565,12 +552,13 @@ def test_an_imported_suite_runs_as_a_suite(
     upstream: tuple[Path, str],
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
+    run_cce: RunCce,
 ) -> None:
     """The manifest import writes is the one `cce relevance SUITE.toml` reads: its git
     member is checked out at the pinned commit and scored with semble's nDCG@10."""
     annotations, repos_file, _ = _bench(tmp_path, upstream)
     out = tmp_path / "suite"
-    assert _import(capsys, annotations, repos_file, out)[0] == 0
+    assert _import(run_cce, annotations, repos_file, out)[0] == 0
     manifest = (out / "suite.toml").read_text(encoding="utf-8")
     # Only the member whose repository the test made: the other one is not reachable.
     (out / "web.toml").write_text(manifest.split('\n[[members]]\nname = "tool"')[0] + "\n")

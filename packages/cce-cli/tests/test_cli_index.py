@@ -32,6 +32,9 @@ from cce_retrieval.store import persist
 from cce_retrieval.store.sidecar import load_store
 from cce_retrieval.store.write import StoreStream, store_digest
 
+# The `run_cce` fixture (conftest.py): cce ARGV... -> (exit status, stdout, stderr).
+RunCce = Callable[..., tuple[int, str, str]]
+
 BASE_STORE_SHA = "79b974d7821318cdc5bab689902a6047fd96428048c16d4fe7ee2494ce8d0660"
 SAMPLES_STORE_SHA = "edba69d10907dedb74f9a4f29ba154d13ab59200ffb4b22c07243c4358a7ddcb"
 
@@ -57,12 +60,6 @@ def small_repo(root: Path) -> str:
     return str(root)
 
 
-def run_cce(args: Sequence[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(list(args))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 def without_elapsed(stdout: str) -> str:
     return re.sub(r"elapsed           : \d+\.\d{3}s\n", "elapsed           : Xs\n", stdout)
 
@@ -71,10 +68,10 @@ def without_elapsed(stdout: str) -> str:
 
 
 def test_base_fixture_summary_store_and_fingerprint(
-    capsys: pytest.CaptureFixture[str], reference_copy: Callable[[str], str]
+    run_cce: RunCce, reference_copy: Callable[[str], str]
 ) -> None:
     root = reference_copy("base")
-    code, out, err = run_cce(["index", root, "--no-metrics"], capsys)
+    code, out, err = run_cce("index", root, "--no-metrics")
     assert code == 0, err
     store = os.path.join(root, ".cce", "index.json")
     assert without_elapsed(out) == (
@@ -99,11 +96,11 @@ def test_base_fixture_summary_store_and_fingerprint(
 
 
 def test_samples_store_digest_via_cli(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], reference_copy: Callable[[str], str]
+    tmp_path: Path, run_cce: RunCce, reference_copy: Callable[[str], str]
 ) -> None:
     root = reference_copy("samples")
     store = str(tmp_path / "custom" / "samples.json")
-    code, out, _ = run_cce(["index", root, "--store", store, "--no-metrics"], capsys)
+    code, out, _ = run_cce("index", root, "--store", store, "--no-metrics")
     assert code == 0
     assert f"  store             : {store}\n" in out
     data = Path(store).read_bytes()
@@ -113,11 +110,11 @@ def test_samples_store_digest_via_cli(
 
 
 def test_dir_is_displayed_as_typed(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, run_cce: RunCce, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     small_repo(tmp_path / "repo")
     monkeypatch.chdir(tmp_path / "repo")
-    code, out, _ = run_cce(["index", ".", "--no-metrics"], capsys)
+    code, out, _ = run_cce("index", ".", "--no-metrics")
     assert code == 0
     assert out.startswith("Indexed .\n")
     assert "  store             : ./.cce/index.json\n" in out
@@ -155,51 +152,51 @@ def test_fresh_process_round_trip(tmp_path: Path) -> None:
     assert [c.file_path for c in here.chunks] == ["app.py", "app.py", "auth.py"]
 
 
-def indexed_small_repo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[str, Path]:
+def indexed_small_repo(tmp_path: Path, run_cce: RunCce) -> tuple[str, Path]:
     """`small_repo`, indexed once into its default store; the root and the store path."""
     root = small_repo(tmp_path / "repo")
-    assert run_cce(["index", root, "--no-metrics"], capsys)[0] == 0
+    assert run_cce("index", root, "--no-metrics")[0] == 0
     return root, Path(root, ".cce", "index.json")
 
 
 def test_reindex_unchanged_is_byte_identical_and_removed_file_disappears(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], run_cce: RunCce
 ) -> None:
-    root, store = indexed_small_repo(tmp_path, capsys)
+    root, store = indexed_small_repo(tmp_path, run_cce)
     first = store.read_bytes()
-    assert run_cce(["index", root, "--no-metrics"], capsys)[0] == 0
+    assert run_cce("index", root, "--no-metrics")[0] == 0
     assert store.read_bytes() == first
     os.remove(os.path.join(root, "app.py"))
-    assert run_cce(["index", root, "--no-metrics"], capsys)[0] == 0
+    assert run_cce("index", root, "--no-metrics")[0] == 0
     assert {c.file_path for c in load_index(str(store)).chunks} == {"auth.py"}
 
 
 def test_reindex_unchanged_keeps_the_sidecar_and_a_change_replaces_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, run_cce: RunCce
 ) -> None:
     root = small_repo(tmp_path / "repo")
     store = Path(root, ".cce", "index.json")
     sidecar = Path(root, ".cce", "index.json.sidecar")
-    assert run_cce(["index", root, "--no-metrics", "--no-cache"], capsys)[0] == 0
+    assert run_cce("index", root, "--no-metrics", "--no-cache")[0] == 0
 
     def parts() -> dict[str, int]:
         # A status record may be added (the store's digest, remembered): not a part.
         return {p.name: p.stat().st_ino for p in sidecar.iterdir() if ".status" not in p.name}
 
     before = parts()
-    assert run_cce(["index", root, "--no-metrics", "--no-cache"], capsys)[0] == 0
+    assert run_cce("index", root, "--no-metrics", "--no-cache")[0] == 0
     # Same store bytes: the sidecar of that digest is already complete and stays as is.
     assert parts() == before
     assert serialize_index(load_store(str(store))) == store.read_bytes()
     Path(root, "auth.py").write_text("def logout(user):\n    return None\n")
-    assert run_cce(["index", root, "--no-metrics", "--no-cache"], capsys)[0] == 0
+    assert run_cce("index", root, "--no-metrics", "--no-cache")[0] == 0
     digest = hashlib.sha256(store.read_bytes()).hexdigest()
     assert {p.name.split("-")[0].split(".")[0] for p in sidecar.iterdir()} == {digest}
     assert serialize_index(load_store(str(store))) == store.read_bytes()
 
 
 def test_a_first_index_does_not_hash_its_store_before_writing_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, run_cce: RunCce, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # BM25's parts are staged while the build ends, which makes the sidecar directory
     # before the store is written (here, at once): only a manifest there is worth
@@ -223,23 +220,21 @@ def test_a_first_index_does_not_hash_its_store_before_writing_it(
         return real_in_place(*args)
 
     monkeypatch.setattr(persist, "_store_in_place", in_place)
-    assert run_cce(["index", root, "--no-metrics", "--no-cache"], capsys)[0] == 0
+    assert run_cce("index", root, "--no-metrics", "--no-cache")[0] == 0
     assert (seen, hashed) == ([True], [])
     # With this store's manifest in place, the next build hashes its store and keeps it.
     status = Path(root, ".cce", "index.json").stat()
-    assert run_cce(["index", root, "--no-metrics", "--no-cache"], capsys)[0] == 0
+    assert run_cce("index", root, "--no-metrics", "--no-cache")[0] == 0
     assert (seen, hashed) == ([True, True], [True])
     assert Path(root, ".cce", "index.json").stat().st_ino == status.st_ino
 
 
-def test_reindex_unchanged_leaves_the_store_file_as_it_is(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_reindex_unchanged_leaves_the_store_file_as_it_is(tmp_path: Path, run_cce: RunCce) -> None:
     root = small_repo(tmp_path / "repo")
     store = Path(root, ".cce", "index.json")
-    first = run_cce(["index", root, "--no-metrics"], capsys)
+    first = run_cce("index", root, "--no-metrics")
     status = store.stat()
-    again = run_cce(["index", root, "--no-metrics"], capsys)
+    again = run_cce("index", root, "--no-metrics")
     assert (again[0], without_elapsed(again[1]), again[2]) == (
         first[0],
         without_elapsed(first[1]),
@@ -253,40 +248,43 @@ def test_reindex_unchanged_leaves_the_store_file_as_it_is(
 
 
 def test_reindex_rewrites_a_store_file_changed_in_place(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], run_cce: RunCce
 ) -> None:
-    root, store = indexed_small_repo(tmp_path, capsys)
+    root, store = indexed_small_repo(tmp_path, run_cce)
     expected = store.read_bytes()
     with open(store, "r+b") as handle:  # the same size, other bytes
         handle.seek(expected.index(b"def ") + 4)
         handle.write(b"Z")
     assert store.read_bytes() != expected
-    assert run_cce(["index", root, "--no-metrics"], capsys)[0] == 0
+    assert run_cce("index", root, "--no-metrics")[0] == 0
     assert store.read_bytes() == expected
 
 
 def test_an_unchanged_reindex_removes_stale_temporaries_as_a_write_would(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], run_cce: RunCce
 ) -> None:
-    root, store = indexed_small_repo(tmp_path, capsys)
+    root, store = indexed_small_repo(tmp_path, run_cce)
     stale = store.parent / ".index.json.tmp.999999.0"  # left by a writer that is gone
     stale.write_bytes(b"partial")
     status = store.stat()
-    assert run_cce(["index", root, "--no-metrics"], capsys)[0] == 0
+    assert run_cce("index", root, "--no-metrics")[0] == 0
     assert store.stat().st_ino == status.st_ino and not stale.exists()
 
 
 def test_a_store_that_cannot_be_kept_is_written_after_all(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    run_cce: RunCce,
 ) -> None:
-    root, store = indexed_small_repo(tmp_path, capsys)
+    root, store = indexed_small_repo(tmp_path, run_cce)
     expected, status = store.read_bytes(), store.stat()
 
     def refuse(path: str) -> None:
         raise PermissionError(13, "Permission denied", path)
 
     monkeypatch.setattr(persist, "keep_in_place", refuse)
-    assert run_cce(["index", root, "--no-metrics"], capsys)[0] == 0
+    assert run_cce("index", root, "--no-metrics")[0] == 0
     assert store.stat().st_ino != status.st_ino and store.read_bytes() == expected
 
 
@@ -311,26 +309,26 @@ def side_files(root: str) -> dict[str, bytes]:
 
 
 def test_an_unchanged_reindex_with_a_store_record_builds_nothing(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, run_cce: RunCce, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = small_repo(tmp_path / "repo")
     # Strict protection would redact this; under --verbose the reused build repeats the
     # notice the first build printed, files named (the cache kept it), and is silent else.
     Path(root, "deploy.sh").write_text('export DB_PASSWORD="hunter2-hunter2"\n')
     store = Path(root, ".cce", "index.json")
-    first = run_cce(["index", root], capsys)
+    first = run_cce("index", root)
     written = side_files(root)
     status = store.stat()
     Path(root, ".cce", "fingerprint.json").unlink()  # written again, to the same bytes
     forbid_building(monkeypatch)
-    again = run_cce(["index", root, "--verbose"], capsys)
+    again = run_cce("index", root, "--verbose")
     assert (again[0], without_elapsed(again[1]), again[2]) == (
         first[0],
         without_elapsed(first[1]),
         first[2],
     )
     assert "strict would also redact 1 secret(s)" in again[2] and "(in deploy.sh)" in again[2]
-    quiet = run_cce(["index", root], capsys)
+    quiet = run_cce("index", root)
     assert quiet[2] == "" and without_elapsed(quiet[1]) == without_elapsed(first[1])
     assert side_files(root) == written
     after = store.stat()
@@ -359,9 +357,13 @@ def rewrite_store_record(cache_dir: Path, **changes: object) -> None:
     "change", ["edit a file", "remove the sidecar", "change the store", "miscount the chunks"]
 )
 def test_a_store_record_is_used_only_for_the_same_files_and_the_store_it_describes(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, change: str
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    change: str,
+    run_cce: RunCce,
 ) -> None:
-    root, store = indexed_small_repo(tmp_path, capsys)
+    root, store = indexed_small_repo(tmp_path, run_cce)
     if change == "edit a file":
         Path(root, "auth.py").write_text("def logout(user):\n    return None\n")
     elif change == "remove the sidecar":
@@ -375,20 +377,20 @@ def test_a_store_record_is_used_only_for_the_same_files_and_the_store_it_describ
         main(["index", root, "--no-metrics"])
     assert refused == [2]
     monkeypatch.undo()
-    assert run_cce(["index", root, "--no-metrics"], capsys)[0] == 0
+    assert run_cce("index", root, "--no-metrics")[0] == 0
     expected = small_repo(tmp_path / "fresh")
     if change == "edit a file":
         Path(expected, "auth.py").write_text("def logout(user):\n    return None\n")
-    assert run_cce(["index", expected, "--no-metrics", "--no-cache"], capsys)[0] == 0
+    assert run_cce("index", expected, "--no-metrics", "--no-cache")[0] == 0
     assert store.read_bytes() == Path(expected, ".cce", "index.json").read_bytes()
     assert serialize_index(load_store(str(store))) == store.read_bytes()
 
 
 def test_without_the_cache_there_is_no_store_record(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, run_cce: RunCce, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = small_repo(tmp_path / "repo")
-    assert run_cce(["index", root, "--no-metrics", "--no-cache"], capsys)[0] == 0
+    assert run_cce("index", root, "--no-metrics", "--no-cache")[0] == 0
     cache_dir = Path(os.environ["CCE_CACHE_DIR"])
     assert not any(p.read_bytes().startswith(b"CCESR001") for p in cache_dir.rglob("*.entry"))
     refused = forbid_building(monkeypatch)
@@ -400,27 +402,25 @@ def test_without_the_cache_there_is_no_store_record(
 # --- errors ---------------------------------------------------------------------------
 
 
-def test_missing_directory_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_directory_exits_1(tmp_path: Path, run_cce: RunCce) -> None:
     missing = str(tmp_path / "nope")
-    code, out, err = run_cce(["index", missing], capsys)
+    code, out, err = run_cce("index", missing)
     assert (code, out, err) == (1, "", f"error: not a directory: {missing}\n")
     assert not os.path.exists(missing)
 
 
-def test_no_directory_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run_cce(["index"], capsys)
+def test_no_directory_exits_1(run_cce: RunCce) -> None:
+    code, out, err = run_cce("index")
     assert (code, out) == (1, "")
     assert err == "error: index requires a directory\n"
 
 
-def test_store_under_a_regular_file_exits_1(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_store_under_a_regular_file_exits_1(tmp_path: Path, run_cce: RunCce) -> None:
     root = small_repo(tmp_path / "repo")
     blocker = tmp_path / "blocker"
     blocker.write_text("keep me")
     store = str(blocker / "index.json")
-    code, out, err = run_cce(["index", root, "--store", store], capsys)
+    code, out, err = run_cce("index", root, "--store", store)
     assert (code, out) == (1, "")
     assert err.startswith(f"error: could not write store {store}: Not a directory (os error 20)")
     assert blocker.read_text() == "keep me"
@@ -428,10 +428,10 @@ def test_store_under_a_regular_file_exits_1(
 
 
 def test_failed_save_keeps_previous_store(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, run_cce: RunCce, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = small_repo(tmp_path / "repo")
-    assert run_cce(["index", root, "--no-metrics"], capsys)[0] == 0
+    assert run_cce("index", root, "--no-metrics")[0] == 0
     store = Path(root, ".cce", "index.json")
     before = store.read_bytes()
     Path(root, "new.py").write_text("def new():\n    pass\n")
@@ -440,7 +440,7 @@ def test_failed_save_keeps_previous_store(
         raise OSError(30, "Read-only file system")
 
     monkeypatch.setattr(os, "replace", refuse)
-    code, out, err = run_cce(["index", root], capsys)
+    code, out, err = run_cce("index", root)
     monkeypatch.undo()
     assert (code, out) == (1, "")
     assert "Read-only file system (os error 30)" in err
@@ -451,13 +451,11 @@ def test_failed_save_keeps_previous_store(
     assert not Path(root, ".cce", "metrics.jsonl").exists()
 
 
-def test_non_utf8_and_oversized_files_are_skipped(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_non_utf8_and_oversized_files_are_skipped(tmp_path: Path, run_cce: RunCce) -> None:
     root = small_repo(tmp_path / "repo")
     Path(root, "latin1.py").write_bytes(b"x = '\xe9'\n")
     Path(root, "big.txt").write_bytes(b"a" * (3 * 1024 * 1024))
-    code, out, _ = run_cce(["index", root, "--no-metrics"], capsys)
+    code, out, _ = run_cce("index", root, "--no-metrics")
     assert code == 0
     assert "  files indexed     : 2\n  files skipped     : 2\n" in out
     assert {c.file_path for c in load_index(os.path.join(root, ".cce", "index.json")).chunks} == {
@@ -469,12 +467,10 @@ def test_non_utf8_and_oversized_files_are_skipped(
 # --- flags ------------------------------------------------------------------------------
 
 
-def test_allow_secrets_warns_and_indexes_sensitive_files(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_allow_secrets_warns_and_indexes_sensitive_files(tmp_path: Path, run_cce: RunCce) -> None:
     root = small_repo(tmp_path / "repo")
     Path(root, ".env").write_text("password = hunter2hunter2\n")
-    code, out, err = run_cce(["index", root, "--allow-secrets", "--no-metrics"], capsys)
+    code, out, err = run_cce("index", root, "--allow-secrets", "--no-metrics")
     assert code == 0
     assert err == (
         "warning: --allow-secrets set — secret protection is DISABLED; sensitive files will be "
@@ -484,15 +480,13 @@ def test_allow_secrets_warns_and_indexes_sensitive_files(
     assert "password = hunter2hunter2\n" in [c.content for c in index.chunks]
     fingerprint = json.loads(Path(root, ".cce", "fingerprint.json").read_bytes())
     assert fingerprint["redaction"] is False
-    code, out, err = run_cce(["index", root, "--no-metrics"], capsys)
+    code, out, err = run_cce("index", root, "--no-metrics")
     assert "  sensitive skipped : 1\n" in out and err == ""
 
 
-def test_unknown_embedder_name_means_hash(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_unknown_embedder_name_means_hash(tmp_path: Path, run_cce: RunCce) -> None:
     root = small_repo(tmp_path / "repo")
-    code, out, err = run_cce(["index", root, "--embedder", "olama", "--no-metrics"], capsys)
+    code, out, err = run_cce("index", root, "--embedder", "olama", "--no-metrics")
     assert code == 0
     assert "  embedder          : hash\n" in out
     # A typo does not go unnoticed: the fallback is said, with the names that would work.
@@ -538,18 +532,18 @@ class FakeOllama:
 
 
 def test_ollama_selection_is_case_insensitive_and_health_checked(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, run_cce: RunCce, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ollama = pytest.importorskip("cce_retrieval.embed.ollama")
     root = small_repo(tmp_path / "repo")
     monkeypatch.setattr(ollama.OllamaEmbedder, "from_env", FakeOllama.unhealthy)
-    code, out, err = run_cce(["index", root, "--embedder", "OLLAMA"], capsys)
+    code, out, err = run_cce("index", root, "--embedder", "OLLAMA")
     assert (code, out) == (1, "")
     assert err.startswith("error: ") and "http://127.0.0.1:9" in err
     assert not os.path.exists(os.path.join(root, ".cce"))
 
     monkeypatch.setattr(ollama.OllamaEmbedder, "from_env", FakeOllama.healthy_one)
-    code, out, err = run_cce(["index", root, "--embedder", "Ollama", "--no-metrics"], capsys)
+    code, out, err = run_cce("index", root, "--embedder", "Ollama", "--no-metrics")
     assert code == 0
     assert err == "using ollama embedder (tiny-embed @ http://127.0.0.1:9)\n"
     assert "  embedder          : ollama\n" in out
@@ -562,9 +556,9 @@ def test_ollama_selection_is_case_insensitive_and_health_checked(
 # --- metrics event --------------------------------------------------------------------
 
 
-def test_index_event_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_index_event_shape(tmp_path: Path, run_cce: RunCce) -> None:
     root = small_repo(tmp_path / "repo")
-    code, _, err = run_cce(["index", root], capsys)
+    code, _, err = run_cce("index", root)
     assert code == 0 and err == ""
     store = Path(root, ".cce", "index.json")
     line = Path(root, ".cce", "metrics.jsonl").read_text(encoding="utf-8")
@@ -596,25 +590,25 @@ def test_index_event_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert re.fullmatch(r"[0-9a-f]{12}", event["id"])
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", event["ts"])
     assert " " not in line.replace("duration_ms", "")
-    run_cce(["index", root], capsys)
+    run_cce("index", root)
     lines = Path(root, ".cce", "metrics.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(lines) == 2 and json.loads(lines[1])["id"] != event["id"]
 
 
-def test_no_metrics_writes_no_event(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_no_metrics_writes_no_event(tmp_path: Path, run_cce: RunCce) -> None:
     root = small_repo(tmp_path / "repo")
-    assert run_cce(["index", root, "--no-metrics"], capsys)[0] == 0
+    assert run_cce("index", root, "--no-metrics")[0] == 0
     assert not os.path.exists(os.path.join(root, ".cce", "metrics.jsonl"))
 
 
 def test_bare_store_name_puts_metrics_in_cwd(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, run_cce: RunCce, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = small_repo(tmp_path / "repo")
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
-    assert run_cce(["index", root, "--store", "index.json"], capsys)[0] == 0
+    assert run_cce("index", root, "--store", "index.json")[0] == 0
     listing = sorted(os.listdir(work))
     assert listing == [
         "fingerprint.json",
@@ -625,9 +619,7 @@ def test_bare_store_name_puts_metrics_in_cwd(
     ]
 
 
-def test_git_sha_is_recorded_inside_a_repository(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_git_sha_is_recorded_inside_a_repository(tmp_path: Path, run_cce: RunCce) -> None:
     if shutil.which("git") is None:
         pytest.skip("git not installed")
     root = small_repo(tmp_path / "repo")
@@ -644,19 +636,17 @@ def test_git_sha_is_recorded_inside_a_repository(
         ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
     ).stdout.strip()
     store = str(tmp_path / "out" / "index.json")
-    assert run_cce(["index", root, "--store", store], capsys)[0] == 0
+    assert run_cce("index", root, "--store", store)[0] == 0
     event = json.loads((tmp_path / "out" / "metrics.jsonl").read_text(encoding="utf-8"))
     assert event["sha"] == head
 
 
-def test_side_file_failures_are_warnings(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_side_file_failures_are_warnings(tmp_path: Path, run_cce: RunCce) -> None:
     root = small_repo(tmp_path / "repo")
     cce_dir = Path(root, ".cce")
     (cce_dir / "fingerprint.json").mkdir(parents=True)
     (cce_dir / "metrics.jsonl").mkdir()
-    code, out, err = run_cce(["index", root], capsys)
+    code, out, err = run_cce("index", root)
     assert code == 0
     assert out.startswith(f"Indexed {root}\n")
     lines = err.splitlines()
@@ -739,7 +729,7 @@ def test_append_event_fails_open(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 @pytest.mark.parametrize("route", ["streamed", "written"])
 def test_a_failed_store_write_leaves_the_sidecar_as_it_was(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, route: str
+    tmp_path: Path, run_cce: RunCce, monkeypatch: pytest.MonkeyPatch, route: str
 ) -> None:
     """The sidecar's parts are staged while the store is written (streamed during the
     build, or written after it when the stream could not be opened); if the store is
@@ -747,7 +737,7 @@ def test_a_failed_store_write_leaves_the_sidecar_as_it_was(
     from cce_retrieval.store.paths import StoreError
 
     root = small_repo(tmp_path / "repo")
-    assert run_cce(["index", root, "--no-metrics"], capsys)[0] == 0
+    assert run_cce("index", root, "--no-metrics")[0] == 0
     store = Path(root, ".cce", "index.json")
     sidecar_dir = Path(str(store) + ".sidecar")
     before = {p.name: p.read_bytes() for p in sidecar_dir.iterdir()}
@@ -767,7 +757,7 @@ def test_a_failed_store_write_leaves_the_sidecar_as_it_was(
 
         monkeypatch.setattr(StoreStream, "begin", cannot_open)
         monkeypatch.setattr(persist, "write_store", refuse)
-    code, out, err = run_cce(["index", root, "--no-metrics"], capsys)
+    code, out, err = run_cce("index", root, "--no-metrics")
     assert (code, out) == (1, "")
     assert "No space left on device" in err and "previous store there is unchanged" in err
     assert {p.name: p.read_bytes() for p in sidecar_dir.iterdir()} == before
@@ -776,7 +766,7 @@ def test_a_failed_store_write_leaves_the_sidecar_as_it_was(
 
 
 def test_a_sidecar_that_could_not_be_staged_is_not_prepared_again(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, run_cce: RunCce, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from cce_retrieval.store.sidecar import parts, staging
 
@@ -803,7 +793,7 @@ def test_a_sidecar_that_could_not_be_staged_is_not_prepared_again(
     monkeypatch.setattr(staging._Stager, "__init__", no_stager)
     monkeypatch.setattr(persist, "stage_index_sidecar", refused)
     monkeypatch.setattr(staging, "prepare_sidecar", counted)
-    code, _, _ = run_cce(["index", root, "--no-metrics"], capsys)
+    code, _, _ = run_cce("index", root, "--no-metrics")
     assert code == 0
     assert (staged, prepared) == ([1], [])
     assert not Path(root, ".cce", "index.json.sidecar").exists()
@@ -813,7 +803,7 @@ def test_a_sidecar_that_could_not_be_staged_is_not_prepared_again(
 
 
 def test_a_build_failing_after_bm25_started_leaves_no_staging_behind(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, run_cce: RunCce, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from cce_retrieval import BuildError
     from cce_retrieval.build import pipeline as build_module
@@ -833,7 +823,7 @@ def test_a_build_failing_after_bm25_started_leaves_no_staging_behind(
 
     monkeypatch.setattr(persist, "start_bm25_staging", recorded)
     monkeypatch.setattr(build_module, "stack_embeddings", no_matrix)
-    code, out, err = run_cce(["index", root, "--no-metrics"], capsys)
+    code, out, err = run_cce("index", root, "--no-metrics")
     assert (code, out) == (1, "")
     assert "cannot put the embedding matrix together" in err
     assert len(started) == 1  # BM25 was under way when the build failed

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,11 +24,13 @@ from cce_cli.labeling.pooling import (
     pool_candidates,
 )
 from cce_cli.labeling.querylog import draft_case_id, read_query_log
-from cce_cli.main import main
 from cce_fixtures import Anchor, parse_fixtures
 from cce_fixtures.cli import main as validate_main
 from cce_retrieval import build_index
 from cce_retrieval.embed.hashing import HashEmbedder
+
+# The `run_cce` fixture (conftest.py): cce ARGV... -> (exit status, stdout, stderr).
+RunCce = Callable[..., tuple[int, str, str]]
 
 REPO = Path(__file__).parents[3]
 SAMPLE = REPO / "eval" / "corpus" / "sample"
@@ -44,29 +46,20 @@ SEARCHES = (
 )
 
 
-def _cce(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as stop:
-        code = stop.code if isinstance(stop.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 @pytest.fixture
-def corpus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+def corpus(tmp_path: Path, run_cce: RunCce) -> Path:
     root = tmp_path / "corpus"
     shutil.copytree(SAMPLE, root)
-    assert _cce(["index", str(root)], capsys)[0] == 0
+    assert run_cce("index", str(root))[0] == 0
     for query in SEARCHES:
-        assert _cce(["search", query, "--dir", str(root)], capsys)[0] == 0
+        assert run_cce("search", query, "--dir", str(root))[0] == 0
     return root
 
 
 def test_queries_counts_most_frequent_first_and_drops_credentials(
-    corpus: Path, capsys: pytest.CaptureFixture[str]
+    corpus: Path, run_cce: RunCce
 ) -> None:
-    code, out, err = _cce(["queries", str(corpus / ".cce" / "metrics.jsonl")], capsys)
+    code, out, err = run_cce("queries", str(corpus / ".cce" / "metrics.jsonl"))
     assert code == 0, err
     rows = [line.split(maxsplit=2) for line in out.splitlines()]
     assert [(int(count), text) for count, _, text in rows] == [
@@ -78,36 +71,32 @@ def test_queries_counts_most_frequent_first_and_drops_credentials(
     assert "1 distinct query dropped because they look like credentials" in err
 
 
-def test_the_same_log_twice_counts_each_search_once(
-    corpus: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_the_same_log_twice_counts_each_search_once(corpus: Path, run_cce: RunCce) -> None:
     log = str(corpus / ".cce" / "metrics.jsonl")
-    once = _cce(["queries", log], capsys)[1]
-    assert _cce(["queries", log, log], capsys)[1] == once
+    once = run_cce("queries", log)[1]
+    assert run_cce("queries", log, log)[1] == once
 
 
-def test_queries_filters(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_queries_filters(corpus: Path, run_cce: RunCce) -> None:
     log = str(corpus / ".cce" / "metrics.jsonl")
-    out = _cce(["queries", log, "--min-count", "2"], capsys)[1]
+    out = run_cce("queries", log, "--min-count", "2")[1]
     assert [line.split(maxsplit=2)[2] for line in out.splitlines()] == [
         "load config",
         "parse arguments",
     ]
-    assert len(_cce(["queries", log, "--limit", "1"], capsys)[1].splitlines()) == 1
-    assert _cce(["queries", log, "--since", "2999-01-01"], capsys)[1] == ""
-    assert _cce(["queries", log, "--since", "yesterday"], capsys)[0] == 2
+    assert len(run_cce("queries", log, "--limit", "1")[1].splitlines()) == 1
+    assert run_cce("queries", log, "--since", "2999-01-01")[1] == ""
+    assert run_cce("queries", log, "--since", "yesterday")[0] == 2
 
 
-def test_queries_skips_torn_lines_and_reports_missing_log(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_queries_skips_torn_lines_and_reports_missing_log(tmp_path: Path, run_cce: RunCce) -> None:
     log = tmp_path / "metrics.jsonl"
     event = {"event": "search", "query": "q", "ts": "2026-01-01T00:00:00Z"}
     log.write_text(json.dumps(event) + '\n{"event":"sea\n' + json.dumps(event) + "\n")
-    code, out, err = _cce(["queries", str(log)], capsys)
+    code, out, err = run_cce("queries", str(log))
     assert (code, out) == (0, "     2  2026-01-01T00:00:00Z  q\n")
     assert f"{log}:2: not a JSON event" in err
-    code, out, err = _cce(["queries", str(tmp_path / "absent.jsonl")], capsys)
+    code, out, err = run_cce("queries", str(tmp_path / "absent.jsonl"))
     assert code == 1 and out == "" and err.startswith("error: could not read event log")
 
 
@@ -136,11 +125,11 @@ def test_draft_ids_are_stable_and_distinct() -> None:
 
 
 def test_draft_fixtures_validate_only_for_the_empty_expected(
-    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], run_cce: RunCce
 ) -> None:
     draft = tmp_path / "draft.jsonl"
     log = str(corpus / ".cce" / "metrics.jsonl")
-    assert _cce(["queries", log, "--fixtures", str(draft), "--corpus", "corpus"], capsys)[0] == 0
+    assert run_cce("queries", log, "--fixtures", str(draft), "--corpus", "corpus")[0] == 0
     lines = draft.read_text(encoding="utf-8").splitlines()
     assert json.loads(lines[0]) == {"schema": "cce.relevance/v1", "corpus": "corpus"}
     assert len(lines) == 4
@@ -151,36 +140,31 @@ def test_draft_fixtures_validate_only_for_the_empty_expected(
     assert problems and all('"expected"' in line for line in problems)
 
 
-def _pool(
-    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], depth: int = 4
-) -> tuple[Path, Path]:
+def _pool(corpus: Path, tmp_path: Path, run_cce: RunCce, depth: int = 4) -> tuple[Path, Path]:
     draft = tmp_path / "draft.jsonl"
     log = str(corpus / ".cce" / "metrics.jsonl")
-    assert _cce(["queries", log, "--fixtures", str(draft), "--corpus", "corpus"], capsys)[0] == 0
+    assert run_cce("queries", log, "--fixtures", str(draft), "--corpus", "corpus")[0] == 0
     judging = tmp_path / "judging.jsonl"
-    code, _, err = _cce(
-        [
-            "pool",
-            str(draft),
-            "--backends",
-            "bm25,vector,hybrid",
-            "--depth",
-            str(depth),
-            "-o",
-            str(judging),
-        ],
-        capsys,
+    code, _, err = run_cce(
+        "pool",
+        str(draft),
+        "--backends",
+        "bm25,vector,hybrid",
+        "--depth",
+        str(depth),
+        "-o",
+        str(judging),
     )
     assert code == 0, err
     return draft, judging
 
 
 def test_pool_is_the_deduplicated_union_in_blind_order(
-    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    corpus: Path, tmp_path: Path, run_cce: RunCce
 ) -> None:
-    draft, judging = _pool(corpus, tmp_path, capsys)
+    draft, judging = _pool(corpus, tmp_path, run_cce)
     first = judging.read_bytes()
-    _pool(corpus, tmp_path, capsys)
+    _pool(corpus, tmp_path, run_cce)
     assert judging.read_bytes() == first
     index = build_index(str(corpus), HashEmbedder()).index
     judged = parse_judging(str(judging), first.decode("utf-8"))
@@ -220,13 +204,13 @@ def _judge(judging: Path, out: Path) -> dict[str, list[Candidate]]:
 
 
 def test_apply_turns_judgments_into_matching_anchors(
-    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], run_cce: RunCce
 ) -> None:
-    draft, judging = _pool(corpus, tmp_path, capsys)
+    draft, judging = _pool(corpus, tmp_path, run_cce)
     judged = tmp_path / "judged.jsonl"
     relevant = _judge(judging, judged)
     labeled = tmp_path / "labeled.jsonl"
-    code, _, err = _cce(["pool", "--apply", str(judged), str(draft), "-o", str(labeled)], capsys)
+    code, _, err = run_cce("pool", "--apply", str(judged), str(draft), "-o", str(labeled))
     assert code == 0, err
     assert "candidates still unjudged" in err
     assert validate_main(["validate", str(labeled)]) == 0
@@ -247,12 +231,12 @@ def test_apply_turns_judgments_into_matching_anchors(
             twins = [h for h in relevant[case.id] if h.touches(other) and h.kind == other.kind]
             assert twins or not any(anchor.matches(other) for anchor in case.expected)
         assert case.secondary and not set(case.secondary) & set(case.expected)
-    code, _, err = _cce(["relevance", str(labeled), "--backend", "hybrid"], capsys)
+    code, _, err = run_cce("relevance", str(labeled), "--backend", "hybrid")
     assert code == 0, err
 
 
 def test_apply_merges_with_existing_anchors_and_keeps_other_fields(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, run_cce: RunCce
 ) -> None:
     fixtures = tmp_path / "f.jsonl"
     fixtures.write_text(
@@ -275,7 +259,7 @@ def test_apply_merges_with_existing_anchors_and_keeps_other_fields(
         encoding="utf-8",
     )
     out = tmp_path / "out.jsonl"
-    assert _cce(["pool", "--apply", str(judged), str(fixtures), "-o", str(out)], capsys)[0] == 0
+    assert run_cce("pool", "--apply", str(judged), str(fixtures), "-o", str(out))[0] == 0
     row = json.loads(out.read_text().splitlines()[1])
     assert row["expected"] == ["x.py", "y.py#function@2-4"]
     assert row["note"] == "keep me"
@@ -299,14 +283,14 @@ def test_apply_merges_with_existing_anchors_and_keeps_other_fields(
     ],
 )
 def test_bad_judging_lines_are_errors_with_file_and_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], line: str, fragment: str
+    tmp_path: Path, run_cce: RunCce, line: str, fragment: str
 ) -> None:
     fixtures = tmp_path / "f.jsonl"
     fixtures.write_text('{"id":"a","query":"q","expected":["x.py"]}\n', encoding="utf-8")
     judged = tmp_path / "j.jsonl"
     judged.write_text(line + "\n", encoding="utf-8")
-    code, out, err = _cce(
-        ["pool", "--apply", str(judged), str(fixtures), "-o", str(tmp_path / "o.jsonl")], capsys
+    code, out, err = run_cce(
+        "pool", "--apply", str(judged), str(fixtures), "-o", str(tmp_path / "o.jsonl")
     )
     assert (code, out) == (1, "")
     assert err.startswith(f"error: {judged}:1: ") and fragment in err
@@ -324,7 +308,7 @@ def test_pool_candidates_dedupes_by_location() -> None:
 
 
 def test_pool_takes_configured_backends_and_external_runs(
-    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    corpus: Path, tmp_path: Path, run_cce: RunCce
 ) -> None:
     fixtures = tmp_path / "f.jsonl"
     fixtures.write_text(
@@ -334,31 +318,28 @@ def test_pool_takes_configured_backends_and_external_runs(
     )
     (tmp_path / "cce.toml").write_text('[backends.bm25-b04]\nuse = "bm25"\nb = 0.4\n')
     results = tmp_path / "run.jsonl"
-    code, _, err = _cce(
-        ["relevance", str(fixtures), "--backend", "vector", "--results", str(results)], capsys
+    code, _, err = run_cce(
+        "relevance", str(fixtures), "--backend", "vector", "--results", str(results)
     )
     assert code == 0, err
     judging = tmp_path / "j.jsonl"
-    code, _, err = _cce(
-        [
-            "pool",
-            str(fixtures),
-            "--backends",
-            "bm25-b04,mine",
-            "--run",
-            f"mine={results}",
-            "--depth",
-            "3",
-            "-o",
-            str(judging),
-        ],
-        capsys,
+    code, _, err = run_cce(
+        "pool",
+        str(fixtures),
+        "--backends",
+        "bm25-b04,mine",
+        "--run",
+        f"mine={results}",
+        "--depth",
+        "3",
+        "-o",
+        str(judging),
     )
     assert code == 0, err
     pooled = {c.location for c in parse_judging(str(judging), judging.read_text())[0].candidates}
     recorded = json.loads(results.read_text().splitlines()[1])["results"]
     assert {(r["file_path"], r["start_line"], r["end_line"], r["kind"]) for r in recorded} <= pooled
-    code, _, err = _cce(["pool", str(fixtures), "--backends", "nope"], capsys)
+    code, _, err = run_cce("pool", str(fixtures), "--backends", "nope")
     assert code == 2 and "unknown backend 'nope'" in err
 
 
@@ -376,9 +357,7 @@ def test_overlapping_candidates_judged_otherwise_get_the_kind() -> None:
     assert applied.overlapping == ()
 
 
-def test_apply_ends_anchors_at_the_last_line_of_the_file(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_apply_ends_anchors_at_the_last_line_of_the_file(tmp_path: Path, run_cce: RunCce) -> None:
     """A chunk running to the end of a newline-terminated file is numbered one line past
     it; the anchors written from it stop at the file's last line, so `cce check` has
     nothing to say about the tool's own output."""
@@ -395,7 +374,7 @@ def test_apply_ends_anchors_at_the_last_line_of_the_file(
         encoding="utf-8",
     )
     judging = tmp_path / "judging.jsonl"
-    code, _, err = _cce(["pool", str(fixtures), "--backends", "vector", "-o", str(judging)], capsys)
+    code, _, err = run_cce("pool", str(fixtures), "--backends", "vector", "-o", str(judging))
     assert code == 0, err
     row = json.loads(judging.read_text(encoding="utf-8"))
     spans = {c["file_path"]: (c["start_line"], c["end_line"]) for c in row["candidates"]}
@@ -405,9 +384,9 @@ def test_apply_ends_anchors_at_the_last_line_of_the_file(
     judged = tmp_path / "judged.jsonl"
     judged.write_text(json.dumps(row) + "\n", encoding="utf-8")
     out = tmp_path / "labeled.jsonl"
-    assert _cce(["pool", "--apply", str(judged), str(fixtures), "-o", str(out)], capsys)[0] == 0
+    assert run_cce("pool", "--apply", str(judged), str(fixtures), "-o", str(out))[0] == 0
     case = json.loads(out.read_text(encoding="utf-8").splitlines()[1])
     assert case["expected"] == ["src/other.ts", "src/shallow.ts@1-2"]
-    code, stdout, err = _cce(["check", str(out)], capsys)
+    code, stdout, err = run_cce("check", str(out))
     assert code == 0, err
     assert "past the end" not in stdout + err

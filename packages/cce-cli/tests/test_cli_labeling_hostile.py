@@ -7,12 +7,13 @@ import json
 import subprocess
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 
-from cce_cli.main import main
+# The `run_cce` fixture (conftest.py): cce ARGV... -> (exit status, stdout, stderr).
+RunCce = Callable[..., tuple[int, str, str]]
 
 CREDENTIAL_QUERIES = (
     "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUV",
@@ -33,15 +34,6 @@ CREDENTIAL_QUERIES = (
 )
 
 
-def _cce(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as stop:
-        code = stop.code if isinstance(stop.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 def _search_log(path: Path, queries: Sequence[str], ts: str = "2026-11-01T12:00:30Z") -> Path:
     events = [
         {"event": "search", "id": f"e{n}", "query": query, "ts": ts}
@@ -53,11 +45,11 @@ def _search_log(path: Path, queries: Sequence[str], ts: str = "2026-11-01T12:00:
 
 @pytest.mark.parametrize("secret", CREDENTIAL_QUERIES)
 def test_queries_never_prints_or_drafts_a_credential(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], secret: str
+    tmp_path: Path, run_cce: RunCce, secret: str
 ) -> None:
     log = _search_log(tmp_path / "metrics.jsonl", ["load config", secret])
     draft = tmp_path / "draft.jsonl"
-    code, out, err = _cce(["queries", str(log), "--fixtures", str(draft)], capsys)
+    code, out, err = run_cce("queries", str(log), "--fixtures", str(draft))
     assert code == 0, err
     assert out.splitlines()[0].endswith("  load config") and len(out.splitlines()) == 1
     assert "1 distinct query dropped because they look like credentials" in err
@@ -70,45 +62,41 @@ def test_queries_never_prints_or_drafts_a_credential(
     "since", ["2026-13-45", "2026-02-30", "2026-11-01T25:00", "2026-11-01T12:61:00Z", "soon"]
 )
 def test_queries_since_that_is_no_date_is_a_usage_error(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], since: str
+    tmp_path: Path, run_cce: RunCce, since: str
 ) -> None:
     log = _search_log(tmp_path / "metrics.jsonl", ["load config"])
-    code, out, err = _cce(["queries", str(log), "--since", since], capsys)
+    code, out, err = run_cce("queries", str(log), "--since", since)
     assert (code, out) == (2, "")
     assert "--since" in err and "2026-11-01T12:00:00Z" in err and "Traceback" not in err
 
 
-def test_queries_since_compares_partial_times_as_times(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_queries_since_compares_partial_times_as_times(tmp_path: Path, run_cce: RunCce) -> None:
     log = _search_log(tmp_path / "metrics.jsonl", ["load config"], ts="2026-11-01T12:00:30Z")
     for since in ("2026-11-01", "2026-11-01T12:00", "2026-11-01T12:00Z", "2026-11-01T12:00:30Z"):
-        assert _cce(["queries", str(log), "--since", since], capsys)[1].endswith(
-            "  load config\n"
-        ), since
+        assert run_cce("queries", str(log), "--since", since)[1].endswith("  load config\n"), since
     for since in ("2026-11-02", "2026-11-01T12:01Z", "2026-11-01T12:00:31Z"):
-        assert _cce(["queries", str(log), "--since", since], capsys)[1] == "", since
+        assert run_cce("queries", str(log), "--since", since)[1] == "", since
 
 
 @pytest.mark.parametrize("k", ["18446744073709551616", "1" + "0" * 5000, "0"])
 def test_queries_k_past_the_fixture_contract_is_a_usage_error(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], k: str
+    tmp_path: Path, run_cce: RunCce, k: str
 ) -> None:
     log = _search_log(tmp_path / "metrics.jsonl", ["load config"])
     draft = tmp_path / "draft.jsonl"
-    code, out, err = _cce(["queries", str(log), "--fixtures", str(draft), "--k", k], capsys)
+    code, out, err = run_cce("queries", str(log), "--fixtures", str(draft), "--k", k)
     assert (code, out) == (2, "")
     assert "--k" in err and not draft.exists()
 
 
 def test_queries_largest_k_drafts_a_case_the_contract_reads(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, run_cce: RunCce
 ) -> None:
     from cce_fixtures import MAX_K, parse_fixtures
 
     log = _search_log(tmp_path / "metrics.jsonl", ["load config"])
     draft = tmp_path / "draft.jsonl"
-    code = _cce(["queries", str(log), "--fixtures", str(draft), "--k", str(MAX_K)], capsys)[0]
+    code = run_cce("queries", str(log), "--fixtures", str(draft), "--k", str(MAX_K))[0]
     assert code == 0
     row = json.loads(draft.read_text(encoding="utf-8").splitlines()[1])
     assert row["k"] == MAX_K
@@ -154,16 +142,16 @@ def secret_corpus(tmp_path: Path) -> Path:
 
 
 def test_pool_protection_strict_keeps_credentials_out_of_the_judging_file(
-    secret_corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    secret_corpus: Path, tmp_path: Path, run_cce: RunCce
 ) -> None:
     judging = tmp_path / "judging.jsonl"
     base = ["pool", str(secret_corpus), "--no-cache", "-o", str(judging)]
-    code, _, err = _cce(base, capsys)
+    code, _, err = run_cce(*base)
     assert code == 0, err
     leaked = judging.read_text(encoding="utf-8")
     assert any(secret in leaked for secret in POOLED_SECRETS)
     assert "re-run with --protection strict" in err
-    code, _, err = _cce([*base, "--protection", "strict"], capsys)
+    code, _, err = run_cce(*base, "--protection", "strict")
     assert code == 0, err
     assert "re-run with" not in err
     written = judging.read_text(encoding="utf-8")
@@ -186,12 +174,12 @@ def test_pool_protection_strict_redacts_whatever_a_backend_returned() -> None:
 
 
 def test_pool_protection_conflicts_with_a_store(
-    secret_corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    secret_corpus: Path, tmp_path: Path, run_cce: RunCce
 ) -> None:
     store = tmp_path / "corpus" / ".cce" / "index.json"
-    assert _cce(["index", str(tmp_path / "corpus"), "--no-metrics"], capsys)[0] == 0
-    code, out, err = _cce(
-        ["pool", str(secret_corpus), "--store", str(store), "--protection", "strict"], capsys
+    assert run_cce("index", str(tmp_path / "corpus"), "--no-metrics")[0] == 0
+    code, out, err = run_cce(
+        "pool", str(secret_corpus), "--store", str(store), "--protection", "strict"
     )
     assert (code, out) == (2, "")
     assert err.startswith("error: --protection applies when pool builds the corpus")
@@ -245,7 +233,7 @@ BAD_JUDGMENTS = (
 def test_apply_refuses_a_judgment_that_makes_no_valid_anchor(
     drafts: Path,
     tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
+    run_cce: RunCce,
     candidate: dict[str, object],
     message: str,
 ) -> None:
@@ -253,16 +241,14 @@ def test_apply_refuses_a_judgment_that_makes_no_valid_anchor(
     judged.write_text(_judging([_candidate(), candidate]), encoding="utf-8")
     out = tmp_path / "out.jsonl"
     out.write_text("previous\n", encoding="utf-8")
-    code, stdout, err = _cce(["pool", "--apply", str(judged), str(drafts), "-o", str(out)], capsys)
+    code, stdout, err = run_cce("pool", "--apply", str(judged), str(drafts), "-o", str(out))
     assert (code, stdout) == (1, ""), err
     assert err.startswith(f"error: {judged}:1: candidate 2: {message}"), err
     assert "Traceback" not in err
     assert out.read_text(encoding="utf-8") == "previous\n"
 
 
-def test_apply_names_every_bad_judgment(
-    drafts: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_apply_names_every_bad_judgment(drafts: Path, tmp_path: Path, run_cce: RunCce) -> None:
     judged = tmp_path / "judged.jsonl"
     judged.write_text(
         _judging([_candidate(file_path="")], "a")
@@ -271,14 +257,14 @@ def test_apply_names_every_bad_judgment(
         encoding="utf-8",
     )
     out = tmp_path / "out.jsonl"
-    code, _, err = _cce(["pool", "--apply", str(judged), str(drafts), "-o", str(out)], capsys)
+    code, _, err = run_cce("pool", "--apply", str(judged), str(drafts), "-o", str(out))
     assert code == 1 and not out.exists()
     assert [line.split(": ")[1] for line in err.splitlines()] == [f"{judged}:1", f"{judged}:3"]
     assert all(line.startswith("error: ") for line in err.splitlines())
 
 
 def test_apply_writes_fixtures_that_validate_from_kindless_overlapping_candidates(
-    drafts: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    drafts: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], run_cce: RunCce
 ) -> None:
     from cce_fixtures.cli import main as validate_main
 
@@ -289,7 +275,7 @@ def test_apply_writes_fixtures_that_validate_from_kindless_overlapping_candidate
         encoding="utf-8",
     )
     out = tmp_path / "out.jsonl"
-    code, _, err = _cce(["pool", "--apply", str(judged), str(drafts), "-o", str(out)], capsys)
+    code, _, err = run_cce("pool", "--apply", str(judged), str(drafts), "-o", str(out))
     assert code == 0, err
     assert json.loads(out.read_text(encoding="utf-8").splitlines()[1])["expected"] == [
         "README.md@1-12"
@@ -302,7 +288,7 @@ def test_apply_writes_fixtures_that_validate_from_kindless_overlapping_candidate
 def test_apply_writes_nothing_when_the_merged_fixtures_would_not_parse(
     drafts: Path,
     tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
+    run_cce: RunCce,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from cce_cli.commands import pool
@@ -317,22 +303,20 @@ def test_apply_writes_nothing_when_the_merged_fixtures_would_not_parse(
     judged.write_text(_judging([_candidate()]), encoding="utf-8")
     out = tmp_path / "out.jsonl"
     out.write_text("previous\n", encoding="utf-8")
-    code, _, err = _cce(["pool", "--apply", str(judged), str(drafts), "-o", str(out)], capsys)
+    code, _, err = run_cce("pool", "--apply", str(judged), str(drafts), "-o", str(out))
     assert code == 1
     assert err.startswith(f"error: {judged}: the fixtures merged from these judgments would not")
     assert "anchor is empty" in err and f"{out} is unchanged" in err
     assert out.read_text(encoding="utf-8") == "previous\n"
 
 
-def test_apply_refuses_fixtures_holding_a_surrogate_escape(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_apply_refuses_fixtures_holding_a_surrogate_escape(tmp_path: Path, run_cce: RunCce) -> None:
     fixtures = tmp_path / "draft.jsonl"
     fixtures.write_text('{"id":"a","query":"q\\udc80","expected":[]}\n', encoding="utf-8")
     judged = tmp_path / "judged.jsonl"
     judged.write_text(_judging([_candidate()]), encoding="utf-8")
     out = tmp_path / "out.jsonl"
-    code, _, err = _cce(["pool", "--apply", str(judged), str(fixtures), "-o", str(out)], capsys)
+    code, _, err = run_cce("pool", "--apply", str(judged), str(fixtures), "-o", str(out))
     assert code == 1 and err.startswith(f"error: {fixtures}: ") and "surrogate" in err
     assert not out.exists()
 
@@ -380,7 +364,7 @@ BAD_RUNS = (
 def test_a_run_file_with_a_bad_span_or_text_is_an_error_naming_its_line(
     run_fixtures: Path,
     tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
+    run_cce: RunCce,
     command: str,
     name: str,
     text: str,
@@ -393,7 +377,7 @@ def test_a_run_file_with_a_bad_span_or_text_is_an_error_naming_its_line(
         argv += ["--backend", "x"]
     else:
         argv += ["--backends", "x", "-o", str(tmp_path / "judging.jsonl")]
-    code, out, err = _cce(argv, capsys)
+    code, out, err = run_cce(*argv)
     assert (code, out) == (1, ""), err
     assert err.startswith(f"error: {run} {message}"), err
     assert "Traceback" not in err
@@ -429,9 +413,7 @@ def test_apply_weighs_a_large_case_without_comparing_every_pair(tmp_path: Path) 
     assert int(done.stdout) > 10_000
 
 
-def test_queries_skips_a_query_holding_a_surrogate_escape(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_queries_skips_a_query_holding_a_surrogate_escape(tmp_path: Path, run_cce: RunCce) -> None:
     log = tmp_path / "metrics.jsonl"
     log.write_text(
         '{"event":"search","query":"a\\udc80b","ts":"2026-11-01T12:00:00Z"}\n'
@@ -439,7 +421,7 @@ def test_queries_skips_a_query_holding_a_surrogate_escape(
         encoding="utf-8",
     )
     draft = tmp_path / "draft.jsonl"
-    code, out, err = _cce(["queries", str(log), "--fixtures", str(draft)], capsys)
+    code, out, err = run_cce("queries", str(log), "--fixtures", str(draft))
     assert code == 0, err
     assert out.endswith("  load config\n") and len(out.splitlines()) == 1
     assert f"warning: {log}:1: search query holds an unpaired surrogate escape" in err
@@ -447,12 +429,12 @@ def test_queries_skips_a_query_holding_a_surrogate_escape(
 
 
 def test_apply_names_a_judged_file_that_is_not_utf8_as_such(
-    drafts: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    drafts: Path, tmp_path: Path, run_cce: RunCce
 ) -> None:
     judged = tmp_path / "judged.jsonl"
     judged.write_bytes(b'{"id":"a\xff"}\n')
     out = tmp_path / "out.jsonl"
-    code, _, err = _cce(["pool", "--apply", str(judged), str(drafts), "-o", str(out)], capsys)
+    code, _, err = run_cce("pool", "--apply", str(judged), str(drafts), "-o", str(out))
     assert code == 1 and not out.exists()
     assert (
         err == f"error: could not read judged file {judged}: stream did not contain valid UTF-8\n"

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from cce_cli.main import main
+# The `run_cce` fixture (conftest.py): cce ARGV... -> (exit status, stdout, stderr).
+RunCce = Callable[..., tuple[int, str, str]]
 
 pytest.importorskip("model2vec")
 pytest.importorskip("tokenizers")
@@ -32,12 +34,6 @@ def tiny_model(directory: Path, texts: list[str], dim: int = 12) -> Path:
     vectors = np.random.default_rng(3).standard_normal((len(vocab), dim)) * 25.0
     StaticModel(vectors.astype(np.float32), tokenizer).save_pretrained(directory)
     return directory
-
-
-def cce(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture
@@ -64,11 +60,11 @@ def project(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 
 def test_index_then_relevance_with_a_model_made_here(
-    project: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]
+    project: tuple[Path, Path, Path], run_cce: RunCce
 ) -> None:
     root, fixtures, model = project
-    code, out, err = cce(
-        capsys, "index", str(root), "--embedder", "model2vec", "--model", str(model), "--no-metrics"
+    code, out, err = run_cce(
+        "index", str(root), "--embedder", "model2vec", "--model", str(model), "--no-metrics"
     )
     assert code == 0, err
     assert err == f"using model2vec embedder ({model})\n"
@@ -78,17 +74,17 @@ def test_index_then_relevance_with_a_model_made_here(
     expected = json.dumps(str(model))
     assert f'"embedder":"model2vec","embedder_model":{expected},"embedding_dim":12'.encode() in head
 
-    code, out, err = cce(capsys, "relevance", str(fixtures), "--store", str(store), "--json")
+    code, out, err = run_cce("relevance", str(fixtures), "--store", str(store), "--json")
     assert code == 0, err
     report = json.loads(out)
     assert report["embedder"] == "model2vec"
-    code, out, err = cce(capsys, "search", "parse config", "--store", str(store), "--no-metrics")
+    code, out, err = run_cce("search", "parse config", "--store", str(store), "--no-metrics")
     assert code == 0, err
     assert "alpha.py" in out
 
     # The model gone: refused with the cause, not ranked without vectors.
     model.rename(model.with_name("moved"))
-    code, out, err = cce(capsys, "search", "parse config", "--store", str(store), "--no-metrics")
+    code, out, err = run_cce("search", "parse config", "--store", str(store), "--no-metrics")
     assert (code, out) == (1, "")
     assert err.startswith(
         "error: this index was built with the model2vec embedder but the model2vec model's "
@@ -101,19 +97,17 @@ def test_index_then_relevance_with_a_model_made_here(
 
 def test_model2vec_errors_are_one_line(
     project: tuple[Path, Path, Path],
-    capsys: pytest.CaptureFixture[str],
+    run_cce: RunCce,
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
 ) -> None:
     root, _, model = project
-    code, out, err = cce(capsys, "index", str(root), "--embedder", "model2vec", "--no-metrics")
+    code, out, err = run_cce("index", str(root), "--embedder", "model2vec", "--no-metrics")
     assert (code, out) == (1, "")
     assert err.startswith("error: the model2vec embedder needs a model: pass --model")
 
     missing = tmp_path / "gone"
-    code, out, err = cce(
-        capsys, "index", str(root), "--embedder", "model2vec", "--model", str(missing)
-    )
+    code, out, err = run_cce("index", str(root), "--embedder", "model2vec", "--model", str(missing))
     assert (code, out) == (1, "")
     assert err == (
         "error: model2vec embedder selected but the model2vec model's health check at "
@@ -121,13 +115,11 @@ def test_model2vec_errors_are_one_line(
         "make the model loadable or index with the default hash embedder\n"
     )
 
-    code, out, err = cce(capsys, "index", str(root), "--model", str(model), "--no-metrics")
+    code, out, err = run_cce("index", str(root), "--model", str(model), "--no-metrics")
     assert (code, out, err) == (2, "", "error: the hash embedder has no model; drop --model\n")
 
     monkeypatch.setitem(sys.modules, "model2vec", None)  # as if the extra were not installed
-    code, out, err = cce(
-        capsys, "index", str(root), "--embedder", "model2vec", "--model", str(model)
-    )
+    code, out, err = run_cce("index", str(root), "--embedder", "model2vec", "--model", str(model))
     assert (code, out) == (1, "")
     assert err.startswith("error: the model2vec embedder needs the model2vec package; install")
     assert "pip install 'cce-retrieval[model2vec]'" in err

@@ -7,15 +7,17 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from cce_cli.main import main
 from cce_retrieval import load_index, save_index
+
+# The `run_cce` fixture (conftest.py): cce ARGV... -> (exit status, stdout, stderr).
+RunCce = Callable[..., tuple[int, str, str]]
 
 State = dict[str, object]
 
@@ -61,12 +63,6 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[State]:
         httpd.server_close()
 
 
-def cce(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 @pytest.fixture
 def corpus(tmp_path: Path) -> Path:
     root = tmp_path / "src"
@@ -77,10 +73,10 @@ def corpus(tmp_path: Path) -> Path:
 
 
 def test_index_and_search_with_the_openai_embedder(
-    server: State, corpus: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    server: State, corpus: Path, run_cce: RunCce, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = corpus / ".cce" / "index.json"
-    code, out, err = cce(capsys, "index", str(corpus), "--embedder", "openai", "--no-metrics")
+    code, out, err = run_cce("index", str(corpus), "--embedder", "openai", "--no-metrics")
     assert code == 0, err
     assert err.startswith("using openai embedder (tiny @ http://127.0.0.1:")
     assert "sk-do-not-print" not in out + err
@@ -90,19 +86,19 @@ def test_index_and_search_with_the_openai_embedder(
     fingerprint = (corpus / ".cce" / "fingerprint.json").read_text(encoding="utf-8")
     assert json.loads(fingerprint)["embed_dim"] == 3
 
-    code, out, err = cce(capsys, "search", "alpha", "--store", str(store), "--no-metrics")
+    code, out, err = run_cce("search", "alpha", "--store", str(store), "--no-metrics")
     assert code == 0, err
 
     # Another model in the environment: refused, naming both models.
     monkeypatch.setenv("CCE_OPENAI_MODEL", "other")
-    code, out, err = cce(capsys, "search", "alpha", "--store", str(store), "--no-metrics")
+    code, out, err = run_cce("search", "alpha", "--store", str(store), "--no-metrics")
     assert (code, out) == (1, "")
     assert "'tiny'" in err and "'other'" in err
 
     # A failed embedding run leaves the good store exactly as it was.
     monkeypatch.setenv("CCE_OPENAI_MODEL", "tiny")
     server["fail"] = True
-    code, out, err = cce(capsys, "index", str(corpus), "--embedder", "openai", "--no-metrics")
+    code, out, err = run_cce("index", str(corpus), "--embedder", "openai", "--no-metrics")
     assert code == 1
     assert "non-finite" in err or "NaN" in err
     assert store.read_bytes() == good
@@ -110,15 +106,15 @@ def test_index_and_search_with_the_openai_embedder(
     # The server answers again, with another dimension: the query is refused.
     server["fail"] = False
     server["dim"] = 5
-    code, out, err = cce(capsys, "relevance", _fixtures(corpus), "--store", str(store))
+    code, out, err = run_cce("relevance", _fixtures(corpus), "--store", str(store))
     assert code == 1 and "3-dimensional openai vectors" in err and "5 dimensions" in err
 
 
 def test_a_missing_model_is_not_unreachable(
-    server: State, corpus: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    server: State, corpus: Path, run_cce: RunCce, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CCE_OPENAI_MODEL", "missing")
-    code, out, err = cce(capsys, "index", str(corpus), "--embedder", "openai", "--no-metrics")
+    code, out, err = run_cce("index", str(corpus), "--embedder", "openai", "--no-metrics")
     assert (code, out) == (1, "")
     assert err.startswith(
         "error: openai embedder selected but the openai server's health check at http://127."
@@ -139,17 +135,17 @@ def _fixtures(corpus: Path) -> str:
 
 
 def test_an_unreachable_server_at_query_time_is_called_unreachable(
-    server: State, corpus: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    server: State, corpus: Path, run_cce: RunCce, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = corpus / ".cce" / "index.json"
-    code, out, err = cce(capsys, "index", str(corpus), "--embedder", "openai", "--no-metrics")
+    code, out, err = run_cce("index", str(corpus), "--embedder", "openai", "--no-metrics")
     assert code == 0, err
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     monkeypatch.setenv("CCE_OPENAI_URL", f"http://u:sk-pw@127.0.0.1:{port}")
     monkeypatch.setenv("CCE_OPENAI_TIMEOUT", "0.5")
-    code, out, err = cce(capsys, "search", "alpha", "--store", str(store), "--no-metrics")
+    code, out, err = run_cce("search", "alpha", "--store", str(store), "--no-metrics")
     assert (code, out) == (1, "")
     assert err == (
         "error: this index was built with the openai embedder but the openai server is "
@@ -157,7 +153,7 @@ def test_an_unreachable_server_at_query_time_is_called_unreachable(
         "mismatched embedding spaces. Start the openai server, or re-index with the default "
         "hash embedder (`cce index <dir>`).\n"
     )
-    code, out, err = cce(capsys, "relevance", _fixtures(corpus), "--store", str(store))
+    code, out, err = run_cce("relevance", _fixtures(corpus), "--store", str(store))
     assert (code, out) == (1, "")
     assert err.startswith(
         "error: this index was built with the openai embedder but the openai server is "
@@ -167,10 +163,10 @@ def test_an_unreachable_server_at_query_time_is_called_unreachable(
 
 @pytest.mark.parametrize("url", ["http://a b", "http://127.0.0.1:1/v\x01"])
 def test_a_base_url_with_a_space_or_control_character_is_refused_up_front(
-    corpus: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, url: str
+    corpus: Path, run_cce: RunCce, monkeypatch: pytest.MonkeyPatch, url: str
 ) -> None:
     monkeypatch.setenv("CCE_OPENAI_URL", url)
-    code, out, err = cce(capsys, "index", str(corpus), "--embedder", "openai", "--no-metrics")
+    code, out, err = run_cce("index", str(corpus), "--embedder", "openai", "--no-metrics")
     assert (code, out) == (1, "")
     assert err == (
         f"error: the openai base URL {url!r} is not a valid URL (it holds a space or a control "
@@ -180,10 +176,10 @@ def test_a_base_url_with_a_space_or_control_character_is_refused_up_front(
 
 @pytest.mark.parametrize("url", ["ftp://127.0.0.1:1", "localhost:8000"])
 def test_a_base_url_that_names_no_server_is_an_error_of_its_own(
-    corpus: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, url: str
+    corpus: Path, run_cce: RunCce, monkeypatch: pytest.MonkeyPatch, url: str
 ) -> None:
     monkeypatch.setenv("CCE_OPENAI_URL", url)
-    code, out, err = cce(capsys, "index", str(corpus), "--embedder", "openai", "--no-metrics")
+    code, out, err = run_cce("index", str(corpus), "--embedder", "openai", "--no-metrics")
     assert (code, out) == (1, "")
     assert err == (
         "error: the openai base URL must be an http:// or https:// URL with a host, got "
@@ -191,7 +187,7 @@ def test_a_base_url_that_names_no_server_is_an_error_of_its_own(
     )
     monkeypatch.setenv("CCE_OPENAI_URL", "http://127.0.0.1:1")
     monkeypatch.setenv("CCE_OPENAI_TIMEOUT", "later")
-    code, out, err = cce(capsys, "index", str(corpus), "--embedder", "openai", "--no-metrics")
+    code, out, err = run_cce("index", str(corpus), "--embedder", "openai", "--no-metrics")
     assert (code, out, err) == (
         1,
         "",
@@ -200,17 +196,17 @@ def test_a_base_url_that_names_no_server_is_an_error_of_its_own(
 
 
 def test_a_store_from_before_unit_vectors_is_warned_about(
-    server: State, corpus: Path, capsys: pytest.CaptureFixture[str]
+    server: State, corpus: Path, run_cce: RunCce
 ) -> None:
     store = corpus / ".cce" / "index.json"
-    code, _, err = cce(capsys, "index", str(corpus), "--embedder", "openai", "--no-metrics")
+    code, _, err = run_cce("index", str(corpus), "--embedder", "openai", "--no-metrics")
     assert code == 0, err
-    code, _, err = cce(capsys, "search", "alpha", "--store", str(store), "--no-metrics")
+    code, _, err = run_cce("search", "alpha", "--store", str(store), "--no-metrics")
     assert code == 0 and "not unit length" not in err
     index = load_index(str(store))
     index.embeddings = np.asarray(index.embeddings) * 40.0  # as an older cce stored them
     save_index(index, str(store))
-    code, _, err = cce(capsys, "search", "alpha", "--store", str(store), "--no-metrics")
+    code, _, err = run_cce("search", "alpha", "--store", str(store), "--no-metrics")
     assert code == 0, err
     assert (
         "warning: this store's openai vectors are not unit length (it was built before cce "
@@ -222,7 +218,7 @@ def test_a_store_from_before_unit_vectors_is_warned_about(
 def test_credentials_in_the_base_url_are_redacted_on_every_path(
     server: State,
     corpus: Path,
-    capsys: pytest.CaptureFixture[str],
+    run_cce: RunCce,
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
 ) -> None:
@@ -236,7 +232,7 @@ def test_credentials_in_the_base_url_are_redacted_on_every_path(
     seen: list[str] = []
 
     def run(*argv: str) -> tuple[int, str, str]:
-        code, out, err = cce(capsys, *argv)
+        code, out, err = run_cce(*argv)
         seen.append(out + err)
         return code, out, err
 
@@ -280,25 +276,25 @@ def test_credentials_in_the_base_url_are_redacted_on_every_path(
 
 
 def test_a_key_with_a_line_break_never_reaches_the_screen(
-    server: State, corpus: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    server: State, corpus: Path, run_cce: RunCce, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CCE_OPENAI_API_KEY", "sk-mounted-secret\n")
-    code, _, err = cce(capsys, "index", str(corpus), "--embedder", "openai", "--no-metrics")
+    code, _, err = run_cce("index", str(corpus), "--embedder", "openai", "--no-metrics")
     assert code == 0, err
     for key in ("sk-mounted-secret\nsk-second-line", "sk-mounted-\u20ac"):
         monkeypatch.setenv("CCE_OPENAI_API_KEY", key)
-        code, out, err = cce(capsys, "index", str(corpus), "--embedder", "openai", "--no-metrics")
+        code, out, err = run_cce("index", str(corpus), "--embedder", "openai", "--no-metrics")
         assert (code, out) == (1, "")
         assert err.startswith("error: the API key in CCE_OPENAI_API_KEY holds a ")
         assert err.count("\n") == 1 and "Traceback" not in err and "sk-mounted" not in err
         store = corpus / ".cce" / "index.json"
-        code, out, err = cce(capsys, "search", "alpha", "--store", str(store), "--no-metrics")
+        code, out, err = run_cce("search", "alpha", "--store", str(store), "--no-metrics")
         assert (code, out) == (1, "") and err.startswith("error: the API key in ")
         assert "sk-mounted" not in err
 
 
 def test_a_dripping_server_ends_at_the_configured_timeout(
-    corpus: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    corpus: Path, run_cce: RunCce, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     listener = socket.create_server(("127.0.0.1", 0))
 
@@ -323,7 +319,7 @@ def test_a_dripping_server_ends_at_the_configured_timeout(
     monkeypatch.setenv("CCE_OPENAI_TIMEOUT", "2")
     started = time.monotonic()
     try:
-        code, out, err = cce(capsys, "index", str(corpus), "--embedder", "openai", "--no-metrics")
+        code, out, err = run_cce("index", str(corpus), "--embedder", "openai", "--no-metrics")
     finally:
         listener.close()
     assert time.monotonic() - started < 15.0  # the drip alone lasts 30 s
@@ -334,22 +330,22 @@ def test_a_dripping_server_ends_at_the_configured_timeout(
 def test_a_server_of_another_width_never_mixes_spaces_through_the_cache(
     server: State,
     corpus: Path,
-    capsys: pytest.CaptureFixture[str],
+    run_cce: RunCce,
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
 ) -> None:
     server["dim"] = 8
     store = corpus / ".cce" / "index.json"
-    code, _, err = cce(capsys, "index", str(corpus), "--embedder", "openai", "--no-metrics")
+    code, _, err = run_cce("index", str(corpus), "--embedder", "openai", "--no-metrics")
     assert code == 0, err
     (corpus / "b.py").write_text("def beta():\n    return 'edited'\n", encoding="utf-8")
     server["dim"] = 16
-    code, _, err = cce(capsys, "index", str(corpus), "--embedder", "openai", "--no-metrics")
+    code, _, err = run_cce("index", str(corpus), "--embedder", "openai", "--no-metrics")
     assert code == 0, err
     index = load_index(str(store))
     assert index.embedding_dim == 16 and index.embedding_lengths is None
     assert np.asarray(index.embeddings).shape[1] == 16
-    code, _, err = cce(capsys, "search", "alpha", "--store", str(store), "--no-metrics")
+    code, _, err = run_cce("search", "alpha", "--store", str(store), "--no-metrics")
     assert code == 0, err
 
     # A configured backend's build has no health check: with its server gone, cached
@@ -357,12 +353,12 @@ def test_a_server_of_another_width_never_mixes_spaces_through_the_cache(
     config = tmp_path / "cce.toml"
     config.write_text('[backends.vec-openai]\nuse = "vector"\nembedder = "openai"\n', "utf-8")
     relevance = ("relevance", _fixtures(corpus), "--dir", str(corpus), "--config", str(config))
-    code, _, err = cce(capsys, *relevance, "--backend", "vec-openai")
+    code, _, err = run_cce(*relevance, "--backend", "vec-openai")
     assert code == 0, err
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     monkeypatch.setenv("CCE_OPENAI_URL", f"http://127.0.0.1:{port}")
     monkeypatch.setenv("CCE_OPENAI_TIMEOUT", "0.5")
-    code, out, err = cce(capsys, *relevance, "--backend", "vec-openai")
+    code, out, err = run_cce(*relevance, "--backend", "vec-openai")
     assert (code, out) == (1, "") and "unreachable" in err

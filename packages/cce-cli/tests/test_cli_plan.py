@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 from scipy import stats
 
-from cce_cli.main import main
 from cce_stats import minimum_detectable_effect, required_sample_size
 
-Outcome = tuple[int, str, str]
+# The `run_cce` fixture (conftest.py): cce ARGV... -> (exit status, stdout, stderr).
+RunCce = Callable[..., tuple[int, str, str]]
 
 # Per-query MRR of two backends over eight cases; B - A = [+0.5, 0, -0.5, +0.666667, 0, 0,
 # +0.5, -0.25] (as 6-decimal strings, like a saved report's).
@@ -22,15 +22,6 @@ MRR_A = [0.5, 1.0, 1.0, 0.333333, 1.0, 0.5, 0.5, 1.0]
 MRR_B = [1.0, 1.0, 0.5, 1.0, 1.0, 0.5, 1.0, 0.75]
 P_A = [0.2, 0.4, 0.4, 0.2, 0.6, 0.2, 0.2, 0.4]
 P_B = [0.4, 0.4, 0.2, 0.4, 0.6, 0.2, 0.4, 0.4]
-
-
-def _invoke(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> Outcome:
-    try:
-        code = main(list(argv))
-    except SystemExit as stop:
-        code = stop.code if isinstance(stop.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def _backend(
@@ -79,10 +70,8 @@ def _sd(values: Sequence[float]) -> float:
     return math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1))
 
 
-def test_plan_rows_follow_the_sizing_formulas(
-    pilot: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out, err = _invoke(["plan", str(pilot), "--format", "json"], capsys)
+def test_plan_rows_follow_the_sizing_formulas(pilot: Path, run_cce: RunCce) -> None:
+    code, out, err = run_cce("plan", str(pilot), "--format", "json")
     assert (code, err) == (0, "")
     plan = json.loads(out)
     assert plan["schema"] == "cce.plan/v1"
@@ -109,12 +98,12 @@ def test_plan_rows_follow_the_sizing_formulas(
     )
 
 
-def test_settings_change_the_plan(pilot: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _, base_out, _ = _invoke(["plan", str(pilot), "--format", "json"], capsys)
-    _, strict_out, _ = _invoke(
-        ["plan", str(pilot), "--format", "json", "--power", "0.9", "--alpha", "0.01"], capsys
+def test_settings_change_the_plan(pilot: Path, run_cce: RunCce) -> None:
+    _, base_out, _ = run_cce("plan", str(pilot), "--format", "json")
+    _, strict_out, _ = run_cce(
+        "plan", str(pilot), "--format", "json", "--power", "0.9", "--alpha", "0.01"
     )
-    _, wide_out, _ = _invoke(["plan", str(pilot), "--format", "json", "--delta", "0.2"], capsys)
+    _, wide_out, _ = run_cce("plan", str(pilot), "--format", "json", "--delta", "0.2")
     base = json.loads(base_out)["metrics"]["mrr"]
     strict = json.loads(strict_out)["metrics"]["mrr"]
     wide = json.loads(wide_out)["metrics"]["mrr"]
@@ -123,8 +112,8 @@ def test_settings_change_the_plan(pilot: Path, capsys: pytest.CaptureFixture[str
     assert wide["detectable_now"] == base["detectable_now"]
 
 
-def test_text_table(pilot: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _invoke(["plan", str(pilot), "--compare", "bm25,hybrid"], capsys)
+def test_text_table(pilot: Path, run_cce: RunCce) -> None:
+    code, out, _ = run_cce("plan", str(pilot), "--compare", "bm25,hybrid")
     assert code == 0
     lines = out.splitlines()
     assert lines[0] == f"sample-size plan: hybrid against bm25 ({pilot}), 8 paired queries"
@@ -143,61 +132,55 @@ def test_text_table(pilot: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert recall.split()[-2:] == ["n/a", "n/a"]
 
 
-def test_reversed_pair_has_the_same_spread(pilot: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _, forward, _ = _invoke(["plan", str(pilot), "--format", "json"], capsys)
-    _, backward, _ = _invoke(
-        ["plan", str(pilot), "--format", "json", "--compare", "hybrid,bm25"], capsys
-    )
+def test_reversed_pair_has_the_same_spread(pilot: Path, run_cce: RunCce) -> None:
+    _, forward, _ = run_cce("plan", str(pilot), "--format", "json")
+    _, backward, _ = run_cce("plan", str(pilot), "--format", "json", "--compare", "hybrid,bm25")
     a = json.loads(forward)["metrics"]["mrr"]
     b = json.loads(backward)["metrics"]["mrr"]
     assert (a["sd"], a["queries_needed"]) == (b["sd"], b["queries_needed"])
     assert a["mean_delta"] == "+0.114583" and b["mean_delta"] == "-0.114583"
 
 
-def test_byte_stable(pilot: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    first = _invoke(["plan", str(pilot), "--format", "json"], capsys)
-    assert first == _invoke(["plan", str(pilot), "--format", "json"], capsys)
+def test_byte_stable(pilot: Path, run_cce: RunCce) -> None:
+    first = run_cce("plan", str(pilot), "--format", "json")
+    assert first == run_cce("plan", str(pilot), "--format", "json")
     assert first[1].endswith("}\n")
 
 
-def test_a_diff_document_plans_the_same(
-    pilot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, diff_out, _ = _invoke(
-        ["diff", str(pilot), str(pilot), "--backends", "bm25,hybrid", "--format", "json"], capsys
+def test_a_diff_document_plans_the_same(pilot: Path, tmp_path: Path, run_cce: RunCce) -> None:
+    code, diff_out, _ = run_cce(
+        "diff", str(pilot), str(pilot), "--backends", "bm25,hybrid", "--format", "json"
     )
     assert code == 0
     diff_path = tmp_path / "diff.json"
     diff_path.write_text(diff_out, encoding="utf-8")
-    _, from_diff, _ = _invoke(["plan", str(diff_path), "--format", "json"], capsys)
-    _, from_report, _ = _invoke(["plan", str(pilot), "--format", "json"], capsys)
+    _, from_diff, _ = run_cce("plan", str(diff_path), "--format", "json")
+    _, from_report, _ = run_cce("plan", str(pilot), "--format", "json")
     planned_diff = json.loads(from_diff)
     planned_report = json.loads(from_report)
     assert planned_diff["source"]["schema"] == "cce.relevance.diff/v1"
     assert planned_diff["metrics"] == planned_report["metrics"]
     assert (planned_diff["base"], planned_diff["head"]) == ("bm25", "hybrid")
-    code, _, err = _invoke(["plan", str(diff_path), "--compare", "bm25,hybrid"], capsys)
+    code, _, err = run_cce("plan", str(diff_path), "--compare", "bm25,hybrid")
     assert code == 2
     assert "already pairs base and head" in err
 
 
-def test_unpaired_cases_are_left_out_with_a_warning(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_unpaired_cases_are_left_out_with_a_warning(tmp_path: Path, run_cce: RunCce) -> None:
     path = _report(
         tmp_path,
         _backend("bm25", MRR_A, P_A, IDS),
         _backend("hybrid", MRR_B[:7], P_B[:7], IDS[:7]),
     )
-    code, out, err = _invoke(["plan", str(path), "--format", "json"], capsys)
+    code, out, err = run_cce("plan", str(path), "--format", "json")
     assert code == 0
     assert json.loads(out)["paired"] == 7
     assert "1 case is in only one of bm25 and hybrid" in err
 
 
-def test_an_effect_too_small_to_plan_for(pilot: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_effect_too_small_to_plan_for(pilot: Path, run_cce: RunCce) -> None:
     # The smallest delta a report can show still needs more queries than can be planned.
-    code, out, _ = _invoke(["plan", str(pilot), "--delta", "1e-6"], capsys)
+    code, out, _ = run_cce("plan", str(pilot), "--delta", "1e-6")
     assert code == 0
     assert ">10000000" in out
 
@@ -214,22 +197,22 @@ def test_an_effect_too_small_to_plan_for(pilot: Path, capsys: pytest.CaptureFixt
     ],
 )
 def test_bad_arguments(
-    pilot: Path, capsys: pytest.CaptureFixture[str], extra: list[str], code: int, message: str
+    pilot: Path, run_cce: RunCce, extra: list[str], code: int, message: str
 ) -> None:
-    status, out, err = _invoke(["plan", str(pilot), *extra], capsys)
+    status, out, err = run_cce("plan", str(pilot), *extra)
     assert status == code
     assert out == ""
     assert message in err
 
 
-def test_three_backends_need_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_three_backends_need_compare(tmp_path: Path, run_cce: RunCce) -> None:
     path = _report(
         tmp_path,
         _backend("bm25", MRR_A, P_A, IDS),
         _backend("vector", MRR_A, P_A, IDS),
         _backend("hybrid", MRR_B, P_B, IDS),
     )
-    code, out, err = _invoke(["plan", str(path)], capsys)
+    code, out, err = run_cce("plan", str(path))
     assert (code, out) == (2, "")
     assert err == (
         f"error: {path} has 3 backends (bm25, vector, hybrid); "
@@ -237,13 +220,13 @@ def test_three_backends_need_compare(tmp_path: Path, capsys: pytest.CaptureFixtu
     )
 
 
-def test_unreadable_and_invalid_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unreadable_and_invalid_files(tmp_path: Path, run_cce: RunCce) -> None:
     missing = tmp_path / "missing.json"
-    code, _, err = _invoke(["plan", str(missing)], capsys)
+    code, _, err = run_cce("plan", str(missing))
     assert code == 1 and err.startswith(f"error: could not read report {missing}")
     broken = tmp_path / "broken.json"
     broken.write_text('{"backends": [\n', encoding="utf-8")
-    code, out, err = _invoke(["plan", str(broken)], capsys)
+    code, out, err = run_cce("plan", str(broken))
     assert (code, out) == (1, "")
     assert err.startswith(f"error: {broken}: line 2 column 1: invalid JSON")
     bad_delta = tmp_path / "bad-diff.json"
@@ -259,16 +242,14 @@ def test_unreadable_and_invalid_files(tmp_path: Path, capsys: pytest.CaptureFixt
         ),
         encoding="utf-8",
     )
-    code, _, err = _invoke(["plan", str(bad_delta)], capsys)
+    code, _, err = run_cce("plan", str(bad_delta))
     assert code == 1
     assert 'metrics.mrr.per_query[0].delta is "oops", not a delta' in err
 
 
-def test_the_sd_interval_and_the_queries_it_implies(
-    pilot: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_the_sd_interval_and_the_queries_it_implies(pilot: Path, run_cce: RunCce) -> None:
     """A pilot's sd is an estimate: its chi-square interval and the sizes at both ends."""
-    code, out, _ = _invoke(["plan", str(pilot), "--format", "json"], capsys)
+    code, out, _ = run_cce("plan", str(pilot), "--format", "json")
     assert code == 0
     mrr = json.loads(out)["metrics"]["mrr"]
     deltas = [round(b, 6) - round(a, 6) for a, b in zip(MRR_A, MRR_B, strict=True)]
@@ -282,7 +263,7 @@ def test_the_sd_interval_and_the_queries_it_implies(
     ]
     assert mrr["queries_needed_range"][0] < mrr["queries_needed"] < mrr["queries_needed_range"][1]
     assert "sd_ci95" not in json.loads(out)["metrics"]["recall"]
-    text = _invoke(["plan", str(pilot)], capsys)[1].splitlines()
+    text = run_cce("plan", str(pilot))[1].splitlines()
     row = next(i for i, line in enumerate(text) if line.split()[:1] == ["MRR"])
     first, second = mrr["queries_needed_range"]
     assert text[row + 1].split() == [

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,9 @@ from cce_cli.main import main
 from cce_fixtures import parse_fixtures
 from cce_metrics import METRICS
 from cce_retrieval import HashEmbedder, build_index, format6
+
+# The `run_cce` fixture (conftest.py): cce ARGV... -> (exit status, stdout, stderr).
+RunCce = Callable[..., tuple[int, str, str]]
 
 REPO = Path(__file__).parents[3]
 CODE = REPO / "eval" / "relevance" / "code.jsonl"
@@ -96,15 +99,6 @@ def first_match_ranks(matches: Sequence[Sequence[int]], n_expected: int) -> list
     return ranks
 
 
-def _run(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        code = main(["relevance", *argv])
-    except SystemExit as stop:
-        code = stop.code if isinstance(stop.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 @pytest.fixture
 def multi(tmp_path: Path) -> Path:
     path = tmp_path / "multi.jsonl"
@@ -122,12 +116,12 @@ def _per_query(report: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
 
 @pytest.mark.parametrize("fixture", ["code", "multi"])
 def test_ndcg_reproduces_the_benchmark_from_the_results_file(
-    fixture: str, multi: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    fixture: str, multi: Path, tmp_path: Path, run_cce: RunCce
 ) -> None:
     fixtures = CODE if fixture == "code" else multi
     results = tmp_path / "run.jsonl"
     argv = [str(fixtures), "--dir", str(SAMPLE), "--metrics", "ndcg", "--json"]
-    code, out, err = _run([*argv, "--results", str(results)], capsys)
+    code, out, err = run_cce("relevance", *argv, "--results", str(results))
     # The "missing" case's anchor is dead on purpose; only it may be warned about.
     assert code == 0
     assert all('case missing: anchor "nowhere.py"' in line for line in err.splitlines())
@@ -169,16 +163,16 @@ def test_ndcg_equals_the_benchmark_to_1e_12_in_process(multi: Path) -> None:
 
 
 def test_default_report_is_unchanged_and_metrics_only_add_columns(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    run_cce: RunCce, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(REPO)
     base = ["eval/relevance/code.jsonl", "--json"]
-    _, default, _ = _run(base, capsys)
+    _, default, _ = run_cce("relevance", *base)
     golden = REPO / "packages" / "cce-cli" / "tests" / "golden" / "code.report.json"
     assert default == golden.read_text("utf-8")
     # Naming only reference metrics changes nothing.
-    assert _run([*base, "--metrics", "precision, mrr,"], capsys)[1] == default
-    _, extended, _ = _run([*base, "--metrics", "rprec,ndcg,hit,map"], capsys)
+    assert run_cce("relevance", *base, "--metrics", "precision, mrr,")[1] == default
+    _, extended, _ = run_cce("relevance", *base, "--metrics", "rprec,ndcg,hit,map")
     report, reference = json.loads(extended), json.loads(default)
     for backend, plain in zip(report["backends"], reference["backends"], strict=True):
         added = {"ndcg_at_k", "ap_at_k", "hit_at_k", "r_precision"}
@@ -191,28 +185,26 @@ def test_default_report_is_unchanged_and_metrics_only_add_columns(
             assert {key: row[key] for key in plain_row} == plain_row
 
 
-def test_text_columns_follow_the_registry_order(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _run([str(CODE), "--metrics", "rprec,ndcg"], capsys)
+def test_text_columns_follow_the_registry_order(run_cce: RunCce) -> None:
+    code, out, _ = run_cce("relevance", str(CODE), "--metrics", "rprec,ndcg")
     assert code == 0
     header = next(line for line in out.splitlines() if line.strip().startswith("backend"))
     assert header.split() == ["backend", "P@k", "recall", "MRR", "F1", "nDCG@k", "R-prec"]
 
 
-def test_compare_tests_the_chosen_metrics(capsys: pytest.CaptureFixture[str]) -> None:
+def test_compare_tests_the_chosen_metrics(run_cce: RunCce) -> None:
     argv = [str(CODE), "--compare", "bm25,hybrid", "--metrics", "ndcg,hit", "--json"]
-    code, out, _ = _run(argv, capsys)
+    code, out, _ = run_cce("relevance", *argv)
     assert code == 0
     compared = json.loads(out)["compare"]["metrics"]
     assert list(compared) == ["f1", "hit_at_k", "mrr", "ndcg_at_k", "precision_at_k", "recall"]
     assert compared["ndcg_at_k"]["n"] == 11
 
 
-def test_graded_weighs_expected_over_secondary(
-    multi: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_graded_weighs_expected_over_secondary(multi: Path, run_cce: RunCce) -> None:
     argv = [str(multi), "--dir", str(SAMPLE), "--backend", "bm25", "--json", "--metrics"]
-    plain = _per_query(json.loads(_run([*argv, "ndcg,map"], capsys)[1]))
-    graded = _per_query(json.loads(_run([*argv, "ndcg,map", "--graded"], capsys)[1]))
+    plain = _per_query(json.loads(run_cce("relevance", *argv, "ndcg,map")[1]))
+    graded = _per_query(json.loads(run_cce("relevance", *argv, "ndcg,map", "--graded")[1]))
     for key, row in plain.items():
         reference = {name: row[name] for name in ("precision_at_k", "recall", "mrr", "f1")}
         assert {name: graded[key][name] for name in reference} == reference
@@ -255,9 +247,9 @@ def test_graded_values_match_the_gain_rule(multi: Path) -> None:
     ],
 )
 def test_usage_errors_exit_2_before_reading_anything(
-    argv: list[str], fragment: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    argv: list[str], fragment: str, tmp_path: Path, run_cce: RunCce
 ) -> None:
-    code, out, err = _run([str(tmp_path / "missing.jsonl"), *argv], capsys)
+    code, out, err = run_cce("relevance", str(tmp_path / "missing.jsonl"), *argv)
     assert (code, out) == (2, "")
     assert err.startswith("error: ") and fragment in err
 
@@ -268,13 +260,16 @@ def test_the_registry_names_the_flag_accepts() -> None:
 
 
 def test_cce_diff_carries_the_ranked_metrics_of_saved_reports(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    run_cce: RunCce,
 ) -> None:
     monkeypatch.chdir(REPO)
     saved = {}
     for backend in ("bm25", "hybrid"):
         argv = ["eval/relevance/code.jsonl", "--backend", backend, "--metrics", "ndcg,map,hit"]
-        code, out, _ = _run([*argv, "--json"], capsys)
+        code, out, _ = run_cce("relevance", *argv, "--json")
         assert code == 0
         saved[backend] = tmp_path / f"{backend}.json"
         saved[backend].write_text(out, encoding="utf-8")
@@ -289,14 +284,14 @@ def test_cce_diff_carries_the_ranked_metrics_of_saved_reports(
     assert "nDCG@k of hybrid" in capsys.readouterr().err
 
 
-def test_a_graded_report_says_so(multi: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_graded_report_says_so(multi: Path, run_cce: RunCce) -> None:
     argv = [str(multi), "--dir", str(SAMPLE), "--backend", "bm25", "--metrics", "ndcg"]
-    plain_json = json.loads(_run([*argv, "--json"], capsys)[1])
-    graded_json = json.loads(_run([*argv, "--json", "--graded"], capsys)[1])
+    plain_json = json.loads(run_cce("relevance", *argv, "--json")[1])
+    graded_json = json.loads(run_cce("relevance", *argv, "--json", "--graded")[1])
     assert "gains" not in plain_json
     assert graded_json["gains"] == "graded"
-    plain_text = _run(argv, capsys)[1]
-    graded_text = _run([*argv, "--graded"], capsys)[1]
+    plain_text = run_cce("relevance", *argv)[1]
+    graded_text = run_cce("relevance", *argv, "--graded")[1]
     line = "  gains   : graded (expected anchors 2, secondary anchors 1)"
     assert line not in plain_text.splitlines()
     assert graded_text.splitlines()[4] == line

@@ -28,7 +28,6 @@ from pathlib import Path
 import pytest
 
 from cce_cli.evaluation.corpus_paths import corpus_path, rust_join, rust_parent
-from cce_cli.main import main
 from cce_retrieval import build_index, save_index
 from cce_retrieval.embed.hashing import HashEmbedder
 
@@ -36,15 +35,8 @@ REPO = Path(__file__).parents[3]
 GOLDEN = Path(__file__).parent / "golden" / "code.report.json"
 
 Outcome = tuple[int, str, str]
-
-
-def _invoke(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> Outcome:
-    try:
-        code = main(["relevance", *argv])
-    except SystemExit as stop:
-        code = stop.code if isinstance(stop.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+# The `run_cce` fixture (conftest.py): cce ARGV... -> (exit status, stdout, stderr).
+RunCce = Callable[..., tuple[int, str, str]]
 
 
 def _subprocess(argv: Sequence[str], cwd: Path, env: dict[str, str] | None = None) -> Outcome:
@@ -177,10 +169,8 @@ def test_corpus_display_is_joined_but_not_normalised(
         ["f.jsonl", "--bogus"],
     ],
 )
-def test_usage_errors_exit_2_before_reading_anything(
-    argv: list[str], capsys: pytest.CaptureFixture[str]
-) -> None:
-    status, out, err = _invoke(argv, capsys)
+def test_usage_errors_exit_2_before_reading_anything(argv: list[str], run_cce: RunCce) -> None:
+    status, out, err = run_cce("relevance", *argv)
     assert status == 2
     assert out == ""
     assert "usage:" in err
@@ -201,48 +191,46 @@ def test_missing_fixture_file(tmp_path: Path) -> None:
     assert "No such file or directory (os error 2)" in outcome[2]
 
 
-def test_fixture_that_is_not_utf8(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_fixture_that_is_not_utf8(tmp_path: Path, run_cce: RunCce) -> None:
     (tmp_path / "bad.jsonl").write_bytes(b'{"query":"\xff","expected":["a"]}\n')
     _assert_user_error(
-        _invoke([str(tmp_path / "bad.jsonl"), "--dir", str(tmp_path)], capsys),
+        run_cce("relevance", str(tmp_path / "bad.jsonl"), "--dir", str(tmp_path)),
         1,
         "could not read fixtures",
     )
 
 
-def test_invalid_fixture_line_beats_bad_backend(
-    corpus: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_invalid_fixture_line_beats_bad_backend(corpus: Path, run_cce: RunCce) -> None:
     (corpus / "bad.jsonl").write_text('{"query":"a","expected":[]}\n', encoding="utf-8")
-    outcome = _invoke(
-        [str(corpus / "bad.jsonl"), "--dir", str(corpus / "corpus"), "--backend", "bm42"], capsys
+    outcome = run_cce(
+        "relevance", str(corpus / "bad.jsonl"), "--dir", str(corpus / "corpus"), "--backend", "bm42"
     )
     _assert_user_error(outcome, 1, "fixture line 1: ")
     assert "non-empty array" in outcome[2]
 
 
 def test_invalid_fixture_line_names_its_line(
-    corpus: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    corpus: Path, run_cce: RunCce, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(corpus)
     (corpus / "bad.jsonl").write_text("\nnot json\n", encoding="utf-8")
-    _assert_user_error(_invoke(["bad.jsonl", "--dir", "corpus"], capsys), 1, "fixture line 2: ")
+    _assert_user_error(run_cce("relevance", "bad.jsonl", "--dir", "corpus"), 1, "fixture line 2: ")
 
 
-def test_no_corpus_beats_bad_backend(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    outcome = _invoke([str(corpus / "plain.jsonl"), "--backend", "bm42"], capsys)
+def test_no_corpus_beats_bad_backend(corpus: Path, run_cce: RunCce) -> None:
+    outcome = run_cce("relevance", str(corpus / "plain.jsonl"), "--backend", "bm42")
     _assert_user_error(outcome, 1, "no corpus")
 
 
-def test_corpus_that_is_not_a_directory(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_corpus_that_is_not_a_directory(corpus: Path, run_cce: RunCce) -> None:
     (corpus / "header.jsonl").write_text(
         '{"schema":"cce.relevance/v1","corpus":"plain.jsonl"}\n'
         '{"query":"hash","expected":["auth.py"]}\n',
         encoding="utf-8",
     )
-    outcome = _invoke([str(corpus / "header.jsonl")], capsys)
+    outcome = run_cce("relevance", str(corpus / "header.jsonl"))
     _assert_user_error(outcome, 1, f"corpus {corpus}/plain.jsonl is not a directory")
-    outcome = _invoke([str(corpus / "plain.jsonl"), "--dir", str(corpus / "nowhere")], capsys)
+    outcome = run_cce("relevance", str(corpus / "plain.jsonl"), "--dir", str(corpus / "nowhere"))
     _assert_user_error(outcome, 1, "is not a directory")
 
 
@@ -262,10 +250,10 @@ def test_backend_errors(
     flags: list[str],
     status: int,
     fragment: str,
-    capsys: pytest.CaptureFixture[str],
+    run_cce: RunCce,
 ) -> None:
     argv = [str(corpus / "plain.jsonl"), "--dir", str(corpus / "corpus"), *flags]
-    _assert_user_error(_invoke(argv, capsys), status, fragment)
+    _assert_user_error(run_cce("relevance", *argv), status, fragment)
 
 
 @pytest.mark.parametrize(
@@ -280,7 +268,7 @@ def test_a_misspelt_backend_is_a_usage_error_before_indexing(
     corpus: Path,
     flags: list[str],
     near: str,
-    capsys: pytest.CaptureFixture[str],
+    run_cce: RunCce,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     def no_build(*args: object, **kwargs: object) -> None:
@@ -288,14 +276,14 @@ def test_a_misspelt_backend_is_a_usage_error_before_indexing(
 
     monkeypatch.setattr("cce_cli.commands.relevance.build_or_fail", no_build)
     argv = [str(corpus / "plain.jsonl"), "--dir", str(corpus / "corpus"), *flags]
-    status, out, err = _invoke(argv, capsys)
+    status, out, err = run_cce("relevance", *argv)
     assert (status, out) == (2, "")
     assert err.startswith("error: unknown backend ")
     assert err.rstrip("\n").endswith(f"; did you mean {near}?")
 
 
-def test_store_that_cannot_be_loaded(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    outcome = _invoke([str(corpus / "plain.jsonl"), "--store", "missing/index.json"], capsys)
+def test_store_that_cannot_be_loaded(corpus: Path, run_cce: RunCce) -> None:
+    outcome = run_cce("relevance", str(corpus / "plain.jsonl"), "--store", "missing/index.json")
     _assert_user_error(outcome, 1, "could not load store missing/index.json")
 
 
@@ -321,11 +309,11 @@ def test_ollama_store_with_ollama_unreachable_is_refused(corpus: Path) -> None:
 
 
 def test_store_mode_reports_store_path_and_recorded_embedder(
-    corpus: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    corpus: Path, run_cce: RunCce, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _store(corpus, "mystery")
     monkeypatch.chdir(corpus)
-    status, out, err = _invoke(["plain.jsonl", "--store", "store/index.json", "--json"], capsys)
+    status, out, err = run_cce("relevance", "plain.jsonl", "--store", "store/index.json", "--json")
     assert status == 0, err
     body = json.loads(out)
     assert body["corpus"] == "store/index.json"
@@ -334,7 +322,7 @@ def test_store_mode_reports_store_path_and_recorded_embedder(
 
 
 def test_dir_display_is_verbatim_and_overrides_the_header(
-    corpus: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    corpus: Path, run_cce: RunCce, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(corpus)
     (corpus / "header.jsonl").write_text(
@@ -342,8 +330,8 @@ def test_dir_display_is_verbatim_and_overrides_the_header(
         '{"query":"hash password","expected":["auth.py"],"k":2}\n',
         encoding="utf-8",
     )
-    status, out, _ = _invoke(
-        ["header.jsonl", "--dir", "./corpus/", "--backend", "vector,bm25"], capsys
+    status, out, _ = run_cce(
+        "relevance", "header.jsonl", "--dir", "./corpus/", "--backend", "vector,bm25"
     )
     assert status == 0
     assert "  corpus  : ./corpus/\n" in out
@@ -351,11 +339,13 @@ def test_dir_display_is_verbatim_and_overrides_the_header(
     assert "hybrid" not in out
 
 
-def test_low_scores_are_not_an_error(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_low_scores_are_not_an_error(corpus: Path, run_cce: RunCce) -> None:
     (corpus / "miss.jsonl").write_text(
         '{"query":"zebra","expected":["nowhere.py"],"k":1}\n', encoding="utf-8"
     )
-    status, out, _ = _invoke([str(corpus / "miss.jsonl"), "--dir", str(corpus / "corpus")], capsys)
+    status, out, _ = run_cce(
+        "relevance", str(corpus / "miss.jsonl"), "--dir", str(corpus / "corpus")
+    )
     assert status == 0
     assert "  bm25          0.000000    0.000000    0.000000    0.000000\n" in out
 
@@ -363,10 +353,8 @@ def test_low_scores_are_not_an_error(corpus: Path, capsys: pytest.CaptureFixture
 # --- docs/harness.md#output-and-exit-status against the reference data -----------------
 
 
-def test_reference_code_set_human_output(
-    reference: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    status, out, err = _invoke(["eval/relevance/code.jsonl"], capsys)
+def test_reference_code_set_human_output(reference: Path, run_cce: RunCce) -> None:
+    status, out, err = run_cce("relevance", "eval/relevance/code.jsonl")
     assert status == 0, err
     assert out == (reference / "expected" / "relevance-code.txt").read_text(encoding="utf-8")
     assert "queries : 7" in out
@@ -380,10 +368,8 @@ def test_reference_code_set_json_is_the_golden(reference: Path) -> None:
     assert out == golden.read_text(encoding="utf-8")
 
 
-def test_reference_code_set_json_tokens(
-    reference: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    body = json.loads(_invoke(["eval/relevance/code.jsonl", "--json"], capsys)[1])
+def test_reference_code_set_json_tokens(reference: Path, run_cce: RunCce) -> None:
+    body = json.loads(run_cce("relevance", "eval/relevance/code.jsonl", "--json")[1])
     for backend in body["backends"]:
         assert backend["tokens"]["queries"] == 1
         assert isinstance(backend["tokens"]["iou"], str)
@@ -413,17 +399,17 @@ REFERENCE_COMPARE_TAIL = """
 """
 
 
-def test_reference_compare_block(reference: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = _invoke(["eval/relevance/code.jsonl", "--compare", "bm25,hybrid"], capsys)
+def test_reference_compare_block(reference: Path, run_cce: RunCce) -> None:
+    status, out, _ = run_cce("relevance", "eval/relevance/code.jsonl", "--compare", "bm25,hybrid")
     assert status == 0
     summary = (reference / "expected" / "relevance-code.txt").read_text(encoding="utf-8")
     summary_lines = [line for line in summary.split("\n") if not line.startswith("  vector ")]
     assert out == "\n".join(summary_lines) + REFERENCE_COMPARE_TAIL
 
 
-def test_reference_compare_json(reference: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_reference_compare_json(reference: Path, run_cce: RunCce) -> None:
     argv = ["eval/relevance/code.jsonl", "--compare", "bm25,hybrid", "--json"]
-    body = json.loads(_invoke(argv, capsys)[1])
+    body = json.loads(run_cce("relevance", *argv)[1])
     assert body["schema"] == "cce.relevance.report/v2"
     assert [b["backend"] for b in body["backends"]] == ["bm25", "hybrid"]
     assert (body["compare"]["a"], body["compare"]["b"]) == ("bm25", "hybrid")
@@ -442,37 +428,33 @@ def test_reference_compare_json(reference: Path, capsys: pytest.CaptureFixture[s
     }
 
 
-def test_reference_other_pairs_stats_rows(
-    reference: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    out = _invoke(["eval/relevance/code.jsonl", "--compare", "bm25,vector"], capsys)[1]
+def test_reference_other_pairs_stats_rows(reference: Path, run_cce: RunCce) -> None:
+    out = run_cce("relevance", "eval/relevance/code.jsonl", "--compare", "bm25,vector")[1]
     assert "  P@k            +0.028571   +1.000000    0.355918    [-0.041340, +0.098483]\n" in out
     assert "  MRR            +0.095238   +1.000000    0.355918    [-0.137801, +0.328277]\n" in out
     assert "  F1             +0.019841   +1.000000    0.355918    [-0.028709, +0.068391]\n" in out
-    out = _invoke(["eval/relevance/code.jsonl", "--compare", "hybrid,bm25"], capsys)[1]
+    out = run_cce("relevance", "eval/relevance/code.jsonl", "--compare", "hybrid,bm25")[1]
     assert "  MRR            -0.023810   -1.000000    0.355918    [-0.082069, +0.034450]\n" in out
 
 
-def test_reference_docs_set(reference: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = _invoke(["eval/relevance/docs.jsonl"], capsys)
+def test_reference_docs_set(reference: Path, run_cce: RunCce) -> None:
+    status, out, _ = run_cce("relevance", "eval/relevance/docs.jsonl")
     assert status == 0
     assert "queries : 4" in out
     assert "  corpus  : eval/relevance/docs-corpus\n" in out
     assert "token-level" not in out
-    first = _invoke(["eval/relevance/docs.jsonl", "--json"], capsys)[1]
-    second = _invoke(["eval/relevance/docs.jsonl", "--json"], capsys)[1]
+    first = run_cce("relevance", "eval/relevance/docs.jsonl", "--json")[1]
+    second = run_cce("relevance", "eval/relevance/docs.jsonl", "--json")[1]
     assert first == second and first.endswith("}\n")
 
 
-def test_reference_single_backend_and_foreign_corpus(
-    reference: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_reference_single_backend_and_foreign_corpus(reference: Path, run_cce: RunCce) -> None:
     body = json.loads(
-        _invoke(["eval/relevance/code.jsonl", "--backend", "bm25", "--json"], capsys)[1]
+        run_cce("relevance", "eval/relevance/code.jsonl", "--backend", "bm25", "--json")[1]
     )
     assert [b["backend"] for b in body["backends"]] == ["bm25"]
-    status, out, _ = _invoke(
-        ["eval/relevance/code.jsonl", "--dir", "eval/relevance/docs-corpus"], capsys
+    status, out, _ = run_cce(
+        "relevance", "eval/relevance/code.jsonl", "--dir", "eval/relevance/docs-corpus"
     )
     assert status == 0
     assert "docs-corpus" in out
@@ -481,18 +463,14 @@ def test_reference_single_backend_and_foreign_corpus(
 # --- the project's own starter sets ----------------------------------------------------
 
 
-def test_own_code_set_json_is_the_pinned_golden(
-    repo_root: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    status, out, err = _invoke(["eval/relevance/code.jsonl", "--json"], capsys)
+def test_own_code_set_json_is_the_pinned_golden(repo_root: Path, run_cce: RunCce) -> None:
+    status, out, err = run_cce("relevance", "eval/relevance/code.jsonl", "--json")
     assert status == 0, err
     assert out == GOLDEN.read_text(encoding="utf-8")
 
 
-def test_own_code_set_human_and_compare(
-    repo_root: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    status, out, _ = _invoke(["eval/relevance/code.jsonl", "--compare", "bm25,hybrid"], capsys)
+def test_own_code_set_human_and_compare(repo_root: Path, run_cce: RunCce) -> None:
+    status, out, _ = run_cce("relevance", "eval/relevance/code.jsonl", "--compare", "bm25,hybrid")
     assert status == 0
     assert "  corpus  : eval/relevance/../corpus/sample\n" in out
     assert "token-level span metrics (" in out
@@ -500,30 +478,30 @@ def test_own_code_set_human_and_compare(
     assert "-0.000000" not in out
 
 
-def test_own_docs_set_is_deterministic(repo_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    first = _invoke(["eval/relevance/docs.jsonl", "--json"], capsys)
-    second = _invoke(["eval/relevance/docs.jsonl", "--json"], capsys)
+def test_own_docs_set_is_deterministic(repo_root: Path, run_cce: RunCce) -> None:
+    first = run_cce("relevance", "eval/relevance/docs.jsonl", "--json")
+    second = run_cce("relevance", "eval/relevance/docs.jsonl", "--json")
     assert first[0] == 0, first[2]
     assert first == second
     body = json.loads(first[1])
     assert body["corpus"] == "eval/relevance/docs-corpus"
     assert body["queries"] == 5
     assert "tokens" not in body["backends"][0]
-    assert "token-level" not in _invoke(["eval/relevance/docs.jsonl"], capsys)[1]
+    assert "token-level" not in run_cce("relevance", "eval/relevance/docs.jsonl")[1]
 
 
 def test_format_json_is_the_json_alias_and_text_is_the_default(
-    repo_root: Path, capsys: pytest.CaptureFixture[str]
+    repo_root: Path, run_cce: RunCce
 ) -> None:
     golden = GOLDEN.read_text(encoding="utf-8")
-    assert _invoke(["eval/relevance/code.jsonl", "--format", "json"], capsys)[1] == golden
-    text = _invoke(["eval/relevance/code.jsonl"], capsys)[1]
-    assert _invoke(["eval/relevance/code.jsonl", "--format", "text"], capsys)[1] == text
+    assert run_cce("relevance", "eval/relevance/code.jsonl", "--format", "json")[1] == golden
+    text = run_cce("relevance", "eval/relevance/code.jsonl")[1]
+    assert run_cce("relevance", "eval/relevance/code.jsonl", "--format", "text")[1] == text
     _assert_user_error(
-        _invoke(["eval/relevance/code.jsonl", "--format", "yaml"], capsys), 2, "invalid choice"
+        run_cce("relevance", "eval/relevance/code.jsonl", "--format", "yaml"), 2, "invalid choice"
     )
     _assert_user_error(
-        _invoke(["eval/relevance/code.jsonl", "--format", "text", "--json"], capsys),
+        run_cce("relevance", "eval/relevance/code.jsonl", "--format", "text", "--json"),
         2,
         "not allowed with",
     )

@@ -4,25 +4,16 @@ store whose corpus changed since `cce index` reported as stale. Stdout never cha
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 
 from cce_cli.evaluation.corpus_checks import MAX_DEAD_ANCHOR_LINES
-from cce_cli.main import main
 
 REPO = Path(__file__).parents[3]
-Outcome = tuple[int, str, str]
-
-
-def _invoke(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> Outcome:
-    try:
-        code = main(argv)
-    except SystemExit as stop:
-        code = stop.code if isinstance(stop.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+# The `run_cce` fixture (conftest.py): cce ARGV... -> (exit status, stdout, stderr).
+RunCce = Callable[..., tuple[int, str, str]]
 
 
 @pytest.fixture
@@ -46,13 +37,13 @@ def _fixture(directory: Path, anchors: Sequence[str]) -> Path:
 
 
 def test_a_typo_is_warned_with_the_case_and_the_suggestion_and_stdout_is_unchanged(
-    corpus: Path, capsys: pytest.CaptureFixture[str]
+    corpus: Path, run_cce: RunCce
 ) -> None:
     clean = _fixture(corpus.parent, ["src/auth.py", "src/cache.py"])
-    code, clean_out, clean_err = _invoke(["relevance", str(clean), "--backend", "bm25"], capsys)
+    code, clean_out, clean_err = run_cce("relevance", str(clean), "--backend", "bm25")
     assert (code, clean_err) == (0, "")
     typo = _fixture(corpus.parent, ["src/auth.py", "src/cahce.py"])
-    code, out, err = _invoke(["relevance", str(typo), "--backend", "bm25"], capsys)
+    code, out, err = run_cce("relevance", str(typo), "--backend", "bm25")
     assert code == 0
     assert err == (
         f'warning: {typo}:3: case c1: anchor "src/cahce.py": path src/cahce.py is not in the '
@@ -61,15 +52,13 @@ def test_a_typo_is_warned_with_the_case_and_the_suggestion_and_stdout_is_unchang
     # The warning is never part of the report: same layout, only the scores differ.
     assert "warning" not in out and "cahce" not in out
     assert len(out.splitlines()) == len(clean_out.splitlines())
-    report = _invoke(["relevance", str(typo), "--backend", "bm25", "--json"], capsys)[1]
+    report = run_cce("relevance", str(typo), "--backend", "bm25", "--json")[1]
     assert [case["id"] for case in json.loads(report)["backends"][0]["per_query"]] == ["c0", "c1"]
 
 
-def test_strict_refuses_to_score_a_dead_anchor(
-    corpus: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_strict_refuses_to_score_a_dead_anchor(corpus: Path, run_cce: RunCce) -> None:
     typo = _fixture(corpus.parent, ["src/auth.py", "src/cahce.py"])
-    code, out, err = _invoke(["relevance", str(typo), "--strict"], capsys)
+    code, out, err = run_cce("relevance", str(typo), "--strict")
     assert (code, out) == (1, "")
     lines = err.splitlines()
     assert lines[0].startswith(f'warning: {typo}:3: case c1: anchor "src/cahce.py"')
@@ -79,21 +68,17 @@ def test_strict_refuses_to_score_a_dead_anchor(
     )
 
 
-def test_strict_on_a_clean_set_scores_as_usual(
-    corpus: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_strict_on_a_clean_set_scores_as_usual(corpus: Path, run_cce: RunCce) -> None:
     clean = _fixture(corpus.parent, ["src/auth.py"])
-    plain = _invoke(["relevance", str(clean), "--json"], capsys)
-    assert _invoke(["relevance", str(clean), "--json", "--strict"], capsys) == plain
+    plain = run_cce("relevance", str(clean), "--json")
+    assert run_cce("relevance", str(clean), "--json", "--strict") == plain
     assert plain[0] == 0 and plain[2] == ""
 
 
-def test_many_dead_anchors_are_capped_with_a_count(
-    corpus: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_many_dead_anchors_are_capped_with_a_count(corpus: Path, run_cce: RunCce) -> None:
     dead = ["src/auth.py"] + [f"gone{i}.py" for i in range(MAX_DEAD_ANCHOR_LINES + 3)]
     fixture = _fixture(corpus.parent, dead)
-    code, _, err = _invoke(["relevance", str(fixture), "--backend", "bm25"], capsys)
+    code, _, err = run_cce("relevance", str(fixture), "--backend", "bm25")
     assert code == 0
     lines = err.splitlines()
     assert len(lines) == MAX_DEAD_ANCHOR_LINES + 1
@@ -102,8 +87,8 @@ def test_many_dead_anchors_are_capped_with_a_count(
     )
 
 
-def _index(corpus: Path, capsys: pytest.CaptureFixture[str]) -> str:
-    assert _invoke(["index", str(corpus), "--no-metrics"], capsys)[0] == 0
+def _index(corpus: Path, run_cce: RunCce) -> str:
+    assert run_cce("index", str(corpus), "--no-metrics")[0] == 0
     return str(corpus / ".cce" / "index.json")
 
 
@@ -115,22 +100,22 @@ def _record_root(store: str, root: str) -> None:
 
 
 def test_a_recorded_root_with_a_nul_cannot_tell_staleness_and_strict_refuses(
-    corpus: Path, capsys: pytest.CaptureFixture[str]
+    corpus: Path, capsys: pytest.CaptureFixture[str], run_cce: RunCce
 ) -> None:
     # The record's root was unusable, so the store was scored as fresh, even with --strict.
-    store = _index(corpus, capsys)
+    store = _index(corpus, run_cce)
     fixture = _fixture(corpus.parent, ["src/auth.py"])
     (corpus / "src" / "auth.py").write_text("def login(user, password):\n    return True\n")
     _record_root(store, "..\x00")
     record = str(corpus / ".cce" / "sources.json")
-    code, out, err = _invoke(["relevance", str(fixture), "--store", store], capsys)
+    code, out, err = run_cce("relevance", str(fixture), "--store", store)
     assert (code, err) == (
         0,
         f"warning: {record} records the corpus as '..\\x00', not the relative, normalised "
         "path cce index writes; it is not walked; cannot tell whether the store is stale\n",
     )
     assert out
-    strict = _invoke(["relevance", str(fixture), "--store", store, "--strict"], capsys)
+    strict = run_cce("relevance", str(fixture), "--store", store, "--strict")
     assert strict[:2] == (1, "")
     assert strict[2].startswith(f"error: {record} records the corpus as '..\\x00'")
     assert strict[2].endswith("(refusing the store with --strict)\n")
@@ -138,114 +123,108 @@ def test_a_recorded_root_with_a_nul_cannot_tell_staleness_and_strict_refuses(
 
 @pytest.mark.parametrize("root", ["../../../usr/lib", "/usr/lib", "../src/../.."])
 def test_a_recorded_root_outside_the_project_is_not_walked(
-    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], root: str
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], root: str, run_cce: RunCce
 ) -> None:
-    store = _index(corpus, capsys)
+    store = _index(corpus, run_cce)
     fixture = _fixture(corpus.parent, ["src/auth.py"])
     _record_root(store, root)
-    code, _, err = _invoke(["relevance", str(fixture), "--store", store], capsys)
+    code, _, err = run_cce("relevance", str(fixture), "--store", store)
     assert code == 0
     assert err.startswith(f"warning: {corpus / '.cce' / 'sources.json'} records the corpus as ")
     assert "it is not walked; cannot tell whether the store is stale\n" in err
     assert "is stale:" not in err
-    strict = _invoke(["relevance", str(fixture), "--store", store, "--strict"], capsys)
+    strict = run_cce("relevance", str(fixture), "--store", store, "--strict")
     assert strict[0] == 1
 
 
-def test_a_recorded_root_inside_the_project_is_walked(
-    corpus: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_recorded_root_inside_the_project_is_walked(corpus: Path, run_cce: RunCce) -> None:
     # `cce index src --store .cce/index.json` from the project: the store indexes a
     # directory inside the one holding .cce, and its record says `../src`.
     (corpus / "other.py").write_text("y = 2\n")
     store = str(corpus / ".cce" / "index.json")
-    assert _invoke(["index", str(corpus / "src"), "--store", store, "--no-metrics"], capsys)[0] == 0
+    assert run_cce("index", str(corpus / "src"), "--store", store, "--no-metrics")[0] == 0
     assert json.loads(Path(store).with_name("sources.json").read_text())["root"] == "../src"
     fixture = _fixture(corpus.parent, ["src/auth.py"])
     (corpus / "src" / "cache.py").write_text("def evict(key):\n    pass\n")
-    code, _, err = _invoke(["relevance", str(fixture), "--store", store], capsys)
+    code, _, err = run_cce("relevance", str(fixture), "--store", store)
     assert code == 0
     assert f"warning: store {store} is stale: 1 file changed" in err
 
 
 def test_editing_an_indexed_file_makes_the_store_stale(
-    corpus: Path, capsys: pytest.CaptureFixture[str]
+    corpus: Path, capsys: pytest.CaptureFixture[str], run_cce: RunCce
 ) -> None:
-    store = _index(corpus, capsys)
+    store = _index(corpus, run_cce)
     fixture = _fixture(corpus.parent, ["src/auth.py"])
-    fresh = _invoke(["relevance", str(fixture), "--store", store, "--backend", "bm25"], capsys)
+    fresh = run_cce("relevance", str(fixture), "--store", store, "--backend", "bm25")
     assert fresh[0] == 0 and fresh[2] == ""
 
     (corpus / "src" / "auth.py").write_text("def login(user, password):\n    return True\n")
     (corpus / "src" / "new.py").write_text("x = 1\n")
-    code, out, err = _invoke(
-        ["relevance", str(fixture), "--store", store, "--backend", "bm25"], capsys
-    )
+    code, out, err = run_cce("relevance", str(fixture), "--store", store, "--backend", "bm25")
     assert code == 0
     assert out == fresh[1]
     assert err == (
         f"warning: store {store} is stale: 1 file changed, 1 added, 0 removed in {corpus} "
         f"since it was built (e.g. src/auth.py, src/new.py); run cce index {corpus} again\n"
     )
-    strict = _invoke(["relevance", str(fixture), "--store", store, "--strict"], capsys)
+    strict = run_cce("relevance", str(fixture), "--store", store, "--strict")
     assert strict[:2] == (1, "")
     assert strict[2].startswith(f"error: store {store} is stale: ")
     assert strict[2].endswith("(refusing the store with --strict)\n")
 
-    _index(corpus, capsys)
-    assert _invoke(["relevance", str(fixture), "--store", store], capsys)[2] == ""
+    _index(corpus, run_cce)
+    assert run_cce("relevance", str(fixture), "--store", store)[2] == ""
 
 
 def test_a_removed_file_is_stale_and_its_anchor_explained(
-    corpus: Path, capsys: pytest.CaptureFixture[str]
+    corpus: Path, capsys: pytest.CaptureFixture[str], run_cce: RunCce
 ) -> None:
-    store = _index(corpus, capsys)
+    store = _index(corpus, run_cce)
     (corpus / "src" / "cache.py").unlink()
     fixture = _fixture(corpus.parent, ["src/auth.py"])
-    _, _, err = _invoke(["relevance", str(fixture), "--store", store], capsys)
+    _, _, err = run_cce("relevance", str(fixture), "--store", store)
     assert "1 removed" in err and "e.g. src/cache.py" in err
 
 
 def test_a_store_without_a_source_record_is_not_judged(
-    corpus: Path, capsys: pytest.CaptureFixture[str]
+    corpus: Path, capsys: pytest.CaptureFixture[str], run_cce: RunCce
 ) -> None:
-    store = _index(corpus, capsys)
+    store = _index(corpus, run_cce)
     (corpus / ".cce" / "sources.json").unlink()
     (corpus / "src" / "auth.py").write_text("changed = True\n")
     fixture = _fixture(corpus.parent, ["src/auth.py"])
-    code, _, err = _invoke(["relevance", str(fixture), "--store", store, "--strict"], capsys)
+    code, _, err = run_cce("relevance", str(fixture), "--store", store, "--strict")
     assert (code, err) == (0, "")
 
 
 def test_cce_check_reports_a_stale_store_once(
-    corpus: Path, capsys: pytest.CaptureFixture[str]
+    corpus: Path, capsys: pytest.CaptureFixture[str], run_cce: RunCce
 ) -> None:
-    store = _index(corpus, capsys)
+    store = _index(corpus, run_cce)
     (corpus / "src" / "auth.py").write_text("changed = True\n")
     fixture = _fixture(corpus.parent, ["src/auth.py"])
-    code, out, _ = _invoke(["check", str(fixture), str(fixture), "--store", store], capsys)
+    code, out, _ = run_cce("check", str(fixture), str(fixture), "--store", store)
     assert code == 0
     assert out == (
         f"{store}: warning: store {store} is stale: 1 file changed, 0 added, 0 removed in "
         f"{corpus} since it was built (e.g. src/auth.py); run cce index {corpus} again\n"
     )
-    assert _invoke(["check", str(fixture), "--store", store, "--strict"], capsys)[0] == 1
+    assert run_cce("check", str(fixture), "--store", store, "--strict")[0] == 1
 
 
 def test_the_starter_sets_score_without_warnings(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch, run_cce: RunCce
 ) -> None:
     monkeypatch.chdir(REPO)
     for name in ("code.jsonl", "docs.jsonl"):
-        code, _, err = _invoke(["relevance", f"eval/relevance/{name}", "--strict"], capsys)
+        code, _, err = run_cce("relevance", f"eval/relevance/{name}", "--strict")
         assert (code, err) == (0, "")
 
 
-def test_a_corpus_one_directory_too_deep_is_named(
-    corpus: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_corpus_one_directory_too_deep_is_named(corpus: Path, run_cce: RunCce) -> None:
     fixture = _fixture(corpus.parent, ["src/auth.py", "src/cache.py"])
-    code, _, err = _invoke(["relevance", str(fixture), "--dir", str(corpus / "src")], capsys)
+    code, _, err = run_cce("relevance", str(fixture), "--dir", str(corpus / "src"))
     assert code == 0
     assert err.splitlines() == [
         f'warning: {fixture}:2: case c0: anchor "src/auth.py": path src/auth.py is not in the '

@@ -7,13 +7,12 @@ reference checks); each test here also checks that the default did not move.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from cce_cli.formats.results_file import RUN_SCHEMA, parse_run
-from cce_cli.main import main
 from cce_metrics import score_query
 from cce_retrieval import format6
 
@@ -21,16 +20,8 @@ REPO = Path(__file__).parents[3]
 GOLDEN = Path(__file__).parent / "golden" / "code.report.json"
 CODE = "eval/relevance/code.jsonl"
 
-Outcome = tuple[int, str, str]
-
-
-def _invoke(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> Outcome:
-    try:
-        code = main(["relevance", *argv])
-    except SystemExit as stop:
-        code = stop.code if isinstance(stop.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+# The `run_cce` fixture (conftest.py): cce ARGV... -> (exit status, stdout, stderr).
+RunCce = Callable[..., tuple[int, str, str]]
 
 
 @pytest.fixture(autouse=True)
@@ -40,9 +31,9 @@ def _repo_root(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
 
 
-def test_compare_gate_fails_on_a_regressed_query(capsys: pytest.CaptureFixture[str]) -> None:
-    plain = _invoke([CODE, "--compare", "bm25,hybrid"], capsys)
-    gated = _invoke([CODE, "--compare", "bm25,hybrid", "--fail-on-query-regression"], capsys)
+def test_compare_gate_fails_on_a_regressed_query(run_cce: RunCce) -> None:
+    plain = run_cce("relevance", CODE, "--compare", "bm25,hybrid")
+    gated = run_cce("relevance", CODE, "--compare", "bm25,hybrid", "--fail-on-query-regression")
     assert plain[0] == 0 and gated[0] == 3
     assert gated[1] == plain[1]  # the gate adds stderr lines only
     reasons = gated[2].splitlines()
@@ -50,30 +41,30 @@ def test_compare_gate_fails_on_a_regressed_query(capsys: pytest.CaptureFixture[s
     assert "gate failed: query code-lru-evict got worse on MRR: 1.000000 -> 0.250000" in gated[2]
 
 
-def test_compare_gate_min_and_significance(capsys: pytest.CaptureFixture[str]) -> None:
-    status, _, err = _invoke([CODE, "--compare", "bm25,hybrid", "--min", "mrr=0.5"], capsys)
+def test_compare_gate_min_and_significance(run_cce: RunCce) -> None:
+    status, _, err = run_cce("relevance", CODE, "--compare", "bm25,hybrid", "--min", "mrr=0.5")
     assert (status, err) == (0, "")
-    status, _, err = _invoke([CODE, "--compare", "bm25,hybrid", "--min", "mrr=0.9"], capsys)
+    status, _, err = run_cce("relevance", CODE, "--compare", "bm25,hybrid", "--min", "mrr=0.9")
     assert status == 3
     assert err == "gate failed: MRR of hybrid is 0.780303, below --min mrr=0.9\n"
     # No metric moves significantly on 11 queries: the significance gate passes.
-    status, _, err = _invoke([CODE, "--compare", "bm25,hybrid", "--fail-on-significant"], capsys)
+    status, _, err = run_cce("relevance", CODE, "--compare", "bm25,hybrid", "--fail-on-significant")
     assert (status, err) == (0, "")
 
 
 def test_bare_query_regression_flag_leaves_the_fixtures_alone(
-    capsys: pytest.CaptureFixture[str],
+    run_cce: RunCce,
 ) -> None:
     """The flag's value is optional: bare, it must not swallow FIXTURES after it."""
-    last = _invoke([CODE, "--compare", "bm25,hybrid", "--fail-on-query-regression"], capsys)
-    first = _invoke(["--fail-on-query-regression", CODE, "--compare", "bm25,hybrid"], capsys)
-    middle = _invoke([CODE, "--fail-on-query-regression", "--compare", "bm25,hybrid"], capsys)
+    last = run_cce("relevance", CODE, "--compare", "bm25,hybrid", "--fail-on-query-regression")
+    first = run_cce("relevance", "--fail-on-query-regression", CODE, "--compare", "bm25,hybrid")
+    middle = run_cce("relevance", CODE, "--fail-on-query-regression", "--compare", "bm25,hybrid")
     assert last[0] == 3 and first == last and middle == last
 
 
-def test_query_regression_on_chosen_metrics(capsys: pytest.CaptureFixture[str]) -> None:
-    status, _, err = _invoke(
-        [CODE, "--compare", "bm25,hybrid", "--fail-on-query-regression", "MRR"], capsys
+def test_query_regression_on_chosen_metrics(run_cce: RunCce) -> None:
+    status, _, err = run_cce(
+        "relevance", CODE, "--compare", "bm25,hybrid", "--fail-on-query-regression", "MRR"
     )
     assert status == 3
     assert err.splitlines() == [
@@ -81,53 +72,53 @@ def test_query_regression_on_chosen_metrics(capsys: pytest.CaptureFixture[str]) 
         "gate failed: query code-lru-evict got worse on MRR: 1.000000 -> 0.250000 (-0.750000)",
     ]
     argv = ["--fail-on-query-regression", "mrr", "--regression-tolerance", "0.75"]
-    assert _invoke([CODE, "--compare", "bm25,hybrid", *argv], capsys)[::2] == (0, "")
+    assert run_cce("relevance", CODE, "--compare", "bm25,hybrid", *argv)[::2] == (0, "")
 
 
-def test_floor_labels_and_floors_the_report_lacks(capsys: pytest.CaptureFixture[str]) -> None:
-    status, _, err = _invoke([CODE, "--compare", "bm25,hybrid", "--min", "tok-IoU=0.9"], capsys)
+def test_floor_labels_and_floors_the_report_lacks(run_cce: RunCce) -> None:
+    status, _, err = run_cce("relevance", CODE, "--compare", "bm25,hybrid", "--min", "tok-IoU=0.9")
     assert (status, err) == (
         3,
         "gate failed: tok-IoU of hybrid is 0.222257, below --min token-iou=0.9\n",
     )
-    status, out, err = _invoke([CODE, "--compare", "bm25,hybrid", "--min", "nDCG@k=0.3"], capsys)
+    status, out, err = run_cce("relevance", CODE, "--compare", "bm25,hybrid", "--min", "nDCG@k=0.3")
     assert (status, out) == (2, "")
     assert err == (
         "error: --min ndcg=0.3: hybrid has no nDCG@k; add it with `cce relevance --metrics ndcg`\n"
     )
     argv = ["--min", "nDCG@k=0.3", "--metrics", "ndcg"]
-    assert _invoke([CODE, "--compare", "bm25,hybrid", *argv], capsys)[::2] == (0, "")
+    assert run_cce("relevance", CODE, "--compare", "bm25,hybrid", *argv)[::2] == (0, "")
 
 
 def test_gated_compare_appends_the_job_summary(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cce: RunCce
 ) -> None:
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    plain = _invoke([CODE, "--compare", "bm25,hybrid"], capsys)
+    plain = run_cce("relevance", CODE, "--compare", "bm25,hybrid")
     assert plain[0] == 0 and not summary.exists()  # no gate flag: nothing moves
-    gated = _invoke([CODE, "--compare", "bm25,hybrid", "--fail-on-query-regression", "mrr"], capsys)
+    gated = run_cce(
+        "relevance", CODE, "--compare", "bm25,hybrid", "--fail-on-query-regression", "mrr"
+    )
     assert gated[0] == 3 and gated[1] == plain[1]
     text = summary.read_text(encoding="utf-8")
     assert text.startswith("❌ **Gate failed** (2 reasons)")
     assert "### cce diff: bm25 → hybrid" in text
     assert "query code-lru-evict got worse on MRR" in text
-    status = _invoke([CODE, "--compare", "bm25,hybrid", "--min", "mrr=0.5"], capsys)[0]
+    status = run_cce("relevance", CODE, "--compare", "bm25,hybrid", "--min", "mrr=0.5")[0]
     assert status == 0
     assert summary.read_text(encoding="utf-8").count("### cce diff: bm25 → hybrid") == 2
 
 
-def test_gate_flags_need_compare(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, err = _invoke([CODE, "--fail-on-query-regression"], capsys)
+def test_gate_flags_need_compare(run_cce: RunCce) -> None:
+    status, out, err = run_cce("relevance", CODE, "--fail-on-query-regression")
     assert (status, out) == (2, "")
     assert err.startswith("error: --fail-on-significant, --fail-on-query-regression and --min")
 
 
-def test_results_file_reads_back_to_the_report_scores(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_results_file_reads_back_to_the_report_scores(tmp_path: Path, run_cce: RunCce) -> None:
     results = tmp_path / "out" / "run.jsonl"
-    status, out, err = _invoke([CODE, "--json", "--results", str(results)], capsys)
+    status, out, err = run_cce("relevance", CODE, "--json", "--results", str(results))
     assert status == 0, err
     assert out == GOLDEN.read_text(encoding="utf-8")
     text = results.read_text(encoding="utf-8")
@@ -155,19 +146,17 @@ def test_results_file_reads_back_to_the_report_scores(
         assert [hit["rank"] for hit in record.results] == list(range(1, len(record.results) + 1))
     # Deterministic bytes, one compact sorted-key line per record.
     again = tmp_path / "again.jsonl"
-    _invoke([CODE, "--results", str(again)], capsys)
+    run_cce("relevance", CODE, "--results", str(again))
     assert again.read_text(encoding="utf-8") == text
     assert text.splitlines()[0] == (
         '{"corpus":"eval/relevance/../corpus/sample","embedder":"hash","schema":"cce.run/v1"}'
     )
 
 
-def test_results_that_cannot_be_written_is_an_error(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_results_that_cannot_be_written_is_an_error(tmp_path: Path, run_cce: RunCce) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x", encoding="utf-8")
-    status, out, err = _invoke([CODE, "--results", str(blocker / "run.jsonl")], capsys)
+    status, out, err = run_cce("relevance", CODE, "--results", str(blocker / "run.jsonl"))
     assert (status, out) == (1, "")
     assert err.startswith(f"error: could not write results {blocker / 'run.jsonl'}: ")
 
@@ -194,27 +183,27 @@ def _tagged_fixtures(tmp_path: Path) -> Path:
     return path
 
 
-def test_by_tag_adds_per_tag_aggregates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_by_tag_adds_per_tag_aggregates(tmp_path: Path, run_cce: RunCce) -> None:
     fixtures = str(_tagged_fixtures(tmp_path))
-    plain = _invoke([fixtures, "--backend", "bm25"], capsys)[1]
-    tagged = _invoke([fixtures, "--backend", "bm25", "--by-tag"], capsys)[1]
+    plain = run_cce("relevance", fixtures, "--backend", "bm25")[1]
+    tagged = run_cce("relevance", fixtures, "--backend", "bm25", "--by-tag")[1]
     assert tagged.startswith(plain)
     assert "  tag concept (1 of 3 queries)" in tagged
     assert "  tag symbol (2 of 3 queries)" in tagged
-    body = json.loads(_invoke([fixtures, "--backend", "bm25", "--by-tag", "--json"], capsys)[1])
+    body = json.loads(run_cce("relevance", fixtures, "--backend", "bm25", "--by-tag", "--json")[1])
     assert list(body["tags"]) == ["concept", "symbol"]
     assert body["tags"]["symbol"]["queries"] == 2
     per_query = body["backends"][0]["per_query"]
     assert [row["tags"] for row in per_query] == [["symbol"], [], ["concept", "symbol"]]
     symbol_mrr = (float(per_query[0]["mrr"]) + float(per_query[2]["mrr"])) / 2
     assert body["tags"]["symbol"]["backends"][0]["mrr"] == format6(symbol_mrr)
-    plain_json = json.loads(_invoke([fixtures, "--backend", "bm25", "--json"], capsys)[1])
+    plain_json = json.loads(run_cce("relevance", fixtures, "--backend", "bm25", "--json")[1])
     assert "tags" not in plain_json and "tags" not in plain_json["backends"][0]["per_query"][0]
 
 
-def test_test_t_is_the_default(capsys: pytest.CaptureFixture[str]) -> None:
-    default = _invoke([CODE, "--compare", "bm25,hybrid", "--json"], capsys)[1]
-    explicit = _invoke([CODE, "--compare", "bm25,hybrid", "--json", "--test", "t"], capsys)[1]
+def test_test_t_is_the_default(run_cce: RunCce) -> None:
+    default = run_cce("relevance", CODE, "--compare", "bm25,hybrid", "--json")[1]
+    explicit = run_cce("relevance", CODE, "--compare", "bm25,hybrid", "--json", "--test", "t")[1]
     assert explicit == default
     assert "test" not in json.loads(default)["compare"]
 
@@ -228,16 +217,16 @@ def test_test_t_is_the_default(capsys: pytest.CaptureFixture[str]) -> None:
     ],
 )
 def test_other_paired_tests_name_themselves(
-    test: str, label: str, statistic: str, capsys: pytest.CaptureFixture[str]
+    test: str, label: str, statistic: str, run_cce: RunCce
 ) -> None:
     argv = [CODE, "--compare", "bm25,hybrid", "--test", test]
-    status, text, err = _invoke(argv, capsys)
+    status, text, err = run_cce("relevance", *argv)
     assert status == 0, err
     assert f"  {label} on the per-query deltas (two-sided, n=11)\n" in text
     header = next(line for line in text.splitlines() if line.startswith("  metric  "))
     assert header.split()[:3] == ["metric", "mean-delta", statistic]
-    assert _invoke(argv, capsys)[1] == text  # fixed generators: the same bytes again
-    compare = json.loads(_invoke([*argv, "--json"], capsys)[1])["compare"]
+    assert run_cce("relevance", *argv)[1] == text  # fixed generators: the same bytes again
+    compare = json.loads(run_cce("relevance", *argv, "--json")[1])["compare"]
     assert (compare["test"], compare["statistic"]) == (test, statistic)
     mrr = compare["metrics"]["mrr"]
     assert "t" not in mrr and mrr["statistic"] is not None and mrr["n"] == 11
@@ -245,12 +234,12 @@ def test_other_paired_tests_name_themselves(
 
 
 def test_bootstrap_cannot_gate_significance_on_few_queries(
-    capsys: pytest.CaptureFixture[str],
+    run_cce: RunCce,
 ) -> None:
     """Below BOOTSTRAP_CALIBRATED_N queries the percentile p is too small under a true
     null, so a significance gate on it is refused before anything is written."""
     argv = [CODE, "--compare", "bm25,hybrid", "--test", "bootstrap"]
-    status, out, err = _invoke([*argv, "--fail-on-significant"], capsys)
+    status, out, err = run_cce("relevance", *argv, "--fail-on-significant")
     assert (status, out) == (1, "")
     assert err.startswith(
         "error: --fail-on-significant with --test bootstrap needs at least 30 paired "
@@ -259,29 +248,29 @@ def test_bootstrap_cannot_gate_significance_on_few_queries(
     assert "gate with --test t or --test randomization" in err
     assert err.count("\n") == 1
     # The report itself, and the gates that do not read p, still run with the bootstrap.
-    assert _invoke(argv, capsys)[0] == 0
-    status, _, err = _invoke([*argv, "--fail-on-query-regression"], capsys)
+    assert run_cce("relevance", *argv)[0] == 0
+    status, _, err = run_cce("relevance", *argv, "--fail-on-query-regression")
     assert status == 3 and err.startswith("gate failed: query ")
     # Every other test may still gate at this n.
     for test in ("t", "randomization", "signed-rank"):
-        status, _, err = _invoke(
-            [CODE, "--compare", "bm25,hybrid", "--test", test, "--fail-on-significant"], capsys
+        status, _, err = run_cce(
+            "relevance", CODE, "--compare", "bm25,hybrid", "--test", test, "--fail-on-significant"
         )
         assert (status, err) == (0, ""), test
 
 
-def test_unknown_paired_test_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, err = _invoke([CODE, "--compare", "bm25,hybrid", "--test", "z"], capsys)
+def test_unknown_paired_test_is_a_usage_error(run_cce: RunCce) -> None:
+    status, out, err = run_cce("relevance", CODE, "--compare", "bm25,hybrid", "--test", "z")
     assert (status, out) == (2, "")
     assert "invalid choice: 'z'" in err
 
 
 def test_provenance_is_opt_in_and_only_adds_its_object(
-    capsys: pytest.CaptureFixture[str],
+    run_cce: RunCce,
 ) -> None:
     import hashlib
 
-    status, out, err = _invoke([CODE, "--json", "--provenance"], capsys)
+    status, out, err = run_cce("relevance", CODE, "--json", "--provenance")
     assert status == 0, err
     document = json.loads(out)
     provenance = document.pop("provenance")
@@ -293,6 +282,6 @@ def test_provenance_is_opt_in_and_only_adds_its_object(
     assert set(provenance["backends"]) == {"bm25", "vector", "hybrid"}
     assert provenance["embedder"] == "hash" and provenance["cce_version"]
     assert len(provenance["corpus_sha256"]) == 64
-    again = json.loads(_invoke([CODE, "--json", "--provenance"], capsys)[1])["provenance"]
+    again = json.loads(run_cce("relevance", CODE, "--json", "--provenance")[1])["provenance"]
     assert again == provenance
-    assert _invoke([CODE, "--provenance"], capsys)[:2] == (2, "")
+    assert run_cce("relevance", CODE, "--provenance")[:2] == (2, "")

@@ -12,7 +12,7 @@ as a reader's renderer would.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,6 @@ from typing import Any
 import pytest
 from markdown_it import MarkdownIt
 
-from cce_cli.main import main
 from cce_cli.render.comment import COMMENT_LIMIT, format3, format3_signed, md_text
 
 GOLDEN = Path(__file__).parent / "golden" / "diff.md"
@@ -33,16 +32,8 @@ EVIDENCE = [
     "fixtures.jsonl",
 ]
 
-Outcome = tuple[int, str, str]
-
-
-def _cce(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> Outcome:
-    try:
-        code = main(list(argv))
-    except SystemExit as stop:
-        code = stop.code if isinstance(stop.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+# The `run_cce` fixture (conftest.py): cce ARGV... -> (exit status, stdout, stderr).
+RunCce = Callable[..., tuple[int, str, str]]
 
 
 @pytest.fixture(autouse=True)
@@ -51,9 +42,9 @@ def _in_data(monkeypatch: pytest.MonkeyPatch, report_data: Path) -> None:
     monkeypatch.chdir(report_data)
 
 
-def _comment(capsys: pytest.CaptureFixture[str], *extra: str) -> str:
+def _comment(run_cce: RunCce, *extra: str) -> str:
     argv = ["diff", "bm25.report.json", "hybrid.report.json", "--by-tag", "--format", "markdown"]
-    status, out, err = _cce([*argv, *EVIDENCE, *extra], capsys)
+    status, out, err = run_cce(*argv, *EVIDENCE, *extra)
     assert status in (0, 3), err
     return out
 
@@ -85,15 +76,15 @@ def _write_report(
 # --- the comment -----------------------------------------------------------------------
 
 
-def test_comment_is_the_pinned_golden(capsys: pytest.CaptureFixture[str]) -> None:
+def test_comment_is_the_pinned_golden(run_cce: RunCce) -> None:
     """The shape of the comment; regenerate with the command in docs/reports.md."""
-    assert _comment(capsys) == GOLDEN.read_text(encoding="utf-8")
+    assert _comment(run_cce) == GOLDEN.read_text(encoding="utf-8")
 
 
 def test_comment_leads_with_the_verdict_and_has_base_and_head(
-    capsys: pytest.CaptureFixture[str],
+    run_cce: RunCce,
 ) -> None:
-    out = _comment(capsys, "--fail-on-query-regression")
+    out = _comment(run_cce, "--fail-on-query-regression")
     first = out.splitlines()[0]
     assert first.startswith("❌ **Gate failed** (")
     assert "from bm25 to hybrid" in first
@@ -107,9 +98,7 @@ def test_comment_leads_with_the_verdict_and_has_base_and_head(
     assert "| evict least recently used cache entry | code-lru-evict |" in out
 
 
-def test_hostile_ids_and_text_stay_inert_in_the_comment(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_hostile_ids_and_text_stay_inert_in_the_comment(tmp_path: Path, run_cce: RunCce) -> None:
     rows = [(HOSTILE_ID, 0.5), ("plain", 0.5), ("a|b `c` *d*", 0.5)]
     base = _write_report(tmp_path / "base.json", "bm25", rows)
     head = _write_report(
@@ -117,7 +106,7 @@ def test_hostile_ids_and_text_stay_inert_in_the_comment(
         "<img src=x onerror=alert(1)>",
         [(case_id, 1.0) for case_id, _ in rows],
     )
-    out = _cce(["diff", base, head, "--format", "markdown"], capsys)[1]
+    out = run_cce("diff", base, head, "--format", "markdown")[1]
     tokens = MarkdownIt("commonmark").enable("table").parse(out)
     headings = [t for t in tokens if t.type == "heading_open"]
     assert len(headings) == 1  # the title; "\n## injected" did not become one
@@ -149,14 +138,12 @@ def _md_tables(markdown: str) -> list[list[list[str]]]:
     return tables
 
 
-def test_a_400_query_diff_fits_a_github_comment(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_400_query_diff_fits_a_github_comment(tmp_path: Path, run_cce: RunCce) -> None:
     ids = [f"case-{i:03d}-{'x' * 40}" for i in range(400)]
     base = _write_report(tmp_path / "base.json", "bm25", [(i, 0.5) for i in ids])
     head_rows = [(case_id, 0.25 if n % 3 else 1.0) for n, case_id in enumerate(ids)]
     head = _write_report(tmp_path / "head.json", "hybrid", head_rows)
-    status, out, _ = _cce(["diff", base, head, "--format", "markdown"], capsys)
+    status, out, _ = run_cce("diff", base, head, "--format", "markdown")
     assert status == 0
     assert len(out) <= COMMENT_LIMIT
     assert "query rows were left out to stay under 65,536 characters" in out
@@ -168,11 +155,11 @@ def test_a_400_query_diff_fits_a_github_comment(
 
 
 def test_grammar_for_one_query_and_same_backend_names_the_files(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, run_cce: RunCce
 ) -> None:
     base = _write_report(tmp_path / "before.json", "hybrid", [("only", 0.5)], query=False)
     head = _write_report(tmp_path / "after.json", "hybrid", [("only", 1.0)], query=False)
-    out = _cce(["diff", base, head, "--format", "markdown"], capsys)[1]
+    out = run_cce("diff", base, head, "--format", "markdown")[1]
     assert f"### cce diff: {md_text(base)} → {md_text(head)}" in out
     assert "1 paired query: 0 worse, 1 better, 0 unchanged." in out
     assert "1 query got better, best first" in out
@@ -180,20 +167,20 @@ def test_grammar_for_one_query_and_same_backend_names_the_files(
 
 
 def test_configuration_and_provenance_differences_are_named(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, run_cce: RunCce
 ) -> None:
     rows = [("a", 0.5), ("b", 1.0)]
     base = _write_report(
         tmp_path / "b.json", "bm25-x", rows, {"config": {"use": "bm25", "k1": 1.2}}
     )
     head = _write_report(tmp_path / "h.json", "bm25-y", rows, {"config": {"use": "bm25", "b": 0.4}})
-    out = _cce(["diff", base, head, "--format", "markdown"], capsys)[1]
+    out = run_cce("diff", base, head, "--format", "markdown")[1]
     assert "| config b | (default) | 0.4 |" in out
     assert "| config k1 | 1.2 | (default) |" in out
     body = json.loads(Path(head).read_text(encoding="utf-8"))
     body["provenance"] = {"commit": "abc"}
     Path(head).write_text(json.dumps(body), encoding="utf-8")
-    out = _cce(["diff", base, head, "--format", "markdown"], capsys)[1]
+    out = run_cce("diff", base, head, "--format", "markdown")[1]
     assert "⚠️ Only the head report carries provenance" in out
 
 
@@ -238,19 +225,19 @@ class _Elements(HTMLParser):
             self.scripts[-1] += data
 
 
-def _page(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
-    status, out, err = _cce(argv, capsys)
+def _page(run_cce: RunCce, *argv: str) -> str:
+    status, out, err = run_cce(*argv)
     assert status == 0, err
     return out
 
 
-def _diff_page(capsys: pytest.CaptureFixture[str]) -> str:
+def _diff_page(run_cce: RunCce) -> str:
     argv = ["diff", "bm25.report.json", "hybrid.report.json", "--by-tag", "--format", "html"]
-    return _page(capsys, *argv, *EVIDENCE)
+    return _page(run_cce, *argv, *EVIDENCE)
 
 
-def test_html_escapes_every_hostile_string(capsys: pytest.CaptureFixture[str]) -> None:
-    page = _diff_page(capsys)
+def test_html_escapes_every_hostile_string(run_cce: RunCce) -> None:
+    page = _diff_page(run_cce)
     parser = _Elements()
     parser.feed(page)
     names = [tag for tag, _ in parser.tags]
@@ -265,9 +252,9 @@ def test_html_escapes_every_hostile_string(capsys: pytest.CaptureFixture[str]) -
     assert "&#34; onerror=alert(1) &lt;/textarea&gt;" in page
 
 
-def test_html_is_self_contained_and_deterministic(capsys: pytest.CaptureFixture[str]) -> None:
-    page = _diff_page(capsys)
-    assert page == _diff_page(capsys)
+def test_html_is_self_contained_and_deterministic(run_cce: RunCce) -> None:
+    page = _diff_page(run_cce)
+    assert page == _diff_page(run_cce)
     parser = _Elements()
     parser.feed(page)
     for _, attrs in parser.tags:
@@ -279,18 +266,18 @@ def test_html_is_self_contained_and_deterministic(capsys: pytest.CaptureFixture[
 
 
 def test_cce_report_renders_a_relevance_report_and_a_saved_diff(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, run_cce: RunCce
 ) -> None:
     target = tmp_path / "report.html"
     argv = ["report", "hybrid.report.json", "--results", "hybrid.results.jsonl", "-o"]
-    assert _page(capsys, *argv, str(target)) == ""
+    assert _page(run_cce, *argv, str(target)) == ""
     page = target.read_text(encoding="utf-8")
     assert page.count('<tr class="case') == 12
     assert "cce relevance: hybrid" in page
-    diff_json = _page(capsys, "diff", "bm25.report.json", "hybrid.report.json", "--format", "json")
+    diff_json = _page(run_cce, "diff", "bm25.report.json", "hybrid.report.json", "--format", "json")
     saved = tmp_path / "diff.json"
     saved.write_text(diff_json, encoding="utf-8")
-    page = _page(capsys, "report", str(saved), *EVIDENCE)
+    page = _page(run_cce, "report", str(saved), *EVIDENCE)
     assert page.count('<tr class="case') == 12
     assert "cce diff: bm25 → hybrid" in page
 
@@ -304,19 +291,19 @@ def test_cce_report_renders_a_relevance_report_and_a_saved_diff(
     ],
 )
 def test_cce_report_refuses_what_it_cannot_render(
-    tmp_path: Path, content: str, fragment: str, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, content: str, fragment: str, run_cce: RunCce
 ) -> None:
     path = tmp_path / "odd.json"
     path.write_text(content, encoding="utf-8")
-    status, out, err = _cce(["report", str(path)], capsys)
+    status, out, err = run_cce("report", str(path))
     assert (status, out) == (1, "")
     assert err.startswith("error: ") and fragment in err
-    status, out, err = _cce(["report", str(tmp_path / "missing.json")], capsys)
+    status, out, err = run_cce("report", str(tmp_path / "missing.json"))
     assert (status, out) == (1, "") and err.startswith("error: could not read report")
 
 
 def test_html_for_400_queries_with_results_stays_under_2_mb(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, run_cce: RunCce
 ) -> None:
     ids = [f"case-{i:03d}" for i in range(400)]
     base = _write_report(tmp_path / "base.json", "bm25", [(i, 0.5) for i in ids])
@@ -351,18 +338,18 @@ def test_html_for_400_queries_with_results_stays_under_2_mb(
         path = tmp_path / f"{backend}.results.jsonl"
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         results.append(str(path))
-    page = _page(capsys, "diff", base, head, "--format", "html", "--results", *results)
+    page = _page(run_cce, "diff", base, head, "--format", "html", "--results", *results)
     size = len(page.encode("utf-8"))
     assert size < 2_000_000, size
     assert page.count('<tr class="case') == 400
 
 
 def test_cce_relevance_writes_the_same_page_with_its_own_results(
-    capsys: pytest.CaptureFixture[str],
+    run_cce: RunCce,
 ) -> None:
     argv = ["relevance", "fixtures.jsonl", "--compare", "bm25,hybrid", "--by-tag"]
-    page = _page(capsys, *argv, "--format", "html")
-    assert page == _page(capsys, *argv, "--format", "html")
+    page = _page(run_cce, *argv, "--format", "html")
+    assert page == _page(run_cce, *argv, "--format", "html")
     assert page.count('<tr class="case') == 12
     assert "cce diff: bm25 → hybrid" in page
     parser = _Elements()

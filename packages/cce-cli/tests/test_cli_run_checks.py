@@ -7,26 +7,17 @@ tests pin the stderr report, `--strict` and the repair of unambiguous paths.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
-from cce_cli.main import main
 from cce_retrieval.rank import backends as registry
 
 REPO = Path(__file__).parents[3]
 
-Outcome = tuple[int, str, str]
-
-
-def cce(capsys: pytest.CaptureFixture[str], *argv: str) -> Outcome:
-    try:
-        code = main(list(argv))
-    except SystemExit as stop:
-        code = stop.code if isinstance(stop.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+# The `run_cce` fixture (conftest.py): cce ARGV... -> (exit status, stdout, stderr).
+RunCce = Callable[..., tuple[int, str, str]]
 
 
 def scores(out: str, backend: str) -> dict[str, str]:
@@ -39,7 +30,7 @@ def warnings(err: str) -> list[str]:
 
 
 def test_a_run_that_does_not_fit_is_named_counted_and_refused_with_strict(
-    workspace: Path, capsys: pytest.CaptureFixture[str]
+    workspace: Path, run_cce: RunCce
 ) -> None:
     run = workspace / "mine.trec"
     run.write_text(
@@ -52,7 +43,7 @@ def test_a_run_that_does_not_fit_is_named_counted_and_refused_with_strict(
     )
     fixtures = str(workspace / "code.jsonl")
     argv = ("relevance", fixtures, "--run", f"mine={run}", "--backend", "mine", "--json")
-    code, out, err = cce(capsys, *argv)
+    code, out, err = run_cce(*argv)
     assert code == 0, err
     found = warnings(err)
     source = f"warning: backend mine ({run}): "
@@ -69,27 +60,25 @@ def test_a_run_that_does_not_fit_is_named_counted_and_refused_with_strict(
         "kind); a retriever that returns whole files is judged by path with --granularity file",
     ]
     assert json.loads(out)["backends"][0]["backend"] == "mine"
-    code, out, err = cce(capsys, *argv, "--strict")
+    code, out, err = run_cce(*argv, "--strict")
     assert (code, out) == (1, "")
     assert err.splitlines()[-1].startswith("error: the results of mine (")
     assert "refusing to score with --strict" in err
 
 
-def test_a_run_that_fits_says_nothing(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_run_that_fits_says_nothing(workspace: Path, run_cce: RunCce) -> None:
     results = workspace / "bm25.jsonl"
     fixtures = str(workspace / "code.jsonl")
-    code, _, err = cce(
-        capsys, "relevance", fixtures, "--backend", "bm25", "--results", str(results)
-    )
+    code, _, err = run_cce("relevance", fixtures, "--backend", "bm25", "--results", str(results))
     assert code == 0, err
-    code, _, err = cce(
-        capsys, "relevance", fixtures, "--run", f"mine={results}", "--backend", "mine", "--strict"
+    code, _, err = run_cce(
+        "relevance", fixtures, "--run", f"mine={results}", "--backend", "mine", "--strict"
     )
     assert (code, err) == (0, "")
 
 
 def test_dot_and_absolute_paths_are_read_as_corpus_relative(
-    workspace: Path, capsys: pytest.CaptureFixture[str]
+    workspace: Path, run_cce: RunCce
 ) -> None:
     root = (workspace.parent / "corpus" / "sample").resolve()
     plain, spelt = workspace / "plain.trec", workspace / "spelt.trec"
@@ -102,13 +91,13 @@ def test_dot_and_absolute_paths_are_read_as_corpus_relative(
         encoding="utf-8",
     )
     fixtures = str(workspace / "code.jsonl")
-    code, expected, err = cce(
-        capsys, "relevance", fixtures, "--run", f"mine={plain}", "--backend", "mine", "--json"
+    code, expected, err = run_cce(
+        "relevance", fixtures, "--run", f"mine={plain}", "--backend", "mine", "--json"
     )
     assert code == 0, err
     assert "note:" not in err
-    code, out, err = cce(
-        capsys, "relevance", fixtures, "--run", f"mine={spelt}", "--backend", "mine", "--json"
+    code, out, err = run_cce(
+        "relevance", fixtures, "--run", f"mine={spelt}", "--backend", "mine", "--json"
     )
     assert code == 0, err
     assert scores(out, "mine")["code-load-config"] == "1.000000"
@@ -142,10 +131,10 @@ def file_plugin() -> Iterator[None]:
 
 
 def test_plugin_results_are_checked_and_repaired(
-    file_plugin: None, workspace: Path, capsys: pytest.CaptureFixture[str]
+    file_plugin: None, workspace: Path, run_cce: RunCce
 ) -> None:
     fixtures = str(workspace / "code.jsonl")
-    code, out, err = cce(capsys, "relevance", fixtures, "--backend", "files", "--json")
+    code, out, err = run_cce("relevance", fixtures, "--backend", "files", "--json")
     assert code == 0, err
     lines = err.splitlines()
     assert lines[0] == (
@@ -162,14 +151,12 @@ def test_plugin_results_are_checked_and_repaired(
         "queue.ts:1-40 has no kind, code-eviction-kind #1 queue.ts:1-40 has no kind)"
     )
     assert scores(out, "files")["code-requeue"] == "1.000000"  # ./queue.ts read as queue.ts
-    code, out, err = cce(capsys, "relevance", fixtures, "--backend", "files", "--strict")
+    code, out, err = run_cce("relevance", fixtures, "--backend", "files", "--strict")
     assert (code, out) == (1, "")
     assert "error: the results of files (13)" in err
 
 
-def test_pooled_runs_are_checked_and_repaired(
-    workspace: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_pooled_runs_are_checked_and_repaired(workspace: Path, run_cce: RunCce) -> None:
     run = workspace / "mine.trec"
     run.write_text(
         "code-load-config Q0 ./config.py 1 2.0 t\ncode-lru-evict Q0 nosuch.py 1 2.0 t\n"
@@ -178,7 +165,7 @@ def test_pooled_runs_are_checked_and_repaired(
     )
     fixtures = str(workspace / "code.jsonl")
     argv = ("pool", fixtures, "--backends", "mine", "--run", f"mine={run}", "--depth", "2")
-    code, out, err = cce(capsys, *argv)
+    code, out, err = run_cce(*argv)
     assert code == 0, err
     assert '"config.py' in out and "./config.py" not in out
     source = f"backend mine ({run}): "
@@ -186,7 +173,7 @@ def test_pooled_runs_are_checked_and_repaired(
     assert f"warning: {source}1 case id not in the fixture set (e.g. stray)" in err
     assert f"warning: {source}9 cases without results" in err
     assert f"warning: {source}1 result whose path is not in the corpus (e.g. code-lru-evict" in err
-    code, out, err = cce(capsys, *argv, "--strict")
+    code, out, err = run_cce(*argv, "--strict")
     assert (code, out) == (1, "")
     assert "error: the results of mine (11)" in err
 
@@ -204,14 +191,12 @@ class _RootReader:
         return []
 
 
-def test_plugins_receive_the_corpus_root(
-    workspace: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_plugins_receive_the_corpus_root(workspace: Path, run_cce: RunCce) -> None:
     reader = _RootReader()
     spec = registry.BackendSpec("roots", "reads roots", (), lambda values: reader, adapt=True)
     registry.register_backend(spec)
     try:
-        code, _, err = cce(capsys, "relevance", str(workspace / "code.jsonl"), "--backend", "roots")
+        code, _, err = run_cce("relevance", str(workspace / "code.jsonl"), "--backend", "roots")
     finally:
         registry.BACKENDS.pop("roots", None)
     assert code == 0, err
@@ -219,9 +204,7 @@ def test_plugins_receive_the_corpus_root(
     assert set(reader.seen) == {root}
 
 
-def test_a_run_ranked_otherwise_than_by_score_is_noted(
-    workspace: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_run_ranked_otherwise_than_by_score_is_noted(workspace: Path, run_cce: RunCce) -> None:
     """`--run` keeps the rank column; tools that sort by score would not. Tied scores in an
     order other than trec_eval's (document id descending), or a lower score ranked first,
     get one note; a run in score order with trec_eval's tie order gets none."""
@@ -231,7 +214,7 @@ def test_a_run_ranked_otherwise_than_by_score_is_noted(
         "code-load-config Q0 cache.py 1 1.0 t\ncode-load-config Q0 config.py 2 1.0 t\n"
         "code-lru-evict Q0 cache.py 1 0.2 t\ncode-lru-evict Q0 queue.ts 2 0.9 t\n"
     )
-    code, _, err = cce(capsys, "relevance", fixtures, "--run", f"mine={tied}", "--backend", "mine")
+    code, _, err = run_cce("relevance", fixtures, "--run", f"mine={tied}", "--backend", "mine")
     assert code == 0
     notes = [line for line in err.splitlines() if line.startswith("note: backend mine")]
     assert notes == [
@@ -245,8 +228,6 @@ def test_a_run_ranked_otherwise_than_by_score_is_noted(
         "code-load-config Q0 config.py 1 1.0 t\ncode-load-config Q0 cache.py 2 1.0 t\n"
         "code-lru-evict Q0 queue.ts 1 0.9 t\ncode-lru-evict Q0 cache.py 2 0.2 t\n"
     )
-    code, _, err = cce(
-        capsys, "relevance", fixtures, "--run", f"mine={ordered}", "--backend", "mine"
-    )
+    code, _, err = run_cce("relevance", fixtures, "--run", f"mine={ordered}", "--backend", "mine")
     assert code == 0
     assert not [line for line in err.splitlines() if line.startswith("note: backend mine")]

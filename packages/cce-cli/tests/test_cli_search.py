@@ -22,6 +22,9 @@ from cce_retrieval import build_index, save_index
 from cce_retrieval.embed.hashing import HashEmbedder
 from cce_retrieval.model import Chunk, Index, SearchResult
 
+# The `run_cce` fixture (conftest.py): cce ARGV... -> (exit status, stdout, stderr).
+RunCce = Callable[..., tuple[int, str, str]]
+
 
 @pytest.fixture(scope="module")
 def base_index(reference_path: Callable[..., Path]) -> Index:
@@ -36,48 +39,38 @@ def store(base_index: Index, tmp_path: Path) -> Path:
     return path
 
 
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(["search", *argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 # --- errors ------------------------------------------------------------------------------
 
 
-def test_missing_store(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_missing_store(run_cce: RunCce, tmp_path: Path) -> None:
     missing = str(tmp_path / "nope" / "index.json")
-    code, out, err = run_cli(capsys, "q", "--store", missing)
+    code, out, err = run_cce("search", "q", "--store", missing)
     assert code == 1 and out == ""
     assert err == (
         f"error: could not load store {missing}: No such file or directory (os error 2)\n"
     )
 
 
-def test_missing_dir_names_the_default_store_path(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    code, _, err = run_cli(capsys, "q", "--dir", str(tmp_path / "d"))
+def test_missing_dir_names_the_default_store_path(run_cce: RunCce, tmp_path: Path) -> None:
+    code, _, err = run_cce("search", "q", "--dir", str(tmp_path / "d"))
     assert code == 1
     assert err.startswith(f"error: could not load store {tmp_path / 'd' / '.cce' / 'index.json'}:")
 
 
 def test_default_store_is_dot_cce(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    run_cce: RunCce, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    code, _, err = run_cli(capsys, "q")
+    code, _, err = run_cce("search", "q")
     assert code == 1
     assert err.startswith("error: could not load store ./.cce/index.json: ")
 
 
 @pytest.mark.parametrize("damage", ["truncate", "junk"])
-def test_damaged_store_is_an_error_not_a_crash(
-    capsys: pytest.CaptureFixture[str], store: Path, damage: str
-) -> None:
+def test_damaged_store_is_an_error_not_a_crash(run_cce: RunCce, store: Path, damage: str) -> None:
     data = store.read_bytes()
     store.write_bytes(data[: len(data) // 2] if damage == "truncate" else b"\x00\xff\xfe junk")
-    code, out, err = run_cli(capsys, "hash", "--store", str(store))
+    code, out, err = run_cce("search", "hash", "--store", str(store))
     assert code == 1 and out == ""
     assert err.startswith(f"error: could not load store {store}: ")
     assert "Traceback" not in err
@@ -93,11 +86,16 @@ def test_negative_or_non_numeric_top_k_is_a_usage_error(store: Path) -> None:
 # --- output ------------------------------------------------------------------------------
 
 
-def test_human_output_matches_the_reference_example(
-    capsys: pytest.CaptureFixture[str], store: Path
-) -> None:
-    code, out, _ = run_cli(
-        capsys, "hash password", "--store", str(store), "--top-k", "2", "--no-graph", "--no-metrics"
+def test_human_output_matches_the_reference_example(run_cce: RunCce, store: Path) -> None:
+    code, out, _ = run_cce(
+        "search",
+        "hash password",
+        "--store",
+        str(store),
+        "--top-k",
+        "2",
+        "--no-graph",
+        "--no-metrics",
     )
     assert code == 0
     assert out == (
@@ -108,9 +106,9 @@ def test_human_output_matches_the_reference_example(
     )
 
 
-def test_json_output_base_fixture(capsys: pytest.CaptureFixture[str], store: Path) -> None:
-    code, out, _ = run_cli(
-        capsys,
+def test_json_output_base_fixture(run_cce: RunCce, store: Path) -> None:
+    code, out, _ = run_cce(
+        "search",
         "hash password",
         "--dir",
         str(store.parent.parent),
@@ -145,10 +143,8 @@ def test_json_output_base_fixture(capsys: pytest.CaptureFixture[str], store: Pat
     assert out.endswith("}\n") and not out.endswith("\n\n")
 
 
-def test_empty_query_prints_no_results_and_logs(
-    capsys: pytest.CaptureFixture[str], store: Path
-) -> None:
-    code, out, _ = run_cli(capsys, "", "--store", str(store))
+def test_empty_query_prints_no_results_and_logs(run_cce: RunCce, store: Path) -> None:
+    code, out, _ = run_cce("search", "", "--store", str(store))
     assert code == 0
     lines = out.split("\n")
     assert lines[0] == "(no results)"
@@ -160,10 +156,10 @@ def test_empty_query_prints_no_results_and_logs(
     assert event["empty"] is True and event["result_count"] == 0
 
 
-def test_metrics_event_fields(
-    capsys: pytest.CaptureFixture[str], store: Path, base_index: Index
-) -> None:
-    code, out, _ = run_cli(capsys, "hash password", "--store", str(store), "--top-k", "1", "--json")
+def test_metrics_event_fields(run_cce: RunCce, store: Path, base_index: Index) -> None:
+    code, out, _ = run_cce(
+        "search", "hash password", "--store", str(store), "--top-k", "1", "--json"
+    )
     assert code == 0
     document = json.loads(out)
     assert re.fullmatch(r"[0-9a-f]{12}", document["query_id"])
@@ -198,11 +194,9 @@ def test_metrics_event_fields(
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", event["ts"])
 
 
-def test_failed_metrics_write_warns_and_nulls_the_id(
-    capsys: pytest.CaptureFixture[str], store: Path
-) -> None:
+def test_failed_metrics_write_warns_and_nulls_the_id(run_cce: RunCce, store: Path) -> None:
     (store.parent / "metrics.jsonl").mkdir()
-    code, out, err = run_cli(capsys, "hash", "--store", str(store), "--json", "--top-k", "1")
+    code, out, err = run_cce("search", "hash", "--store", str(store), "--json", "--top-k", "1")
     assert code == 0
     assert json.loads(out)["query_id"] is None
     assert err.startswith(f"warning: could not write metrics to {store.parent / 'metrics.jsonl'}: ")
@@ -310,10 +304,10 @@ def ollama_store(tmp_path: Path) -> Path:
 
 
 def test_ollama_store_with_unreachable_server_is_refused(
-    capsys: pytest.CaptureFixture[str], ollama_store: Path, monkeypatch: pytest.MonkeyPatch
+    run_cce: RunCce, ollama_store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CCE_OLLAMA_URL", "http://127.0.0.1:1")
-    code, out, err = run_cli(capsys, "alpha", "--store", str(ollama_store))
+    code, out, err = run_cce("search", "alpha", "--store", str(ollama_store))
     assert code == 1 and out == ""
     assert err == (
         "error: this index was built with the ollama embedder but Ollama is unreachable at "
@@ -323,14 +317,16 @@ def test_ollama_store_with_unreachable_server_is_refused(
 
 
 def test_ollama_store_with_healthy_server(
-    capsys: pytest.CaptureFixture[str],
+    run_cce: RunCce,
     ollama_store: Path,
     fake_ollama: FakeOllama,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("CCE_OLLAMA_URL", fake_ollama.url)
     monkeypatch.setenv("CCE_OLLAMA_MODEL", "fake-model")
-    code, out, err = run_cli(capsys, "beta", "--store", str(ollama_store), "--json", "--no-metrics")
+    code, out, err = run_cce(
+        "search", "beta", "--store", str(ollama_store), "--json", "--no-metrics"
+    )
     assert code == 0 and err == ""
     assert fake_ollama.inputs == [["ping"], ["beta"]]
     results = json.loads(out)["results"]

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from cce_cli.main import main
 from cce_retrieval.store.sidecar import digests
+
+# The `run_cce` fixture (conftest.py): cce ARGV... -> (exit status, stdout, stderr).
+RunCce = Callable[..., tuple[int, str, str]]
 
 QUERIES = ("evict least recently used cache entry", "exponential backoff delay")
 
@@ -28,12 +31,6 @@ DAMAGED = [
 ]
 
 
-def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(args)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 def _manifest(store: Path) -> Path:
     (manifest,) = [
         p
@@ -43,17 +40,17 @@ def _manifest(store: Path) -> Path:
     return manifest
 
 
-def _answers(store: Path, fixtures: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
+def _answers(store: Path, fixtures: Path, run_cce: RunCce) -> list[str]:
     """What the read commands print for this store (relevance without its timings)."""
     out: list[str] = []
     for query in QUERIES:
-        code, stdout, err = _run(["search", query, "--store", str(store), "--json"], capsys)
+        code, stdout, err = run_cce("search", query, "--store", str(store), "--json")
         assert (code, err) == (0, "")
         found = json.loads(stdout)
         del found["query_id"]  # a new one for every search
         out.append(json.dumps(found))
-    code, stdout, err = _run(
-        ["relevance", str(fixtures), "--store", str(store), "--format", "json"], capsys
+    code, stdout, err = run_cce(
+        "relevance", str(fixtures), "--store", str(store), "--format", "json"
     )
     assert code == 0 and "Traceback" not in err
     report = json.loads(stdout)
@@ -79,15 +76,20 @@ def _damage(part: Path, damage: str) -> None:
 @pytest.mark.parametrize("cache", ["cache", "no cache"])
 @pytest.mark.parametrize(("name", "damage"), DAMAGED)
 def test_a_damaged_sidecar_part_changes_no_answer_and_index_writes_it_again(
-    workspace: Path, capsys: pytest.CaptureFixture[str], name: str, damage: str, cache: str
+    workspace: Path,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    damage: str,
+    cache: str,
+    run_cce: RunCce,
 ) -> None:
     fixtures = workspace / "code.jsonl"
     corpus = workspace.parent / "corpus" / "sample"
     store = workspace.parent / "store" / "index.json"
     index = ["index", str(corpus), "--store", str(store), "--no-metrics"]
     index += ["--no-cache"] if cache == "no cache" else []
-    assert _run(index, capsys)[0] == 0
-    expected = _answers(store, fixtures, capsys)
+    assert run_cce(*index)[0] == 0
+    expected = _answers(store, fixtures, run_cce)
     manifest = _manifest(store)
     document = json.loads(manifest.read_text())
     part = manifest.parent / document["parts"][name]["file"]
@@ -95,13 +97,13 @@ def test_a_damaged_sidecar_part_changes_no_answer_and_index_writes_it_again(
 
     _damage(part, damage)
     assert part.read_bytes() != pristine and part.stat().st_size == len(pristine)
-    assert _answers(store, fixtures, capsys) == expected
+    assert _answers(store, fixtures, run_cce) == expected
     _damage(part, damage)  # the read above wrote the sidecar again: damage it once more
-    code, _, err = _run(index, capsys)
+    code, _, err = run_cce(*index)
     assert code == 0 and "Traceback" not in err
     assert _manifest(store) == manifest  # the same store bytes...
     assert part.read_bytes() == pristine  # ...and the damaged part written again
     assert digests.parts_hold_their_bytes(
         str(manifest.parent), document["store_sha256"], json.loads(manifest.read_text())["parts"]
     )
-    assert _answers(store, fixtures, capsys) == expected
+    assert _answers(store, fixtures, run_cce) == expected

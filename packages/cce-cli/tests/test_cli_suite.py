@@ -11,11 +11,10 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
-from cce_cli.main import main
 
 REPO = Path(__file__).resolve().parents[3]
 SAMPLE = REPO / "eval" / "corpus" / "sample"
@@ -24,16 +23,8 @@ CODE = (REPO / "eval" / "relevance" / "code.jsonl").read_text(encoding="utf-8").
 DOCS = (REPO / "eval" / "relevance" / "docs.jsonl").read_text(encoding="utf-8").splitlines()
 HEADER = '{"schema":"cce.relevance/v1"}'
 
-Outcome = tuple[int, str, str]
-
-
-def cce(capsys: pytest.CaptureFixture[str], *argv: str) -> Outcome:
-    try:
-        code = main(list(argv))
-    except SystemExit as stop:
-        code = stop.code if isinstance(stop.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+# The `run_cce` fixture (conftest.py): cce ARGV... -> (exit status, stdout, stderr).
+RunCce = Callable[..., tuple[int, str, str]]
 
 
 def write_fixtures(path: Path, lines: list[str]) -> None:
@@ -67,10 +58,8 @@ def _mean(values: list[float]) -> float:
     return sum(values) / len(values)
 
 
-def test_each_member_block_is_its_single_run_report(
-    suite: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out, err = cce(capsys, "relevance", str(suite), "--json")
+def test_each_member_block_is_its_single_run_report(suite: Path, run_cce: RunCce) -> None:
+    code, out, err = run_cce("relevance", str(suite), "--json")
     assert (code, err) == (0, "")
     document = json.loads(out)
     assert document["schema"] == "cce.suite.report/v1"
@@ -78,16 +67,14 @@ def test_each_member_block_is_its_single_run_report(
     for member in document["members"]:
         fixtures = suite.parent / "fixtures" / f"{member['name']}.jsonl"
         corpus = suite.parent / member["corpus"]["path"]
-        alone = cce(capsys, "relevance", str(fixtures), "--dir", str(corpus), "--json")
+        alone = run_cce("relevance", str(fixtures), "--dir", str(corpus), "--json")
         assert alone[0] == 0
         assert member["report"] == json.loads(alone[1])
     assert out.endswith("}\n") and not out.endswith("\n\n")
 
 
-def test_macro_and_micro_equal_a_hand_computation(
-    suite: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    document = json.loads(cce(capsys, "relevance", str(suite), "--json")[1])
+def test_macro_and_micro_equal_a_hand_computation(suite: Path, run_cce: RunCce) -> None:
+    document = json.loads(run_cce("relevance", str(suite), "--json")[1])
     for backend in ("bm25", "vector", "hybrid"):
         for key in ("precision_at_k", "recall", "mrr", "f1"):
             per_member: dict[str, list[float]] = {}
@@ -108,23 +95,19 @@ def test_macro_and_micro_equal_a_hand_computation(
             assert block["groups"]["docs"][key]["micro"] == block["groups"]["docs"][key]["macro"]
 
 
-def test_the_bytes_do_not_depend_on_how_many_workers(
-    suite: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    one = cce(capsys, "relevance", str(suite), "--json", "--jobs", "1")
-    two = cce(capsys, "relevance", str(suite), "--json", "--jobs", "2")
+def test_the_bytes_do_not_depend_on_how_many_workers(suite: Path, run_cce: RunCce) -> None:
+    one = run_cce("relevance", str(suite), "--json", "--jobs", "1")
+    two = run_cce("relevance", str(suite), "--json", "--jobs", "2")
     assert one[0] == two[0] == 0
     assert one[1] == two[1]
-    text = cce(capsys, "relevance", str(suite), "--jobs", "2")[1]
+    text = run_cce("relevance", str(suite), "--jobs", "2")[1]
     assert "3 members, 16 queries" in text
     assert "  macro " in text and "  micro (all queries) " in text
 
 
-def test_a_dask_cluster_gives_the_same_bytes(
-    suite: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_dask_cluster_gives_the_same_bytes(suite: Path, run_cce: RunCce) -> None:
     distributed = pytest.importorskip("distributed")
-    local = cce(capsys, "relevance", str(suite), "--json")[1]
+    local = run_cce("relevance", str(suite), "--json")[1]
     with distributed.LocalCluster(
         n_workers=2,
         threads_per_worker=1,
@@ -133,15 +116,13 @@ def test_a_dask_cluster_gives_the_same_bytes(
         dashboard_address=None,
     ) as cluster:
         address = cluster.scheduler_address.replace("tcp://", "dask://")
-        code, out, err = cce(capsys, "relevance", str(suite), "--json", "--executor", address)
+        code, out, err = run_cce("relevance", str(suite), "--json", "--executor", address)
     assert (code, err) == (0, "")
     assert out == local
 
 
-def test_compare_pairs_every_query_of_the_suite(
-    suite: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out, _ = cce(capsys, "relevance", str(suite), "--json", "--compare", "bm25,hybrid")
+def test_compare_pairs_every_query_of_the_suite(suite: Path, run_cce: RunCce) -> None:
+    code, out, _ = run_cce("relevance", str(suite), "--json", "--compare", "bm25,hybrid")
     assert code == 0
     compare = json.loads(out)["compare"]
     assert compare["paired"] == 16
@@ -151,14 +132,14 @@ def test_compare_pairs_every_query_of_the_suite(
 
 
 def test_gated_suite_compare_appends_the_job_summary(
-    suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cce: RunCce
 ) -> None:
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    assert cce(capsys, "relevance", str(suite), "--compare", "bm25,hybrid")[0] == 0
+    assert run_cce("relevance", str(suite), "--compare", "bm25,hybrid")[0] == 0
     assert not summary.exists()
-    code, _, _ = cce(
-        capsys, "relevance", "--fail-on-query-regression", str(suite), "--compare", "bm25,hybrid"
+    code, _, _ = run_cce(
+        "relevance", "--fail-on-query-regression", str(suite), "--compare", "bm25,hybrid"
     )
     assert code in (0, 3)
     text = summary.read_text(encoding="utf-8")
@@ -209,16 +190,15 @@ def git_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, st
 
 
 def test_a_git_member_is_scored_at_its_pinned_commit(
-    git_suite: tuple[Path, str, Path], capsys: pytest.CaptureFixture[str]
+    git_suite: tuple[Path, str, Path], run_cce: RunCce
 ) -> None:
     manifest, pinned, root = git_suite
-    code, out, err = cce(capsys, "relevance", str(manifest), "--json", "--backend", "bm25")
+    code, out, err = run_cce("relevance", str(manifest), "--json", "--backend", "bm25")
     assert (code, err) == (0, "")
     document = json.loads(out)
     member = document["members"][0]
     assert member["corpus"]["rev"] == pinned and member["corpus"]["root"] == "src"
-    alone = cce(
-        capsys,
+    alone = run_cce(
         "relevance",
         str(root / "fixtures" / "sample.jsonl"),
         "--dir",
@@ -233,16 +213,16 @@ def test_a_git_member_is_scored_at_its_pinned_commit(
     assert member["report"]["backends"] == expected["backends"]
     checkouts = list((root / "cache" / "corpora").iterdir())
     assert len(checkouts) == 1 and checkouts[0].name.endswith(pinned)
-    again = cce(capsys, "relevance", str(manifest), "--json", "--backend", "bm25")
+    again = run_cce("relevance", str(manifest), "--json", "--backend", "bm25")
     assert again[1] == out  # reused, unchanged
 
 
 def test_a_commit_the_repository_lacks_is_an_error_naming_the_member(
-    git_suite: tuple[Path, str, Path], capsys: pytest.CaptureFixture[str]
+    git_suite: tuple[Path, str, Path], run_cce: RunCce
 ) -> None:
     manifest, pinned, _ = git_suite
     manifest.write_text(manifest.read_text().replace(pinned, "0" * 40), encoding="utf-8")
-    code, out, err = cce(capsys, "relevance", str(manifest))
+    code, out, err = run_cce("relevance", str(manifest))
     assert (code, out) == (1, "")
     assert err.startswith("error: member 'sample': commit 0000000000000000000000000000000000000000")
     assert "Traceback" not in err
@@ -265,40 +245,36 @@ def test_a_commit_the_repository_lacks_is_an_error_naming_the_member(
     ],
 )
 def test_manifest_errors_name_the_manifest_member_and_fix(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], members: str, message: str
+    tmp_path: Path, run_cce: RunCce, members: str, message: str
 ) -> None:
     manifest = tmp_path / "suite.toml"
     manifest.write_text(f'schema = "cce.suite/v1"\n\n[[members]]\n{members}', encoding="utf-8")
-    code, out, err = cce(capsys, "relevance", str(manifest))
+    code, out, err = run_cce("relevance", str(manifest))
     assert (code, out) == (1, "")
     assert err.startswith(f"error: suite manifest {manifest}, member ")
     assert message in err
 
 
-def test_duplicate_member_names_are_refused(
-    suite: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_duplicate_member_names_are_refused(suite: Path, run_cce: RunCce) -> None:
     suite.write_text(suite.read_text().replace('name = "beta"', 'name = "alpha"'))
-    code, _, err = cce(capsys, "relevance", str(suite))
+    code, _, err = run_cce("relevance", str(suite))
     assert code == 1
     assert "member 'alpha' appears twice" in err
 
 
 def test_diff_of_two_suite_reports_pairs_by_member_and_gates(
-    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    suite: Path, tmp_path: Path, run_cce: RunCce
 ) -> None:
     base = tmp_path / "base.json"
     head = tmp_path / "head.json"
-    base.write_text(cce(capsys, "relevance", str(suite), "--json", "--backend", "bm25")[1])
-    head.write_text(cce(capsys, "relevance", str(suite), "--json", "--backend", "vector")[1])
-    code, out, _ = cce(capsys, "diff", str(base), str(head), "--backends", "bm25,vector")
+    base.write_text(run_cce("relevance", str(suite), "--json", "--backend", "bm25")[1])
+    head.write_text(run_cce("relevance", str(suite), "--json", "--backend", "vector")[1])
+    code, out, _ = run_cce("diff", str(base), str(head), "--backends", "bm25,vector")
     assert code == 0
     assert "  paired queries: 16" in out
     assert "per member: mean delta (wins/ties/losses)" in out
     body = json.loads(
-        cce(capsys, "diff", str(base), str(head), "--backends", "bm25,vector", "--format", "json")[
-            1
-        ]
+        run_cce("diff", str(base), str(head), "--backends", "bm25,vector", "--format", "json")[1]
     )
     assert body["paired"] == 16
     assert body["members"]["alpha"]["mrr"]["n"] == 4
@@ -307,32 +283,30 @@ def test_diff_of_two_suite_reports_pairs_by_member_and_gates(
         json.loads(head.read_text())["aggregates"]["vector"]["overall"]["mrr"]["macro"]
     )
     floor = f"mrr={head_macro + 0.01:.6f}"
-    code, _, err = cce(
-        capsys, "diff", str(base), str(head), "--backends", "bm25,vector", "--min", floor
+    code, _, err = run_cce(
+        "diff", str(base), str(head), "--backends", "bm25,vector", "--min", floor
     )
     assert code == 3
     assert "gate failed: MRR of vector" in err
 
 
 def test_plan_counts_queries_over_the_whole_suite(
-    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    suite: Path, tmp_path: Path, run_cce: RunCce
 ) -> None:
     report = tmp_path / "suite.json"
-    report.write_text(cce(capsys, "relevance", str(suite), "--json")[1])
-    code, out, _ = cce(capsys, "plan", str(report), "--compare", "bm25,hybrid")
+    report.write_text(run_cce("relevance", str(suite), "--json")[1])
+    code, out, _ = run_cce("plan", str(report), "--compare", "bm25,hybrid")
     assert code == 0
     assert "16 paired queries" in out.splitlines()[0]
 
 
-def test_suite_flags_that_do_not_apply_are_usage_errors(
-    suite: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, _, err = cce(capsys, "relevance", str(suite), "--dir", "x")
+def test_suite_flags_that_do_not_apply_are_usage_errors(suite: Path, run_cce: RunCce) -> None:
+    code, _, err = run_cce("relevance", str(suite), "--dir", "x")
     assert code == 2
     assert "--dir does not apply to a suite" in err
-    code, _, err = cce(capsys, "relevance", str(suite), "--fail-on-significant")
+    code, _, err = run_cce("relevance", str(suite), "--fail-on-significant")
     assert code == 2
-    code, _, err = cce(capsys, "relevance", str(suite), "--provenance")
+    code, _, err = run_cce("relevance", str(suite), "--provenance")
     assert code == 2
     assert "--provenance adds to the JSON report" in err
 
@@ -379,15 +353,15 @@ def test_ctrl_c_cancels_the_members_and_exits_130(tmp_path: Path) -> None:
 
 
 def test_check_takes_a_suite_and_checks_each_member_against_its_corpus(
-    suite: Path, capsys: pytest.CaptureFixture[str]
+    suite: Path, run_cce: RunCce
 ) -> None:
-    assert cce(capsys, "check", str(suite))[0] == 0
+    assert run_cce("check", str(suite))[0] == 0
     docs = suite.parent / "fixtures" / "docs.jsonl"
     # config.py is in the code corpus but not in the docs member's corpus.
     docs.write_text(
         docs.read_text() + '{"id":"dead","query":"load config","expected":["config.py"]}\n'
     )
-    code, out, err = cce(capsys, "check", str(suite))
+    code, out, err = run_cce("check", str(suite))
     assert code == 1
     assert out.startswith(f"{docs}:")
     assert 'case dead: anchor "config.py"' in out
@@ -395,17 +369,17 @@ def test_check_takes_a_suite_and_checks_each_member_against_its_corpus(
 
 
 def test_suite_fetch_checks_out_every_git_member_once(
-    git_suite: tuple[Path, str, Path], capsys: pytest.CaptureFixture[str]
+    git_suite: tuple[Path, str, Path], run_cce: RunCce
 ) -> None:
     manifest, pinned, root = git_suite
-    code, out, err = cce(capsys, "suite", "fetch", str(manifest))
+    code, out, err = run_cce("suite", "fetch", str(manifest))
     assert code == 0
     checkout = next((root / "cache" / "corpora").iterdir())
     assert out == f"sample\t{checkout / 'src'}\tfile://{root / 'origin'} @ {pinned}\n"
     assert err == f"[1/1] sample: {checkout / 'src'}\n"
     assert (checkout / "src" / "config.py").is_file()  # the pinned commit, not the tip
     inode = checkout.stat().st_ino
-    assert cce(capsys, "suite", "fetch", str(manifest))[0] == 0
+    assert run_cce("suite", "fetch", str(manifest))[0] == 0
     assert checkout.stat().st_ino == inode  # reused, not cloned again
 
 
@@ -425,20 +399,18 @@ def test_macro_weighs_members_and_micro_weighs_queries() -> None:
 
 
 def test_results_of_a_suite_replay_as_a_run_over_the_suite(
-    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    suite: Path, tmp_path: Path, run_cce: RunCce
 ) -> None:
     results = tmp_path / "results.jsonl"
-    code, _, _ = cce(
-        capsys, "relevance", str(suite), "--backend", "bm25", "--results", str(results)
-    )
+    code, _, _ = run_cce("relevance", str(suite), "--backend", "bm25", "--results", str(results))
     assert code == 0
     lines = [json.loads(line) for line in results.read_text().splitlines()]
     assert lines[0] == {"corpus": str(suite), "embedder": "hash", "schema": "cce.run/v1"}
     assert [line["member"] for line in lines[1:]].count("alpha") == 4
     assert all(line["id"].startswith(line["member"] + "/") for line in lines[1:])
     assert len(lines) == 1 + 16
-    code, out, err = cce(
-        capsys, "relevance", str(suite), "--json", "--run", f"replay={results}",
+    code, out, err = run_cce(
+        "relevance", str(suite), "--json", "--run", f"replay={results}",
         "--backend", "bm25,replay",
     )  # fmt: skip
     assert (code, err) == (0, "")
@@ -467,28 +439,28 @@ def test_members_on_workers_build_on_one_core(suite: Path) -> None:
 
 
 def test_a_suite_renders_as_an_html_page_and_cce_report_reads_its_report(
-    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    suite: Path, tmp_path: Path, run_cce: RunCce
 ) -> None:
-    code, page, _ = cce(capsys, "relevance", str(suite), "--format", "html")
+    code, page, _ = run_cce("relevance", str(suite), "--format", "html")
     assert code == 0
     assert page.startswith("<!DOCTYPE html>") or page.lower().startswith("<!doctype html>")
     assert "alpha/code-load-config" in page and "docs/" in page
     report = tmp_path / "suite.json"
-    report.write_text(cce(capsys, "relevance", str(suite), "--json")[1])
-    code, again, err = cce(capsys, "report", str(report))
+    report.write_text(run_cce("relevance", str(suite), "--json")[1])
+    code, again, err = run_cce("report", str(report))
     assert (code, err) == (0, "")
     # The same page from the saved report, which it names instead of the manifest.
     assert again == page.replace(str(suite), str(report))
-    compared = cce(capsys, "relevance", str(suite), "--compare", "bm25,hybrid", "--format", "html")
+    compared = run_cce("relevance", str(suite), "--compare", "bm25,hybrid", "--format", "html")
     assert compared[0] == 0 and "beta/code-ring-push" in compared[1]
 
 
 def test_pool_takes_a_suite_and_applies_judgments_member_by_member(
-    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    suite: Path, tmp_path: Path, run_cce: RunCce
 ) -> None:
     judging = tmp_path / "judging.jsonl"
-    code, _, err = cce(
-        capsys, "pool", str(suite), "--backends", "bm25", "--depth", "2", "-o", str(judging)
+    code, _, err = run_cce(
+        "pool", str(suite), "--backends", "bm25", "--depth", "2", "-o", str(judging)
     )
     assert code == 0, err
     lines = [json.loads(line) for line in judging.read_text().splitlines()]
@@ -501,7 +473,7 @@ def test_pool_takes_a_suite_and_applies_judgments_member_by_member(
     judged = tmp_path / "judged.jsonl"
     judged.write_text("".join(json.dumps(line) + "\n" for line in lines))
     out = tmp_path / "applied"
-    code, _, err = cce(capsys, "pool", "--apply", str(judged), str(suite), "-o", str(out))
+    code, _, err = run_cce("pool", "--apply", str(judged), str(suite), "-o", str(out))
     assert code == 0, err
     assert sorted(path.name for path in out.iterdir()) == [
         "alpha.jsonl",
@@ -521,21 +493,17 @@ def test_pool_takes_a_suite_and_applies_judgments_member_by_member(
     assert len(added) == 1
     assert len(alpha) == 1 + 4
     assert (
-        cce(
-            capsys,
-            "check",
-            str(out / "alpha.jsonl"),
-            "--dir",
-            str(suite.parent / "corpora" / "sample"),
+        run_cce(
+            "check", str(out / "alpha.jsonl"), "--dir", str(suite.parent / "corpora" / "sample")
         )[0]
         == 0
     )
 
 
 def test_progress_names_the_members_done_and_the_member_running(
-    suite: Path, capsys: pytest.CaptureFixture[str]
+    suite: Path, run_cce: RunCce
 ) -> None:
-    code, _, err = cce(capsys, "relevance", str(suite), "--progress")
+    code, _, err = run_cce("relevance", str(suite), "--progress")
     assert code == 0
     assert err.splitlines() == [
         "members: 0/3 done, scoring alpha",
@@ -543,11 +511,11 @@ def test_progress_names_the_members_done_and_the_member_running(
         "members: 2/3 done, scoring docs",
         "members: 3/3 done",
     ]
-    assert cce(capsys, "relevance", str(suite), "--no-progress")[2] == ""
+    assert run_cce("relevance", str(suite), "--no-progress")[2] == ""
 
 
 def test_pool_apply_ends_a_member_anchor_at_its_file_last_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, run_cce: RunCce
 ) -> None:
     """The member's corpus, named by the manifest only, bounds the written anchors."""
     source = tmp_path / "corpus" / "src"
@@ -568,7 +536,7 @@ def test_pool_apply_ends_a_member_anchor_at_its_file_last_line(
         encoding="utf-8",
     )
     judging = tmp_path / "judging.jsonl"
-    code, _, err = cce(capsys, "pool", str(manifest), "--backends", "vector", "-o", str(judging))
+    code, _, err = run_cce("pool", str(manifest), "--backends", "vector", "-o", str(judging))
     assert code == 0, err
     row = json.loads(judging.read_text(encoding="utf-8"))
     for candidate in row["candidates"]:
@@ -576,14 +544,14 @@ def test_pool_apply_ends_a_member_anchor_at_its_file_last_line(
     judged = tmp_path / "judged.jsonl"
     judged.write_text(json.dumps(row) + "\n", encoding="utf-8")
     out = tmp_path / "applied"
-    code, _, err = cce(capsys, "pool", "--apply", str(judged), str(manifest), "-o", str(out))
+    code, _, err = run_cce("pool", "--apply", str(judged), str(manifest), "-o", str(out))
     assert code == 0, err
     case = json.loads((out / "m.jsonl").read_text(encoding="utf-8").splitlines()[1])
     assert case["expected"] == ["src/other.ts", "src/shallow.ts@1-2"]
 
 
 def test_a_suite_reads_a_discovered_config_only_for_configured_backends(
-    suite: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    suite: Path, run_cce: RunCce, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from cce_cli.evaluation import configurations
 
@@ -591,10 +559,10 @@ def test_a_suite_reads_a_discovered_config_only_for_configured_backends(
     config = suite.parent / "cce.toml"
     config.write_text("[backends.x\n", encoding="utf-8")
     (suite.parent / "fixtures" / "cce.toml").write_text("nonsense = [\n", encoding="utf-8")
-    code, _, err = cce(capsys, "relevance", str(suite), "--json", "--compare", "bm25,hybrid")
+    code, _, err = run_cce("relevance", str(suite), "--json", "--compare", "bm25,hybrid")
     assert (code, err) == (0, "")
     config.write_text('[backends.bm25-b04]\nuse = "bm25"\nb = 0.4\n', encoding="utf-8")
-    code, out, err = cce(capsys, "relevance", str(suite), "--json", "--compare", "bm25,bm25-b04")
+    code, out, err = run_cce("relevance", str(suite), "--json", "--compare", "bm25,bm25-b04")
     assert code == 0, err
     assert err == f"note: backend configurations from {config}\n"  # once for three members
     assert json.loads(out)["compare"]["head"]["backend"] == "bm25-b04"
