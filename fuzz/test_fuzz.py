@@ -30,6 +30,7 @@ from cce_fixtures import FixtureError, find_problems, parse_fixtures
 from cce_retrieval import HashEmbedder, StoreError, build_index, parse_index, serialize_index
 from cce_retrieval.protect.redactor import redact
 from cce_retrieval.protect.strict import strict_redact
+from cce_retrieval.store.sidecar.parts import PART_ORDER, SPARSE_PARTS
 from cce_retrieval.walk.gitignore import parse_gitignore
 from cce_retrieval.walk.walker import walk
 
@@ -194,27 +195,6 @@ _SIDECAR_CORPUS = {
     "retry.py": "def retry(fn, tries=3):\n    for _ in range(tries):\n        fn()\n",
     "notes.md": "# Notes\n\nRing buffer push and pop.\n",
 }
-_EMBEDDING_PARTS = ("embedding_starts", "embedding_rows", "embedding_values")
-_PART_KINDS = (
-    "ids",
-    "content",
-    "embeddings_by_dim",
-    "embedding_starts",
-    "embedding_rows",
-    "embedding_values",
-    "numbers",
-    "path_codes",
-    "kind_codes",
-    "ids_offsets",
-    "content_offsets",
-    "bm25_offsets",
-    "bm25_docs",
-    "bm25_freqs",
-    "bm25_doc_lengths",
-    "id_ranks",
-    "terms",
-)
-"""Every kind of sidecar part (`cce_retrieval.store.sidecar.parts.PART_ORDER`)."""
 
 
 @pytest.fixture(scope="module")
@@ -235,7 +215,7 @@ def sidecar_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @FUZZ
 @given(
-    st.sampled_from(_EMBEDDING_PARTS),
+    st.sampled_from(SPARSE_PARTS),
     st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), min_size=1, max_size=8),
 )
 def test_damaged_sidecar_embedding_cells_never_fail_a_query(
@@ -312,10 +292,8 @@ def sidecar_stores(
     from cce_retrieval import load_index
     from cce_retrieval.model import Index
     from cce_retrieval.store.sidecar import sidecar_dir, write_sidecar
-    from cce_retrieval.store.sidecar.parts import PART_ORDER
     from cce_retrieval.store.write import write_store
 
-    assert PART_ORDER == _PART_KINDS  # a new kind of part is damaged here too
     root = tmp_path_factory.mktemp("every-part-corpus")
     for name, text in _SIDECAR_CORPUS.items():
         (root / name).write_text(text)
@@ -345,8 +323,8 @@ def sidecar_stores(
 
 
 _ALL_PARTS = [
-    *(("sparse", name) for name in _PART_KINDS if name != "embeddings_by_dim"),
-    *(("dense", name) for name in _PART_KINDS if not name.startswith("embedding_")),
+    *(("sparse", name) for name in PART_ORDER if name != "embeddings_by_dim"),
+    *(("dense", name) for name in PART_ORDER if not name.startswith("embedding_")),
 ]
 
 _DAMAGE = st.one_of(
