@@ -311,6 +311,20 @@ def test_suite_flags_that_do_not_apply_are_usage_errors(suite: Path, run_cce: Ru
     assert "--provenance adds to the JSON report" in err
 
 
+def _children_of(pid: int) -> list[int]:
+    """The processes whose parent is `pid`, read from /proc."""
+    children = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                status = (entry / "status").read_text(encoding="utf-8")
+            except OSError:
+                continue
+            if f"\nPPid:\t{pid}\n" in status:
+                children.append(int(entry.name))
+    return children
+
+
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc to find workers")
 def test_ctrl_c_cancels_the_members_and_exits_130(tmp_path: Path) -> None:
     import os
@@ -322,7 +336,7 @@ def test_ctrl_c_cancels_the_members_and_exits_130(tmp_path: Path) -> None:
     members = []
     # Enough members, each building its own index, that the run is still going when
     # the interrupt comes.
-    for n in range(200):
+    for n in range(1000):
         write_fixtures(tmp_path / "fixtures" / f"m{n}.jsonl", CODE[1:])
         members.append(
             f'[[members]]\nname = "m{n}"\nfixtures = "fixtures/m{n}.jsonl"\ncorpus = "corpus"\n'
@@ -335,7 +349,13 @@ def test_ctrl_c_cancels_the_members_and_exits_130(tmp_path: Path) -> None:
         *("--jobs", "2", "--no-cache"),
     ]
     child = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    time.sleep(2.5)
+    # The interrupt comes once the members are being scored, known by the worker
+    # processes having started: a fixed delay raced a fast machine to the end of the run.
+    deadline = time.monotonic() + 60
+    while not _children_of(child.pid):
+        assert child.poll() is None, "the suite ended before any worker started"
+        assert time.monotonic() < deadline, "no worker started within 60 s"
+        time.sleep(0.01)
     child.send_signal(signal.SIGINT)
     out, err = child.communicate(timeout=60)
     assert (child.returncode, out, err) == (130, b"", b"error: interrupted\n")
