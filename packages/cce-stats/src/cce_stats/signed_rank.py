@@ -56,7 +56,7 @@ EXACT_LIMIT = 1000
 At m = 1,000 one exact p costs about 0.35 s of one core for untied deltas with W+ near
 its mean, 0.6 s for P@10-like deltas (ten tie groups, half-integer mid-ranks) and
 milliseconds for ±1 deltas; magnitudes all tied in pairs (every mid-rank a
-half-integer) are the costliest lattice, 1.3-2 s. A smaller p keeps log2(1/p) more
+half-integer) are the costliest lattice, 0.7-2 s. A smaller p keeps log2(1/p) more
 bits per count and costs more: about 1 s at 1e-34, up to 1.4 s at 1e-50 and 3.5 s at
 1e-105 (then the count is the exact integer count). Beyond 1,000 the approximation is
 close even on the lumpiest deltas: for ±1 deltas its false-positive rate at
