@@ -311,18 +311,18 @@ def test_suite_flags_that_do_not_apply_are_usage_errors(suite: Path, run_cce: Ru
     assert "--provenance adds to the JSON report" in err
 
 
-def _children_of(pid: int) -> list[int]:
-    """The processes whose parent is `pid`, read from /proc."""
-    children = []
+def _processes_whose(file: str, holds: bytes) -> list[int]:
+    """The processes whose /proc/PID/`file` holds `holds` (one that ends meanwhile is skipped)."""
+    found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                status = (entry / "status").read_text(encoding="utf-8")
+                text = (entry / file).read_bytes()
             except OSError:
                 continue
-            if f"\nPPid:\t{pid}\n" in status:
-                children.append(int(entry.name))
-    return children
+            if holds in text:
+                found.append(int(entry.name))
+    return found
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc to find workers")
@@ -352,7 +352,7 @@ def test_ctrl_c_cancels_the_members_and_exits_130(tmp_path: Path) -> None:
     # The interrupt comes once the members are being scored, known by the worker
     # processes having started: a fixed delay raced a fast machine to the end of the run.
     deadline = time.monotonic() + 60
-    while not _children_of(child.pid):
+    while not _processes_whose("status", f"\nPPid:\t{child.pid}\n".encode()):
         assert child.poll() is None, "the suite ended before any worker started"
         assert time.monotonic() < deadline, "no worker started within 60 s"
         time.sleep(0.01)
@@ -360,16 +360,7 @@ def test_ctrl_c_cancels_the_members_and_exits_130(tmp_path: Path) -> None:
     out, err = child.communicate(timeout=60)
     assert (child.returncode, out, err) == (130, b"", b"error: interrupted\n")
     time.sleep(0.5)
-    left = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmdline = (entry / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if str(manifest).encode() in cmdline:
-                left.append(entry.name)
-    assert left == []
+    assert _processes_whose("cmdline", str(manifest).encode()) == []
 
 
 def test_check_takes_a_suite_and_checks_each_member_against_its_corpus(
