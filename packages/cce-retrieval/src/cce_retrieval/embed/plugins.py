@@ -19,7 +19,7 @@ import attrs
 
 from cce_retrieval.embed.errors import EmbedderMisconfigured
 from cce_retrieval.embed.hashing import Embedder, EmbedError
-from cce_retrieval.embed.registry import CheckedEmbedder, EmbedderFactory, EmbedderSpec
+from cce_retrieval.embed.spec import CheckedEmbedder, EmbedderFactory, EmbedderSpec
 from cce_retrieval.plugin_calls import PluginCaller, PluginError
 
 EMBEDDER_ENTRY_POINT_GROUP = "cce.embedders"

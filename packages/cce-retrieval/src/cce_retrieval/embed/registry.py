@@ -11,12 +11,10 @@ and whether it needs a reachable server. See docs/architecture.md#how-to-add-an-
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol, runtime_checkable
-
-import attrs
+from collections.abc import Mapping, Sequence
 
 from cce_retrieval.embed.hashing import EMBED_DIM, Embedder, HashEmbedder
+from cce_retrieval.embed.spec import CheckedEmbedder, EmbedderFactory, EmbedderSpec
 from cce_retrieval.model import Index
 
 __all__ = [
@@ -41,9 +39,6 @@ __all__ = [
 
 DEFAULT_EMBEDDER = "hash"
 
-EmbedderFactory = Callable[[str | None, Mapping[str, str] | None], Embedder]
-"""`factory(model, environ)`: `model` None means the embedder's own default."""
-
 
 class EmbedderConfigError(ValueError):
     """An embedder name or setting that cannot be used; `str()` names the valid choices."""
@@ -53,63 +48,11 @@ class EmbeddingSpaceError(ValueError):
     """A query that would be embedded by another embedder, model or dimension than the index."""
 
 
-@runtime_checkable
-class CheckedEmbedder(Protocol):
-    """An embedder that can fail before it embeds anything (a server, a model to load),
-    and so has a health check and a place to name in messages."""
-
-    @property
-    def location(self) -> str:
-        """Where its vectors come from, as it may be printed: a server's base URL with
-        its credentials redacted, or a model's name or path."""
-        ...
-
-    def check(self) -> None:
-        """Raise `EmbedderMisconfigured` for a setting that cannot work, and
-        `EmbedderUnavailable(where, cause)` when the embedder cannot embed now."""
-        ...
-
-
 def check_embedder(embedder: object) -> None:
     """The embedder's health check, when it has one (`CheckedEmbedder`); the hash
     embedder, which cannot fail, has none."""
     if isinstance(embedder, CheckedEmbedder):
         embedder.check()
-
-
-@attrs.frozen(slots=True)
-class EmbedderSpec:
-    """One registered embedder."""
-
-    name: str
-    help: str
-    factory: EmbedderFactory
-    fixed_dim: int | None = None
-    """The length of every vector when it does not depend on a model (hash: 256)."""
-    remote: bool = False
-    """Whether it talks to a server (health-checked before use, refused when down)."""
-    model_env: str | None = None
-    """The environment variable that names its model, if any."""
-    unit_vectors: bool = False
-    """Whether its vectors are unit length (or empty) by construction and are used as
-    they are (hash, whose bytes are the reference's). Every other embedder's vectors are
-    scaled to length 1 when a store is built and when a query is ranked."""
-    server: str = attrs.field(
-        default=attrs.Factory(lambda self: f"the {self.name} server", takes_self=True)
-    )
-    """How messages name what must be running for it to embed ("Ollama")."""
-    remedy: str = attrs.field(
-        default=attrs.Factory(lambda self: f"start {self.server}", takes_self=True)
-    )
-    """What a user does when it is unreachable, as a lower-case imperative."""
-
-    @property
-    def health_check(self) -> str:
-        """Its health check as messages name it: "the Ollama health check", "the
-        openai server's health check"."""
-        if self.server.startswith("the "):
-            return f"{self.server}'s health check"
-        return f"the {self.server} health check"
 
 
 def _hash(model: str | None, environ: Mapping[str, str] | None) -> Embedder:
