@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from cce_cli.main import main
-from cce_cli.render.output import display_text
+from cce_cli.output import display_text
 from cce_fixtures import FixtureError, find_problems, parse_fixtures
 from cce_retrieval import HashEmbedder, StoreError, build_index, parse_index, serialize_index
 from cce_retrieval.protect.redactor import redact

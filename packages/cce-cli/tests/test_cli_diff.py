@@ -20,7 +20,7 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 from cce_cli.main import main
-from cce_cli.render.output import number_text
+from cce_cli.output import number_text
 
 DATA = Path(__file__).parent / "data"
 GOLDEN = Path(__file__).parent / "golden"

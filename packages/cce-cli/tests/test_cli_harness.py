@@ -282,7 +282,8 @@ def test_progress_counts_every_query_of_every_backend() -> None:
 def test_relevance_draws_a_query_bar_when_progress_is_asked_for(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from cce_cli.commands import build_options, relevance
+    from cce_cli.commands import build_options
+    from cce_cli.runs import single as relevance
     from cce_cli.main import main
 
     bars: list[tuple[bool, str]] = []

@@ -21,7 +21,7 @@ import pytest
 
 from cce_cli.commands import conformance as cmd_conformance
 from cce_cli.formats import event_log as events
-from cce_cli.render.output import display_text
+from cce_cli.output import display_text
 
 # The `run_cce` fixture (conftest.py): cce ARGV... -> (exit status, stdout, stderr).
 RunCce = Callable[..., tuple[int, str, str]]

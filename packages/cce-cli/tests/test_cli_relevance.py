@@ -274,7 +274,7 @@ def test_a_misspelt_backend_is_a_usage_error_before_indexing(
     def no_build(*args: object, **kwargs: object) -> None:
         raise AssertionError("the corpus was indexed before the backend names were checked")
 
-    monkeypatch.setattr("cce_cli.commands.relevance.build_or_fail", no_build)
+    monkeypatch.setattr("cce_cli.runs.single.build_or_fail", no_build)
     argv = [str(corpus / "plain.jsonl"), "--dir", str(corpus / "corpus"), *flags]
     status, out, err = run_cce("relevance", *argv)
     assert (status, out) == (2, "")

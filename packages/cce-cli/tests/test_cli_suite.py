@@ -438,8 +438,8 @@ def test_members_on_workers_build_on_one_core(suite: Path) -> None:
     members sent to a cluster or to local workers build on one core."""
     import argparse
 
-    from cce_cli.evaluation.suite import member_tasks
     from cce_cli.formats.suite_manifest import read_manifest
+    from cce_cli.runs.suite import member_tasks
 
     manifest = read_manifest(str(suite))
     args = argparse.Namespace(jobs=None, fixtures=str(suite), run=[])

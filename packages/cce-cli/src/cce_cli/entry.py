@@ -25,37 +25,10 @@ import _thread
 import contextlib
 import signal
 import sys
-from types import FrameType
+
+from cce_cli.interrupts import count_interrupts, counting_handler_installed, interrupt_received
 
 INTERRUPTED = 130
-
-_interrupt_received = False
-_interrupts = 0
-
-
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    """`signal.default_int_handler`, remembering that a Ctrl-C came."""
-    global _interrupt_received, _interrupts
-    _interrupt_received = True
-    _interrupts += 1
-    raise KeyboardInterrupt
-
-
-def count_interrupts() -> None:
-    """Have SIGINT counted (Python's default handler, plus the count), unless it is
-    ignored or handled by someone else; only the main thread can set a handler."""
-    with contextlib.suppress(ValueError):  # not the main thread
-        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-            signal.signal(signal.SIGINT, _interrupt)  # an ignored SIGINT stays ignored
-
-
-def interrupts_received() -> int | None:
-    """How many Ctrl-Cs have come, or None when that cannot be known (SIGINT is handled
-    by someone else's handler). An ignored SIGINT never interrupts: the count stays 0."""
-    handler = signal.getsignal(signal.SIGINT)
-    if handler is signal.SIG_IGN:
-        return 0
-    return _interrupts if handler is _interrupt else None
 
 
 def _quiet_interrupts(unraisable: sys.UnraisableHookArgs) -> None:
@@ -92,7 +65,7 @@ def main() -> int:
 
         status = run()
         _ignore_late_interrupts()
-        if _interrupt_received and status != INTERRUPTED:
+        if interrupt_received() and status != INTERRUPTED:
             # A Ctrl-C swallowed where Python could not raise it (a finalizer) and not
             # yet re-delivered: it still came while the command ran.
             return _interrupted()
@@ -100,7 +73,7 @@ def main() -> int:
     except KeyboardInterrupt:
         return _interrupted()
     except Exception:
-        if _interrupt_received:  # what the interrupted code made of the Ctrl-C
+        if interrupt_received():  # what the interrupted code made of the Ctrl-C
             return _interrupted()
         raise
 
@@ -117,7 +90,10 @@ def _ignore_late_interrupts() -> None:
     the shutdown, so no moment is left where the signal decides the outcome. A SIGINT
     that was ignored from the start stays so; one the embedding program handles itself
     is left alone (only the console script's handlers are replaced)."""
-    if signal.getsignal(signal.SIGINT) in (_interrupt, signal.default_int_handler):
+    if (
+        counting_handler_installed()
+        or signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    ):
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
 
-from cce_cli.entry import count_interrupts, interrupts_received
 from cce_cli.errors import CliError
-from cce_cli.render.output import stdout_error, visible_controls
+from cce_cli.interrupts import count_interrupts, interrupts_received
+from cce_cli.output import stdout_error, visible_controls
 
 Run = Callable[[argparse.Namespace], int]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 
 from cce_cli.evaluation import configurations as backend_config
-from cce_cli.render.output import display_text, visible_controls, write_stdout
+from cce_cli.output import display_text, visible_controls, write_stdout
 from cce_retrieval import Param, backend_names, backend_spec
 
 __all__ = ["configure", "run"]

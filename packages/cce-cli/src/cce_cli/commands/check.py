@@ -31,7 +31,7 @@ from cce_cli.evaluation.corpus_checks import stale_store_message, store_corpus_r
 from cce_cli.evaluation.corpus_paths import corpus_path, unusable_corpus
 from cce_cli.evaluation.indexes import add_protection_argument, build_or_fail
 from cce_cli.formats import input_files
-from cce_cli.render.output import display_text, write_stdout
+from cce_cli.output import display_text, write_stdout
 from cce_fixtures import (
     FixtureSet,
     decode_fixture_bytes,
@@ -155,7 +155,7 @@ def _fixture_files(paths: Sequence[str], corpora: _Corpora) -> list[str]:
                 2,
             )
         from cce_cli.evaluation.corpora import member_corpus
-        from cce_cli.evaluation.suite import suite_cache_root
+        from cce_cli.runs.suite import suite_cache_root
 
         for member in read_manifest(path).members:
             corpora.member_corpora[member.fixtures] = member_corpus(member, suite_cache_root())

@@ -20,7 +20,7 @@ from cce_cli.evaluation.indexes import (
     build_or_fail,
     print_protection_notice,
 )
-from cce_cli.render.output import display_text, write_output, write_stdout
+from cce_cli.output import display_text, write_output, write_stdout
 from cce_retrieval import (
     DEFAULT_PROTECTION,
     HashEmbedder,

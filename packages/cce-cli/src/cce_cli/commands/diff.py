@@ -31,8 +31,8 @@ from cce_cli.compare.gate import (
 )
 from cce_cli.errors import CliError
 from cce_cli.evaluation.provenance import differing_fixtures
+from cce_cli.output import display_text, write_stdout
 from cce_cli.render.diff import DIFF_RENDERERS, render_diff_markdown
-from cce_cli.render.output import display_text, write_stdout
 from cce_stats import paired_test_names
 
 __all__ = ["append_step_summary", "check_fixtures_alike", "configure", "report_gate", "run"]

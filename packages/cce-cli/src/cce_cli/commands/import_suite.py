@@ -15,7 +15,7 @@ import argparse
 import os
 
 from cce_cli.formats.semble import MANIFEST_NAME, convert, write_suite
-from cce_cli.render.output import write_stdout
+from cce_cli.output import write_stdout
 
 __all__ = ["configure", "run"]
 

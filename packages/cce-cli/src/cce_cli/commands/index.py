@@ -26,9 +26,10 @@ from cce_cli.evaluation.indexes import (
     persist_or_fail,
     print_protection_notice,
     remote_problem,
+    walk_error_warnings,
 )
 from cce_cli.formats.event_log import write_index_event
-from cce_cli.render.output import display_text, write_stdout
+from cce_cli.output import display_text, write_stdout
 from cce_retrieval import (
     DEFAULT_PROTECTION,
     BuildResult,
@@ -137,30 +138,6 @@ def summary_lines(
     ]
     heading = f"Indexed {display_text(directory)}\n"
     return heading + "".join(f"  {label:<18}: {value}\n" for label, value in rows)
-
-
-def walk_error_warnings(walk_errors: int, gitignore_errors: int = 0) -> list[str]:
-    """The warnings for a walk's errors: the reference's line for what it could not read
-    (files under it were not indexed), and one for the `.gitignore` files among them that
-    were refused (a FIFO, a device, over 8 MiB): those were ignored, so their directories
-    were indexed as if they had none (docs/hostile-input.md#special-files-in-the-corpus)."""
-    warnings = []
-    unread = walk_errors - gitignore_errors
-    if unread > 0:
-        noun = "directory" if unread == 1 else "directories"
-        warnings.append(
-            f"warning: {unread} {noun} could not be read; files under them were NOT indexed — "
-            "the index may be incomplete and may differ across machines"
-        )
-    if gitignore_errors > 0:
-        files, pronoun = ("file", "it") if gitignore_errors == 1 else ("files", "they")
-        were = "was" if gitignore_errors == 1 else "were"
-        warnings.append(
-            f"warning: {gitignore_errors} .gitignore {files} could not be read (not a regular "
-            f"file, or larger than 8 MiB) and {were} ignored; files {pronoun} would have "
-            "excluded were indexed"
-        )
-    return warnings
 
 
 def _report(

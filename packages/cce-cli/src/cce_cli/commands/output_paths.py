@@ -21,7 +21,7 @@ from cce_cli.errors import CliError
 from cce_cli.evaluation.configurations import discover_config
 from cce_cli.formats.external_runs import parse_run_option
 from cce_cli.formats.suite_manifest import looks_like_suite, read_manifest
-from cce_cli.render.output import display_text
+from cce_cli.output import display_text
 
 __all__ = ["USAGE", "evaluation_inputs", "refuse_output_over_input", "suite_member_outputs"]
 

@@ -27,8 +27,8 @@ import attrs
 from cce_cli.compare import pairing as diff_model
 from cce_cli.errors import CliError
 from cce_cli.formats import json_text
-from cce_cli.render.output import display_text, number_text, write_stdout
-from cce_cli.render.relevance import REPORT_SCHEMA
+from cce_cli.formats.schemas import REPORT_SCHEMA
+from cce_cli.output import display_text, number_text, write_stdout
 from cce_metrics import METRICS, TOKEN_METRICS, Metric
 from cce_retrieval import format6, format6_signed
 from cce_stats import (

@@ -26,7 +26,6 @@ from cce_cli.commands.output_paths import (
     refuse_output_over_input,
     suite_member_outputs,
 )
-from cce_cli.commands.relevance import build_fixture_corpus, fixture_corpus
 from cce_cli.errors import CliError
 from cce_cli.evaluation import configurations as backend_config
 from cce_cli.evaluation import corpus_checks, harness, run_checks
@@ -45,7 +44,8 @@ from cce_cli.labeling.pooling import (
     pool_candidates,
     render_judging_line,
 )
-from cce_cli.render.output import write_output, write_stdout
+from cce_cli.output import write_output, write_stdout
+from cce_cli.runs.single import build_fixture_corpus, fixture_corpus
 from cce_fixtures import (
     SCHEMA_ID,
     Case,
@@ -234,7 +234,7 @@ def _pool_suite(args: argparse.Namespace) -> list[str]:
             raise CliError(f"{flag} does not apply to a suite: its members name their corpora", 2)
     if args.run:
         raise CliError("--run does not apply to a suite's pool; pool its members one by one", 2)
-    from cce_cli.evaluation.suite import suite_cache_root
+    from cce_cli.runs.suite import suite_cache_root
 
     manifest = read_manifest(str(args.fixtures))
     wanted = backend_config.requested(args.backends, runs=args.run)
@@ -329,7 +329,7 @@ def _apply(args: argparse.Namespace) -> int:
         os.makedirs(str(args.output), exist_ok=True)
     except OSError as error:
         raise CliError(f"could not make {args.output}: {describe_os_error(error)}") from None
-    from cce_cli.evaluation.suite import suite_cache_root
+    from cce_cli.runs.suite import suite_cache_root
 
     cache = suite_cache_root()
     merged: list[_MergedFixtures] = []

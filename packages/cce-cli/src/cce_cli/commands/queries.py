@@ -18,7 +18,7 @@ from cce_cli.commands.output_paths import refuse_output_over_input
 from cce_cli.errors import CliError
 from cce_cli.formats import input_files
 from cce_cli.labeling.querylog import QueryLog, draft_fixtures, read_query_log
-from cce_cli.render.output import write_output, write_stdout
+from cce_cli.output import write_output, write_stdout
 from cce_fixtures import MAX_K
 from cce_retrieval import describe_os_error, protect_text
 

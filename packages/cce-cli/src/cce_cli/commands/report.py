@@ -23,9 +23,9 @@ from cce_cli.compare import pairing
 from cce_cli.errors import CliError
 from cce_cli.formats import json_text
 from cce_cli.formats.evidence import Evidence
+from cce_cli.formats.schemas import REPORT_SCHEMA
 from cce_cli.formats.suite_manifest import SUITE_REPORT_SCHEMA
-from cce_cli.render.output import write_output, write_stdout
-from cce_cli.render.relevance import REPORT_SCHEMA
+from cce_cli.output import write_output, write_stdout
 from cce_retrieval import describe_os_error
 
 __all__ = ["PAGES", "configure", "run", "write_page"]

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from cce_cli.errors import CliError
 from cce_cli.evaluation.indexes import capitalize, open_store, remote_problem
 from cce_cli.formats.event_log import append_event
-from cce_cli.render.output import display_text, write_stdout
+from cce_cli.output import display_text, write_stdout
 from cce_retrieval import (
     EmbeddingSpaceError,
     QueryVectorError,

@@ -14,9 +14,9 @@ import sys
 
 from cce_cli.errors import CliError
 from cce_cli.evaluation.corpora import member_corpus
-from cce_cli.evaluation.suite import suite_cache_root
 from cce_cli.formats.suite_manifest import GitCorpus, read_manifest
-from cce_cli.render.output import display_text, write_stdout
+from cce_cli.output import display_text, write_stdout
+from cce_cli.runs.suite import suite_cache_root
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -33,7 +33,7 @@ import attrs
 
 from cce_cli.compare.pairing import DiffGroup
 from cce_cli.errors import CliError
-from cce_cli.render.output import display_text, number_text
+from cce_cli.output import display_text, number_text
 from cce_metrics import METRICS, TOKEN_METRICS, Metric, metric
 from cce_retrieval import format6, format6_signed
 from cce_stats import BOOTSTRAP_CALIBRATED_N, CORRECTIONS

@@ -31,8 +31,8 @@ from cce_cli.compare.pairing import (
     head_aggregate,
 )
 from cce_cli.evaluation.harness import BackendReport
+from cce_cli.output import display_text
 from cce_cli.render.diff import render_diff_markdown
-from cce_cli.render.output import display_text
 from cce_metrics import METRICS, Metric
 
 __all__ = ["compare_gate", "step_summary"]

@@ -26,8 +26,8 @@ from cce_cli.errors import CliError
 from cce_cli.evaluation.harness import BackendReport
 from cce_cli.formats import input_files, json_text
 from cce_cli.formats.evidence import Evidence
+from cce_cli.formats.schemas import REPORT_SCHEMA
 from cce_cli.formats.suite_manifest import SUITE_REPORT_SCHEMA
-from cce_cli.render.relevance import REPORT_SCHEMA
 from cce_metrics import METRICS, TOKEN, TOKEN_METRICS, Metric
 from cce_stats import (
     PairedTestResult,

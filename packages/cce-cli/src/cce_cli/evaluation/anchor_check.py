@@ -26,7 +26,7 @@ from typing import Final, Literal
 import attrs
 
 from cce_cli.formats import input_files
-from cce_cli.render.output import display_text, visible_controls
+from cce_cli.output import display_text, visible_controls
 from cce_fixtures import Anchor, Case, FixtureSet, normalised_anchor_path
 from cce_retrieval import Chunk, Exclusion, Index, why_not_indexed
 

@@ -22,7 +22,7 @@ import attrs
 
 from cce_cli.errors import CliError
 from cce_cli.formats import input_files
-from cce_cli.render.output import display_text
+from cce_cli.output import display_text
 from cce_retrieval import (
     Backend,
     BackendConfigError,

@@ -16,7 +16,7 @@ from typing import Final
 
 from cce_cli.errors import CliError
 from cce_cli.evaluation.anchor_check import CorpusFacts, fixture_problems
-from cce_cli.render.output import visible_controls
+from cce_cli.output import visible_controls
 from cce_fixtures import FixtureSet
 from cce_retrieval import Index, SourcesError, compare_sources, read_sources, sources_root
 

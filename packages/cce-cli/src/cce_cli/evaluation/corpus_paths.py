@@ -10,7 +10,7 @@ a header corpus the same way, here.
 from __future__ import annotations
 
 from cce_cli.errors import CliError
-from cce_cli.render.output import display_text
+from cce_cli.output import display_text
 
 __all__ = ["corpus_path", "rust_join", "rust_parent", "unusable_corpus"]
 

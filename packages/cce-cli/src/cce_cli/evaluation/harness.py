@@ -22,15 +22,14 @@ from typing import Final
 
 import attrs
 
+from cce_cli.formats.scores import BackendReport, CaseReport
 from cce_fixtures import Anchor, Case, FixtureSet
 from cce_metrics import (
     METRICS,
     LineWeights,
-    MacroAverages,
     Metric,
     QueryScore,
     Span,
-    TokenAverages,
     anchor_gains,
     judgment,
     macro_average,
@@ -245,29 +244,6 @@ def score_case(
         gains=anchor_gains(len(case.expected), len(case.secondary), graded=graded),
     )
     return QueryScore.from_judgment(judged)
-
-
-@attrs.frozen(slots=True)
-class CaseReport:
-    """One case's outcome on one backend."""
-
-    id: str
-    k: int
-    score: QueryScore
-    results: tuple[SearchResult, ...] = attrs.field(default=(), eq=False, repr=False)
-    """The ranked results the score was computed from (for `--results`)."""
-    tags: tuple[str, ...] = attrs.field(default=(), eq=False)
-    """The case's tags (for `--by-tag`)."""
-
-
-@attrs.frozen(slots=True)
-class BackendReport:
-    """Every case's score on one backend, with the macro and token averages."""
-
-    backend: str
-    cases: tuple[CaseReport, ...]
-    averages: MacroAverages
-    tokens: TokenAverages | None
 
 
 def evaluate_backend(

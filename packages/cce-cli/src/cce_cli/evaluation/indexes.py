@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Final, TypeVar
 
 from cce_cli.errors import CliError
-from cce_cli.render.output import display_text
+from cce_cli.output import display_text
 from cce_retrieval import (
     EmbedderMisconfigured,
     EmbedderModelMissing,
@@ -300,3 +300,27 @@ def open_store(path: str, refusal: Refusal) -> tuple[Index, QueryEmbedder]:
     if notice is not None:
         print(notice, file=sys.stderr)
     return index, embedder
+
+
+def walk_error_warnings(walk_errors: int, gitignore_errors: int = 0) -> list[str]:
+    """The warnings for a walk's errors: the reference's line for what it could not read
+    (files under it were not indexed), and one for the `.gitignore` files among them that
+    were refused (a FIFO, a device, over 8 MiB): those were ignored, so their directories
+    were indexed as if they had none (docs/hostile-input.md#special-files-in-the-corpus)."""
+    warnings = []
+    unread = walk_errors - gitignore_errors
+    if unread > 0:
+        noun = "directory" if unread == 1 else "directories"
+        warnings.append(
+            f"warning: {unread} {noun} could not be read; files under them were NOT indexed — "
+            "the index may be incomplete and may differ across machines"
+        )
+    if gitignore_errors > 0:
+        files, pronoun = ("file", "it") if gitignore_errors == 1 else ("files", "they")
+        were = "was" if gitignore_errors == 1 else "were"
+        warnings.append(
+            f"warning: {gitignore_errors} .gitignore {files} could not be read (not a regular "
+            f"file, or larger than 8 MiB) and {were} ignored; files {pronoun} would have "
+            "excluded were indexed"
+        )
+    return warnings

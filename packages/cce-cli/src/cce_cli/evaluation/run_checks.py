@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import os
 import sys
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Final
@@ -23,7 +22,8 @@ import attrs
 
 from cce_cli.errors import CliError
 from cce_cli.evaluation.configurations import BackendConfig, all_names
-from cce_cli.render.output import visible_controls
+from cce_cli.formats.result_paths import PathNormaliser
+from cce_cli.output import visible_controls
 from cce_fixtures import Anchor, Case, FixtureSet
 from cce_retrieval import Backend, Index, Query, SearchResult
 
@@ -190,48 +190,6 @@ def refuse(problems: Mapping[str, int]) -> None:
             f"the results of {', '.join(named)} do not fit the corpus or the fixtures; "
             "refusing to score with --strict (see the warnings above)"
         )
-
-
-@attrs.frozen(slots=True)
-class PathNormaliser:
-    """Reads `./path` and `<corpus root>/path` as the store-relative `path`.
-
-    Only these two spellings are repaired: each names exactly one file of the corpus,
-    whatever else is true. Anything else is left for the checks to report.
-    """
-
-    roots: tuple[str, ...]
-
-    @classmethod
-    def for_root(cls, root: str | None) -> PathNormaliser:
-        if root is None:
-            return cls(())
-        spellings = dict.fromkeys((os.path.abspath(root), os.path.realpath(root)))
-        return cls(tuple(spelling.rstrip("/") + "/" for spelling in spellings))
-
-    def normalise(self, path: str) -> str:
-        if path.startswith("./"):
-            while path.startswith("./"):
-                path = path[2:].lstrip("/")
-            return path
-        for root in self.roots:
-            if path.startswith(root) and len(path) > len(root):
-                return path[len(root) :]
-        return path
-
-    def normalise_results(
-        self, results: Sequence[SearchResult]
-    ) -> tuple[tuple[SearchResult, ...], int]:
-        """The results with their paths repaired, and how many were."""
-        repaired = 0
-        out: list[SearchResult] = []
-        for hit in results:
-            path = self.normalise(hit.file_path)
-            if path != hit.file_path:
-                repaired += 1
-                hit = attrs.evolve(hit, file_path=path)
-            out.append(hit)
-        return tuple(out), repaired
 
 
 def normalised_note(backend: str, source: str, repaired: int, example: str) -> str:

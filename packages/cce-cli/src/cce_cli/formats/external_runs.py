@@ -17,11 +17,11 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from cce_cli.errors import CliError
-from cce_cli.evaluation.run_checks import PathNormaliser
 from cce_cli.formats import input_files
+from cce_cli.formats.result_paths import PathNormaliser
 from cce_cli.formats.results_file import read_run_results
 from cce_cli.formats.trec import read_trec_results
-from cce_cli.render.output import write_output
+from cce_cli.output import write_output
 from cce_fixtures import Case
 from cce_retrieval import (
     Chunk,

@@ -20,9 +20,9 @@ from typing import Any, Final
 import attrs
 
 from cce_cli.errors import CliError
-from cce_cli.evaluation.harness import BackendReport
 from cce_cli.formats import json_text
-from cce_cli.render.output import write_output
+from cce_cli.formats.scores import BackendReport
+from cce_cli.output import write_output
 from cce_fixtures import Anchor, Case
 from cce_retrieval import SearchResult, describe_os_error, format6
 

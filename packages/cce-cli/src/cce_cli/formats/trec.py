@@ -22,7 +22,7 @@ from collections.abc import Iterable
 import attrs
 
 from cce_cli.errors import CliError
-from cce_cli.evaluation.harness import BackendReport
+from cce_cli.formats.scores import BackendReport
 from cce_fixtures import FixtureSet
 from cce_retrieval import SearchResult, format6
 

@@ -24,8 +24,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from cce_cli.compare.pairing import DiffGroup, DiffReport, MetricDiff
-from cce_cli.render.diff import ChangedQuery, changed_queries
-from cce_cli.render.output import number_text, visible_controls
+from cce_cli.output import number_text, visible_controls
+from cce_cli.render.changes import ChangedQuery, changed_queries
 from cce_stats import paired_test
 
 __all__ = [

@@ -34,6 +34,7 @@ import jinja2
 from cce_cli.compare.pairing import DiffReport, MetricDiff, SavedReport
 from cce_cli.evaluation.report import RunSummary
 from cce_cli.formats.evidence import Evidence
+from cce_cli.output import visible_controls
 from cce_cli.render.comment import (
     differences,
     format3,
@@ -42,7 +43,6 @@ from cce_cli.render.comment import (
     significant,
     verdict_finding,
 )
-from cce_cli.render.output import visible_controls
 
 __all__ = [
     "Page",
@@ -580,7 +580,7 @@ def render_summary_page(summary: RunSummary, evidence: Evidence | None = None) -
     """The page of an in-memory run: its report as `--json` would save it, so the page
     is the one `cce report` makes of that file; with `--compare A,B`, A against B."""
     from cce_cli.compare.pairing import diff_reports, parse_report
-    from cce_cli.render.relevance import render_json
+    from cce_cli.render.report_json import render_json
 
     saved = parse_report(render_json(summary), "this run")
     comparison = summary.comparison

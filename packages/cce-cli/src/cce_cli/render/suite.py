@@ -24,7 +24,7 @@ from cce_cli.evaluation.suite import (
     chosen_metrics,
 )
 from cce_cli.formats.suite_manifest import SUITE_REPORT_SCHEMA, Member, SuiteManifest
-from cce_cli.render.output import display_text
+from cce_cli.output import display_text
 from cce_metrics import Metric
 from cce_retrieval import format6
 

@@ -1,0 +1,1 @@
+"""Runs: one fixture set or a whole suite, scored, compared and rendered."""
