@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cce_cli.commands import build_options as buildopts
+from cce_cli.evaluation import building as buildopts
 from cce_cli.main import main
 
 # The `run_cce` fixture (conftest.py): cce ARGV... -> (exit status, stdout, stderr).

@@ -282,12 +282,12 @@ def test_progress_counts_every_query_of_every_backend() -> None:
 def test_relevance_draws_a_query_bar_when_progress_is_asked_for(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from cce_cli.commands import build_options
-    from cce_cli.runs import single as relevance
+    from cce_cli.evaluation import building
     from cce_cli.main import main
+    from cce_cli.runs import single as relevance
 
     bars: list[tuple[bool, str]] = []
-    real = build_options.progress_bar
+    real = building.progress_bar
 
     def recorded(enabled: bool, description: str, unit: str = "file") -> object:
         bars.append((enabled, description))

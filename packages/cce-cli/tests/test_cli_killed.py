@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from cce_cli.commands.build_options import CACHE_DIR_ENV
+from cce_cli.evaluation.building import CACHE_DIR_ENV
 from cce_retrieval import build_index, load_index, serialize_index
 from cce_retrieval.build.cache import BuildCache, CacheSalt
 from cce_retrieval.embed.hashing import HashEmbedder

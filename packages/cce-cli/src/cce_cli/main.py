@@ -173,7 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         only = chosen_command(arguments)
         if any(argument.startswith("--fail-on-q") for argument in arguments):
             # Its value is optional: a bare flag must not take the next positional.
-            from cce_cli.compare.gate import bind_bare_regression_flag
+            from cce_cli.commands.gate_options import bind_bare_regression_flag
 
             arguments = bind_bare_regression_flag(arguments)
         parser, runners = build_parser(only, every=False)

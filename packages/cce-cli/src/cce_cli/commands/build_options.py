@@ -15,25 +15,20 @@ silent. Bars go to stderr only, and by default only when stderr is a terminal.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import sys
-from collections.abc import Iterator
-
-import attrs
 
 from cce_cli.commands.arguments import positive_int
+from cce_cli.evaluation.building import (
+    CACHE_DIR_ENV,
+    BuildSettings,
+    cache_directory,
+)
 from cce_retrieval import (
     DEFAULT_CACHE_MAX_BYTES,
     BuildCache,
     CacheSalt,
-    ProgressCallback,
     default_jobs,
 )
-
-CACHE_DIR_ENV = "CCE_CACHE_DIR"
-PROGRESS_DELAY_S = 1.5
-"""A bar appears only once the work has taken this long (quick runs stay silent)."""
 
 
 def add_build_options(parser: argparse.ArgumentParser) -> None:
@@ -60,27 +55,6 @@ def add_build_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def cache_root() -> str:
-    """`$CCE_CACHE_DIR`, else the platform's user cache directory for cce."""
-    import platformdirs
-
-    return os.environ.get(CACHE_DIR_ENV) or platformdirs.user_cache_dir("cce", appauthor=False)
-
-
-def cache_directory() -> str:
-    """The build cache: `cache_root()` + `/build`."""
-    return os.path.join(cache_root(), "build")
-
-
-@attrs.frozen(slots=True)
-class BuildSettings:
-    """How a command builds: worker count, cache (or None) and whether to draw progress."""
-
-    jobs: int
-    cache: BuildCache | None
-    progress: bool
-
-
 def build_settings(
     args: argparse.Namespace, protect: bool, embedder: object, protection: str = "reference"
 ) -> BuildSettings:
@@ -96,39 +70,6 @@ def build_settings(
     return BuildSettings(jobs, cache, wants_progress(args))
 
 
-@contextlib.contextmanager
-def progress_bar(
-    enabled: bool, description: str, unit: str = "file"
-) -> Iterator[ProgressCallback | None]:
-    """A `progress(done, total)` callback drawing a tqdm bar on stderr, or None."""
-    if not enabled:
-        yield None
-        return
-    from tqdm import tqdm
-
-    # No monitor thread: the bar is updated on every file anyway, and a build that
-    # stays single-threaded can fork its BM25 apart (`cce_retrieval.build.processes`).
-    tqdm.monitor_interval = 0
-    bar = tqdm(
-        desc=description,
-        unit=unit,
-        file=sys.stderr,
-        delay=PROGRESS_DELAY_S,
-        leave=False,
-        dynamic_ncols=True,
-    )
-
-    def update(done: int, total: int) -> None:
-        if bar.total != total:
-            bar.total = total
-        bar.update(done - bar.n)
-
-    try:
-        yield update
-    finally:
-        bar.close()
-
-
 def wants_progress(args: argparse.Namespace) -> bool:
     """Whether to draw bars: `--progress`/`--no-progress`, else whether stderr is a
     terminal (never when stderr is closed)."""
@@ -136,3 +77,27 @@ def wants_progress(args: argparse.Namespace) -> bool:
     if forced is not None:
         return bool(forced)
     return sys.stderr is not None and sys.stderr.isatty()
+
+
+def add_protection_argument(parser: argparse.ArgumentParser, default: str | None) -> None:
+    """`--protection reference|strict` for every command that builds an index."""
+    from cce_retrieval import PROTECTIONS
+
+    parser.add_argument(
+        "--protection",
+        choices=PROTECTIONS,
+        default=default,
+        help="secret protection: reference (default; byte-identical to the reference "
+        "engine) or strict (also skips more credential files and redacts more secret "
+        "shapes; docs/hostile-input.md#secrets)",
+    )
+
+
+def add_verbose_argument(parser: argparse.ArgumentParser) -> None:
+    """`--verbose` for every command that builds an index and may print notices."""
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="print every notice on every run (the --protection strict notice is otherwise "
+        "printed once per corpus content; docs/hostile-input.md#secrets)",
+    )

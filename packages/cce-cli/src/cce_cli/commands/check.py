@@ -24,12 +24,12 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from cce_cli.commands.build_options import add_build_options
+from cce_cli.commands.build_options import add_build_options, add_protection_argument
 from cce_cli.errors import CliError
 from cce_cli.evaluation.anchor_check import CorpusFacts, Problem, fixture_problems
 from cce_cli.evaluation.corpus_checks import stale_store_message, store_corpus_root
 from cce_cli.evaluation.corpus_paths import corpus_path, unusable_corpus
-from cce_cli.evaluation.indexes import add_protection_argument, build_or_fail
+from cce_cli.evaluation.indexes import build_or_fail
 from cce_cli.formats import input_files
 from cce_cli.output import display_text, write_stdout
 from cce_fixtures import (

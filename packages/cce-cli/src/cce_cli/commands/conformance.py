@@ -12,11 +12,13 @@ from __future__ import annotations
 import argparse
 import os
 
-from cce_cli.commands.build_options import add_build_options
-from cce_cli.errors import CliError
-from cce_cli.evaluation.indexes import (
+from cce_cli.commands.build_options import (
+    add_build_options,
     add_protection_argument,
     add_verbose_argument,
+)
+from cce_cli.errors import CliError
+from cce_cli.evaluation.indexes import (
     build_or_fail,
     print_protection_notice,
 )

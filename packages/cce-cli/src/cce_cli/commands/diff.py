@@ -14,20 +14,19 @@ names different fixture files, it warns before anything else (`--strict` refuses
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 import attrs
 
 from cce_cli.commands.evidence_options import add_evidence_arguments, evidence_from_args
+from cce_cli.commands.gate_options import add_gate_arguments, gate_spec
 from cce_cli.compare import pairing as diff_model
 from cce_cli.compare.gate import (
-    GATE_FAILED,
-    add_gate_arguments,
+    append_step_summary,
     check_gate_metrics,
     evaluate_gate,
-    gate_spec,
     refuse_uncalibrated_gate,
+    report_gate,
 )
 from cce_cli.errors import CliError
 from cce_cli.evaluation.provenance import differing_fixtures
@@ -36,8 +35,6 @@ from cce_cli.render.diff import DIFF_RENDERERS, render_diff_markdown
 from cce_stats import paired_test_names
 
 __all__ = ["append_step_summary", "check_fixtures_alike", "configure", "report_gate", "run"]
-
-STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -83,21 +80,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_evidence_arguments(parser)
 
 
-def append_step_summary(markdown: str) -> None:
-    """Append `markdown` to the file `GITHUB_STEP_SUMMARY` names, if it names one."""
-    target = os.environ.get(STEP_SUMMARY_ENV, "")
-    if not target:
-        return
-    try:
-        with open(target, "a", encoding="utf-8") as handle:
-            handle.write(markdown)
-    except OSError as error:
-        cause = error.strerror or str(error)
-        raise CliError(
-            f"could not append the job summary to {target} ({STEP_SUMMARY_ENV}): {cause}"
-        ) from None
-
-
 def check_fixtures_alike(
     base: diff_model.SavedReport, head: diff_model.SavedReport, strict: bool
 ) -> None:
@@ -115,16 +97,6 @@ def check_fixtures_alike(
     if strict:
         raise CliError(f"{message}; --strict refuses to compare them")
     print(f"warning: {message}", file=sys.stderr)
-
-
-def report_gate(reasons: tuple[str, ...]) -> int:
-    """Print one stderr line per gate reason; the exit status the gate gives."""
-    if not reasons:
-        return 0
-    sys.stdout.flush()
-    for reason in reasons:
-        print(f"gate failed: {reason}", file=sys.stderr)
-    return GATE_FAILED
 
 
 def run(args: argparse.Namespace) -> int:

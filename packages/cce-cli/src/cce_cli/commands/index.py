@@ -17,11 +17,13 @@ import os
 import sys
 import time
 
-from cce_cli.commands.build_options import add_build_options
-from cce_cli.errors import CliError
-from cce_cli.evaluation.indexes import (
+from cce_cli.commands.build_options import (
+    add_build_options,
     add_protection_argument,
     add_verbose_argument,
+)
+from cce_cli.errors import CliError
+from cce_cli.evaluation.indexes import (
     embedder_failure,
     persist_or_fail,
     print_protection_notice,

@@ -20,7 +20,7 @@ from typing import Any
 import attrs
 
 from cce_cli.commands.arguments import positive_int
-from cce_cli.commands.build_options import add_build_options
+from cce_cli.commands.build_options import add_build_options, add_protection_argument
 from cce_cli.commands.output_paths import (
     evaluation_inputs,
     refuse_output_over_input,
@@ -32,7 +32,7 @@ from cce_cli.evaluation import corpus_checks, harness, run_checks
 from cce_cli.evaluation.anchor_check import file_line_count
 from cce_cli.evaluation.corpora import local_member_corpus, member_corpus
 from cce_cli.evaluation.corpus_paths import corpus_path, rust_parent
-from cce_cli.evaluation.indexes import add_protection_argument, open_store, remote_problem
+from cce_cli.evaluation.indexes import open_store, remote_problem
 from cce_cli.formats import external_runs as runs
 from cce_cli.formats import input_files, json_text
 from cce_cli.formats.suite_manifest import looks_like_suite, read_manifest

@@ -22,26 +22,22 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from cce_cli.commands.build_options import add_build_options
-from cce_cli.commands.diff import append_step_summary, report_gate
-from cce_cli.commands.output_paths import evaluation_inputs, refuse_output_over_input
-from cce_cli.compare.gate import (
-    GateSpec,
-    add_gate_arguments,
-    gate_spec,
-)
-from cce_cli.compare.in_run import compare_gate, step_summary
-from cce_cli.errors import CliError
-from cce_cli.evaluation import harness
-from cce_cli.evaluation.indexes import (
+from cce_cli.commands.build_options import (
+    add_build_options,
     add_protection_argument,
     add_verbose_argument,
 )
+from cce_cli.commands.gate_options import add_gate_arguments, gate_spec
+from cce_cli.commands.output_paths import evaluation_inputs, refuse_output_over_input
+from cce_cli.compare.gate import GateSpec, append_step_summary, report_gate
+from cce_cli.compare.in_run import compare_gate
+from cce_cli.errors import CliError
+from cce_cli.evaluation import harness
 from cce_cli.formats.results_file import write_run
 from cce_cli.formats.suite_manifest import looks_like_suite
 from cce_cli.output import write_stdout
 from cce_cli.render import relevance as render
-from cce_cli.runs.single import score
+from cce_cli.runs.single import score, step_summary
 from cce_metrics import METRICS
 from cce_stats import paired_test_names
 

@@ -13,8 +13,6 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-import attrs
-
 from cce_cli.compare.gate import (
     GateSpec,
     check_gate_metrics,
@@ -22,20 +20,14 @@ from cce_cli.compare.gate import (
     refuse_uncalibrated_gate,
 )
 from cce_cli.compare.pairing import (
-    SavedBackend,
-    SavedCase,
-    SavedReport,
-    backend_values,
     diff_backend_reports,
-    diff_reports,
     head_aggregate,
 )
 from cce_cli.evaluation.harness import BackendReport
 from cce_cli.output import display_text
-from cce_cli.render.diff import render_diff_markdown
 from cce_metrics import METRICS, Metric
 
-__all__ = ["compare_gate", "step_summary"]
+__all__ = ["compare_gate"]
 
 
 def compare_gate(
@@ -72,35 +64,3 @@ def compare_gate(
         correction=args.correction,
         alpha=args.alpha,
     )
-
-
-def _saved(report: BackendReport, metrics: Sequence[Metric]) -> SavedBackend:
-    """An in-run backend as a saved report's, with the metrics the report shows."""
-    cases = tuple(
-        SavedCase(case.id, values, case.tags)
-        for case, (_, values) in zip(report.cases, backend_values(report, metrics), strict=True)
-    )
-    return SavedBackend(report.backend, cases, {})
-
-
-def step_summary(
-    args: argparse.Namespace,
-    embedder: str,
-    reports: Sequence[BackendReport],
-    metrics: Sequence[Metric],
-    reasons: tuple[str, ...],
-) -> str:
-    """The markdown `cce diff` would append for this comparison saved as two reports."""
-    base, head = (_saved(report, metrics) for report in reports)
-    side = SavedReport(str(args.fixtures), None, embedder, (base, head))
-    report = diff_reports(
-        side,
-        side,
-        base,
-        head,
-        test=args.test,
-        correction=args.correction,
-        alpha=args.alpha,
-        by_tag=args.by_tag,
-    )
-    return render_diff_markdown(attrs.evolve(report, gate_active=True, gate_reasons=reasons))

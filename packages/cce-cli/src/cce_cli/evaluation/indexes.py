@@ -36,7 +36,7 @@ from cce_retrieval import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from cce_cli.commands.build_options import BuildSettings
+    from cce_cli.evaluation.building import BuildSettings
     from cce_retrieval import (
         BuildResult,
         Embedder,
@@ -54,20 +54,6 @@ _Built = TypeVar("_Built")
 # build runs: `cce search` opens a store and should not pay for them.
 
 
-def add_protection_argument(parser: argparse.ArgumentParser, default: str | None) -> None:
-    """`--protection reference|strict` for every command that builds an index."""
-    from cce_retrieval import PROTECTIONS
-
-    parser.add_argument(
-        "--protection",
-        choices=PROTECTIONS,
-        default=default,
-        help="secret protection: reference (default; byte-identical to the reference "
-        "engine) or strict (also skips more credential files and redacts more secret "
-        "shapes; docs/hostile-input.md#secrets)",
-    )
-
-
 def build_or_fail(
     directory: str,
     embedder: Embedder,
@@ -81,7 +67,8 @@ def build_or_fail(
     without it the build is serial and uncached. `protection` (else `args.protection`,
     else the default) selects reference or strict secret protection.
     """
-    from cce_cli.commands.build_options import BuildSettings, build_settings
+    from cce_cli.commands.build_options import build_settings
+    from cce_cli.evaluation.building import BuildSettings
     from cce_retrieval import DEFAULT_PROTECTION
 
     if protection is None:
@@ -122,7 +109,7 @@ def _run_build(
 ) -> _Built:
     """`build(progress)` under the progress bar `settings` ask for, a build failure as a
     `CliError`; the cache pruned afterwards when the build missed in it."""
-    from cce_cli.commands.build_options import progress_bar
+    from cce_cli.evaluation.building import progress_bar
     from cce_retrieval import BuildError
 
     try:
@@ -175,16 +162,6 @@ PROTECTION_NOTICE: Final = "strict-protection"
 
 NAMED_FILES: Final = 5
 """Files the notice names before "and N more"."""
-
-
-def add_verbose_argument(parser: argparse.ArgumentParser) -> None:
-    """`--verbose` for every command that builds an index and may print notices."""
-    parser.add_argument(
-        "--verbose",
-        action="store_true",
-        help="print every notice on every run (the --protection strict notice is otherwise "
-        "printed once per corpus content; docs/hostile-input.md#secrets)",
-    )
 
 
 def protection_notice(

@@ -21,10 +21,18 @@ from typing import Any
 
 import attrs
 
-from cce_cli.commands.build_options import progress_bar, wants_progress
+from cce_cli.commands.build_options import wants_progress
+from cce_cli.compare.pairing import (
+    SavedBackend,
+    SavedCase,
+    SavedReport,
+    backend_values,
+    diff_reports,
+)
 from cce_cli.errors import CliError
 from cce_cli.evaluation import configurations as backend_config
 from cce_cli.evaluation import corpus_checks, harness, run_checks
+from cce_cli.evaluation.building import progress_bar
 from cce_cli.evaluation.corpus_paths import corpus_path
 from cce_cli.evaluation.indexes import (
     build_or_fail,
@@ -40,8 +48,10 @@ from cce_cli.formats import external_runs as runs
 from cce_cli.formats import trec
 from cce_cli.formats.evidence import evidence_from_runs, read_fixtures
 from cce_cli.formats.results_file import render_run
+from cce_cli.formats.scores import BackendReport
 from cce_cli.output import display_text
 from cce_cli.render import relevance as render
+from cce_cli.render.diff import render_diff_markdown
 from cce_fixtures import FixtureSet
 from cce_metrics import Metric
 from cce_retrieval import (
@@ -60,7 +70,7 @@ from cce_retrieval import (
     create_embedder,
 )
 
-__all__ = ["Scored", "build_fixture_corpus", "fixture_corpus", "score"]
+__all__ = ["Scored", "build_fixture_corpus", "fixture_corpus", "score", "step_summary"]
 
 
 def _store_refusal(spec: EmbedderSpec, failure: EmbedderUnavailable) -> str:
@@ -345,3 +355,35 @@ def score(args: argparse.Namespace) -> Scored:
     return Scored(
         text, fixture_set, index.embedder, tuple(reports), comparison, tuple(metrics), results
     )
+
+
+def _saved(report: BackendReport, metrics: Sequence[Metric]) -> SavedBackend:
+    """An in-run backend as a saved report's, with the metrics the report shows."""
+    cases = tuple(
+        SavedCase(case.id, values, case.tags)
+        for case, (_, values) in zip(report.cases, backend_values(report, metrics), strict=True)
+    )
+    return SavedBackend(report.backend, cases, {})
+
+
+def step_summary(
+    args: argparse.Namespace,
+    embedder: str,
+    reports: Sequence[BackendReport],
+    metrics: Sequence[Metric],
+    reasons: tuple[str, ...],
+) -> str:
+    """The markdown `cce diff` would append for this comparison saved as two reports."""
+    base, head = (_saved(report, metrics) for report in reports)
+    side = SavedReport(str(args.fixtures), None, embedder, (base, head))
+    report = diff_reports(
+        side,
+        side,
+        base,
+        head,
+        test=args.test,
+        correction=args.correction,
+        alpha=args.alpha,
+        by_tag=args.by_tag,
+    )
+    return render_diff_markdown(attrs.evolve(report, gate_active=True, gate_reasons=reasons))

@@ -276,14 +276,14 @@ def member_tasks(
 def suite_cache_root() -> str:
     """The cache directory's root (`cce_cli.commands.build_options.cache_root`), where git
     members are checked out beside the build cache."""
-    from cce_cli.commands.build_options import cache_root
+    from cce_cli.evaluation.building import cache_root
 
     return cache_root()
 
 
 def run_suite(args: argparse.Namespace) -> int:
     """`cce relevance SUITE.toml`: score every member, render the suite report, gate."""
-    from cce_cli.compare.gate import gate_spec
+    from cce_cli.commands.gate_options import gate_spec
     from cce_cli.output import write_stdout
     from cce_cli.render.suite import render_suite
 
@@ -332,7 +332,7 @@ def run_suite(args: argparse.Namespace) -> int:
     write_stdout(render_suite(manifest, results, args.format or "text", comparison))
     if comparison is None or not spec.active:
         return 0
-    from cce_cli.commands.diff import append_step_summary, report_gate
+    from cce_cli.compare.gate import append_step_summary, report_gate
     from cce_cli.render.diff import render_diff_markdown
 
     # A gated comparison is a CI step: its job summary gets the diff, as `cce diff`'s.
