@@ -436,17 +436,55 @@ def test_results_of_a_suite_replay_as_a_run_over_the_suite(
 def test_members_on_workers_build_on_one_core(suite: Path) -> None:
     """A Dask worker is a daemonic process, which may not start a build's worker pool:
     members sent to a cluster or to local workers build on one core."""
-    import argparse
-
     from cce_cli.formats.suite_manifest import read_manifest
+    from cce_cli.runs.request import RunRequest
     from cce_cli.runs.suite import member_tasks
 
     manifest = read_manifest(str(suite))
-    args = argparse.Namespace(jobs=None, fixtures=str(suite), run=[])
-    spread = member_tasks(manifest, args, str(suite.parent / "cache"), single_core=True)
-    assert [task.options["jobs"] for task in spread] == [1, 1, 1]
-    here = member_tasks(manifest, args, str(suite.parent / "cache"), single_core=False)
-    assert [task.options["jobs"] for task in here] == [None, None, None]
+    request = RunRequest(str(suite))
+    spread = member_tasks(manifest, request, str(suite.parent / "cache"), single_core=True)
+    assert [task.request.build.jobs for task in spread] == [1, 1, 1]
+    here = member_tasks(manifest, request, str(suite.parent / "cache"), single_core=False)
+    assert [task.request.build.jobs for task in here] == [None, None, None]
+    # Each member is the suite's request with its own fixtures and corpus.
+    assert [task.request.fixtures for task in here] == [m.fixtures for m in manifest.members]
+    assert all(task.request.corpus and task.request.format == "json" for task in here)
+    assert [task.request.member_prefix for task in here] == [
+        f"{member.name}/" for member in manifest.members
+    ]
+
+
+def test_a_member_task_survives_a_pickle_round_trip(suite: Path) -> None:
+    """The process pool and Dask send a member's task pickled: it must come back equal,
+    gate, metrics and build options included."""
+    import pickle
+
+    from cce_cli.commands.gate_options import minimum
+    from cce_cli.compare.gate import GateSpec
+    from cce_cli.evaluation.building import BuildOptions
+    from cce_cli.formats.suite_manifest import read_manifest
+    from cce_cli.runs.request import RunRequest
+    from cce_cli.runs.suite import member_tasks
+
+    manifest = read_manifest(str(suite))
+    request = RunRequest(
+        str(suite),
+        compare="bm25,hybrid",
+        metrics="ndcg",
+        gate=GateSpec(fail_on_significant=True, minimums=(minimum("mrr=0.5"),)),
+        runs=("extra=run.jsonl",),
+        build=BuildOptions(jobs=2, no_cache=True, protection="strict"),
+        results="out.jsonl",
+    )
+    assert pickle.loads(pickle.dumps(request)) == request
+    tasks = member_tasks(manifest, request, str(suite.parent / "cache"), single_core=True)
+    for task in tasks:
+        again = pickle.loads(pickle.dumps(task))
+        assert again == task
+        assert again.request.build == BuildOptions(
+            jobs=1, no_cache=True, progress=False, protection="strict"
+        )
+        assert again.wants_results and again.request.results is None
 
 
 def test_a_suite_renders_as_an_html_page_and_cce_report_reads_its_report(

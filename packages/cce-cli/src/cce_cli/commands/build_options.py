@@ -15,19 +15,11 @@ silent. Bars go to stderr only, and by default only when stderr is a terminal.
 from __future__ import annotations
 
 import argparse
-import sys
 
 from cce_cli.commands.arguments import positive_int
 from cce_cli.evaluation.building import (
     CACHE_DIR_ENV,
-    BuildSettings,
-    cache_directory,
-)
-from cce_retrieval import (
-    DEFAULT_CACHE_MAX_BYTES,
-    BuildCache,
-    CacheSalt,
-    default_jobs,
+    BuildOptions,
 )
 
 
@@ -55,28 +47,21 @@ def add_build_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def build_settings(
-    args: argparse.Namespace, protect: bool, embedder: object, protection: str = "reference"
-) -> BuildSettings:
-    """The settings the parsed options ask for (the defaults when a command lacks them).
-
-    The cache is salted with the protection mode, so it never mixes modes.
-    """
-    jobs = getattr(args, "jobs", None) or default_jobs()
-    cache = None
-    if not getattr(args, "no_cache", False):
-        salt = CacheSalt.for_build(protect, embedder, protection)
-        cache = BuildCache(cache_directory(), salt, DEFAULT_CACHE_MAX_BYTES)
-    return BuildSettings(jobs, cache, wants_progress(args))
+def build_options(args: argparse.Namespace) -> BuildOptions:
+    """The build flags a command was given (the defaults for those it lacks)."""
+    return BuildOptions(
+        jobs=getattr(args, "jobs", None),
+        no_cache=bool(getattr(args, "no_cache", False)),
+        progress=getattr(args, "progress", None),
+        protection=getattr(args, "protection", None),
+        verbose=bool(getattr(args, "verbose", False)),
+    )
 
 
 def wants_progress(args: argparse.Namespace) -> bool:
     """Whether to draw bars: `--progress`/`--no-progress`, else whether stderr is a
     terminal (never when stderr is closed)."""
-    forced = getattr(args, "progress", None)
-    if forced is not None:
-        return bool(forced)
-    return sys.stderr is not None and sys.stderr.isatty()
+    return build_options(args).wants_progress()
 
 
 def add_protection_argument(parser: argparse.ArgumentParser, default: str | None) -> None:

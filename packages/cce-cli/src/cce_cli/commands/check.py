@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from cce_cli.commands.build_options import add_build_options, add_protection_argument
+from cce_cli.commands.build_options import add_build_options, add_protection_argument, build_options
 from cce_cli.errors import CliError
 from cce_cli.evaluation.anchor_check import CorpusFacts, Problem, fixture_problems
 from cce_cli.evaluation.corpus_checks import stale_store_message, store_corpus_root
@@ -122,7 +122,7 @@ class _Corpora:
             return Problem(
                 "", None, "error", f"corpus {display_text(directory)} is not a directory"
             )
-        index = build_or_fail(directory, HashEmbedder(), args=self.args).index
+        index = build_or_fail(directory, HashEmbedder(), build=build_options(self.args)).index
         if not index.chunks:
             shown = display_text(directory)
             return Problem("", None, "error", f"corpus {shown} resolves to no indexable files")

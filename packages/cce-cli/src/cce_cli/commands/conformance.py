@@ -16,6 +16,7 @@ from cce_cli.commands.build_options import (
     add_build_options,
     add_protection_argument,
     add_verbose_argument,
+    build_options,
 )
 from cce_cli.errors import CliError
 from cce_cli.evaluation.indexes import (
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     output: str = args.output
     if not os.path.isdir(directory):
         raise CliError(f"not a directory: {directory}")
-    result = build_or_fail(directory, HashEmbedder(), args=args)
+    result = build_or_fail(directory, HashEmbedder(), build=build_options(args))
     document = conformance_document(result.index)
     try:
         write_output(output, document.encode("utf-8"))

@@ -21,6 +21,7 @@ from cce_cli.commands.build_options import (
     add_build_options,
     add_protection_argument,
     add_verbose_argument,
+    build_options,
 )
 from cce_cli.errors import CliError
 from cce_cli.evaluation.indexes import (
@@ -186,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
         print(ALLOW_SECRETS_WARNING, file=sys.stderr)
 
     persisted = persist_or_fail(
-        directory, embedder, store_path, protect, args, protection, _print_warning
+        directory, embedder, store_path, protect, build_options(args), protection, _print_warning
     )
     return _report(args, directory, store_path, persisted.build, persisted.store.size, started)
 

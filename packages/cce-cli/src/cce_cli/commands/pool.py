@@ -20,7 +20,7 @@ from typing import Any
 import attrs
 
 from cce_cli.commands.arguments import positive_int
-from cce_cli.commands.build_options import add_build_options, add_protection_argument
+from cce_cli.commands.build_options import add_build_options, add_protection_argument, build_options
 from cce_cli.commands.output_paths import (
     evaluation_inputs,
     refuse_output_over_input,
@@ -182,7 +182,8 @@ def _index(args: argparse.Namespace, fixture_set: FixtureSet) -> tuple[Index, Qu
                 2,
             )
         return open_store(str(args.store), remote_problem)
-    return build_fixture_corpus(args, fixture_set)[0], HashEmbedder()
+    built = build_fixture_corpus(str(args.fixtures), args.dir, fixture_set, build_options(args))
+    return built[0], HashEmbedder()
 
 
 def _write(path: str, text: str, what: str) -> None:
@@ -201,7 +202,7 @@ def _check_runs(
     of problems per run."""
     root = corpus_checks.store_corpus_root(str(args.store)) if args.store else None
     if args.store is None:
-        root = fixture_corpus(args, fixture_set)
+        root = fixture_corpus(str(args.fixtures), args.dir, fixture_set)
     normaliser = run_checks.PathNormaliser.for_root(root)
     problems: dict[str, int] = {}
     for name, loaded in list(external.items()):

@@ -26,18 +26,19 @@ from cce_cli.commands.build_options import (
     add_build_options,
     add_protection_argument,
     add_verbose_argument,
+    build_options,
 )
 from cce_cli.commands.gate_options import add_gate_arguments, gate_spec
 from cce_cli.commands.output_paths import evaluation_inputs, refuse_output_over_input
-from cce_cli.compare.gate import GateSpec, append_step_summary, report_gate
-from cce_cli.compare.in_run import compare_gate
+from cce_cli.compare.gate import append_step_summary, report_gate
 from cce_cli.errors import CliError
 from cce_cli.evaluation import harness
 from cce_cli.formats.results_file import write_run
 from cce_cli.formats.suite_manifest import looks_like_suite
 from cce_cli.output import write_stdout
 from cce_cli.render import relevance as render
-from cce_cli.runs.single import score, step_summary
+from cce_cli.runs.request import RunRequest
+from cce_cli.runs.single import gate_reasons, score, step_summary
 from cce_metrics import METRICS
 from cce_stats import paired_test_names
 
@@ -203,13 +204,44 @@ def _check_provenance_usage(args: argparse.Namespace) -> None:
         )
 
 
-def _check_gate_usage(args: argparse.Namespace, spec: GateSpec) -> None:
-    if spec.active and args.compare is None:
+def _check_gate_usage(request: RunRequest) -> None:
+    if request.gate.active and request.compare is None:
         raise CliError(
             "--fail-on-significant, --fail-on-query-regression and --min need --compare A,B "
             "(B is the head); or gate two saved reports with `cce diff`",
             exit_code=2,
         )
+
+
+def run_request(args: argparse.Namespace) -> RunRequest:
+    """The run the parsed arguments ask for; a gate flag that cannot apply is a usage
+    error (exit 2)."""
+    return RunRequest(
+        fixtures=str(args.fixtures),
+        corpus=None if args.dir is None else str(args.dir),
+        store=None if args.store is None else str(args.store),
+        backends=args.backend,
+        compare=args.compare,
+        metrics=args.metrics,
+        graded=bool(args.graded),
+        granularity=args.granularity,
+        test=args.test,
+        gate=gate_spec(args),
+        correction=args.correction,
+        alpha=args.alpha,
+        min_aggregate=args.min_aggregate,
+        format=args.format,
+        strict=bool(args.strict),
+        provenance=bool(args.provenance),
+        by_tag=bool(args.by_tag),
+        results=None if args.results is None else str(args.results),
+        results_format=args.results_format,
+        export_qrels=None if args.export_qrels is None else str(args.export_qrels),
+        config=None if args.config is None else str(args.config),
+        runs=tuple(str(option) for option in args.run),
+        executor=args.executor,
+        build=build_options(args),
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -220,23 +252,37 @@ def run(args: argparse.Namespace) -> int:
         evaluation_inputs(args),
     )
     if looks_like_suite(str(args.fixtures)):
-        from cce_cli.runs.suite import run_suite
-
-        return run_suite(args)
-    spec = gate_spec(args)
-    _check_gate_usage(args, spec)
-    scored = score(args)
-    reasons = (
-        compare_gate(args, spec, scored.reports, scored.metrics)
-        if scored.comparison is not None
-        else ()
-    )
+        return _run_suite(args)
+    request = run_request(args)
+    _check_gate_usage(request)
+    scored = score(request)
+    reasons = gate_reasons(request, scored)
     if scored.results is not None:
-        write_run(str(args.results), scored.results)
+        write_run(str(request.results), scored.results)
     write_stdout(scored.text)
-    if spec.active and scored.comparison is not None:
+    if request.gate.active and scored.comparison is not None:
         # A gated comparison is a CI step: its job summary gets the diff, as `cce diff`'s.
         append_step_summary(
-            step_summary(args, scored.embedder, scored.reports, scored.metrics, reasons)
+            step_summary(request, scored.embedder, scored.reports, scored.metrics, reasons)
         )
     return report_gate(reasons)
+
+
+def _run_suite(args: argparse.Namespace) -> int:
+    """`cce relevance SUITE.toml`: print the suite report, then the gate's verdict."""
+    from cce_cli.render.diff import render_diff_markdown
+    from cce_cli.runs.suite import check_suite_request, run_suite
+
+    # The flags a suite cannot take are refused before the gate flags are read.
+    check_suite_request(
+        RunRequest(
+            str(args.fixtures), corpus=args.dir, store=args.store, export_qrels=args.export_qrels
+        )
+    )
+    suite = run_suite(run_request(args))
+    write_stdout(suite.text)
+    if suite.comparison is None or not suite.gated:
+        return 0
+    # A gated comparison is a CI step: its job summary gets the diff, as `cce diff`'s.
+    append_step_summary(render_diff_markdown(suite.comparison))
+    return report_gate(suite.comparison.gate_reasons)

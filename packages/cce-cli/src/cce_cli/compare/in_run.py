@@ -10,7 +10,6 @@ would append for the same two sides (docs/gating.md).
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
 
 from cce_cli.compare.gate import (
@@ -31,10 +30,13 @@ __all__ = ["compare_gate"]
 
 
 def compare_gate(
-    args: argparse.Namespace,
     spec: GateSpec,
     reports: Sequence[BackendReport],
     metrics: Sequence[Metric],
+    *,
+    test: str,
+    correction: str,
+    alpha: float,
 ) -> tuple[str, ...]:
     """The gate's reasons on `--compare A,B` (B is the head); () = passed or no gate.
 
@@ -44,7 +46,7 @@ def compare_gate(
     if not spec.active:
         return ()
     base, head = reports
-    group = diff_backend_reports(base, head, metrics, test=args.test, correction=args.correction)
+    group = diff_backend_reports(base, head, metrics, test=test, correction=correction)
     reported = {item.key for item in metrics}
 
     def aggregate(item: Metric) -> float | None:
@@ -55,12 +57,12 @@ def compare_gate(
         return head_aggregate(head, item)
 
     check_gate_metrics(spec, group, aggregate, display_text(head.backend))
-    refuse_uncalibrated_gate(spec, group, args.test)
+    refuse_uncalibrated_gate(spec, group, test)
     return evaluate_gate(
         spec,
         group,
         aggregate,
         head=display_text(head.backend),
-        correction=args.correction,
-        alpha=args.alpha,
+        correction=correction,
+        alpha=alpha,
     )

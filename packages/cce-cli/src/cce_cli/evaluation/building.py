@@ -21,10 +21,13 @@ from collections.abc import Iterator
 
 import attrs
 
-from cce_retrieval import BuildCache, ProgressCallback
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from cce_retrieval import BuildCache, ProgressCallback
 
 __all__ = [
     "CACHE_DIR_ENV",
+    "BuildOptions",
     "BuildSettings",
     "cache_directory",
     "cache_root",
@@ -88,3 +91,39 @@ def progress_bar(
         yield update
     finally:
         bar.close()
+
+
+@attrs.frozen(slots=True)
+class BuildOptions:
+    """What a run asks of its index builds: `--jobs`, `--no-cache`, `--progress`,
+    `--protection` and `--verbose`, as plain values (a suite member's request pickles).
+
+    None means the default: every CPU (at most 8), a terminal on stderr for progress,
+    reference protection."""
+
+    jobs: int | None = None
+    no_cache: bool = False
+    progress: bool | None = None
+    protection: str | None = None
+    verbose: bool = False
+
+    def wants_progress(self) -> bool:
+        """Whether to draw bars: as asked, else whether stderr is a terminal (never
+        when stderr is closed)."""
+        if self.progress is not None:
+            return self.progress
+        return sys.stderr is not None and sys.stderr.isatty()
+
+    def settings(
+        self, protect: bool, embedder: object, protection: str = "reference"
+    ) -> BuildSettings:
+        """The worker count, cache and progress these options ask for. The cache is
+        salted with the protection mode, so it never mixes modes."""
+        from cce_retrieval import DEFAULT_CACHE_MAX_BYTES, BuildCache, CacheSalt, default_jobs
+
+        jobs = self.jobs or default_jobs()
+        cache = None
+        if not self.no_cache:
+            salt = CacheSalt.for_build(protect, embedder, protection)
+            cache = BuildCache(cache_directory(), salt, DEFAULT_CACHE_MAX_BYTES)
+        return BuildSettings(jobs, cache, self.wants_progress())

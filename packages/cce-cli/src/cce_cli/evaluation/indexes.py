@@ -13,7 +13,6 @@ with the URL's credentials redacted.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Callable, Sequence
 from typing import Final, TypeVar
@@ -36,7 +35,7 @@ from cce_retrieval import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from cce_cli.evaluation.building import BuildSettings
+    from cce_cli.evaluation.building import BuildOptions, BuildSettings
     from cce_retrieval import (
         BuildResult,
         Embedder,
@@ -58,25 +57,24 @@ def build_or_fail(
     directory: str,
     embedder: Embedder,
     protect: bool = True,
-    args: argparse.Namespace | None = None,
+    build: BuildOptions | None = None,
     protection: str | None = None,
 ) -> BuildResult:
     """`build_index`, with a build failure (e.g. an embedder error) as a `CliError`.
 
-    `args` carries the shared build options (`--jobs`, `--no-cache`, `--progress`);
-    without it the build is serial and uncached. `protection` (else `args.protection`,
+    `build` carries the shared build options (`--jobs`, `--no-cache`, `--progress`);
+    without it the build is serial and uncached. `protection` (else `build.protection`,
     else the default) selects reference or strict secret protection.
     """
-    from cce_cli.commands.build_options import build_settings
     from cce_cli.evaluation.building import BuildSettings
     from cce_retrieval import DEFAULT_PROTECTION
 
     if protection is None:
-        protection = getattr(args, "protection", None) or DEFAULT_PROTECTION
-    if args is None:
+        protection = (build.protection if build is not None else None) or DEFAULT_PROTECTION
+    if build is None:
         settings = BuildSettings(jobs=1, cache=None, progress=False)
     else:
-        settings = build_settings(args, protect, embedder, protection)
+        settings = build.settings(protect, embedder, protection)
     return _build_with(settings, directory, embedder, protect, protection)
 
 
@@ -127,17 +125,16 @@ def persist_or_fail(
     embedder: Embedder,
     store_path: str,
     protect: bool,
-    args: argparse.Namespace,
+    build: BuildOptions,
     protection: str,
     warn: Callable[[str], None],
 ) -> PersistedIndex:
-    """`persist_index` with the shared build options of `args`, for `cce index`: a build
+    """`persist_index` with the shared build options `build`, for `cce index`: a build
     failure, or a store that cannot be written, is a `CliError` (any previous store is
     then unchanged)."""
-    from cce_cli.commands.build_options import build_settings
     from cce_retrieval import StoreError, persist_index
 
-    settings = build_settings(args, protect, embedder, protection)
+    settings = build.settings(protect, embedder, protection)
     try:
         return _run_build(
             settings,

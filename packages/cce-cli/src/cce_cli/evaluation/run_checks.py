@@ -12,7 +12,6 @@ and the wording on stderr. It never changes a score: a problem is reported, and
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import sys
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -227,7 +226,6 @@ class RepairedBackend:
 
 
 def check_results(
-    args: argparse.Namespace,
     fixture_set: FixtureSet,
     index: Index,
     names: Sequence[str],
@@ -235,8 +233,11 @@ def check_results(
     reports: Sequence[BackendReport],
     outside: Mapping[int, str],
     problems: dict[str, int],
+    *,
+    granularity: str,
+    strict: bool,
 ) -> None:
-    """Report what the external backends returned that does not fit; `--strict` refuses."""
+    """Report what the external backends returned that does not fit; `strict` refuses."""
     paths = corpus_paths(index)
     for position, source in outside.items():
         name, backend = names[position], chosen[position]
@@ -245,11 +246,11 @@ def check_results(
             print(note, file=sys.stderr)
         rankings = [case.results for case in reports[position].cases]
         findings = result_findings(
-            fixture_set.cases, rankings, paths, anchors_checked=args.granularity == "chunk"
+            fixture_set.cases, rankings, paths, anchors_checked=granularity == "chunk"
         )
         report(name, source, findings)
         problems[name] = problems.get(name, 0) + sum(finding.count for finding in findings)
-    if args.strict:
+    if strict:
         refuse(problems)
 
 
@@ -272,25 +273,27 @@ def check_file_granularity(fixtures: str, fixture_set: FixtureSet, strict: bool)
 
 
 def load_external_runs(
-    args: argparse.Namespace,
+    options: Sequence[str],
     fixture_set: FixtureSet,
     config: BackendConfig,
     normaliser: PathNormaliser,
+    member_prefix: str | None = None,
 ) -> tuple[dict[str, ExternalRun], dict[str, int]]:
-    """The `--run` backends by name, their paths repaired, and the number of problems
-    each has with the fixtures' case ids (reported on stderr)."""
+    """The `--run NAME=FILE` backends (`options`) by name, their paths repaired, and the
+    number of problems each has with the fixtures' case ids (reported on stderr). A
+    suite member's `member_prefix` is taken off the case ids of a suite-wide run."""
     # Imported here: reading a run file repairs its paths with this module's normaliser.
     from cce_cli.formats.external_runs import load_run, parse_run_option
 
     loaded: dict[str, ExternalRun] = {}
     problems: dict[str, int] = {}
     registered = set(all_names(config))
-    for option in args.run:
+    for option in options:
         name, path, selected = parse_run_option(str(option))
         if name in loaded or name in registered:
             raise CliError(f"--run {option!r}: backend name {name!r} is already taken")
         run = load_run(name, path, selected)
-        prefix = getattr(args, "member_prefix", None)
+        prefix = member_prefix
         if prefix is not None:
             # A suite member sees the lines of its own cases, ids as its fixtures spell them.
             run = attrs.evolve(

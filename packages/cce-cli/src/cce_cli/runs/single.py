@@ -12,7 +12,6 @@ the caller's.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -21,7 +20,7 @@ from typing import Any
 
 import attrs
 
-from cce_cli.commands.build_options import wants_progress
+from cce_cli.compare.in_run import compare_gate
 from cce_cli.compare.pairing import (
     SavedBackend,
     SavedCase,
@@ -32,7 +31,7 @@ from cce_cli.compare.pairing import (
 from cce_cli.errors import CliError
 from cce_cli.evaluation import configurations as backend_config
 from cce_cli.evaluation import corpus_checks, harness, run_checks
-from cce_cli.evaluation.building import progress_bar
+from cce_cli.evaluation.building import BuildOptions, progress_bar
 from cce_cli.evaluation.corpus_paths import corpus_path
 from cce_cli.evaluation.indexes import (
     build_or_fail,
@@ -52,6 +51,7 @@ from cce_cli.formats.scores import BackendReport
 from cce_cli.output import display_text
 from cce_cli.render import relevance as render
 from cce_cli.render.diff import render_diff_markdown
+from cce_cli.runs.request import RunRequest
 from cce_fixtures import FixtureSet
 from cce_metrics import Metric
 from cce_retrieval import (
@@ -70,7 +70,14 @@ from cce_retrieval import (
     create_embedder,
 )
 
-__all__ = ["Scored", "build_fixture_corpus", "fixture_corpus", "score", "step_summary"]
+__all__ = [
+    "Scored",
+    "build_fixture_corpus",
+    "fixture_corpus",
+    "gate_reasons",
+    "score",
+    "step_summary",
+]
 
 
 def _store_refusal(spec: EmbedderSpec, failure: EmbedderUnavailable) -> str:
@@ -83,12 +90,13 @@ def _store_refusal(spec: EmbedderSpec, failure: EmbedderUnavailable) -> str:
     )
 
 
-def fixture_corpus(args: argparse.Namespace, fixture_set: FixtureSet) -> str:
-    """The corpus of `--dir` or the header as displayed; an error when it is no directory."""
-    if args.dir is not None:
-        display = str(args.dir)
+def fixture_corpus(fixtures: str, corpus: str | None, fixture_set: FixtureSet) -> str:
+    """The corpus `corpus` (`--dir`) or the header of `fixtures` names, as displayed; an
+    error when it is no directory."""
+    if corpus is not None:
+        display = str(corpus)
     elif fixture_set.corpus is not None:
-        display = corpus_path(str(args.fixtures), fixture_set.corpus)
+        display = corpus_path(str(fixtures), fixture_set.corpus)
     else:
         raise CliError('no corpus: pass --dir <corpus> or declare "corpus" in the fixture header')
     if not os.path.isdir(display):
@@ -96,39 +104,42 @@ def fixture_corpus(args: argparse.Namespace, fixture_set: FixtureSet) -> str:
     return display
 
 
-def _build_corpus(args: argparse.Namespace, display: str) -> Index:
-    result = build_or_fail(display, HashEmbedder(), args=args)
+def _build_corpus(build: BuildOptions, display: str) -> Index:
+    result = build_or_fail(display, HashEmbedder(), build=build)
     for warning in walk_error_warnings(result.walk_errors, result.gitignore_errors):
         print(warning, file=sys.stderr)
-    print_protection_notice(result, getattr(args, "verbose", False))
+    print_protection_notice(result, build.verbose)
     return result.index
 
 
-def build_fixture_corpus(args: argparse.Namespace, fixture_set: FixtureSet) -> tuple[Index, str]:
-    """The in-memory index of `--dir` or the header corpus, and the corpus as displayed.
+def build_fixture_corpus(
+    fixtures: str, corpus: str | None, fixture_set: FixtureSet, build: BuildOptions
+) -> tuple[Index, str]:
+    """The in-memory index of `corpus` (`--dir`) or the header corpus, and the corpus as
+    displayed.
 
     Shared by the commands that score or pool a fixture set; walk errors and the strict
     protection notice go to stderr like `cce index`'s.
     """
-    display = fixture_corpus(args, fixture_set)
-    return _build_corpus(args, display), display
+    display = fixture_corpus(fixtures, corpus, fixture_set)
+    return _build_corpus(build, display), display
 
 
 _COMPARE_TWO = "--compare requires exactly two distinct backends, e.g. bm25,hybrid"
 
 
 def _choose_backends(
-    args: argparse.Namespace, config: backend_config.BackendConfig, extra: Mapping[str, Backend]
+    request: RunRequest, config: backend_config.BackendConfig, extra: Mapping[str, Backend]
 ) -> tuple[str, ...]:
-    if args.compare is not None:
-        if not args.compare.replace(",", "").strip():
+    if request.compare is not None:
+        if not request.compare.replace(",", "").strip():
             raise CliError(_COMPARE_TWO, exit_code=2)
-        chosen = backend_config.choose(args.compare, config, extra)
+        chosen = backend_config.choose(request.compare, config, extra)
         if len(chosen) != 2:
             raise CliError(_COMPARE_TWO, exit_code=2)
         return chosen
-    if args.backend is not None:
-        return backend_config.choose(args.backend, config, extra)
+    if request.backends is not None:
+        return backend_config.choose(request.backends, config, extra)
     return harness.BACKEND_NAMES
 
 
@@ -139,7 +150,7 @@ def _embedding_space(backend: Backend) -> tuple[str, str]:
 
 
 def _evaluate(
-    args: argparse.Namespace,
+    request: RunRequest,
     fixture_set: FixtureSet,
     index: Index,
     embedder: QueryEmbedder,
@@ -151,7 +162,7 @@ def _evaluate(
     groups: dict[tuple[str, str], list[int]] = {}
     for position, backend in enumerate(chosen):
         space = ("", "") if isinstance(backend, str) else _embedding_space(backend)
-        if args.store is not None or space[0] in ("", index.embedder):
+        if request.store is not None or space[0] in ("", index.embedder):
             space = ("", "")
         groups.setdefault(space, []).append(position)
     reports: dict[int, harness.BackendReport] = {}
@@ -167,18 +178,20 @@ def _evaluate(
                 ) from None
             except (EmbedderConfigError, EmbedderMisconfigured) as error:
                 raise CliError(str(error)) from None
-            group_index = build_or_fail(_corpus_display(args, fixture_set), built, args=args).index
+            group_index = build_or_fail(
+                _corpus_display(request, fixture_set), built, build=request.build
+            ).index
             group_embedder = built
         try:
             # A slow backend (a plugin, a model server) runs every query: the bar shows it.
-            with progress_bar(wants_progress(args), "querying", unit="query") as progress:
+            with progress_bar(request.build.wants_progress(), "querying", unit="query") as progress:
                 evaluated = harness.evaluate(
                     group_index,
                     group_embedder,
                     fixture_set,
                     [chosen[i] for i in positions],
-                    graded=args.graded,
-                    granularity=args.granularity,
+                    graded=request.graded,
+                    granularity=request.granularity,
                     corpus_root=corpus_root,
                     progress=progress,
                 )
@@ -188,10 +201,10 @@ def _evaluate(
     return tuple(reports[i] for i in range(len(chosen)))
 
 
-def _corpus_display(args: argparse.Namespace, fixture_set: FixtureSet) -> str:
-    if args.dir is not None:
-        return str(args.dir)
-    return corpus_path(str(args.fixtures), fixture_set.corpus or "")
+def _corpus_display(request: RunRequest, fixture_set: FixtureSet) -> str:
+    if request.corpus is not None:
+        return str(request.corpus)
+    return corpus_path(str(request.fixtures), fixture_set.corpus or "")
 
 
 def _with_configs(text: str, configs: Mapping[str, Mapping[str, object]]) -> str:
@@ -215,14 +228,14 @@ def _with_provenance(text: str, provenance: Mapping[str, Any]) -> str:
     return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def _choose_metrics(args: argparse.Namespace) -> tuple[Metric, ...]:
+def _choose_metrics(request: RunRequest) -> tuple[Metric, ...]:
     """The reported chunk metrics; a bad `--metrics` list or a useless `--graded` is a
     usage error (exit 2), found before any file is read."""
     try:
-        metrics = harness.parse_metrics(args.metrics)
+        metrics = harness.parse_metrics(request.metrics)
     except ValueError as error:
         raise CliError(str(error), exit_code=2) from None
-    if args.graded and all(item.name != "ndcg" for item in metrics):
+    if request.graded and all(item.name != "ndcg" for item in metrics):
         raise CliError(
             "--graded only changes nDCG (expected anchors gain 2); add --metrics ndcg",
             exit_code=2,
@@ -245,44 +258,46 @@ class Scored:
     once the gate has been evaluated, so a refused gate leaves no file behind."""
 
 
-def score(args: argparse.Namespace) -> Scored:
+def score(request: RunRequest) -> Scored:
     """Read, check, evaluate and render one fixture set, and write `--results` and
     `--export-qrels`; the caller prints the rendering and gates."""
-    metrics = _choose_metrics(args)
-    fixture_set = read_fixtures(str(args.fixtures))
+    metrics = _choose_metrics(request)
+    fixture_set = read_fixtures(str(request.fixtures))
     # A suite's members are configured from the manifest's directory, not their own.
-    start = getattr(args, "config_start", None) or str(args.fixtures)
-    wanted = backend_config.requested(args.compare, args.backend, runs=args.run)
-    config = backend_config.config_for(args.config, start, wanted)
-    if args.export_qrels is not None:
-        runs.write_text(str(args.export_qrels), trec.qrels_text(fixture_set), "qrels")
+    start = request.config_start or str(request.fixtures)
+    wanted = backend_config.requested(request.compare, request.backends, runs=request.runs)
+    config = backend_config.config_for(request.config, start, wanted)
+    if request.export_qrels is not None:
+        runs.write_text(str(request.export_qrels), trec.qrels_text(fixture_set), "qrels")
     embedder: QueryEmbedder
-    if args.store is not None:
-        if args.protection is not None:
+    if request.store is not None:
+        if request.build.protection is not None:
             raise CliError(
                 "--protection applies when relevance builds the corpus (--dir or the "
                 "fixtures' corpus); a --store was protected when it was indexed",
                 2,
             )
-        index, embedder = open_store(str(args.store), _store_refusal)
-        display = str(args.store)
-        corpus_checks.check_store(display, args.strict)
+        index, embedder = open_store(str(request.store), _store_refusal)
+        display = str(request.store)
+        corpus_checks.check_store(display, request.strict)
         root = corpus_checks.store_corpus_root(display)
     else:
-        display = fixture_corpus(args, fixture_set)
+        display = fixture_corpus(request.fixtures, request.corpus, fixture_set)
         root = display
     # The reference reports a missing corpus or store before a bad backend list.
     normaliser = run_checks.PathNormaliser.for_root(root)
-    extra, problems = run_checks.load_external_runs(args, fixture_set, config, normaliser)
-    if args.strict:
+    extra, problems = run_checks.load_external_runs(
+        request.runs, fixture_set, config, normaliser, request.member_prefix
+    )
+    if request.strict:
         run_checks.refuse(problems)
-    names = _choose_backends(args, config, extra)
-    if args.store is None:
-        index = _build_corpus(args, display)
+    names = _choose_backends(request, config, extra)
+    if request.store is None:
+        index = _build_corpus(request.build, display)
         embedder = HashEmbedder()
-    corpus_checks.check_anchors(str(args.fixtures), fixture_set, index, root, args.strict)
-    if args.granularity == "file":
-        run_checks.check_file_granularity(str(args.fixtures), fixture_set, args.strict)
+    corpus_checks.check_anchors(str(request.fixtures), fixture_set, index, root, request.strict)
+    if request.granularity == "file":
+        run_checks.check_file_granularity(str(request.fixtures), fixture_set, request.strict)
     # Every name becomes a Backend: the built-ins rank exactly like the harness's own
     # path, and also refuse a query vector of another dimension than the store's.
     chosen: list[str | Backend] = []
@@ -297,15 +312,27 @@ def score(args: argparse.Namespace) -> Scored:
             backend = run_checks.RepairedBackend(backend, normaliser)
         chosen.append(backend)
     corpus_root = os.path.abspath(root) if root is not None else None
-    reports = _evaluate(args, fixture_set, index, embedder, chosen, corpus_root)
-    run_checks.check_results(args, fixture_set, index, names, chosen, reports, outside, problems)
+    reports = _evaluate(request, fixture_set, index, embedder, chosen, corpus_root)
+    run_checks.check_results(
+        fixture_set,
+        index,
+        names,
+        chosen,
+        reports,
+        outside,
+        problems,
+        granularity=request.granularity,
+        strict=request.strict,
+    )
     comparison = (
-        harness.compare_reports(reports[0], reports[1], metrics, test=args.test)
-        if args.compare
+        harness.compare_reports(reports[0], reports[1], metrics, test=request.test)
+        if request.compare
         else None
     )
-    tags = tag_groups(reports, [case.tags for case in fixture_set.cases]) if args.by_tag else None
-    renderer = render.RENDERERS[args.format or next(iter(render.RENDERERS))]
+    tags = (
+        tag_groups(reports, [case.tags for case in fixture_set.cases]) if request.by_tag else None
+    )
+    renderer = render.RENDERERS[request.format or next(iter(render.RENDERERS))]
     # JSON carries an undecodable byte as its \udcXX escape (lossless); human output
     # quotes and escapes the name (docs/hostile-input.md#printing).
     shown = display if renderer.name == "json" else display_text(display)
@@ -316,8 +343,8 @@ def score(args: argparse.Namespace) -> Scored:
         comparison,
         metrics=metrics,
         tags=tags,
-        graded=args.graded,
-        granularity=args.granularity,
+        graded=request.graded,
+        granularity=request.granularity,
     )
     if renderer.name == "html":
         # The page shows what every query retrieved, read from the run itself; Jinja2
@@ -332,23 +359,23 @@ def score(args: argparse.Namespace) -> Scored:
     configs = backend_config.recorded_configs(names, config)
     if configs and renderer.name == "json":
         text = _with_configs(text, configs)
-    if getattr(args, "provenance", False):
+    if request.provenance:
         sources = {name: extra[name].source for name in names if name in extra}
         stamp = report_provenance(
-            str(args.fixtures),
+            str(request.fixtures),
             index,
             names,
             configs,
             sources,
-            None if args.store is None else str(args.store),
+            None if request.store is None else str(request.store),
         )
         text = _with_provenance(text, stamp)
-    if args.results is not None:
-        if args.results_format == "trec":
-            results = trec.trec_run_text(fixture_set, reports, granularity=args.granularity)
+    if request.results is not None:
+        if request.results_format == "trec":
+            results = trec.trec_run_text(fixture_set, reports, granularity=request.granularity)
         else:
             results = render_run(
-                display, index.embedder, fixture_set.cases, reports, granularity=args.granularity
+                display, index.embedder, fixture_set.cases, reports, granularity=request.granularity
             )
     else:
         results = None
@@ -367,7 +394,7 @@ def _saved(report: BackendReport, metrics: Sequence[Metric]) -> SavedBackend:
 
 
 def step_summary(
-    args: argparse.Namespace,
+    request: RunRequest,
     embedder: str,
     reports: Sequence[BackendReport],
     metrics: Sequence[Metric],
@@ -375,15 +402,32 @@ def step_summary(
 ) -> str:
     """The markdown `cce diff` would append for this comparison saved as two reports."""
     base, head = (_saved(report, metrics) for report in reports)
-    side = SavedReport(str(args.fixtures), None, embedder, (base, head))
+    side = SavedReport(str(request.fixtures), None, embedder, (base, head))
     report = diff_reports(
         side,
         side,
         base,
         head,
-        test=args.test,
-        correction=args.correction,
-        alpha=args.alpha,
-        by_tag=args.by_tag,
+        test=request.test,
+        correction=request.correction,
+        alpha=request.alpha,
+        by_tag=request.by_tag,
     )
     return render_diff_markdown(attrs.evolve(report, gate_active=True, gate_reasons=reasons))
+
+
+def gate_reasons(request: RunRequest, scored: Scored) -> tuple[str, ...]:
+    """The gate's reasons on `--compare A,B` (B is the head); () = passed or no gate.
+
+    Judged before anything is written, so a gate refused as uncalibrated leaves no
+    partial output behind."""
+    if scored.comparison is None:
+        return ()
+    return compare_gate(
+        request.gate,
+        scored.reports,
+        scored.metrics,
+        test=request.test,
+        correction=request.correction,
+        alpha=request.alpha,
+    )

@@ -13,33 +13,39 @@ aggregates over members are `cce_cli.evaluation.suite`; `--compare A,B` pairs qu
 
 from __future__ import annotations
 
-import argparse
 import concurrent.futures
 import contextlib
 import json
 import multiprocessing
 import signal
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import attrs
 
+from cce_cli.compare.gate import GateSpec
+from cce_cli.compare.pairing import DiffReport
 from cce_cli.errors import CliError
 from cce_cli.evaluation.suite import MemberResult, aggregate, backend_order
 from cce_cli.formats.suite_manifest import Member, SuiteManifest, read_manifest
 from cce_cli.output import display_text
+from cce_cli.runs.request import RunRequest
+from cce_cli.runs.single import Scored
 from cce_metrics import Metric
 
 
 @attrs.frozen(slots=True)
 class MemberTask:
-    """What a worker needs to score one member: the member, its corpus directory and the
-    command's options (plain values only, so the task pickles for any executor)."""
+    """What a worker needs to score one member: the member and the request it is scored
+    with (its fixtures and corpus in it), plain values only, so the task pickles for any
+    executor."""
 
     member: Member
-    corpus: str
-    options: Mapping[str, Any]
+    request: RunRequest
+    wants_results: bool = False
+    """Whether the suite writes `--results`, so the member returns its lines."""
+    results_format: str = "run"
 
 
 def score_member(task: MemberTask) -> MemberResult:
@@ -51,17 +57,8 @@ def score_member(task: MemberTask) -> MemberResult:
     from cce_cli.runs.single import score
     from cce_retrieval import PluginError, PluginInterrupt
 
-    args = argparse.Namespace(**dict(task.options))
-    wants_results = args.results is not None
-    args.fixtures = task.member.fixtures
-    args.dir = task.corpus
-    args.store = None
-    args.format = "json"
-    args.results = None
-    args.export_qrels = None
-    args.member_prefix = f"{task.member.name}/"
     try:
-        scored = score(args)
+        scored = score(task.request)
     except CliError as error:
         raise CliError(f"member {task.member.name!r}: {error}", error.exit_code) from None
     except PluginError as error:
@@ -74,8 +71,8 @@ def score_member(task: MemberTask) -> MemberResult:
         message = f"{error.message}; no Ctrl-C came, so the plugin raised it itself"
         raise CliError(f"member {task.member.name!r}: {message}") from None
     results_text = None
-    if wants_results:
-        results_text = _member_results(args, task, scored)
+    if task.wants_results:
+        results_text = _member_results(task, scored)
     values = tuple(
         (report.backend, tuple(backend_values(report, scored.metrics))) for report in scored.reports
     )
@@ -90,21 +87,22 @@ def score_member(task: MemberTask) -> MemberResult:
     )
 
 
-def _member_results(args: argparse.Namespace, task: MemberTask, scored: Any) -> str:
+def _member_results(task: MemberTask, scored: Scored) -> str:
     """What `--results` holds for this member, its case ids qualified as `member/id`."""
     from cce_cli.formats import trec
     from cce_cli.formats.results_file import render_run
 
     prefix = f"{task.member.name}/"
-    if args.results_format == "trec":
-        text = trec.trec_run_text(scored.fixture_set, scored.reports, granularity=args.granularity)
+    granularity = task.request.granularity
+    if task.results_format == "trec":
+        text = trec.trec_run_text(scored.fixture_set, scored.reports, granularity=granularity)
         return "".join(prefix + line + "\n" for line in text.splitlines() if line)
     text = render_run(
-        task.corpus,
+        str(task.request.corpus),
         scored.embedder,
         scored.fixture_set.cases,
         scored.reports,
-        granularity=args.granularity,
+        granularity=granularity,
     )
     lines = []
     for line in text.splitlines()[1:]:  # the header is the suite's, written once
@@ -132,20 +130,6 @@ def suite_results(
 
 
 # --- running the members -------------------------------------------------------------
-
-
-_PICKLABLE_OPTIONS = (str, int, float, bool, type(None))
-
-
-def member_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The command's options as plain values, for the member tasks."""
-    options: dict[str, Any] = {}
-    for key, value in vars(args).items():
-        if isinstance(value, _PICKLABLE_OPTIONS):
-            options[key] = value
-        elif isinstance(value, list) and all(isinstance(item, str) for item in value):
-            options[key] = list(value)
-    return options
 
 
 def run_members(
@@ -255,20 +239,25 @@ def _dask_executor(address: str) -> Iterator[concurrent.futures.Executor]:
 
 
 def member_tasks(
-    manifest: SuiteManifest, args: argparse.Namespace, cache_root: str, single_core: bool
+    manifest: SuiteManifest, request: RunRequest, cache_root: str, single_core: bool
 ) -> list[MemberTask]:
     """One task per member, corpora resolved (git members checked out) here, in manifest
     order. With `single_core` (several member workers, or a cluster whose worker processes
     may not start processes of their own) each member's build runs on one core."""
     from cce_cli.evaluation.corpora import member_corpus
 
-    options = member_options(args)
-    # Progress is the suite's, member by member; the members' own builds draw no bars.
-    options["progress"] = False
-    if single_core:
-        options["jobs"] = 1
     return [
-        MemberTask(member, member_corpus(member, cache_root), options)
+        MemberTask(
+            member,
+            request.for_member(
+                member.fixtures,
+                member_corpus(member, cache_root),
+                member.name,
+                single_core=single_core,
+            ),
+            wants_results=request.results is not None,
+            results_format=request.results_format,
+        )
         for member in manifest.members
     ]
 
@@ -281,16 +270,25 @@ def suite_cache_root() -> str:
     return cache_root()
 
 
-def run_suite(args: argparse.Namespace) -> int:
-    """`cce relevance SUITE.toml`: score every member, render the suite report, gate."""
-    from cce_cli.commands.gate_options import gate_spec
-    from cce_cli.output import write_stdout
-    from cce_cli.render.suite import render_suite
+@attrs.frozen(slots=True)
+class SuiteRun:
+    """A suite scored: its manifest, every member's result in manifest order, the
+    comparison over every query (with the gate's verdict on it when a gate is on) and the
+    report rendered in the requested format."""
 
+    manifest: SuiteManifest
+    results: tuple[MemberResult, ...]
+    comparison: DiffReport | None
+    text: str
+    gated: bool = False
+
+
+def check_suite_request(request: RunRequest) -> None:
+    """Refuse the options a suite cannot take (usage errors, exit 2)."""
     for flag, given in (
-        ("--store", args.store),
-        ("--dir", args.dir),
-        ("--export-qrels", args.export_qrels),
+        ("--store", request.store),
+        ("--dir", request.corpus),
+        ("--export-qrels", request.export_qrels),
     ):
         if given is not None:
             raise CliError(
@@ -298,46 +296,49 @@ def run_suite(args: argparse.Namespace) -> int:
                 "in the manifest",
                 exit_code=2,
             )
-    spec = gate_spec(args)
-    if spec.active and args.compare is None:
+
+
+def run_suite(request: RunRequest) -> SuiteRun:
+    """`cce relevance SUITE.toml`: score every member, write `--results`, compare, gate
+    and render the suite report; the caller prints it and reports the gate."""
+    from cce_cli.render.suite import render_suite
+
+    check_suite_request(request)
+    spec = request.gate
+    if spec.active and request.compare is None:
         raise CliError(
             "--fail-on-significant, --fail-on-query-regression and --min need --compare A,B "
             "(B is the head); or gate two saved suite reports with `cce diff`",
             exit_code=2,
         )
-    manifest = read_manifest(str(args.fixtures))
-    if args.config is None:
+    manifest = read_manifest(str(request.fixtures))
+    if request.config is None:
         from cce_cli.evaluation.configurations import config_for, requested
 
         # Read (and named on stderr) once here when a chosen backend needs it; the
         # members then take it as given, or, when none does, read nothing either.
-        wanted = requested(args.compare, args.backend, runs=args.run)
-        args.config = config_for(None, manifest.path, wanted).path
-        args.config_start = manifest.path
-    executor = getattr(args, "executor", None) or manifest.executor
-    jobs = 1 if executor is not None else (args.jobs or 1)
-    tasks = member_tasks(manifest, args, suite_cache_root(), executor is not None or jobs > 1)
-    forced = getattr(args, "progress", None)
-    shown = sys.stderr is not None and (sys.stderr.isatty() if forced is None else bool(forced))
+        wanted = requested(request.compare, request.backends, runs=list(request.runs))
+        request = attrs.evolve(
+            request,
+            config=config_for(None, manifest.path, wanted).path,
+            config_start=manifest.path,
+        )
+    executor = request.executor or manifest.executor
+    jobs = 1 if executor is not None else (request.build.jobs or 1)
+    tasks = member_tasks(manifest, request, suite_cache_root(), executor is not None or jobs > 1)
+    shown = request.build.wants_progress()
     results = run_members(tasks, jobs, executor, _member_progress if shown else None)
-    if args.results is not None:
+    if request.results is not None:
         from cce_cli.formats.results_file import write_run
 
-        write_run(str(args.results), suite_results(manifest, results, args.results_format))
+        write_run(str(request.results), suite_results(manifest, results, request.results_format))
     comparison = None
-    if args.compare is not None:
-        comparison = compare_suite(manifest, results, args)
+    if request.compare is not None:
+        comparison = compare_suite(manifest, results, request)
         if spec.active:
-            comparison = gate_suite(spec, comparison, results, args)
-    write_stdout(render_suite(manifest, results, args.format or "text", comparison))
-    if comparison is None or not spec.active:
-        return 0
-    from cce_cli.compare.gate import append_step_summary, report_gate
-    from cce_cli.render.diff import render_diff_markdown
-
-    # A gated comparison is a CI step: its job summary gets the diff, as `cce diff`'s.
-    append_step_summary(render_diff_markdown(comparison))
-    return report_gate(comparison.gate_reasons)
+            comparison = gate_suite(spec, comparison, results, request)
+    text = render_suite(manifest, results, request.format or "text", comparison)
+    return SuiteRun(manifest, tuple(results), comparison, text, spec.active)
 
 
 def _member_progress(done: int, total: int, running: str) -> None:
@@ -362,8 +363,8 @@ def flattened_backend(results: Sequence[MemberResult], backend: str) -> Any:
 
 
 def compare_suite(
-    manifest: SuiteManifest, results: Sequence[MemberResult], args: argparse.Namespace
-) -> Any:
+    manifest: SuiteManifest, results: Sequence[MemberResult], request: RunRequest
+) -> DiffReport:
     """The paired comparison of `--compare A,B` over every query of the suite."""
     from cce_cli.compare.pairing import SavedReport, diff_reports
 
@@ -376,20 +377,22 @@ def compare_suite(
         side,
         flattened_backend(results, base_name),
         flattened_backend(results, head_name),
-        test=args.test,
-        correction=args.correction,
-        alpha=args.alpha,
-        by_tag=args.by_tag,
+        test=request.test,
+        correction=request.correction,
+        alpha=request.alpha,
+        by_tag=request.by_tag,
     )
 
 
-def gate_suite(spec: Any, comparison: Any, results: Sequence[MemberResult], args: Any) -> Any:
+def gate_suite(
+    spec: GateSpec, comparison: DiffReport, results: Sequence[MemberResult], request: RunRequest
+) -> DiffReport:
     """The comparison with the gate's verdict on it: floors (`--min`) test the head's macro
     aggregate, or its micro aggregate with `--min-aggregate micro`."""
     from cce_cli.compare.gate import check_gate_metrics, evaluate_gate, refuse_uncalibrated_gate
 
     head = comparison.head.backend
-    which = getattr(args, "min_aggregate", None) or "macro"
+    which = request.min_aggregate or "macro"
 
     def head_value(item: Metric) -> float | None:
         found = aggregate(results, head, item)
@@ -397,13 +400,13 @@ def gate_suite(spec: Any, comparison: Any, results: Sequence[MemberResult], args
 
     shown = f"{display_text(head)} ({which} over the suite)"
     check_gate_metrics(spec, comparison.overall, head_value, shown)
-    refuse_uncalibrated_gate(spec, comparison.overall, args.test)
+    refuse_uncalibrated_gate(spec, comparison.overall, request.test)
     reasons = evaluate_gate(
         spec,
         comparison.overall,
         head_value,
         head=shown,
-        correction=args.correction,
-        alpha=args.alpha,
+        correction=request.correction,
+        alpha=request.alpha,
     )
     return attrs.evolve(comparison, gate_active=True, gate_reasons=reasons)
