@@ -232,9 +232,12 @@ def deps(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff check and ruff format --check over the whole tree."""
+    """ruff check and ruff format --check over the whole tree, then the import contracts:
+    the packages' layers, their boundaries and no import cycle (import-linter, configured
+    in pyproject.toml's [tool.importlinter]; docs/architecture.md#layers)."""
     session.run("uv", "run", "--locked", "ruff", "check", ".")
     session.run("uv", "run", "--locked", "ruff", "format", "--check", ".")
+    session.run("uv", "run", "--locked", "lint-imports", "--no-cache")
 
 
 @nox.session
