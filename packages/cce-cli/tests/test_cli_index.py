@@ -687,9 +687,7 @@ def test_walk_errors_line_and_warning() -> None:
         "warning: 1 directory could not be read; files under them were NOT indexed — the index "
         "may be incomplete and may differ across machines"
     ]
-    assert walk_error_warnings(3)[0].startswith(
-        "warning: 3 directories could not be read;"
-    )
+    assert walk_error_warnings(3)[0].startswith("warning: 3 directories could not be read;")
     assert walk_error_warnings(2, 2) == [
         "warning: 2 .gitignore files could not be read (not a regular file, or larger than "
         "8 MiB) and were ignored; files they would have excluded were indexed"

@@ -14,27 +14,19 @@ names different fixture files, it warns before anything else (`--strict` refuses
 from __future__ import annotations
 
 import argparse
-import sys
-
-import attrs
 
 from cce_cli.commands.evidence_options import add_evidence_arguments, evidence_from_args
 from cce_cli.commands.gate_options import add_gate_arguments, gate_spec
-from cce_cli.compare import pairing as diff_model
 from cce_cli.compare.gate import (
     append_step_summary,
-    check_gate_metrics,
-    evaluate_gate,
-    refuse_uncalibrated_gate,
     report_gate,
 )
-from cce_cli.errors import CliError
-from cce_cli.evaluation.provenance import differing_fixtures
-from cce_cli.output import display_text, write_stdout
+from cce_cli.output import write_stdout
 from cce_cli.render.diff import DIFF_RENDERERS, render_diff_markdown
+from cce_cli.runs.diff import DiffRequest, diff_saved
 from cce_stats import paired_test_names
 
-__all__ = ["append_step_summary", "check_fixtures_alike", "configure", "report_gate", "run"]
+__all__ = ["configure", "diff_request", "run"]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -80,66 +72,28 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_evidence_arguments(parser)
 
 
-def check_fixtures_alike(
-    base: diff_model.SavedReport, head: diff_model.SavedReport, strict: bool
-) -> None:
-    """Warn (refuse with `strict`) when both reports' provenance names different
-    fixture files: their per-query scores answer different questions."""
-    differing = differing_fixtures(base.provenance, head.provenance)
-    if not differing:
-        return
-    members = [name for name in differing if name]
-    which = "the fixture files" + (f" of {', '.join(members)}" if members else "")
-    message = (
-        f"{which} differ between {base.path} and {head.path} (fixtures_sha256 of their "
-        "provenance): the same case ids may not ask the same questions"
+def diff_request(args: argparse.Namespace) -> DiffRequest:
+    """The comparison the parsed arguments ask for; a gate flag that cannot apply is a
+    usage error (exit 2)."""
+    return DiffRequest(
+        str(args.base),
+        str(args.head),
+        backend=args.backend,
+        backends=args.backends,
+        test=args.test,
+        correction=args.correction,
+        alpha=args.alpha,
+        by_tag=bool(args.by_tag),
+        gate=gate_spec(args),
+        min_aggregate=args.min_aggregate,
+        strict=bool(args.strict),
     )
-    if strict:
-        raise CliError(f"{message}; --strict refuses to compare them")
-    print(f"warning: {message}", file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:
     """Load, pair, test, render; exit 3 when a gate flag fails."""
-    spec = gate_spec(args)
-    base = diff_model.load_report(str(args.base), args.min_aggregate)
-    head = diff_model.load_report(str(args.head), args.min_aggregate)
-    check_fixtures_alike(base, head, args.strict)
-    base_backend, head_backend = diff_model.select_backends(base, head, args.backend, args.backends)
-    report = diff_model.diff_reports(
-        base,
-        head,
-        base_backend,
-        head_backend,
-        test=args.test,
-        correction=args.correction,
-        alpha=args.alpha,
-        by_tag=args.by_tag,
-    )
-    evidence = evidence_from_args(args)
-    if evidence is not None:
-        queries = {**evidence.queries(), **report.queries}
-        report = attrs.evolve(report, evidence=evidence, queries=queries)
-    refuse_uncalibrated_gate(spec, report.overall, args.test)
-    if spec.active:
-        head_name = f"{display_text(head_backend.name)} ({display_text(head.path)})"
-        check_gate_metrics(spec, report.overall, head_backend.aggregate, head_name)
-        reasons = evaluate_gate(
-            spec,
-            report.overall,
-            head_backend.aggregate,
-            head=head_name,
-            correction=args.correction,
-            alpha=args.alpha,
-        )
-        report = attrs.evolve(report, gate_active=True, gate_reasons=reasons)
-    unpaired = len(report.unpaired_base) + len(report.unpaired_head)
-    if unpaired:
-        print(
-            f"warning: {unpaired} case{'s are' if unpaired != 1 else ' is'} in only one report "
-            "and excluded from the tests (listed in the output)",
-            file=sys.stderr,
-        )
+    diffed = diff_saved(diff_request(args), lambda: evidence_from_args(args))
+    report = diffed.report
     write_stdout(DIFF_RENDERERS[args.format].render(report))
     append_step_summary(render_diff_markdown(report))
     return report_gate(report.gate_reasons)
