@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -256,6 +256,9 @@ class Scored:
     results: str | None = None
     """What `--results` asks written (a `cce.run/v1` or TREC run), written by the caller
     once the gate has been evaluated, so a refused gate leaves no file behind."""
+    render_as: Callable[[str], str] | None = attrs.field(default=None, eq=False, repr=False)
+    """The run in another registered format (`render_as("html")`), as the command would
+    print it with that `--format`."""
 
 
 def score(request: RunRequest) -> Scored:
@@ -332,44 +335,52 @@ def score(request: RunRequest) -> Scored:
     tags = (
         tag_groups(reports, [case.tags for case in fixture_set.cases]) if request.by_tag else None
     )
-    renderer = render.RENDERERS[request.format or next(iter(render.RENDERERS))]
-    # JSON carries an undecodable byte as its \udcXX escape (lossless); human output
-    # quotes and escapes the name (docs/hostile-input.md#printing).
-    shown = display if renderer.name == "json" else display_text(display)
-    summary = render.RunSummary(
-        shown,
-        index.embedder,
-        reports,
-        comparison,
-        metrics=metrics,
-        tags=tags,
-        graded=request.graded,
-        granularity=request.granularity,
-    )
-    if renderer.name == "html":
-        # The page shows what every query retrieved, read from the run itself; Jinja2
-        # is imported only when a page is asked for.
-        from cce_cli.render.html import render_summary_page
-
-        run_text = render_run(display, index.embedder, fixture_set.cases, reports)
-        evidence = evidence_from_runs([("this run", run_text)], corpus=root, fixtures=fixture_set)
-        text = render_summary_page(summary, evidence)
-    else:
-        text = renderer.render(summary)
     configs = backend_config.recorded_configs(names, config)
-    if configs and renderer.name == "json":
-        text = _with_configs(text, configs)
-    if request.provenance:
-        sources = {name: extra[name].source for name in names if name in extra}
-        stamp = report_provenance(
-            str(request.fixtures),
-            index,
-            names,
-            configs,
-            sources,
-            None if request.store is None else str(request.store),
+    sources = {name: extra[name].source for name in names if name in extra}
+
+    def render_as(format_name: str) -> str:
+        """This run in the registered format `format_name`, as the command prints it."""
+        renderer = render.RENDERERS[format_name]
+        # JSON carries an undecodable byte as its \udcXX escape (lossless); human output
+        # quotes and escapes the name (docs/hostile-input.md#printing).
+        shown = display if renderer.name == "json" else display_text(display)
+        summary = render.RunSummary(
+            shown,
+            index.embedder,
+            reports,
+            comparison,
+            metrics=metrics,
+            tags=tags,
+            graded=request.graded,
+            granularity=request.granularity,
         )
-        text = _with_provenance(text, stamp)
+        if renderer.name == "html":
+            # The page shows what every query retrieved, read from the run itself; Jinja2
+            # is imported only when a page is asked for.
+            from cce_cli.render.html import render_summary_page
+
+            run_text = render_run(display, index.embedder, fixture_set.cases, reports)
+            evidence = evidence_from_runs(
+                [("this run", run_text)], corpus=root, fixtures=fixture_set
+            )
+            text = render_summary_page(summary, evidence)
+        else:
+            text = renderer.render(summary)
+        if configs and renderer.name == "json":
+            text = _with_configs(text, configs)
+        if request.provenance and renderer.name == "json":
+            stamp = report_provenance(
+                str(request.fixtures),
+                index,
+                names,
+                configs,
+                sources,
+                None if request.store is None else str(request.store),
+            )
+            text = _with_provenance(text, stamp)
+        return text
+
+    text = render_as(request.format or next(iter(render.RENDERERS)))
     if request.results is not None:
         if request.results_format == "trec":
             results = trec.trec_run_text(fixture_set, reports, granularity=request.granularity)
@@ -380,7 +391,14 @@ def score(request: RunRequest) -> Scored:
     else:
         results = None
     return Scored(
-        text, fixture_set, index.embedder, tuple(reports), comparison, tuple(metrics), results
+        text,
+        fixture_set,
+        index.embedder,
+        tuple(reports),
+        comparison,
+        tuple(metrics),
+        results,
+        render_as,
     )
 
 
