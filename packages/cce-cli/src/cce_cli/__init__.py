@@ -3,8 +3,9 @@
 Why it exists: it is the one package that composes the others - fixtures say what was
 expected, cce-retrieval what came back, cce-metrics how good that is, cce-stats whether
 a difference is real. The command line is the module `cce_cli.main`; the names below are the
-harness entry points for driving an evaluation from Python: evaluate backends over a
-fixture set, compare two of them, and render the result in any registered format.
+Python API (`cce_cli.api`, docs/python-api.md): run a fixture set or a suite, diff two
+saved reports, apply a gate and render any registered format, each as the command does;
+and the harness underneath: evaluate backends over a fixture set, compare two of them.
 """
 
 from __future__ import annotations
@@ -13,6 +14,22 @@ from __future__ import annotations
 # which a Ctrl-C cannot be caught yet; mypy treats any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from cce_cli.api import (
+        BuildOptions,
+        DiffRequest,
+        DiffResult,
+        GateSpec,
+        GateVerdict,
+        RelevanceReport,
+        RunRequest,
+        SuiteReport,
+        apply_gate,
+        diff_saved_reports,
+        gate,
+        render_report,
+        run_relevance,
+        run_suite,
+    )
     from cce_cli.errors import CliError
     from cce_cli.evaluation.harness import (
         COMPARED_METRICS,
@@ -39,6 +56,20 @@ if TYPE_CHECKING:
 # `cce_cli.entry`) is instant: a Ctrl-C during the heavy imports behind these names is
 # then caught by `cce_cli.entry`, not printed as a traceback.
 _LAZY: dict[str, str] = {
+    "BuildOptions": "cce_cli.api",
+    "DiffRequest": "cce_cli.api",
+    "DiffResult": "cce_cli.api",
+    "GateSpec": "cce_cli.api",
+    "GateVerdict": "cce_cli.api",
+    "RelevanceReport": "cce_cli.api",
+    "RunRequest": "cce_cli.api",
+    "SuiteReport": "cce_cli.api",
+    "apply_gate": "cce_cli.api",
+    "diff_saved_reports": "cce_cli.api",
+    "gate": "cce_cli.api",
+    "render_report": "cce_cli.api",
+    "run_relevance": "cce_cli.api",
+    "run_suite": "cce_cli.api",
     "CliError": "cce_cli.errors",
     "COMPARED_METRICS": "cce_cli.evaluation.harness",
     "BackendError": "cce_cli.evaluation.harness",
@@ -78,18 +109,32 @@ __all__ = [
     "REPORT_SCHEMA",
     "BackendError",
     "BackendReport",
+    "BuildOptions",
     "CaseReport",
     "CliError",
     "Comparison",
+    "DiffRequest",
+    "DiffResult",
+    "GateSpec",
+    "GateVerdict",
     "MetricComparison",
+    "RelevanceReport",
     "Renderer",
+    "RunRequest",
     "RunSummary",
+    "SuiteReport",
     "TagGroup",
+    "apply_gate",
     "compare_reports",
+    "diff_saved_reports",
     "evaluate",
     "evaluate_backend",
+    "gate",
     "parse_backends",
     "render_human",
     "render_json",
+    "render_report",
+    "run_relevance",
+    "run_suite",
     "tag_groups",
 ]
