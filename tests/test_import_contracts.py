@@ -4,7 +4,8 @@ Why it exists: docs/architecture.md#layers promises that the packages' layers, t
 boundaries and the absence of import cycles are enforced by import-linter (the
 `[tool.importlinter]` contracts of pyproject.toml). A contract that never fails
 enforces nothing, so each test copies the packages' sources to a temporary directory,
-injects one forbidden import (an upward one, a cycle, a leaf package reaching another)
+injects one forbidden import (an upward one, a cycle, a leaf package reaching another,
+argparse below the commands)
 and runs `lint-imports` on the copy with the project's own configuration: the named
 contract must break, and the untouched copy must keep every contract.
 """
@@ -63,7 +64,7 @@ def _inject(copy: Path, module: str, line: str) -> None:
 def test_the_copied_sources_keep_every_contract(sources: Path) -> None:
     status, output = _lint(sources)
     assert status == 0, output
-    assert "Contracts: 5 kept, 0 broken." in output
+    assert "Contracts: 6 kept, 0 broken." in output
 
 
 def test_an_upward_import_in_cce_cli_breaks_its_layers(sources: Path) -> None:
@@ -110,3 +111,11 @@ def test_a_deep_import_of_cce_retrieval_from_cce_cli_is_refused(sources: Path) -
     assert status == 1
     assert "cce-cli reaches cce-retrieval only through its top-level names" in output
     assert "BROKEN" in output
+
+
+def test_argparse_below_the_commands_is_refused(sources: Path) -> None:
+    # A run reaches the layers below the commands as a typed request, never as a Namespace.
+    _inject(sources, "cce-cli/cce_cli/compare/gate.py", "import argparse")
+    status, output = _lint(sources, "no-argparse-below-commands")
+    assert status == 1
+    assert "cce_cli.compare.gate -> argparse" in output
