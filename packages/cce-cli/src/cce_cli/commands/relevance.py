@@ -1,12 +1,12 @@
 """`cce relevance FIXTURES`: score the retrieval pipeline against a labeled fixture set.
 
-Why it exists: this is the edge where the relevance harness meets the user. It owns the command's
-arguments (docs/harness.md#arguments), the order in which inputs are read and checked - which
-decides which error a user sees first (docs/harness.md#processing-order) - the corpus path and its
-displayed form with Rust `Path` semantics (docs/harness.md#corpus-path), store mode and the refusal
-to score a store whose embedder fails its health check (docs/harness.md#store-mode), and writing the
-whole rendering to stdout in one go (docs/harness.md#output-and-exit-status). Evaluation is
-`cce_cli.evaluation.harness`, rendering `cce_cli.render.relevance`.
+Why it exists: this is the edge where the relevance harness meets the user. It owns the
+command's arguments (docs/harness.md#arguments) and turns them into one frozen
+`RunRequest` (`run_request`), the only form in which a run reaches the layers below;
+it refuses the flag combinations that cannot work, and writes the whole rendering to
+stdout in one go, then the gate's lines and status (docs/harness.md#output-and-exit-status).
+Reading, checking, scoring and rendering one fixture set is `cce_cli.runs.single`, a
+suite `cce_cli.runs.suite`.
 
 The flags beyond the reference's leave the default output alone: `--format` picks a
 renderer, `--results` also writes the `cce.run/v1` file, `--by-tag` adds per-tag

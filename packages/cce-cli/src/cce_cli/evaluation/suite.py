@@ -1,15 +1,12 @@
-"""Running a suite: every member scored as its own fixture set, in parallel or on a Dask
-cluster, then aggregated over repositories and compared over every query.
+"""A suite's members scored, and their aggregates over repositories.
 
-Why it exists: a benchmark of many repositories is one input. Each member is scored by
-exactly the code path `cce relevance MEMBER_FIXTURES --dir CORPUS` runs, so its block in
-the suite report is the report that command prints. Members are independent tasks: they
-run in `--jobs N` worker processes or on a Dask cluster (`--executor dask://HOST:PORT`),
-and the report is assembled in manifest order, so its bytes do not depend on where or in
-which order members ran. Aggregates are per backend and metric, over all members and per
-group: `macro` (the mean of the members' means) and `micro` (the mean over all queries),
-both from full-precision values. `--compare A,B` pairs queries by `member/case-id` over
-the whole suite (docs/suites.md).
+Why it exists: a suite report and a suite comparison are built from every member's
+result, whichever process or Dask worker scored it (`cce_cli.runs.suite` runs them).
+This module owns that result as plain values (a member's JSON report, its full-precision
+per-query values and its cases' tags) and the aggregates over members, per backend and
+metric, over all members and per group: `macro` (the mean of the members' means) and
+`micro` (the mean over all queries), both from full-precision values, summed in manifest
+and case order (docs/suites.md).
 """
 
 from __future__ import annotations
