@@ -45,13 +45,22 @@ def test_a_run_is_the_commands_report_in_every_format(run_cce: RunCce) -> None:
         assert code == 0 and render_report(report, name) == out
 
 
-def test_a_compared_run_with_tags_and_metrics_is_the_commands_json(run_cce: RunCce) -> None:
+def test_a_compared_run_with_tags_and_metrics_is_the_commands_json(
+    run_cce: RunCce, tmp_path: Path
+) -> None:
     options = ("--compare", "bm25,hybrid", "--by-tag", "--metrics", "ndcg", "--test", "signed-rank")
-    code, out, _ = run_cce("relevance", CODE, *options, "--json")
+    cli_results, api_results = tmp_path / "cli.jsonl", tmp_path / "api.jsonl"
+    code, out, _ = run_cce("relevance", CODE, *options, "--json", "--results", str(cli_results))
     report = run_relevance(
-        CODE, compare="bm25,hybrid", by_tag=True, metrics="ndcg", test="signed-rank"
+        CODE,
+        compare="bm25,hybrid",
+        by_tag=True,
+        metrics="ndcg",
+        test="signed-rank",
+        results=str(api_results),
     )
     assert code == 0 and report.json() == out
+    assert api_results.read_bytes() == cli_results.read_bytes()
 
 
 def test_a_gate_verdict_on_a_run_is_the_commands(run_cce: RunCce) -> None:

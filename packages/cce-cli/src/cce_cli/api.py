@@ -26,6 +26,7 @@ from cce_cli.errors import CliError
 from cce_cli.evaluation.building import BuildOptions
 from cce_cli.evaluation.harness import GRANULARITIES
 from cce_cli.evaluation.suite import aggregate, backend_order, chosen_metrics
+from cce_cli.formats.results_file import write_run
 from cce_cli.formats.suite_manifest import looks_like_suite
 from cce_cli.render.diff import DIFF_RENDERERS
 from cce_cli.render.relevance import RENDERERS
@@ -193,7 +194,10 @@ def run_relevance(fixtures: str | RunRequest, **options: Any) -> RelevanceReport
         raise CliError(f"{request.fixtures} is a suite manifest: use run_suite")
     if request.gate.active and request.compare is None:
         raise CliError("a gate needs compare='A,B' (B is the head)", exit_code=2)
-    return RelevanceReport(request, single.score(request))
+    scored = single.score(request)
+    if scored.results is not None:
+        write_run(str(request.results), scored.results)
+    return RelevanceReport(request, scored)
 
 
 # --- a suite -----------------------------------------------------------------------------
