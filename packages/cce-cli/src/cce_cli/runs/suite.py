@@ -326,7 +326,7 @@ def run_suite(request: RunRequest) -> SuiteRun:
     executor = request.executor or manifest.executor
     jobs = 1 if executor is not None else (request.build.jobs or 1)
     tasks = member_tasks(manifest, request, suite_cache_root(), executor is not None or jobs > 1)
-    shown = request.build.wants_progress()
+    shown = sys.stderr is not None and request.build.wants_progress()
     results = run_members(tasks, jobs, executor, _member_progress if shown else None)
     if request.results is not None:
         from cce_cli.formats.results_file import write_run
