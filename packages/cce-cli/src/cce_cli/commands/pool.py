@@ -30,6 +30,7 @@ from cce_cli.errors import CliError
 from cce_cli.evaluation import configurations as backend_config
 from cce_cli.evaluation import corpus_checks, harness, run_checks
 from cce_cli.evaluation.anchor_check import file_line_count
+from cce_cli.evaluation.building import BuildOptions
 from cce_cli.evaluation.corpora import local_member_corpus, member_corpus
 from cce_cli.evaluation.corpus_paths import corpus_path, rust_parent
 from cce_cli.evaluation.indexes import open_store, remote_problem
@@ -173,16 +174,53 @@ def _parse(path: str) -> tuple[FixtureSet, set[str], dict[str, dict[str, Any]]]:
     return fixture_set, drafts, raw_cases
 
 
-def _index(args: argparse.Namespace, fixture_set: FixtureSet) -> tuple[Index, QueryEmbedder]:
-    if args.store is not None:
-        if args.protection is not None:
+@attrs.frozen(slots=True)
+class PoolRequest:
+    """One `cce pool`: what to pool (or, with `apply`, which judgments to merge) and
+    where the result goes; a suite's member is this request with its own fixtures and
+    corpus (`attrs.evolve`)."""
+
+    fixtures: str
+    backends: str = "bm25,vector,hybrid"
+    depth: int = DEFAULT_DEPTH
+    corpus: str | None = None
+    store: str | None = None
+    runs: tuple[str, ...] = ()
+    config: str | None = None
+    config_start: str | None = None
+    strict: bool = False
+    apply: str | None = None
+    output: str | None = None
+    build: BuildOptions = attrs.field(factory=BuildOptions)
+
+
+def pool_request(args: argparse.Namespace) -> PoolRequest:
+    """The pooling the parsed arguments ask for."""
+    return PoolRequest(
+        str(args.fixtures),
+        backends=args.backends,
+        depth=args.depth,
+        corpus=None if args.dir is None else str(args.dir),
+        store=None if args.store is None else str(args.store),
+        runs=tuple(str(option) for option in args.run),
+        config=None if args.config is None else str(args.config),
+        strict=bool(args.strict),
+        apply=None if args.apply is None else str(args.apply),
+        output=None if args.output is None else str(args.output),
+        build=build_options(args),
+    )
+
+
+def _index(request: PoolRequest, fixture_set: FixtureSet) -> tuple[Index, QueryEmbedder]:
+    if request.store is not None:
+        if request.build.protection is not None:
             raise CliError(
                 "--protection applies when pool builds the corpus (--dir or the fixtures' "
                 "corpus); a --store was protected when it was indexed",
                 2,
             )
-        return open_store(str(args.store), remote_problem)
-    built = build_fixture_corpus(str(args.fixtures), args.dir, fixture_set, build_options(args))
+        return open_store(str(request.store), remote_problem)
+    built = build_fixture_corpus(str(request.fixtures), request.corpus, fixture_set, request.build)
     return built[0], HashEmbedder()
 
 
@@ -194,15 +232,15 @@ def _write(path: str, text: str, what: str) -> None:
 
 
 def _check_runs(
-    args: argparse.Namespace,
+    request: PoolRequest,
     fixture_set: FixtureSet,
     external: dict[str, runs.ExternalRun],
 ) -> dict[str, int]:
     """Repair the runs' unambiguous paths in place and report their case ids; the number
     of problems per run."""
-    root = corpus_checks.store_corpus_root(str(args.store)) if args.store else None
-    if args.store is None:
-        root = fixture_corpus(str(args.fixtures), args.dir, fixture_set)
+    root = corpus_checks.store_corpus_root(str(request.store)) if request.store else None
+    if request.store is None:
+        root = fixture_corpus(str(request.fixtures), request.corpus, fixture_set)
     normaliser = run_checks.PathNormaliser.for_root(root)
     problems: dict[str, int] = {}
     for name, loaded in list(external.items()):
@@ -216,66 +254,70 @@ def _check_runs(
     return problems
 
 
-def _pool(args: argparse.Namespace) -> int:
-    lines = _pool_suite(args) if looks_like_suite(str(args.fixtures)) else _pool_lines(args)
+def _pool(request: PoolRequest) -> int:
+    lines = (
+        _pool_suite(request) if looks_like_suite(str(request.fixtures)) else _pool_lines(request)
+    )
     text = "".join(lines)
-    if args.output is None:
+    if request.output is None:
         write_stdout(text)
     else:
-        _write(str(args.output), text, "judging file")
-        print(f"wrote {len(lines)} judging lines to {args.output}", file=sys.stderr)
+        _write(str(request.output), text, "judging file")
+        print(f"wrote {len(lines)} judging lines to {request.output}", file=sys.stderr)
     return 0
 
 
-def _pool_suite(args: argparse.Namespace) -> list[str]:
+def _pool_suite(request: PoolRequest) -> list[str]:
     """Every member's judging lines, in manifest order, case ids `member/case-id`; each
     member pooled over its own corpus (git members checked out first)."""
-    for flag, given in (("--dir", args.dir), ("--store", args.store)):
+    for flag, given in (("--dir", request.corpus), ("--store", request.store)):
         if given is not None:
             raise CliError(f"{flag} does not apply to a suite: its members name their corpora", 2)
-    if args.run:
+    if request.runs:
         raise CliError("--run does not apply to a suite's pool; pool its members one by one", 2)
     from cce_cli.runs.suite import suite_cache_root
 
-    manifest = read_manifest(str(args.fixtures))
-    wanted = backend_config.requested(args.backends, runs=args.run)
-    config = args.config or backend_config.config_for(None, manifest.path, wanted).path
+    manifest = read_manifest(str(request.fixtures))
+    wanted = backend_config.requested(request.backends, runs=request.runs)
+    config = request.config or backend_config.config_for(None, manifest.path, wanted).path
     cache = suite_cache_root()
     lines: list[str] = []
     for member in manifest.members:
-        member_args = argparse.Namespace(**vars(args))
-        member_args.fixtures = member.fixtures
-        member_args.dir = member_corpus(member, cache)
-        member_args.config = config
-        member_args.config_start = manifest.path
-        lines += _pool_lines(member_args, f"{member.name}/")
+        member_request = attrs.evolve(
+            request,
+            fixtures=member.fixtures,
+            corpus=member_corpus(member, cache),
+            config=config,
+            config_start=manifest.path,
+        )
+        lines += _pool_lines(member_request, f"{member.name}/")
     return lines
 
 
-def _pool_lines(args: argparse.Namespace, id_prefix: str = "") -> list[str]:
+def _pool_lines(request: PoolRequest, id_prefix: str = "") -> list[str]:
     """One fixture set's judging lines (case ids behind `id_prefix`)."""
-    fixture_set, _, _ = _parse(str(args.fixtures))
-    start = getattr(args, "config_start", None) or str(args.fixtures)
-    wanted = backend_config.requested(args.backends, runs=args.run)
-    config = backend_config.config_for(args.config, start, wanted)
+    fixture_set, _, _ = _parse(str(request.fixtures))
+    start = request.config_start or str(request.fixtures)
+    wanted = backend_config.requested(request.backends, runs=request.runs)
+    config = backend_config.config_for(request.config, start, wanted)
     external: dict[str, runs.ExternalRun] = {}
-    for option in args.run:
+    for option in request.runs:
         name, path, selected = runs.parse_run_option(str(option))
         external[name] = runs.load_run(name, path, selected)
-    names = backend_config.choose(args.backends, config, external, flag="--backends")
-    index, embedder = _index(args, fixture_set)
-    problems = _check_runs(args, fixture_set, external)
+    names = backend_config.choose(request.backends, config, external, flag="--backends")
+    index, embedder = _index(request, fixture_set)
+    problems = _check_runs(request, fixture_set, external)
     backends = [backend_config.instantiate(name, config, external) for name in names]
     lines = []
     pooled: dict[str, list[list[SearchResult]]] = {name: [] for name in external}
     for case in fixture_set.cases:
         query = harness.Query(case.query, embedder, case_id=case.id)
-        ranked = [harness.run_backend(index, backend, query, args.depth) for backend in backends]
+        ranked = [harness.run_backend(index, backend, query, request.depth) for backend in backends]
         for name, results in zip(names, ranked, strict=True):
             if name in pooled:
                 pooled[name].append(results)
         shown = attrs.evolve(case, id=id_prefix + case.id) if id_prefix else case
-        candidates = pool_candidates(ranked, args.depth, _snippet_protection(args))
+        candidates = pool_candidates(ranked, request.depth, _snippet_protection(request))
         lines.append(render_judging_line(shown, candidates) + "\n")
     paths = run_checks.corpus_paths(index)
     for name, rankings in pooled.items():
@@ -285,17 +327,17 @@ def _pool_lines(args: argparse.Namespace, id_prefix: str = "") -> list[str]:
         )
         run_checks.report(name, external[name].source, findings)
         problems[name] += sum(finding.count for finding in findings)
-    if args.strict:
+    if request.strict:
         run_checks.refuse(problems)
     return lines
 
 
-def _snippet_protection(args: argparse.Namespace) -> Callable[[str, str], str] | None:
+def _snippet_protection(request: PoolRequest) -> Callable[[str, str], str] | None:
     """Under strict protection, what a snippet's source text goes through before it is
     cut. The strict build has already redacted the index's text; redacting again (strict
     protection is idempotent) keeps the judging file, which people read and commit, safe
     whatever a backend returned as content."""
-    if args.protection != _STRICT:
+    if request.build.protection != _STRICT:
         return None
     return lambda text, path: protect_text(text, _STRICT, path)
 
@@ -309,27 +351,29 @@ def _relocated_corpus(fixtures: str, output: str, corpus: str) -> str:
     return os.path.relpath(resolved, out_dir)
 
 
-def _apply(args: argparse.Namespace) -> int:
-    if args.output is None:
+def _apply(request: PoolRequest) -> int:
+    if request.output is None:
         raise CliError("--apply needs -o OUT, the fixture file to write", exit_code=2)
-    judged_path = str(args.apply)
+    judged_path = str(request.apply)
     try:
         judged = parse_judging(judged_path, read_fixture_text(judged_path, input_files.JUDGMENTS))
     except JudgingError as error:
         raise CliError(str(error)) from None
-    if not looks_like_suite(str(args.fixtures)):
-        _apply_to(str(args.fixtures), judged_path, judged, str(args.output), args.dir).write()
+    if not looks_like_suite(str(request.fixtures)):
+        _apply_to(
+            str(request.fixtures), judged_path, judged, str(request.output), request.corpus
+        ).write()
         return 0
     # A suite's judging file holds `member/case-id` lines: each member's go to its own
     # fixture file, written as OUT/<member>.jsonl.
-    manifest = read_manifest(str(args.fixtures))
+    manifest = read_manifest(str(request.fixtures))
     prefixes = [f"{member.name}/" for member in manifest.members]
     for stray in (j.id for j in judged if not j.id.startswith(tuple(prefixes))):
         print(f"warning: {judged_path}: case {stray!r} names no member", file=sys.stderr)
     try:
-        os.makedirs(str(args.output), exist_ok=True)
+        os.makedirs(str(request.output), exist_ok=True)
     except OSError as error:
-        raise CliError(f"could not make {args.output}: {describe_os_error(error)}") from None
+        raise CliError(f"could not make {request.output}: {describe_os_error(error)}") from None
     from cce_cli.runs.suite import suite_cache_root
 
     cache = suite_cache_root()
@@ -338,7 +382,7 @@ def _apply(args: argparse.Namespace) -> int:
         mine = tuple(
             attrs.evolve(j, id=j.id[len(prefix) :]) for j in judged if j.id.startswith(prefix)
         )
-        output = os.path.join(str(args.output), f"{member.name}.jsonl")
+        output = os.path.join(str(request.output), f"{member.name}.jsonl")
         corpus = local_member_corpus(member, cache)
         merged.append(_apply_to(member.fixtures, judged_path, mine, output, corpus))
     # Every member's file parsed before the first is replaced: all are written, or none.
@@ -442,4 +486,5 @@ def run(args: argparse.Namespace) -> int:
     if args.apply is not None:
         outputs += suite_member_outputs(args, "-o")
     refuse_output_over_input(outputs, [*evaluation_inputs(args), args.apply])
-    return _apply(args) if args.apply is not None else _pool(args)
+    request = pool_request(args)
+    return _apply(request) if request.apply is not None else _pool(request)
