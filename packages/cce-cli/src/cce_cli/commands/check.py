@@ -27,6 +27,7 @@ import attrs
 from cce_cli.commands.build_options import add_build_options, add_protection_argument, build_options
 from cce_cli.errors import CliError
 from cce_cli.evaluation.anchor_check import CorpusFacts, Problem, fixture_problems
+from cce_cli.evaluation.building import BuildOptions
 from cce_cli.evaluation.corpus_checks import stale_store_message, store_corpus_root
 from cce_cli.evaluation.corpus_paths import corpus_path, unusable_corpus
 from cce_cli.evaluation.indexes import build_or_fail
@@ -75,7 +76,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 class _Corpora:
     """Every index the run needs, built or loaded at most once."""
 
-    args: argparse.Namespace
+    corpus: str | None
+    """`--dir`: the corpus every fixture file is checked against."""
+    store: str | None
+    """`--store`: the persisted store every fixture file is checked against."""
+    build: BuildOptions
     built: dict[str, CorpusFacts | Problem] = attrs.Factory(dict)
     # Problems of a corpus rather than of a fixture file (a stale store), said once.
     notes: list[Problem] = attrs.Factory(list)
@@ -85,10 +90,10 @@ class _Corpora:
     def facts_for(self, file: str, fixture_set: FixtureSet) -> CorpusFacts | Problem:
         if file in self.member_corpora:
             return self._cached(self.member_corpora[file], file, None, self._build)
-        if self.args.store is not None:
-            return self._cached(self.args.store, file, None, self._load_store)
-        if self.args.dir is not None:
-            return self._cached(self.args.dir, file, None, self._build)
+        if self.store is not None:
+            return self._cached(self.store, file, None, self._load_store)
+        if self.corpus is not None:
+            return self._cached(self.corpus, file, None, self._build)
         if fixture_set.corpus is None:
             return Problem(
                 file,
@@ -122,7 +127,7 @@ class _Corpora:
             return Problem(
                 "", None, "error", f"corpus {display_text(directory)} is not a directory"
             )
-        index = build_or_fail(directory, HashEmbedder(), build=build_options(self.args)).index
+        index = build_or_fail(directory, HashEmbedder(), build=self.build).index
         if not index.chunks:
             shown = display_text(directory)
             return Problem("", None, "error", f"corpus {shown} resolves to no indexable files")
@@ -149,7 +154,7 @@ def _fixture_files(paths: Sequence[str], corpora: _Corpora) -> list[str]:
         if not looks_like_suite(path):
             files.append(path)
             continue
-        if corpora.args.dir is not None or corpora.args.store is not None:
+        if corpora.corpus is not None or corpora.store is not None:
             raise CliError(
                 f"{path} is a suite: its members name their corpora; drop --dir and --store",
                 2,
@@ -226,7 +231,11 @@ def run(args: argparse.Namespace) -> int:
             "when it was indexed",
             2,
         )
-    corpora = _Corpora(args)
+    corpora = _Corpora(
+        None if args.dir is None else str(args.dir),
+        None if args.store is None else str(args.store),
+        build_options(args),
+    )
     problems: list[Problem] = []
     for file in _fixture_files([str(file) for file in args.fixtures], corpora):
         problems.extend(check_file(file, corpora))
