@@ -17,6 +17,8 @@ import os
 import sys
 import time
 
+import attrs
+
 from cce_cli.commands.build_options import (
     add_build_options,
     add_protection_argument,
@@ -24,6 +26,7 @@ from cce_cli.commands.build_options import (
     build_options,
 )
 from cce_cli.errors import CliError
+from cce_cli.evaluation.building import BuildOptions
 from cce_cli.evaluation.indexes import (
     embedder_failure,
     persist_or_fail,
@@ -143,16 +146,56 @@ def summary_lines(
     return heading + "".join(f"  {label:<18}: {value}\n" for label, value in rows)
 
 
+@attrs.frozen(slots=True)
+class IndexRequest:
+    """One `cce index`: the directory, where its store goes, the embedder, whether
+    secrets are protected and metrics logged, and how the build runs."""
+
+    directory: str
+    store: str | None = None
+    embedder: str = "hash"
+    model: str | None = None
+    allow_secrets: bool = False
+    no_metrics: bool = False
+    build: BuildOptions = attrs.field(factory=BuildOptions)
+
+    @property
+    def protection(self) -> str:
+        return self.build.protection or DEFAULT_PROTECTION
+
+
+def index_request(args: argparse.Namespace) -> IndexRequest:
+    """The indexing the parsed arguments ask for; a missing or unusable directory and
+    contradicting protection flags are refused."""
+    directory: str | None = args.dir
+    if directory is None:
+        raise CliError("index requires a directory")
+    if not os.path.isdir(directory):
+        raise CliError(f"not a directory: {directory}")
+    request = IndexRequest(
+        directory,
+        store=args.store,
+        embedder=args.embedder,
+        model=args.model,
+        allow_secrets=bool(args.allow_secrets),
+        no_metrics=bool(args.no_metrics),
+        build=build_options(args),
+    )
+    if request.allow_secrets and request.protection != DEFAULT_PROTECTION:
+        raise CliError("--allow-secrets and --protection strict contradict each other", 2)
+    return request
+
+
 def _report(
-    args: argparse.Namespace,
-    directory: str,
+    request: IndexRequest,
     store_path: str,
     result: BuildResult | RecordedBuild,
     index_bytes: int,
     started: float,
 ) -> int:
     """The metrics event, the summary and the warnings that end every `cce index`."""
-    if not args.no_metrics:
+    directory = request.directory
+    if not request.no_metrics:
         write_index_event(
             store_path,
             directory,
@@ -166,30 +209,29 @@ def _report(
     write_stdout(summary_lines(directory, store_path, result, time.perf_counter() - started))
     for warning in walk_error_warnings(result.walk_errors, result.gitignore_errors):
         print(warning, file=sys.stderr)
-    print_protection_notice(result, getattr(args, "verbose", False))
+    print_protection_notice(result, request.build.verbose)
     return 0
 
 
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
-    directory: str | None = args.dir
-    if directory is None:
-        raise CliError("index requires a directory")
-    if not os.path.isdir(directory):
-        raise CliError(f"not a directory: {directory}")
-    protection: str = args.protection
-    if args.allow_secrets and protection != DEFAULT_PROTECTION:
-        raise CliError("--allow-secrets and --protection strict contradict each other", 2)
-    store_path = resolve_store_path(args.store, directory)
-    embedder = select_embedder(args.embedder, args.model)
-    protect = not args.allow_secrets
+    request = index_request(args)
+    store_path = resolve_store_path(request.store, request.directory)
+    embedder = select_embedder(request.embedder, request.model)
+    protect = not request.allow_secrets
     if not protect:
         print(ALLOW_SECRETS_WARNING, file=sys.stderr)
 
     persisted = persist_or_fail(
-        directory, embedder, store_path, protect, build_options(args), protection, _print_warning
+        request.directory,
+        embedder,
+        store_path,
+        protect,
+        request.build,
+        request.protection,
+        _print_warning,
     )
-    return _report(args, directory, store_path, persisted.build, persisted.store.size, started)
+    return _report(request, store_path, persisted.build, persisted.store.size, started)
 
 
 def _print_warning(message: str) -> None:
