@@ -18,6 +18,8 @@ import re
 import time
 from collections.abc import Sequence
 
+import attrs
+
 from cce_cli.errors import CliError
 from cce_cli.evaluation.indexes import capitalize, open_store, remote_problem
 from cce_cli.formats.event_log import append_event
@@ -191,8 +193,41 @@ def search_event(
     }
 
 
+@attrs.frozen(slots=True)
+class SearchRequest:
+    """One `cce search`: the query, the store it runs against, how many results, whether
+    the graph boost applies, the backend (None: the cce search pipeline) and the output."""
+
+    query: str
+    store: str | None = None
+    directory: str | None = None
+    top_k: int = DEFAULT_TOP_K
+    graph: bool = True
+    as_json: bool = False
+    no_metrics: bool = False
+    backend: str | None = None
+    config: str | None = None
+
+
+def search_request(args: argparse.Namespace) -> SearchRequest:
+    """The search the parsed arguments ask for; the directory given twice is refused."""
+    if args.positional_dir is not None and args.dir is not None:
+        raise CliError("give the directory once: either DIR or --dir", 2)
+    return SearchRequest(
+        args.query,
+        store=args.store,
+        directory=args.dir if args.dir is not None else args.positional_dir,
+        top_k=args.top_k,
+        graph=not args.no_graph,
+        as_json=bool(args.json),
+        no_metrics=bool(args.no_metrics),
+        backend=args.backend,
+        config=args.config,
+    )
+
+
 def _search_backend(
-    args: argparse.Namespace, index: Index, embedder: QueryEmbedder, graph_enabled: bool
+    request: SearchRequest, index: Index, embedder: QueryEmbedder
 ) -> list[SearchResult]:
     """`--backend NAME`: a registered or configured backend; `--no-graph` turns its
     `graph` parameter off when it has one."""
@@ -200,45 +235,44 @@ def _search_backend(
     from cce_cli.evaluation import configurations as backend_config
     from cce_retrieval import BackendConfigError, Query, backend_spec
 
-    wanted = backend_config.requested(str(args.backend))
-    config = backend_config.config_for(args.config, os.getcwd(), wanted)
-    name = backend_config.choose(str(args.backend), config)
+    wanted = backend_config.requested(str(request.backend))
+    config = backend_config.config_for(request.config, os.getcwd(), wanted)
+    name = backend_config.choose(str(request.backend), config)
     if len(name) != 1:
         raise CliError("--backend takes exactly one backend name")
     named = config.backends.get(name[0])
     base = named.use if named is not None else name[0]
     overrides: dict[str, object] = {}
-    if not graph_enabled and backend_spec(base).param("graph") is not None:
+    if not request.graph and backend_spec(base).param("graph") is not None:
         overrides["graph"] = False
     backend = backend_config.instantiate(name[0], config, None, overrides)
     try:
-        return backend.search(index, Query(args.query, embedder), args.top_k)
+        return backend.search(index, Query(request.query, embedder), request.top_k)
     except (EmbeddingSpaceError, BackendConfigError, QueryVectorError) as error:
         raise CliError(str(error)) from None
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.positional_dir is not None and args.dir is not None:
-        raise CliError("give the directory once: either DIR or --dir", 2)
-    directory = args.dir if args.dir is not None else args.positional_dir
-    store_path = resolve_store_path(args.store, directory)
+    request = search_request(args)
+    store_path = resolve_store_path(request.store, request.directory)
     index, embedder = open_store(store_path, store_refusal)
-    graph_enabled = not args.no_graph
+    graph_enabled = request.graph
+    query, top_k = request.query, request.top_k
     started = time.perf_counter()
     ranked: int | None = None
-    if args.backend is None:
+    if request.backend is None:
         try:
-            results, ranked = search_counted(index, embedder, args.query, args.top_k, graph_enabled)
+            results, ranked = search_counted(index, embedder, query, top_k, graph_enabled)
         except (QueryVectorError, EmbeddingSpaceError) as err:
             raise CliError(str(err)) from None
     else:
-        results = _search_backend(args, index, embedder, graph_enabled)
+        results = _search_backend(request, index, embedder)
     latency_ms = (time.perf_counter() - started) * 1000.0
     query_id: str | None = None
-    if not args.no_metrics:
-        record = search_event(index, args.query, args.top_k, graph_enabled, results, latency_ms)
+    if not request.no_metrics:
+        record = search_event(index, query, top_k, graph_enabled, results, latency_ms)
         query_id = append_event(store_path, record)
-    if args.json:
+    if request.as_json:
         write_stdout(render_json(results, query_id))
     else:
         write_stdout(render_human(results, query_id, ranked))
