@@ -23,8 +23,11 @@ by the same code. This script owns that comparison:
    semble averages per repository), and every system's rankings (cce's too, from
    `--results`) are scored a second time the way semble's benchmark scores them
    (relevant and secondary targets alike, each at the rank of the first chunk that
-   overlaps it, binary gains, an ideal of min(k, targets) ones). The two scorings must
-   agree on every query.
+   overlaps it, binary gains, an ideal of min(k, targets) ones), once with semble's
+   path rule (either path may end with the other) and once with exact
+   repository-relative paths. The exact scoring must equal cce's on every query (to
+   1e-9 against cce's own scoring code at full precision, and to the report's six
+   decimals); queries where semble's path rule scores otherwise are listed.
 
 The second scoring reads semble's original annotation files when they are beside the
 manifest (`annotations/<member>.json` and `repos.json`, as in the semble-dev suite) or
@@ -515,9 +518,9 @@ def cross_check(
         )
     if explained:
         lines.append(
-            f"  {len(explained)} queries score lower by semble's path rule: a result at the "
-            "corpus root also matches a same-named target in a subfolder, and two targets "
-            "found at one rank earn one gain:"
+            f"  {len(explained)} queries score otherwise by semble's path rule (either path "
+            "may end with the other, so `x.py` and `sub/x.py` match each other's targets, and "
+            "two targets first found at one rank earn one gain):"
         )
         lines += [f"    {line}" for line in explained[:10]]
     if mismatches:
