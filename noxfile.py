@@ -395,14 +395,11 @@ def peer(session: nox.Session) -> None:
     )
     installed = (
         os.path.exists(python)
-        and subprocess.run([python, "-c", pinned], capture_output=True, check=False).returncode
-        == 0
+        and subprocess.run([python, "-c", pinned], capture_output=True, check=False).returncode == 0
     )
     if not installed:
         session.run("uv", "venv", "--quiet", "--python", sys.executable, str(venv))
-        session.run(
-            "uv", "pip", "install", "--quiet", "--python", python, f"semble=={SEMBLE_PIN}"
-        )
+        session.run("uv", "pip", "install", "--quiet", "--python", python, f"semble=={SEMBLE_PIN}")
     session.run(
         "uv",
         "run",
