@@ -292,7 +292,14 @@ def semble_targets(
         }
         by_member: dict[str, dict[str, Any]] = {}
         for member in members:
-            tasks = json.loads((annotation_dir / f"{member.name}.json").read_text("utf-8"))
+            annotation_file = annotation_dir / f"{member.name}.json"
+            if not annotation_file.is_file() or member.name not in roots:
+                raise PeerError(
+                    f"{annotation_dir}: member {member.name} needs {annotation_file.name} "
+                    f"there and an entry in {repos_file}; give the semble files the suite "
+                    "was imported from with --annotations DIR --repos FILE"
+                )
+            tasks = json.loads(annotation_file.read_text("utf-8"))
             if len(tasks) != len(member.cases):
                 raise PeerError(
                     f"{annotation_dir / member.name}.json: {len(tasks)} tasks for "
