@@ -1,4 +1,4 @@
-"""Rebuild the held-out semble suite: 13 benchmark repositories outside semble-dev, from package registries.
+"""Rebuild the held-out semble suite (13 repositories outside semble-dev) from package registries.
 
 Why it exists: ranking work on cce is developed on the semble-dev suite (seven
 repositories of the public semble code-search benchmark) and must be accepted on
@@ -220,7 +220,8 @@ def _present(target: Any, root: str | None, corpus: pathlib.Path) -> bool:
     if not file.is_file():
         return False
     if isinstance(target, dict):
-        lines = file.read_bytes().count(b"\n") + 1
+        text = file.read_bytes()
+        lines = text.count(b"\n") + (1 if text and not text.endswith(b"\n") else 0)
         return int(target["end_line"]) <= lines
     return True
 
