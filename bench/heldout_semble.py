@@ -17,13 +17,14 @@ and `bench/peer_semble.py` read like semble-dev:
     OUT/coverage.json           per member: package, version, pinned commit, coverage
 
 A package is a release, not the pinned commit. Each member names the release closest
-to the benchmark's pins (for PyPI and npm the newest release before 2026-05-01, the
-date at which fastapi's line-numbered targets match its release; for Debian the
-version the configured suite carries) and the report records both. A target that the
-release does not have (a file added or moved later, or a line range past the end of
-its file) is counted; a task keeps its secondary targets that exist and is dropped when
-one of its relevant targets is missing, so that every kept query can be answered and
-both scorings read the same targets.
+to the benchmark's pins (for PyPI and npm the newest release before 2026-05-01, a date
+inside the window, 0.135.2 to 0.136.3, in which fastapi's releases match its
+line-numbered targets; for Debian the version the configured suite carries), and the
+report records both. A target that the release does not have (a file added or moved
+later, or a line range past the end of its file) is counted; a task keeps its
+secondary targets that exist and is dropped when one of its relevant targets is
+missing, so that every kept query can be answered and both scorings read the same
+targets.
 
 semble's annotation files are not in any registry: pass the benchmark's
 `annotations/` directory and `repos.json` (from a checkout of MinishLab/semble,
