@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -293,3 +294,23 @@ def test_readings_refuse_bad_input() -> None:
         Reading([1], [{1}], 1)
     with pytest.raises(ValueError, match="negative"):
         recall_within_budget(Reading((), (), 1), -1)
+
+
+# --- the worked example of docs/metrics.md ----------------------------------------------
+
+
+def test_the_documented_example() -> None:
+    doc = (Path(__file__).parents[3] / "docs" / "metrics.md").read_text(encoding="utf-8")
+    line = next(text for text in doc.splitlines() if text.startswith("Result: recall@500t"))
+    stated = dict(
+        (name.strip(), float(value))
+        for name, value in (part.split("=") for part in line[len("Result: ") : -1].split(";"))
+    )
+    read = reading_of_ranking(
+        ["README.md", "auth.py", "tests/test_big.py", "session.py"],
+        relevant={"auth.py", "session.py"},
+        tokens={"README.md": 1200, "auth.py": 900, "tests/test_big.py": 3000, "session.py": 150},
+    )
+    assert len(stated) == 5
+    for name, value in stated.items():
+        assert score_reading(read, metric(name)) == value, name
