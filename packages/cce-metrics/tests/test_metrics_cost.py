@@ -29,6 +29,7 @@ from cce_metrics import (
     Tokenizer,
     budget_recall,
     estimate_tokens,
+    evaluate_cost,
     first_hit_tokens,
     first_hit_tokens_metric,
     judgment,
@@ -36,6 +37,7 @@ from cce_metrics import (
     reading,
     reading_of_ranking,
     reading_of_texts,
+    recall_curve,
     recall_within_budget,
     score_reading,
     tokens_to_first_hit,
@@ -314,3 +316,58 @@ def test_the_documented_example() -> None:
     assert len(stated) == 5
     for name, value in stated.items():
         assert score_reading(read, metric(name)) == value, name
+
+
+# --- plain runs and curves --------------------------------------------------------------
+
+
+def test_evaluate_cost_over_a_trec_style_run() -> None:
+    qrels = {"q1": {"a": 1, "c": 2, "x": 0}, "q2": {"b": 1}, "q3": {"z": 0}, "q4": {"d": 1}}
+    run = {
+        "q1": {"a": 0.2, "b": 0.9, "c": 0.5},  # ranked b, c, a
+        "q2": {"a": 1.0, "b": 1.0},  # a tie: the greater id first, so b then a
+        "q3": {"z": 1.0},
+    }
+    tokens = {"a": 300, "b": 1000, "c": 200}
+    result = evaluate_cost(qrels, run, tokens, ["first-hit-tokens", "recall@1200t", "recall@1500t"])
+    assert result.metrics == ("first-hit-tokens", "recall@1200t", "recall@1500t")
+    # q3 has no relevant document: no cost value. q4 is judged but not run: reads nothing.
+    assert sorted(result.per_query) == ["q1", "q2", "q4"]
+    assert result.per_query["q1"] == {
+        "first-hit-tokens": oracle_first_hit([1000, 200, 300], [set(), {1}, {0}], FIRST_HIT_CAP),
+        "recall@1200t": oracle_recall([1000, 200, 300], [set(), {1}, {0}], 2, 1200),
+        "recall@1500t": oracle_recall([1000, 200, 300], [set(), {1}, {0}], 2, 1500),
+    }
+    assert result.per_query["q1"]["recall@1200t"] == 0.5
+    assert result.per_query["q2"]["first-hit-tokens"] == 1000.0
+    assert result.per_query["q4"] == {
+        "first-hit-tokens": float(FIRST_HIT_CAP),
+        "recall@1200t": 0.0,
+        "recall@1500t": 0.0,
+    }
+    assert result.aggregate["first-hit-tokens"] == (1200.0 + 1000.0 + FIRST_HIT_CAP) / 3
+    with pytest.raises(ValueError, match="unknown metric 'mrr'"):
+        evaluate_cost(qrels, run, tokens, ["mrr"])
+    with pytest.raises(ValueError, match="no token count"):
+        evaluate_cost(qrels, run, {"a": 1}, ["first-hit-tokens"])
+    with pytest.raises(ValueError, match="nothing to cost"):
+        evaluate_cost({"q3": {"z": 0}}, run, tokens, ["first-hit-tokens"])
+
+
+def test_evaluate_cost_reads_to_the_depth_only() -> None:
+    docs = [f"d{index:03d}" for index in range(60)]
+    run = {"q": {doc: float(60 - index) for index, doc in enumerate(docs)}}
+    tokens = dict.fromkeys(docs, 1)
+    late = evaluate_cost({"q": {"d055": 1}}, run, tokens, ["first-hit-tokens"])
+    assert late.per_query["q"]["first-hit-tokens"] == float(FIRST_HIT_CAP)
+    early = evaluate_cost({"q": {"d044": 1}}, run, tokens, ["first-hit-tokens"])
+    assert early.per_query["q"]["first-hit-tokens"] == 45.0
+
+
+def test_recall_curve_is_the_mean_recall_per_budget() -> None:
+    one = Reading([100, 400], [{0}, {1}], 2)
+    two = Reading([600], [{0}], 1)
+    skipped = Reading([10], [set()], 0)
+    assert recall_curve([one, two, skipped], (100, 500, 600)) == (0.25, 0.5, 1.0)
+    assert recall_curve([], (100,)) == (0.0,)
+    assert recall_curve([Reading([1] * 60, [set()] * 59 + [{0}], 1)], (1000,)) == (0.0,)

@@ -24,10 +24,21 @@ Both read at most `COST_DEPTH` (50) results, whatever the case's k, and are unde
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
-from cce_metrics.reading import Reading
+from cce_metrics.evaluation import (
+    Evaluation,
+    Qrels,
+    Run,
+    TieRule,
+    checked_qrels,
+    checked_scores,
+    rank_documents,
+)
+from cce_metrics.reading import Reading, reading_of_ranking
 from cce_metrics.registry import COST, COST_METRICS, UNIT_INTERVAL, Judgment, Metric, judgment
+from cce_metrics.summation import seq_sum
 
 __all__ = [
     "COST_DEPTH",
@@ -35,8 +46,10 @@ __all__ = [
     "FIRST_HIT_CAP",
     "FIRST_HIT_TOKENS",
     "budget_recall",
+    "evaluate_cost",
     "first_hit_tokens",
     "first_hit_tokens_metric",
+    "recall_curve",
     "recall_within_budget",
     "score_reading",
     "tokens_to_first_hit",
@@ -177,6 +190,77 @@ def score_reading(reading: Reading, metric: Metric) -> float | None:
     if metric.group != COST:
         raise ValueError(f"metric {metric.name!r} is not a cost metric")
     return metric.score(judgment((), 0, 1, reading=reading))
+
+
+def recall_curve(
+    readings: Iterable[Reading], budgets: Sequence[int] = DEFAULT_BUDGETS, depth: int = COST_DEPTH
+) -> tuple[float, ...]:
+    """Mean `recall_within_budget` at each budget over the readings that have a target
+    (the recall-versus-tokens curve of one backend); 0.0 at every budget when none has.
+
+    Each reading is cut at `depth` first, like the registered metrics; the means add in
+    the readings' order, left to right.
+    """
+    counted = [read.head(depth) for read in readings if read.n_targets > 0]
+    curve: list[float] = []
+    for budget in budgets:
+        values = [recall_within_budget(read, budget) or 0.0 for read in counted]
+        curve.append(seq_sum(values) / len(values) if values else 0.0)
+    return tuple(curve)
+
+
+def evaluate_cost(
+    qrels: Qrels,
+    run: Run,
+    tokens: Mapping[str, int],
+    metrics: Sequence[str],
+    *,
+    ties: TieRule = "exact",
+) -> Evaluation:
+    """Cost metrics (`["first-hit-tokens", "recall@1000t"]`) over TREC-style judgments.
+
+    `qrels` and `run` are `evaluate`'s (docs/metrics.md#evaluate) and are ranked the same
+    way (`rank_documents`, `ties`); `tokens` gives each ranked document's token count
+    (one text per document, whatever the query). A query's targets are its documents
+    judged relevant (relevance >= 1); a judged query missing from the run reads nothing.
+    Queries without a relevant document have no cost value: they are left out of
+    `per_query` and of the means. Raises ValueError for a name that is not a cost metric,
+    a ranked document (within the metric's depth) without a token count, or qrels
+    without any relevant document.
+    """
+    if isinstance(metrics, str | bytes):
+        raise TypeError(f"metrics is the single string {metrics!r}; pass a list of names")
+    chosen: list[tuple[str, Metric]] = []
+    for name in dict.fromkeys(metrics):
+        item = COST_METRICS.get(name)
+        chosen.append((name, item))
+    depth = max((item.depth or COST_DEPTH for _, item in chosen), default=COST_DEPTH)
+    judged = checked_qrels(qrels)
+    per_query: dict[str, dict[str, float]] = {}
+    for query_id in sorted(judged):
+        relevant = {doc for doc, rel in judged[query_id].items() if rel >= 1}
+        if not relevant:
+            continue
+        found = run.get(query_id)
+        scores = {} if found is None else checked_scores(query_id, found)
+        ranking = rank_documents(scores, ties)[:depth]
+        read = reading_of_ranking(ranking, relevant, tokens)
+        values: dict[str, float] = {}
+        for name, item in chosen:
+            value = score_reading(read, item)
+            if value is not None:
+                values[name] = value
+        per_query[query_id] = values
+    if not per_query:
+        raise ValueError("no judged query has a relevant document: there is nothing to cost")
+    aggregate: dict[str, float] = {}
+    for name, item in chosen:
+        mean = item.average([values.get(name) for values in per_query.values()])
+        if mean is not None:
+            aggregate[name] = mean
+    return Evaluation(
+        metrics=tuple(name for name, _ in chosen), per_query=per_query, aggregate=aggregate
+    )
 
 
 FIRST_HIT_TOKENS: Final = COST_METRICS.register(_first_hit_metric(FIRST_HIT_CAP))
