@@ -16,7 +16,7 @@ from cce_retrieval.rank.grep import STOPWORDS, GrepBackend, corpus_texts, grep_r
 
 CORPUS = {
     "src/auth.py": (
-        "import session\n\nSECRET_TOKEN = 'x'\n\ndef login(user, password):\n"
+        "import session\n\nMAX_RETRIES = 3\n\ndef login(user, password):\n"
         "    return check(user, password)\n\ndef check(user, password):\n"
         '    return user == "admin"\n'
     ),
@@ -83,7 +83,7 @@ def test_each_result_is_the_whole_file(corpus: tuple[Path, Index]) -> None:
     assert (hit.chunk_type, hit.kind) == ("module", "module")
     assert hit.chunk_id == chunk_id("src/password.py", 1, hit.end_line, text.encode())
     # The whole auth.py, not its function chunks: what a reader pays for.
-    (auth,) = GrepBackend().search(index, query("SECRET_TOKEN", root), 5)
+    (auth,) = GrepBackend().search(index, query("max_retries", root), 5)
     assert auth.file_path == "src/auth.py"
     assert estimate_tokens(auth.content) == index.file_tokens["src/auth.py"]
 
@@ -118,6 +118,27 @@ def test_registered_opt_in_after_the_reference_three() -> None:
     assert BACKENDS["grep"].params == ()
     made = create_backend("grep")
     assert isinstance(made, Backend) and made.name == "grep"
+
+
+def test_a_changed_file_is_rebuilt_from_the_index(tmp_path: Path) -> None:
+    source = tmp_path / "app.py"
+    source.write_text("import os\n\ndef login():\n    return os.getenv('USER')\n", "utf-8")
+    index = build_index(str(tmp_path), HashEmbedder()).index
+    source.write_text("def logout():\n    pass\n", encoding="utf-8")
+    (hit,) = GrepBackend().search(index, query("login", tmp_path), 5)
+    assert hit.content == "\n\ndef login():\n    return os.getenv('USER')"
+    assert GrepBackend().search(index, query("logout", tmp_path), 5) == []
+
+
+def test_secrets_strict_protection_would_hide_stay_hidden_outside_chunks(tmp_path: Path) -> None:
+    # SECRET_TOKEN sits between functions, where no chunk holds it; the default build
+    # keeps it, strict protection would not, and grep returns what strict would.
+    text = "SECRET_TOKEN = 'hunter2hunter2'\n\ndef login():\n    return True\n"
+    (tmp_path / "auth.py").write_text(text, encoding="utf-8")
+    index = build_index(str(tmp_path), HashEmbedder()).index
+    (hit,) = GrepBackend().search(index, query("login", tmp_path), 5)
+    assert "hunter2" not in hit.content
+    assert hit.content.endswith("def login():\n    return True\n")
 
 
 def test_redacted_like_the_index(tmp_path: Path) -> None:

@@ -13,10 +13,10 @@ The rules (docs/backends.md#grep):
   without the stopwords below or words of fewer than 3 characters, each kept once in
   query order. A query left with no keyword searches for its whole trimmed text.
 - The searched files are the index's files. A file's text is read from the corpus on
-  disk (`Query.corpus_root`) when it is known and the file still reads as UTF-8, with
-  the reference redactor applied, as the default build indexes it; otherwise the
-  file is rebuilt from the index's chunks (lines no chunk covers are left empty), which
-  is exact for a file stored as one whole-file chunk.
+  disk (`Query.corpus_root`) when it is known and still holds the index's chunks where
+  they were, protected like the index (`file_text`); otherwise it is rebuilt from the
+  index's chunks (lines no chunk covers are left empty), which is exact for a file
+  stored as one whole-file chunk.
 - A file matches a keyword when the keyword occurs in its lower-cased text (a
   case-insensitive fixed-string search). Files are ranked by how many distinct
   keywords they match, most first; ties go to the smaller path in code-point order.
@@ -36,9 +36,10 @@ from typing import Final
 import attrs
 
 from cce_retrieval.chunk.chunker import chunk_id
-from cce_retrieval.model import Index, SearchResult
+from cce_retrieval.model import Chunk, Index, SearchResult
 from cce_retrieval.parity.text import rust_trim
 from cce_retrieval.protect.redactor import redact
+from cce_retrieval.protect.strict import strict_redact
 from cce_retrieval.rank.backends.spec import Backend, BackendSpec, Param, ParamValue, Query
 
 __all__ = [
@@ -46,8 +47,11 @@ __all__ = [
     "MIN_KEYWORD_LENGTH",
     "STOPWORDS",
     "GrepBackend",
+    "corpus_texts",
+    "file_text",
     "grep_rank",
     "keywords",
+    "rebuilt_from_chunks",
 ]
 
 MIN_KEYWORD_LENGTH: Final = 3
@@ -81,40 +85,67 @@ def keywords(query: str) -> tuple[str, ...]:
     return tuple(found)
 
 
-def _rebuilt_from_chunks(index: Index) -> dict[str, str]:
-    """Each indexed file's text as the chunks give it; uncovered lines stay empty."""
-    lines_of: dict[str, dict[int, str]] = {}
+def _chunks_by_file(index: Index) -> dict[str, list[Chunk]]:
+    by_file: dict[str, list[Chunk]] = {path: [] for path in index.file_tokens}
     for chunk in index.chunks:
-        lines = lines_of.setdefault(chunk.file_path, {})
+        by_file.setdefault(chunk.file_path, []).append(chunk)
+    return by_file
+
+
+def rebuilt_from_chunks(chunks: Sequence[Chunk]) -> str:
+    """A file's text as its chunks give it, line by line (the first chunk holding a line
+    wins); lines no chunk covers stay empty."""
+    lines: dict[int, str] = {}
+    for chunk in chunks:
         for offset, line in enumerate(chunk.content.split("\n")):
             lines.setdefault(chunk.start_line + offset, line)
-    texts: dict[str, str] = {}
-    for path, lines in lines_of.items():
-        last = max(lines)
-        texts[path] = "\n".join(lines.get(number, "") for number in range(1, last + 1))
-    for path in index.file_tokens:
-        texts.setdefault(path, "")
-    return texts
+    if not lines:
+        return ""
+    return "\n".join(lines.get(number, "") for number in range(1, max(lines) + 1))
 
 
-def _from_disk(root: str, path: str) -> str | None:
-    try:
-        with open(os.path.join(root, path), "rb") as handle:
-            raw = handle.read()
-        return redact(raw.decode("utf-8"))
-    except (OSError, UnicodeDecodeError):
-        return None
+def _holds_chunks(text: str, chunks: Sequence[Chunk]) -> bool:
+    """Whether every chunk's content lies within its own lines of `text`."""
+    lines = text.split("\n")
+    for chunk in chunks:
+        if chunk.end_line > len(lines):
+            return False
+        if chunk.content not in "\n".join(lines[chunk.start_line - 1 : chunk.end_line]):
+            return False
+    return True
+
+
+def file_text(root: str | None, path: str, chunks: Sequence[Chunk]) -> str:
+    """The text `grep` searches and returns for one indexed file.
+
+    From disk (UTF-8), protected first: the strict redaction when the index's chunks lie
+    where they were in that text (an index built with either protection, whose file is
+    unchanged), else the reference redaction under the same test (a default build whose
+    chunks hold something strict protection would hide). Otherwise (no corpus, an
+    unreadable or changed file, an index built without protection) the file is rebuilt
+    from its chunks, so nothing comes back that the index does not hold.
+    """
+    if root:
+        try:
+            with open(os.path.join(root, path), "rb") as handle:
+                raw = handle.read().decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            raw = None
+        if raw is not None:
+            reference = redact(raw)
+            stricter, _ = strict_redact(reference, path)
+            for candidate in (stricter, reference):
+                if _holds_chunks(candidate, chunks):
+                    return candidate
+    return rebuilt_from_chunks(chunks)
 
 
 def corpus_texts(index: Index, corpus_root: str | None) -> dict[str, str]:
-    """Every indexed file's text, by path: from disk when possible, else from the chunks."""
-    texts = _rebuilt_from_chunks(index)
-    if corpus_root:
-        for path in texts:
-            read = _from_disk(corpus_root, path)
-            if read is not None:
-                texts[path] = read
-    return texts
+    """Every indexed file's text, by path (`file_text`)."""
+    return {
+        path: file_text(corpus_root, path, chunks)
+        for path, chunks in _chunks_by_file(index).items()
+    }
 
 
 @attrs.frozen(slots=True)
