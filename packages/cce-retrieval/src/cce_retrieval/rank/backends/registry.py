@@ -20,6 +20,7 @@ from cce_retrieval.rank.backends.plugins import (
     plugin_spec,
 )
 from cce_retrieval.rank.backends.spec import Backend, BackendConfigError, BackendSpec, Query
+from cce_retrieval.rank.grep import GREP_BACKEND
 
 
 @attrs.frozen(slots=True)
@@ -35,6 +36,9 @@ class Renamed:
 
 BACKENDS: dict[str, BackendSpec] = {spec.name: spec for spec in BUILTIN_BACKENDS}
 """Registered backends in listing order; plugins are appended on first lookup."""
+
+# Built in but opt-in: the no-index baseline runs only when named (docs/backends.md#grep).
+BACKENDS[GREP_BACKEND.name] = GREP_BACKEND
 
 
 _plugins_loaded = False
