@@ -383,13 +383,6 @@ ERRORS: list[tuple[str, list[dict[str, Any]], Any, str, Sequence[str]]] = [
         ['"start_line" must be a line number from 1'],
     ),
     (
-        "outside root",
-        [_repo()],
-        [GOOD_TASK, {"query": "q", "relevant": ["src/a.py"], "secondary": ["tests/t.py"]}],
-        "web.json",
-        ["task 2 (web-02): secondary target 1", '"tests/t.py" is outside the benchmark root'],
-    ),
-    (
         "absolute target",
         [_repo()],
         [{"query": "q", "relevant": ["/src/a.py"]}],
@@ -469,7 +462,11 @@ def test_every_input_error_names_the_file_the_cause_and_the_fix(
     out = tmp_path / "out"
     code, stdout, stderr = _import(run_cce, annotations, repos_file, out)
     assert (code, stdout) == (1, "")
-    assert stderr.startswith("error: ") and stderr.count("\n") == 1
+    # One line per problem (a badly named repository also leaves web.json without one),
+    # then one counting them.
+    lines = stderr.splitlines()
+    assert lines and all(line.startswith("error: ") for line in lines)
+    assert len(lines) == 1 or (len(lines) == 3 and "2 problems in 2 repositories" in lines[-1])
     assert named in stderr
     for fragment in fragments:
         assert fragment in stderr

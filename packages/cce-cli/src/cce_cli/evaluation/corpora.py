@@ -121,6 +121,17 @@ def local_member_corpus(member: Member, cache_root: str) -> str | None:
     return root
 
 
+def clean_cached_checkout(corpus: GitCorpus, cache_root: str) -> str | None:
+    """The checkout of `corpus` in the cache if it is at its commit with a clean working
+    tree (nothing is fetched or repaired); None otherwise. For reading its files."""
+    checkout = checkout_path(corpus, cache_root)
+    try:
+        damage = _damage(checkout, corpus.rev, time.monotonic() + 60)
+    except (OSError, _GitTimeout):
+        return None
+    return checkout if damage is None else None
+
+
 def checkout_path(corpus: GitCorpus, cache_root: str) -> str:
     """The checkout of `corpus`'s repository at its commit: one directory per (URL, commit)."""
     key = hashlib.sha256(corpus.url.encode("utf-8", "surrogateescape")).hexdigest()[:16]
