@@ -441,3 +441,28 @@ def test_a_manifest_cce_does_not_recognise_says_what_it_is_missing(
         code, out, err = run_cce(*argv)
         assert (code, out) == (1, "")
         assert err == f"error: suite manifest {manifest}: {message}\n"
+
+
+def test_select_members_keeps_the_named_ones_in_manifest_order(tmp_path: Path) -> None:
+    from cce_cli.errors import CliError
+    from cce_cli.formats.suite_manifest import read_manifest, select_members
+
+    manifest_path = tmp_path / "suite.toml"
+    manifest_path.write_text(
+        'schema = "cce.suite/v1"\n'
+        + "".join(
+            f'\n[[members]]\nname = "{name}"\nfixtures = "f.jsonl"\ncorpus = "c"\n'
+            for name in ("a", "b", "c")
+        ),
+        encoding="utf-8",
+    )
+    manifest = read_manifest(str(manifest_path))
+    chosen = select_members(manifest, "c, a")
+    assert [member.name for member in chosen.members] == ["a", "c"]
+    assert chosen.sha256 == manifest.sha256
+    with pytest.raises(CliError) as raised:
+        select_members(manifest, "a,zz")
+    assert raised.value.exit_code == 2
+    assert raised.value.message == (
+        f"--members: no member 'zz' in {manifest_path}; its members are a, b, c"
+    )

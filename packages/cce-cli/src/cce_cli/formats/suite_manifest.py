@@ -153,6 +153,25 @@ def read_manifest(path: str) -> SuiteManifest:
     return SuiteManifest(path, hashlib.sha256(data).hexdigest(), tuple(members), executor)
 
 
+def select_members(manifest: SuiteManifest, names: str) -> SuiteManifest:
+    """`manifest` with only the members `names` lists (comma-separated), in manifest
+    order, for `--members a,b`; a usage error (exit 2) naming an unknown member and the
+    ones there are. The digest stays the manifest file's: reports name what was read."""
+    wanted = [name.strip() for name in names.split(",") if name.strip()]
+    if not wanted:
+        raise CliError("--members needs member names separated by commas", exit_code=2)
+    known = [member.name for member in manifest.members]
+    unknown = [name for name in wanted if name not in known]
+    if unknown:
+        raise CliError(
+            f"--members: no member {unknown[0]!r} in {manifest.path}; "
+            f"its members are {', '.join(known)}",
+            exit_code=2,
+        )
+    chosen = tuple(member for member in manifest.members if member.name in wanted)
+    return attrs.evolve(manifest, members=chosen)
+
+
 def _member(path: str, base: str, position: int, raw: object) -> Member:
     where = f"suite manifest {path}, member {position}"
     if not isinstance(raw, Mapping):
