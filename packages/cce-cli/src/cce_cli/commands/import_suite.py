@@ -177,8 +177,8 @@ def _cached_checkout(url: str, revision: str, root: str | None) -> str | None:
     """A checkout of `url` at `revision` already in cce's cache (from `cce suite fetch`
     of an earlier import), clean and at its commit, to check targets against; None
     when there is none (targets are then read by their text alone)."""
+    from cce_cli.commands.build_options import cache_root
     from cce_cli.evaluation.corpora import clean_cached_checkout
-    from cce_cli.evaluation.suite import suite_cache_root
     from cce_cli.formats.suite_manifest import GitCorpus
 
-    return clean_cached_checkout(GitCorpus(url, revision, root or ""), suite_cache_root())
+    return clean_cached_checkout(GitCorpus(url, revision, root or ""), cache_root())
