@@ -466,3 +466,15 @@ def test_select_members_keeps_the_named_ones_in_manifest_order(tmp_path: Path) -
     assert raised.value.message == (
         f"--members: no member 'zz' in {manifest_path}; its members are a, b, c"
     )
+
+
+def test_a_missing_git_is_an_error_not_a_traceback(
+    tmp_path: Path, cache: Path, origin: Origin, run_cce: RunCce, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    manifest = write_suite(tmp_path, [("sample", origin.url, origin.pinned, "src")])
+    assert run_cce("suite", "fetch", str(manifest))[0] == 0  # a checkout in place
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
+    code, _, err = run_cce("suite", "fetch", str(manifest))
+    assert code == 1
+    assert err.startswith(f"error: member 'sample': could not run git for {origin.url}: ")
+    assert err.rstrip().endswith("install git, or check the cache directory")

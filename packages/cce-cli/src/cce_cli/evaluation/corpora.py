@@ -98,6 +98,11 @@ def member_corpus(member: Member, cache_root: str) -> str:
     try:
         if not _reuse(member, corpus, checkout, deadline):
             _clone(member, corpus, checkout, deadline)
+    except OSError as error:
+        raise CliError(
+            f"member {member.name!r}: could not run git for {redact_git_url(corpus.url)}: "
+            f"{error.strerror or error}; install git, or check the cache directory"
+        ) from None
     except _GitTimeout as timeout:
         raise CliError(
             f"member {member.name!r}: git did not finish within {_seconds(git_timeout_s())} "
@@ -221,7 +226,10 @@ def _git(
 
 def _kill_group(process: subprocess.Popen[str]) -> None:
     with contextlib.suppress(OSError):
-        os.killpg(process.pid, signal.SIGKILL)
+        if hasattr(os, "killpg"):
+            os.killpg(process.pid, signal.SIGKILL)
+        else:
+            process.kill()
     with contextlib.suppress(OSError, subprocess.TimeoutExpired):
         process.communicate(timeout=5)
 
