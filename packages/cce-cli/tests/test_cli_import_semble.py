@@ -790,3 +790,18 @@ def test_repository_names_that_are_not_plain_names_are_refused(
     code, _, stderr = _import(run_cce, tmp_path / "ann", repos, tmp_path / "out")
     assert code == 1
     assert "starting with a letter or digit" in stderr
+
+
+def test_skip_leaves_out_an_annotation_file_without_a_repository(
+    tmp_path: Path, run_cce: RunCce
+) -> None:
+    repos = _write(tmp_path / "repos.json", [_repo()])
+    _write(tmp_path / "ann" / "web.json", [GOOD_TASK])
+    _write(tmp_path / "ann" / "stray.json", [GOOD_TASK])
+    code, _, stderr = _import(run_cce, tmp_path / "ann", repos, tmp_path / "a")
+    assert code == 1 and 'no repository "stray"' in stderr
+    code, stdout, stderr = run_cce(
+        "import", "semble", str(tmp_path / "ann"), "--repos", str(repos),
+        "-o", str(tmp_path / "b"), "--skip", "stray",
+    )  # fmt: skip
+    assert (code, stderr) == (0, "") and stdout.startswith("fixtures/web.jsonl: 1 query\n")

@@ -631,8 +631,10 @@ def convert_all(
             f"{describe_os_error(error)}"
         ) from None
     listed = [repo.name for repo in repos] + [failure.name for failure in failures]
-    for flag, chosen in (("--only", only), ("--skip", skip)):
-        unknown = [name for name in chosen if name not in listed]
+    # An annotation file without a repository can be skipped by its name too.
+    skippable = listed + [file_name.removesuffix(".json") for file_name in names]
+    for flag, chosen, known_names in (("--only", only, listed), ("--skip", skip, skippable)):
+        unknown = [name for name in chosen if name not in known_names]
         if unknown:
             raise CliError(
                 f"{flag}: no repository {json.dumps(unknown[0])} in {repos_path}; "
