@@ -325,37 +325,46 @@ def test_git_runs_with_an_allow_list_and_low_speed_limits(
     assert env["GIT_TERMINAL_PROMPT"] == "0"
 
 
-@pytest.fixture
-def silent_server() -> Iterator[int]:
+class SilentServer:
     """A TCP server on 127.0.0.1 that accepts connections and never says anything."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(8)
-    held: list[socket.socket] = []
-    stop = threading.Event()
 
-    def accept() -> None:
-        listener.settimeout(0.2)
-        while not stop.is_set():
+    def __init__(self) -> None:
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(8)
+        self.listener.settimeout(0.2)
+        self.port: int = self.listener.getsockname()[1]
+        self.held: list[socket.socket] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self) -> None:
+        while not self.stop.is_set():
             try:
-                held.append(listener.accept()[0])
+                self.held.append(self.listener.accept()[0])
             except OSError:
                 continue
 
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield listener.getsockname()[1]
-    stop.set()
-    thread.join()
-    for connection in held:
-        connection.close()
-    listener.close()
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join()
+        for connection in self.held:
+            connection.close()
+        self.listener.close()
+
+
+@pytest.fixture
+def silent_server() -> Iterator[SilentServer]:
+    server = SilentServer()
+    yield server
+    server.close()
 
 
 def test_a_server_that_says_nothing_ends_at_the_time_bound(
-    tmp_path: Path, cache: Path, silent_server: int
+    tmp_path: Path, cache: Path, silent_server: SilentServer
 ) -> None:
-    url = f"git://127.0.0.1:{silent_server}/x.git"
+    url = f"git://127.0.0.1:{silent_server.port}/x.git"
     manifest = write_suite(tmp_path, [("silent", url, "b" * 40, "")])
     env = {**os.environ, "CCE_GIT_TIMEOUT": "1"}
     done = subprocess.run(
@@ -478,3 +487,23 @@ def test_a_missing_git_is_an_error_not_a_traceback(
     assert code == 1
     assert err.startswith(f"error: member 'sample': could not run git for {origin.url}: ")
     assert err.rstrip().endswith("install git, or check the cache directory")
+
+
+def test_an_http_server_that_says_nothing_is_abandoned_at_the_low_speed_limit(
+    tmp_path: Path,
+    cache: Path,
+    silent_server: SilentServer,
+    run_cce: RunCce,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The user's own low-speed time is kept (cce's default is 60 s).
+    monkeypatch.setenv("GIT_HTTP_LOW_SPEED_TIME", "1")
+    monkeypatch.setenv("CCE_GIT_TIMEOUT", "60")
+    url = f"http://127.0.0.1:{silent_server.port}/x.git"
+    manifest = write_suite(tmp_path, [("silent", url, "d" * 40, "")])
+    code, out, err = run_cce("suite", "fetch", str(manifest))
+    assert (code, out) == (1, "")
+    assert err.startswith(f"error: member 'silent': git could not fetch {'d' * 40} from {url}: ")
+    assert "Operation too slow" in err and err.count("\n") == 1
+    # No second, full fetch after a transport failure: one connection, not two.
+    assert len(silent_server.held) == 1

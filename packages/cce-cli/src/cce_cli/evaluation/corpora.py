@@ -428,7 +428,7 @@ def _fetch_into(member: Member, corpus: GitCorpus, staging: str, deadline: float
     if corpus.root:
         shallow.append("--filter=blob:none")
     fetched = git(*shallow, "origin", corpus.rev)
-    if fetched.returncode != 0 and not _not_a_repository(fetched.stderr):
+    if fetched.returncode != 0 and not _unreachable(fetched.stderr):
         # The server refuses a commit asked for by id (no allowReachableSHA1InWant under
         # the old protocol): fetch its branches and tags whole, and find the commit there.
         fetched = git("fetch", "--quiet", "--tags", "origin", waiting_for="every branch and tag")
@@ -461,6 +461,26 @@ def _sparse_pattern(root: str) -> str:
     """The gitignore-style pattern that selects the directory `root` and nothing else."""
     escaped = "".join(f"\\{char}" if char in "\\*?[]!#" else char for char in root)
     return f"/{escaped}/"
+
+
+_UNREACHABLE: Final = (
+    "unable to access",
+    "could not resolve host",
+    "connection refused",
+    "connection timed out",
+    "operation too slow",
+    "timed out",
+    "permission denied",
+    "authentication failed",
+    "not allowed",
+)
+"""Marks of a fetch that failed before the server could refuse a commit: a second,
+full fetch would fail the same way, after the same wait."""
+
+
+def _unreachable(stderr: str) -> bool:
+    text = stderr.lower()
+    return _not_a_repository(stderr) or any(mark in text for mark in _UNREACHABLE)
 
 
 def _not_a_repository(stderr: str) -> bool:
