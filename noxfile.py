@@ -360,6 +360,7 @@ def bench(session: nox.Session) -> None:
         "bench/bench_relevance.py",
         "bench/bench_gitignore.py",
         "bench/bench_suite.py",
+        "bench/bench_suite_fetch.py",
         "bench/bench_pool_apply.py",
     )
     for script in scripts:
