@@ -123,3 +123,35 @@ def test_model2vec_errors_are_one_line(
     assert (code, out) == (1, "")
     assert err.startswith("error: the model2vec embedder needs the model2vec package; install")
     assert "pip install 'cce-retrieval[model2vec]'" in err
+
+
+def test_empty_files_and_unknown_words_are_noted_not_fatal(
+    project: tuple[Path, Path, Path], run_cce: RunCce
+) -> None:
+    """docs/retrieval.md#vectors-with-no-direction: no vector is a note, not an error."""
+    root, _, model = project
+    (root / "__init__.py").write_text("", encoding="utf-8")
+    (root / "py.typed").write_text("", encoding="utf-8")
+    code, out, err = run_cce(
+        "index", str(root), "--embedder", "model2vec", "--model", str(model), "--no-metrics"
+    )
+    assert code == 0, err
+    assert "  total chunks      : 5\n" in out
+    assert err.splitlines()[1] == (
+        "note: 2 of 5 chunks have no vector (the model2vec embedder gave them no direction: "
+        "an empty file, or only words its model does not know); the vector signal never "
+        "returns them, the lexical one still does"
+    )
+    store = str(root / ".cce" / "index.json")
+    note = (
+        "note: the query has no vector (the model2vec embedder gave it no direction); the "
+        "vector signal ranks nothing for it, only its words rank\n"
+    )
+    code, out, err = run_cce("search", "xylophone", "--store", store, "--no-metrics")
+    assert (code, out, err) == (0, "(no results)\n", note)
+    code, out, err = run_cce(
+        "search", "xylophone quartz", "--backend", "vector", "--store", store, "--no-metrics"
+    )
+    assert (code, out, err) == (0, "(no results)\n", note)
+    code, out, err = run_cce("search", "parse config", "--store", store, "--no-metrics")
+    assert code == 0 and err == "" and "alpha.py" in out
