@@ -64,9 +64,7 @@ def corpus_and_model(tmp_path: Path) -> tuple[Path, Path]:
         "def render(page):\n    return page.read()\n", encoding="utf-8"
     )
     (root / "pkg" / "words.py").write_text(UNKNOWN, encoding="utf-8")
-    model = tiny_model(
-        tmp_path / "model", [KNOWN, (root / "pkg" / "render.py").read_text("utf-8")]
-    )
+    model = tiny_model(tmp_path / "model", [KNOWN, (root / "pkg" / "render.py").read_text("utf-8")])
     return root, model
 
 
