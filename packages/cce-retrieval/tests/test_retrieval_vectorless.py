@@ -129,3 +129,20 @@ def test_the_hash_embedder_keeps_the_reference_zero_vector(tmp_path: Path) -> No
     found = vector_search(index, zero, 10)
     assert len(found) == len(index.chunks)  # every chunk, at cosine 0, by chunk id
     assert [r.chunk_id for r in found] == sorted(c.chunk_id for c in index.chunks)
+
+
+def test_a_query_says_whether_it_had_no_vector_without_embedding(
+    corpus_and_model: tuple[Path, Path],
+) -> None:
+    from cce_retrieval import Query
+
+    root, model = corpus_and_model
+    embedder = create_embedder("model2vec", str(model))
+    index = build_index(str(root), embedder).index
+    unknown, known = Query("xylophone quartz", embedder), Query("parse_config", embedder)
+    assert not unknown.has_no_vector(index)  # nothing embedded it yet
+    bm25_only_search(index, unknown.text, 5)
+    assert not unknown.has_no_vector(index)
+    assert vector_search(index, unknown.vector(), 5) == []
+    assert unknown.has_no_vector(index)
+    assert vector_search(index, known.vector(), 5) and not known.has_no_vector(index)
