@@ -56,7 +56,8 @@ def directionless(matrix: FloatMatrix) -> npt.NDArray[np.bool_]:
     A NaN is not zero, so a row with one is never directionless: it stays an error."""
     if matrix.ndim != 2 or matrix.shape[1] == 0:
         return np.ones(matrix.shape[0] if matrix.ndim else 0, dtype=bool)
-    return ~(matrix != 0.0).any(axis=1)
+    present: npt.NDArray[np.bool_] = (matrix != 0.0).any(axis=1)
+    return ~present
 
 
 def has_direction(vector: Sequence[float]) -> bool:
