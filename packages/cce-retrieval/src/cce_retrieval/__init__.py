@@ -84,6 +84,7 @@ if TYPE_CHECKING:
         search,
         search_counted,
         vector_search,
+        vectorless_query,
     )
     from cce_retrieval.store.fileio import (
         RefusedInputError,
@@ -176,6 +177,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "search": ("cce_retrieval.rank.hybrid", "search"),
     "search_counted": ("cce_retrieval.rank.hybrid", "search_counted"),
     "vector_search": ("cce_retrieval.rank.hybrid", "vector_search"),
+    "vectorless_query": ("cce_retrieval.rank.hybrid", "vectorless_query"),
     "format_json_float": ("cce_retrieval.parity.jsonfloat", "format_json_float"),
     "Chunk": ("cce_retrieval.model", "Chunk"),
     "Index": ("cce_retrieval.model", "Index"),
@@ -323,6 +325,7 @@ __all__ = [
     "serialize_index",
     "sources_root",
     "vector_search",
+    "vectorless_query",
     "why_not_indexed",
     "write_atomic",
 ]
