@@ -161,3 +161,40 @@ def test_a_results_file_naming_a_corpus_outside_the_working_directory_shows_no_c
     assert "root:x:0:0" not in page
     page, err = page_for(str(outside), "passwd", chunk.chunk_id, "--corpus", str(outside))
     assert "root:x:0:0" in page and err == ""  # the command line's corpus is trusted
+
+
+# --- suite reports over different member fixtures ----------------------------------------------
+
+
+def _suite_report(path: Path, source: Path, fixture_hash: str) -> str:
+    """A suite report with one member whose report is `source`'s, and whose provenance
+    records `fixture_hash` as that member's fixture file."""
+    member_report = json.loads(source.read_text(encoding="utf-8"))
+    member_report.pop("provenance", None)
+    document = {
+        "schema": "cce.suite.report/v1",
+        "members": [{"name": "alpha", "groups": [], "report": member_report}],
+        "provenance": {"members": [{"name": "alpha", "fixtures_sha256": fixture_hash}]},
+    }
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return str(path)
+
+
+def test_diff_strict_refuses_suite_reports_whose_member_fixtures_differ(
+    tmp_path: Path, run_cce: RunCce
+) -> None:
+    base = _suite_report(tmp_path / "base.json", BASE, "a" * 64)
+    head = _suite_report(tmp_path / "head.json", HEAD, "b" * 64)
+    status, out, err = run_cce("diff", base, head, "--strict")
+    assert (status, out) == (1, "")
+    assert err == (
+        f"error: the fixture files of alpha differ between {base} and {head} (fixtures_sha256 "
+        "of their provenance): the same case ids may not ask the same questions; --strict "
+        "refuses to compare them\n"
+    )
+    status, out, err = run_cce("diff", base, head)
+    assert status == 0 and out
+    assert err.startswith("warning: the fixture files of alpha differ between")
+    same = _suite_report(tmp_path / "same.json", HEAD, "a" * 64)
+    status, out, err = run_cce("diff", base, same, "--strict")
+    assert (status, err) == (0, "")
