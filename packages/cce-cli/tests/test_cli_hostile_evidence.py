@@ -198,3 +198,18 @@ def test_diff_strict_refuses_suite_reports_whose_member_fixtures_differ(
     same = _suite_report(tmp_path / "same.json", HEAD, "a" * 64)
     status, out, err = run_cce("diff", base, same, "--strict")
     assert (status, err) == (0, "")
+
+
+def test_an_external_run_shows_the_stored_text_of_the_lines_it_names(
+    tmp_path: Path, run_cce: RunCce, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fixtures = _secret_workspace(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    # keys.py's function is at lines 8-9 of the file and 4-5 of the store, where the
+    # redacted key block is one line; the file's lines 4-5 are the key's body.
+    (tmp_path / "run.trec").write_text("sign Q0 keys.py:4-5 1 1.0 tag\n", encoding="utf-8")
+    argv = ["relevance", str(fixtures), "--run", "x=run.trec", "--backend", "x"]
+    status, page, err = run_cce(*argv, "--format", "html")
+    assert status == 0, err
+    assert KEY_BODY not in page and KEY_BODY[::-1] not in page
+    assert "def load_signing_material():" in _code_in_page(page)

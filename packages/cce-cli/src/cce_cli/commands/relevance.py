@@ -538,7 +538,10 @@ def score(args: argparse.Namespace) -> Scored:
 
         run_text = render_run(display, index.embedder, fixture_set.cases, reports)
         evidence = evidence_from_runs(
-            [("this run", run_text)], corpus=root, fixtures=fixture_set, stored=stored_code(reports)
+            [("this run", run_text)],
+            corpus=root,
+            fixtures=fixture_set,
+            stored=stored_code(reports, index.chunks),
         )
         text = render_summary_page(summary, evidence)
     else:

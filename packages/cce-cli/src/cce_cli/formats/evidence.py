@@ -33,7 +33,7 @@ from cce_cli.formats import input_files
 from cce_cli.formats.results_file import RunRecord, parse_run
 from cce_cli.render.output import display_text
 from cce_fixtures import FixtureError, FixtureSet, decode_fixture_bytes, parse_fixtures
-from cce_retrieval import chunk_file, describe_os_error, protect_text, why_not_indexed
+from cce_retrieval import Chunk, chunk_file, describe_os_error, protect_text, why_not_indexed
 
 __all__ = [
     "CODE_LINES",
@@ -232,16 +232,32 @@ def read_code(
 
 
 def stored_code(
-    reports: Iterable[BackendReport],
+    reports: Iterable[BackendReport], chunks: Sequence[Chunk] = ()
 ) -> dict[tuple[str, int, int], tuple[str, ...]]:
     """The code of each result of `reports` as the store holds it (already protected), by
-    (path, start line, end line): what a run in hand shows instead of reading files back."""
+    (path, start line, end line): what a run in hand shows instead of reading files back.
+    A result without text (an external run's) takes the text of the chunk of `chunks`
+    (the store searched) at the same path and lines, if there is one."""
     code: dict[tuple[str, int, int], tuple[str, ...]] = {}
+    missing: set[tuple[str, int, int]] = set()
     hits = (hit for report in reports for case in report.cases for hit in case.results)
     for hit in hits:
         key = (hit.file_path, hit.start_line, hit.end_line)
-        if hit.content and key not in code:
+        if key in code:
+            continue
+        if hit.content:
             code[key] = _shown(hit.content.split("\n")[:CODE_LINES])
+        else:
+            missing.add(key)
+    missing -= set(code)
+    if missing:
+        for chunk in chunks:
+            key = (chunk.file_path, chunk.start_line, chunk.end_line)
+            if key in missing:
+                code[key] = _shown(chunk.content.split("\n")[:CODE_LINES])
+                missing.discard(key)
+                if not missing:
+                    break
     return code
 
 
