@@ -224,16 +224,18 @@ def test_jobs_are_capped_at_the_members_and_the_cores(
 def test_a_suite_with_more_jobs_than_members_says_how_many_workers_ran(
     tmp_path: Path, run_cce: RunCce, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    started: list[int] = []
-    real = member_workers.member_workers
-
-    def counted(jobs: int, members: int) -> int:
-        started.append(real(jobs, members))
-        return started[-1]
-
-    monkeypatch.setattr("cce_cli.evaluation.suite.member_workers", counted)
-    status, _, err = run_cce("relevance", str(_suite(tmp_path, members=2)), "--jobs", "48")
+    manifest = _suite(tmp_path, members=3)
+    monkeypatch.setattr(member_workers, "available_cores", lambda: 2)
+    status, _, err = run_cce("relevance", str(manifest), "--jobs", "48")
     assert status == 0
-    cores = member_workers.available_cores()
-    assert started == [min(2, cores)]
-    assert err.startswith(f"warning: --jobs 48: running {min(2, cores)} worker process")
+    assert err == (
+        "warning: --jobs 48: running 2 worker processes, since the suite has 3 members and "
+        "2 cores are available\n"
+    )
+    monkeypatch.setattr(member_workers, "available_cores", lambda: 8)
+    status, _, err = run_cce("relevance", str(manifest), "--jobs", "48")
+    assert status == 0
+    assert err == (
+        "warning: --jobs 48: running 3 worker processes, since the suite has 3 members and "
+        "8 cores are available\n"
+    )
