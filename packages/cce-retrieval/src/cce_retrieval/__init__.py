@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from cce_retrieval.build.errors import BuildError
     from cce_retrieval.build.outcomes import ProgressCallback, default_jobs
     from cce_retrieval.build.pipeline import BuildResult, RecordedBuild, build_index
+    from cce_retrieval.chunk.chunker import chunk_file
     from cce_retrieval.chunk.conformance import conformance_document
     from cce_retrieval.embed.errors import (
         EmbedderMisconfigured,
@@ -134,6 +135,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "DEFAULT_CACHE_MAX_BYTES": ("cce_retrieval.build.cache", "DEFAULT_MAX_BYTES"),
     "BuildCache": ("cce_retrieval.build.cache", "BuildCache"),
     "CacheSalt": ("cce_retrieval.build.cache", "CacheSalt"),
+    "chunk_file": ("cce_retrieval.chunk.chunker", "chunk_file"),
     "conformance_document": ("cce_retrieval.chunk.conformance", "conformance_document"),
     "RetrievalIndex": ("cce_retrieval.rank.derived", "RetrievalIndex"),
     "retrieval_index": ("cce_retrieval.rank.derived", "retrieval_index"),
@@ -288,6 +290,7 @@ __all__ = [
     "bm25_only_search",
     "build_index",
     "check_embedder",
+    "chunk_file",
     "compare_sources",
     "conformance_document",
     "create_backend",

@@ -54,7 +54,7 @@ from cce_cli.evaluation.provenance import report_provenance
 from cce_cli.evaluation.report import tag_groups
 from cce_cli.formats import external_runs as runs
 from cce_cli.formats import trec
-from cce_cli.formats.evidence import evidence_from_runs, read_fixtures
+from cce_cli.formats.evidence import evidence_from_runs, read_fixtures, stored_code
 from cce_cli.formats.results_file import render_run, write_run
 from cce_cli.formats.suite_manifest import looks_like_suite
 from cce_cli.render import relevance as render
@@ -537,7 +537,12 @@ def score(args: argparse.Namespace) -> Scored:
         from cce_cli.render.html import render_summary_page
 
         run_text = render_run(display, index.embedder, fixture_set.cases, reports)
-        evidence = evidence_from_runs([("this run", run_text)], corpus=root, fixtures=fixture_set)
+        evidence = evidence_from_runs(
+            [("this run", run_text)],
+            corpus=root,
+            fixtures=fixture_set,
+            stored=stored_code(reports, index.chunks),
+        )
         text = render_summary_page(summary, evidence)
     else:
         text = renderer.render(summary)

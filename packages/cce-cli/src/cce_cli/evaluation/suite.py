@@ -21,12 +21,14 @@ import json
 import multiprocessing
 import signal
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from cce_cli.errors import CliError
+from cce_cli.evaluation.dask_executor import run_on_dask
+from cce_cli.evaluation.member_workers import member_workers
 from cce_cli.formats.suite_manifest import Member, SuiteManifest, read_manifest
 from cce_cli.render.output import display_text
 from cce_metrics import METRICS, Metric
@@ -174,9 +176,10 @@ def run_members(
     """Every member's result, in task order, from `jobs` worker processes (1: here) or
     the Dask cluster `executor` names. A Ctrl-C cancels the members not yet started."""
     if executor is not None:
-        with _dask_executor(executor) as pool:
-            return _collect(pool, tasks, progress)
-    if jobs <= 1 or len(tasks) <= 1:
+        names = [task.member.name for task in tasks]
+        return run_on_dask(executor, score_member, tasks, names, progress)
+    workers = member_workers(jobs, len(tasks)) if jobs > 1 else 1
+    if workers <= 1:
         results = []
         for done, task in enumerate(tasks):
             if progress is not None:
@@ -187,7 +190,7 @@ def run_members(
         return results
     context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
     pool = concurrent.futures.ProcessPoolExecutor(
-        min(jobs, len(tasks)), mp_context=context, initializer=_ignore_interrupts
+        workers, mp_context=context, initializer=_ignore_interrupts
     )
     try:
         results = _collect(pool, tasks, progress)
@@ -243,32 +246,6 @@ def _collect(
         for future in futures:
             future.cancel()
         raise
-
-
-@contextlib.contextmanager
-def _dask_executor(address: str) -> Iterator[concurrent.futures.Executor]:
-    """The standard executor of the Dask `distributed` cluster at `dask://HOST:PORT`."""
-    if not address.startswith("dask://") or len(address) <= len("dask://"):
-        raise CliError(
-            f"--executor {address!r}: name a Dask scheduler as dask://HOST:PORT", exit_code=2
-        )
-    try:
-        from distributed import Client
-    except ImportError:
-        raise CliError(
-            "--executor dask:// needs Dask's distributed package: install cce-cli[distributed] "
-            "(in the workspace: uv sync --all-extras)"
-        ) from None
-    target = "tcp://" + address[len("dask://") :]
-    try:
-        client = Client(target, timeout=30, set_as_default=False)
-    except (OSError, TimeoutError) as error:
-        raise CliError(f"could not reach the Dask scheduler at {target}: {error}") from None
-    try:
-        executor: concurrent.futures.Executor = client.get_executor()
-        yield executor
-    finally:
-        client.close()
 
 
 # --- aggregates ------------------------------------------------------------------------
