@@ -45,7 +45,7 @@ from itertools import accumulate
 from operator import mul
 from typing import NamedTuple
 
-from cce_stats._checks import finite_mean, require_finite_values
+from cce_stats._checks import finite_floats, finite_mean
 from cce_stats.protocol import PairedTestResult
 
 __all__ = ["EXACT_LIMIT", "SignedRankTest", "signed_ranks"]
@@ -99,7 +99,7 @@ def signed_ranks(deltas: Sequence[float]) -> tuple[list[float], list[int]]:
     magnitudes (1 for an untied one), for the variance's tie correction. Raises
     ValueError when any delta is not finite.
     """
-    require_finite_values("deltas", deltas)
+    deltas = finite_floats("deltas", deltas)
     nonzero = [delta for delta in deltas if delta != 0.0]
     if not nonzero:
         return [], []
@@ -376,7 +376,7 @@ class SignedRankTest:
     exact_limit: int = EXACT_LIMIT
 
     def run(self, deltas: Sequence[float]) -> PairedTestResult:
-        require_finite_values("deltas", deltas)
+        deltas = finite_floats("deltas", deltas)
         n = len(deltas)
         mean = finite_mean(deltas)
         if n < 2:
