@@ -39,6 +39,7 @@ from cce_stats.paired import (
 )
 from cce_stats.sizing import (
     MAX_SAMPLE_SIZE,
+    effective_alpha,
     minimum_detectable_effect,
     required_sample_size,
     sd_confidence_interval,
@@ -76,6 +77,7 @@ __all__ = [
     "adjust_p_values",
     "chi_square_quantile",
     "effect_size_dz",
+    "effective_alpha",
     "ln_gamma",
     "macro_effect_size",
     "macro_paired_test",

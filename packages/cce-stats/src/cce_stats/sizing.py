@@ -14,6 +14,11 @@ where beta = 1 - power and t_{beta, df} is the one-sided upper quantile.
 A pilot's sd is itself an estimate, and from a dozen queries a rough one, so the
 module also owns `sd_confidence_interval`, the chi-square interval on the sd of
 normal deltas: sizing at its two ends shows how far the plan could be off.
+
+A gate that tests several metrics corrects their p-values for multiple testing, so a
+single metric must reach a smaller p than alpha to fail it; `effective_alpha` gives
+the level one metric is effectively tested at, the alpha a plan for that gate must
+size at.
 """
 
 from __future__ import annotations
@@ -22,10 +27,12 @@ import math
 import operator
 
 from cce_stats._checks import finite_float
+from cce_stats.corrections import CORRECTIONS
 from cce_stats.distributions import chi_square_quantile, t_two_sided_critical
 
 __all__ = [
     "MAX_SAMPLE_SIZE",
+    "effective_alpha",
     "minimum_detectable_effect",
     "required_sample_size",
     "sd_confidence_interval",
@@ -164,3 +171,38 @@ def sd_confidence_interval(sd: float, n: int, confidence: float = 0.95) -> tuple
     low = sd * math.sqrt(df / chi_square_quantile(1.0 - tail, df))
     high = sd * math.sqrt(df / chi_square_quantile(tail, df))
     return low, high
+
+
+def effective_alpha(alpha: float, family_size: int, correction: str) -> float:
+    """Return the level at which one metric is tested inside a corrected family.
+
+    A gate at level `alpha` over `family_size` metrics adjusts their p-values by
+    `correction` (one of `CORRECTIONS`). Planning for one metric whose change is real
+    while the others' are not, that metric fails the gate exactly when its raw p is
+    at most:
+
+    - "none": `alpha`;
+    - "bonferroni": `alpha` / m;
+    - "holm": `alpha` / m (its p is the smallest, so its adjusted p is m · p);
+    - "bh": `alpha` / m (the smallest of m p-values is adjusted to m · p, and the
+      others' larger p cannot lower it when they are null).
+
+    So every correction but "none" sizes at `alpha` / m: the conservative plan, exact
+    for a change confined to one metric; when several metrics change at once, Holm and
+    Benjamini-Hochberg let the later ones through at up to `alpha`. A family of one is
+    `alpha` itself. Raises ValueError for alpha outside (0, 1), a family size below 1
+    or an unknown correction.
+    """
+    alpha = _open_unit_interval("alpha", alpha)
+    try:
+        size = None if isinstance(family_size, bool) else operator.index(family_size)
+    except TypeError:
+        size = None
+    if size is None or size < 1:
+        raise ValueError(f"family_size must be an integer >= 1, got {family_size!r}")
+    if correction not in CORRECTIONS:
+        valid = ", ".join(CORRECTIONS)
+        raise ValueError(f"unknown correction {correction!r}; expected one of: {valid}")
+    if correction == "none":
+        return alpha
+    return alpha / size
