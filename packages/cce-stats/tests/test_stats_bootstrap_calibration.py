@@ -76,8 +76,9 @@ def _full_false_positive_rate(n: int, seed: int) -> float:
 
 @pytest.mark.slow
 def test_percentile_bootstrap_rate_at_the_calibrated_n_with_full_resampling() -> None:
-    # 20,000 null samples put the binomial standard error near 0.0017; the measured rate
-    # is 0.060-0.0615 (docs/statistics.md#bootstrap), the analytic sd-with-divisor-n
-    # approximation 2 * (1 - Phi(1.96 * sqrt(n / (n - 1)) ... )) about 0.064.
+    # 20,000 null samples put the binomial standard error near 0.0017. This seed gives
+    # 0.0649, seeds 1 and 2 give 0.065 and 0.0625 (docs/statistics.md#bootstrap): above
+    # the nominal 0.05 by more than six standard errors, as the analytic approximation
+    # (a normal interval from the sd with divisor n, no t quantile: about 0.064) says.
     rate = _full_false_positive_rate(BOOTSTRAP_CALIBRATED_N, SEED + 30)
-    assert 0.055 < rate < 0.067, rate
+    assert 0.058 < rate < 0.072, rate
