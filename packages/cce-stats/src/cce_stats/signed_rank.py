@@ -60,9 +60,8 @@ half-integer) are the costliest lattice, 0.7-2 s. A smaller p keeps log2(1/p) mo
 bits per count and costs more: about 1 s at 1e-34, up to 1.4 s at 1e-50 and 3.5 s at
 1e-105 (then the count is the exact integer count); tied deltas with p from 1e-55 to
 1e-117 1.3-2.5 s, about what the exact integer count costs there. Beyond 1,000 the
-approximation is
-close even on the lumpiest deltas: for ±1 deltas its false-positive rate at
-alpha = 0.05 is at most 0.054 for m from 1,001 to 2,000
+approximation is close even on the lumpiest deltas: for ±1 deltas its false-positive
+rate at alpha = 0.05 is at most 0.054 for m from 1,001 to 2,000
 (docs/statistics.md#signed-rank-test).
 """
 
