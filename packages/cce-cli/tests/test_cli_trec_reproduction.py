@@ -187,6 +187,16 @@ def test_judged_qrels_and_run_give_cces_ndcg_and_ap_per_query(
     run.write_text(judged_run_text(fixture_set, reports, granularity=granularity), "utf-8")
     expected = cce_values(fixture_set, reports)
     assert_reproduced(expected, qrels, run)
+    if graded:
+        # Expected anchors carry relevance 2: at that level MRR (expected only) is cce's.
+        qrels_rows = list(ir_measures.read_trec_qrels(str(qrels)))
+        run_rows = list(ir_measures.read_trec_run(str(run)))
+        rr = {
+            row.query_id: row.value
+            for row in ir_measures.iter_calc([ir_measures.RR(rel=2)], qrels_rows, run_rows)
+        }
+        for case in reports[0].cases:
+            assert rr.get(case.id, 0.0) == pytest.approx(case.score.mrr, abs=TOLERANCE)
     # The cases do differ from a naive export: scores that are not all 0 or 1.
     assert any(0.0 < ndcg < 1.0 for _, ndcg, _ in expected.values())
 
@@ -280,3 +290,18 @@ def test_the_flask_member_reproduces_in_ir_measures(tmp_path: Path, granularity:
     assert measured[ir_measures.nDCG @ 10] == pytest.approx(
         report.averages.values["ndcg_at_k"], abs=TOLERANCE
     )
+
+
+def test_an_anchor_with_whitespace_cannot_be_exported(tmp_path: Path, run_cce: RunCce) -> None:
+    shutil.copytree(SAMPLE, tmp_path / "sample")
+    (tmp_path / "sample" / "my notes.py").write_text("def load():\n    pass\n", "utf-8")
+    fixtures = tmp_path / "f.jsonl"
+    case = {"id": "spaced", "query": "load", "expected": ["my notes.py"], "k": 3}
+    fixtures.write_text(fixture_text([case]), encoding="utf-8")
+    qrels = tmp_path / "qrels.txt"
+    code, out, err = run_cce(
+        "relevance", str(fixtures), "--dir", str(tmp_path / "sample"), "--export-qrels", str(qrels)
+    )
+    assert (code, out) == (1, "")
+    assert err.startswith("error: fixture case 'spaced'") and "TREC docno" in err, err
+    assert not qrels.exists()
