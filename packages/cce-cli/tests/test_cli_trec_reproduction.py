@@ -3,7 +3,8 @@
 cce judges anchors, not documents: every anchor (expected and secondary) counts once, at
 the first rank that matches it, and a chunk matching two anchors earns one gain. The
 qrels list each judged anchor with cce's gain and the judged run names, at each
-considered rank, the anchor that rank finds first (docs/metrics.md#reproducing-cces-numbers-with-trec_eval).
+considered rank, the anchor that rank finds first
+(docs/metrics.md#reproducing-cces-numbers-with-trec_eval).
 These tests score the pair with ir_measures and pytrec_eval and require, query for
 query, cce's full-precision nDCG@k and AP to 1e-9: on fixtures built to hit every
 difference (secondary anchors, a chunk satisfying two anchors, a repeated anchor, kind
@@ -19,6 +20,7 @@ import json
 import shutil
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 import ir_measures
 import pytest
@@ -33,6 +35,10 @@ REPO = Path(__file__).resolve().parents[3]
 SAMPLE = REPO / "eval" / "corpus" / "sample"
 FLASK_MEMBER = Path("/work/shared/bench/semble-dev")
 TOLERANCE = 1e-9
+
+# ir_measures' readers are untyped: each yields named tuples (query_id, doc_id, ...).
+read_trec_qrels: Callable[[str], Iterable[Any]] = ir_measures.read_trec_qrels
+read_trec_run: Callable[[str], Iterable[Any]] = ir_measures.read_trec_run
 
 # The `run_cce` fixture (conftest.py): cce ARGV... -> (exit status, stdout, stderr).
 RunCce = Callable[..., tuple[int, str, str]]
@@ -109,8 +115,8 @@ def trec_scores(
     cutoffs = sorted(set(cutoffs))
     measures = [*(ir_measures.nDCG @ k for k in cutoffs), ir_measures.AP]
     by_ir: dict[str, dict[str, float]] = {}
-    qrels = list(ir_measures.read_trec_qrels(str(qrels_path)))
-    run = list(ir_measures.read_trec_run(str(run_path)))
+    qrels = list(read_trec_qrels(str(qrels_path)))
+    run = list(read_trec_run(str(run_path)))
     for row in ir_measures.iter_calc(measures, qrels, run):
         name = "ap" if row.measure == ir_measures.AP else f"ndcg@{row.measure['cutoff']}"
         by_ir.setdefault(row.query_id, {})[name] = row.value
@@ -189,8 +195,8 @@ def test_judged_qrels_and_run_give_cces_ndcg_and_ap_per_query(
     assert_reproduced(expected, qrels, run)
     if graded:
         # Expected anchors carry relevance 2: at that level MRR (expected only) is cce's.
-        qrels_rows = list(ir_measures.read_trec_qrels(str(qrels)))
-        run_rows = list(ir_measures.read_trec_run(str(run)))
+        qrels_rows = list(read_trec_qrels(str(qrels)))
+        run_rows = list(read_trec_run(str(run)))
         rr = {
             row.query_id: row.value
             for row in ir_measures.iter_calc([ir_measures.RR(rel=2)], qrels_rows, run_rows)
@@ -283,8 +289,8 @@ def test_the_flask_member_reproduces_in_ir_measures(tmp_path: Path, granularity:
     assert_reproduced(expected, qrels, run)
     measured = ir_measures.calc_aggregate(
         [ir_measures.nDCG @ 10],
-        list(ir_measures.read_trec_qrels(str(qrels))),
-        list(ir_measures.read_trec_run(str(run))),
+        list(read_trec_qrels(str(qrels))),
+        list(read_trec_run(str(run))),
     )
     (report,) = reports
     assert measured[ir_measures.nDCG @ 10] == pytest.approx(

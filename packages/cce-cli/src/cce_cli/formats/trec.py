@@ -17,7 +17,8 @@ This module also owns the export that reproduces cce's ranked metrics in those t
 cce judges at the report's granularity (expected and secondary) with the gain cce gives
 it, one docno per anchor, and the judged run (`--results-format trec-judged`) names at
 each considered rank the anchor that rank finds first, so that nDCG@k, AP, success and
-R-precision computed from the pair by trec_eval are cce's, query for query.
+R-precision computed from the pair by trec_eval are cce's, query for query. (The
+plain `--results-format trec` run stays the retriever's own output, for replay.)
 """
 
 from __future__ import annotations
@@ -198,11 +199,13 @@ def judged_run_text(
     prefix: str = "",
 ) -> str:
     """The judged TREC run: for each considered rank (the first `k` results, the files
-    at `file`), the docno of the first anchor that rank finds first (in the qrels), else
-    the result's own docno (`path:start-end`, `path` at `file`) made distinct from every
-    judged one; the score is the rank counted from the bottom, so every tool that sorts
-    by score keeps cce's order. With `qrels_text`, trec_eval gives each query cce's
-    nDCG@k, AP, success and R-precision (docs/metrics.md#reproducing-cces-numbers-with-trec_eval)."""
+    at `file`), the docno (as in the qrels) of the first anchor, in judgment-column
+    order, that this rank is the first to match; else the result's own docno
+    (`path:start-end`, `path` at `file`) made distinct from every judged one. The score
+    is the rank counted from the bottom, so every tool that sorts by score keeps cce's
+    order. With `qrels_text`, trec_eval gives each query cce's
+    nDCG@k, AP, success and R-precision
+    (docs/metrics.md#reproducing-cces-numbers-with-trec_eval)."""
     lines: list[str] = []
     for report in reports:
         for case, case_report in zip(fixture_set.cases, report.cases, strict=True):
@@ -212,7 +215,8 @@ def judged_run_text(
             taken = set(docnos)
             found = [False] * len(anchors)
             considered = case_report.results[: case.k]
-            for rank, (hit, row) in enumerate(zip(considered, judge(considered, anchors)), 1):
+            judgments = judge(considered, anchors)
+            for rank, (hit, row) in enumerate(zip(considered, judgments, strict=True), 1):
                 first = None
                 for column, matched in enumerate(row):
                     if matched and not found[column]:
