@@ -165,15 +165,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--results-format",
-        choices=("run", "trec"),
+        choices=("run", *trec.RUN_FORMATS),
         default="run",
-        help="format of --results: cce.run/v1 JSON Lines (default) or a TREC run",
+        help="format of --results: cce.run/v1 JSON Lines (default), a TREC run, or the "
+        "judged TREC run that reproduces cce's nDCG and AP with --export-qrels",
     )
     parser.add_argument(
         "--export-qrels",
         metavar="FILE",
         action=_SetOnce,
-        help="also write the fixture set's file-level anchors as TREC qrels",
+        help="also write the anchors cce judges (expected and secondary, with their gains) "
+        "as TREC qrels",
     )
     parser.add_argument(
         "--config",
@@ -467,7 +469,8 @@ def score(args: argparse.Namespace) -> Scored:
     wanted = backend_config.requested(args.compare, args.backend, runs=args.run)
     config = backend_config.config_for(args.config, start, wanted)
     if args.export_qrels is not None:
-        runs.write_text(str(args.export_qrels), trec.qrels_text(fixture_set), "qrels")
+        qrels = trec.qrels_text(fixture_set, granularity=args.granularity, graded=args.graded)
+        runs.write_text(str(args.export_qrels), qrels, "qrels")
     embedder: QueryEmbedder
     if args.store is not None:
         if args.protection is not None:
@@ -561,8 +564,10 @@ def score(args: argparse.Namespace) -> Scored:
         )
         text = _with_provenance(text, stamp)
     if args.results is not None:
-        if args.results_format == "trec":
-            results = trec.trec_run_text(fixture_set, reports, granularity=args.granularity)
+        if args.results_format in trec.RUN_FORMATS:
+            results = trec.run_text(
+                args.results_format, fixture_set, reports, granularity=args.granularity
+            )
         else:
             results = render_run(
                 display, index.embedder, fixture_set.cases, reports, granularity=args.granularity

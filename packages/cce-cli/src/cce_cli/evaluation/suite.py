@@ -115,9 +115,14 @@ def _member_results(args: argparse.Namespace, task: MemberTask, scored: Any) -> 
     from cce_cli.formats.results_file import render_run
 
     prefix = f"{task.member.name}/"
-    if args.results_format == "trec":
-        text = trec.trec_run_text(scored.fixture_set, scored.reports, granularity=args.granularity)
-        return "".join(prefix + line + "\n" for line in text.splitlines() if line)
+    if args.results_format in trec.RUN_FORMATS:
+        return trec.run_text(
+            args.results_format,
+            scored.fixture_set,
+            scored.reports,
+            granularity=args.granularity,
+            prefix=prefix,
+        )
     text = render_run(
         task.corpus,
         scored.embedder,
@@ -140,7 +145,7 @@ def suite_results(
     """One `--results` file for the whole suite: a `cce.run/v1` header naming the manifest,
     then every member's lines in manifest order (or one TREC run), ids `member/case-id`."""
     body = "".join(result.results_text or "" for result in results)
-    if results_format == "trec":
+    if results_format != "run":  # a TREC run has no header
         return body
     from cce_cli.formats.results_file import RUN_SCHEMA
 
@@ -331,11 +336,7 @@ def run_suite(args: argparse.Namespace) -> int:
     from cce_cli.render.output import write_stdout
     from cce_cli.render.suite import render_suite
 
-    for flag, given in (
-        ("--store", args.store),
-        ("--dir", args.dir),
-        ("--export-qrels", args.export_qrels),
-    ):
+    for flag, given in (("--store", args.store), ("--dir", args.dir)):
         if given is not None:
             raise CliError(
                 f"{flag} does not apply to a suite: each member names its own corpus "
@@ -350,6 +351,10 @@ def run_suite(args: argparse.Namespace) -> int:
             exit_code=2,
         )
     manifest = read_manifest(str(args.fixtures))
+    if args.export_qrels is not None:
+        from cce_cli.formats.suite_qrels import write_suite_qrels
+
+        write_suite_qrels(str(args.export_qrels), manifest, args.granularity, args.graded)
     if args.config is None:
         from cce_cli.evaluation.configurations import config_for, requested
 
