@@ -363,6 +363,7 @@ def bench(session: nox.Session) -> None:
         "bench/bench_relevance.py",
         "bench/bench_gitignore.py",
         "bench/bench_suite.py",
+        "bench/bench_suite_fetch.py",
         "bench/bench_pool_apply.py",
     )
     for script in scripts:
@@ -372,6 +373,47 @@ def bench(session: nox.Session) -> None:
         "uv", "run", "--locked", "--package", "cce-metrics", "python", "bench/bench_metrics.py"
     )
     session.run("uv", "run", "--locked", "python", "bench/bench_signed_rank.py")
+
+
+SEMBLE_PIN = "0.7.0"
+
+
+@nox.session
+def peer(session: nox.Session) -> None:
+    """nDCG@10 of cce beside semble's lexical engine on a suite (never in the default run).
+
+    Installs semble==SEMBLE_PIN into its own virtual environment (`.nox/peer-semble`,
+    never the workspace's: semble is no dependency of any cce package), once; later runs
+    find it installed and need no network. Then bench/peer_semble.py indexes each
+    member's corpus with semble (BM25 alone, and BM25 + its ranking step, no embedding
+    model), scores both runs with `cce relevance --metrics ndcg` beside cce's `bm25`,
+    prints the table per member and macro, and checks semble's own way of scoring
+    against cce's. Arguments after `--` go to the script: a suite manifest (default the
+    semble-dev suite), `--backends bm25,code`, `--out DIR`.
+    """
+    venv = ROOT / ".nox" / "peer-semble"
+    python = str(venv / "bin" / "python")
+    pinned = (
+        "import importlib.metadata, sys; "
+        f"sys.exit(importlib.metadata.version('semble') != '{SEMBLE_PIN}')"
+    )
+    installed = (
+        os.path.exists(python)
+        and subprocess.run([python, "-c", pinned], capture_output=True, check=False).returncode == 0
+    )
+    if not installed:
+        session.run("uv", "venv", "--quiet", "--python", sys.executable, str(venv))
+        session.run("uv", "pip", "install", "--quiet", "--python", python, f"semble=={SEMBLE_PIN}")
+    session.run(
+        "uv",
+        "run",
+        "--locked",
+        "python",
+        "bench/peer_semble.py",
+        "--semble-python",
+        python,
+        *session.posargs,
+    )
 
 
 @nox.session

@@ -19,9 +19,13 @@ library's allocations trigger does not walk the objects of another's imports. It
 the three timings and each library's time over cce's (above 1.0: cce is faster), and
 checks that the three agree per query to 1e-9, so a speed-up that changed a number is
 reported as a failure.
+
+With `--tied` the scores come from 50 values per query, so most documents share their
+score with others, and cce runs with `ties="trec_eval"` (trec_eval's tie rule, the one
+pytrec_eval follows); ranx breaks ties its own way, so it is left out of that run.
 Timings are printed, never asserted in tests. Usage:
 `uv run --package cce-metrics python bench/bench_metrics.py [--queries N] [--docs D]
-[--repeat R]`.
+[--repeat R] [--tied]`.
 """
 
 from __future__ import annotations
@@ -57,13 +61,16 @@ Run = dict[str, dict[str, float]]
 T = TypeVar("T")
 
 
-def collection(n_queries: int, n_docs: int, seed: int = SEED) -> tuple[Qrels, Run]:
+def collection(
+    n_queries: int, n_docs: int, seed: int = SEED, tied: bool = False
+) -> tuple[Qrels, Run]:
     """Per query: `n_docs` retrieved documents with distinct scores, and 20 judgments.
 
     The judgments are grades 0..3 of documents drawn from a pool twice the run's size, so
     some judged documents were retrieved and some were not, and some retrieved documents
     are unjudged. Scores are distinct so that all three libraries rank alike (ranx breaks
-    ties in its own way).
+    ties in its own way). With `tied`, scores are instead multiples of 0.1 below 5.0:
+    about two documents per score.
     """
     rng = random.Random(seed)
     qrels: Qrels = {}
@@ -72,8 +79,11 @@ def collection(n_queries: int, n_docs: int, seed: int = SEED) -> tuple[Qrels, Ru
         query = f"q{number:05d}"
         pool = [f"doc{index}" for index in range(2 * n_docs)]
         retrieved = rng.sample(pool, n_docs)
-        scores = rng.sample(range(10**9), n_docs)
-        run[query] = {doc: score / 1e6 for doc, score in zip(retrieved, scores, strict=True)}
+        if tied:
+            run[query] = {doc: rng.randrange(50) / 10 for doc in retrieved}
+        else:
+            scores = rng.sample(range(10**9), n_docs)
+            run[query] = {doc: score / 1e6 for doc, score in zip(retrieved, scores, strict=True)}
         qrels[query] = {doc: rng.choice((0, 1, 1, 2, 3)) for doc in rng.sample(pool, 20)}
     return qrels, run
 
@@ -90,7 +100,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=10_000)
     parser.add_argument("--docs", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--tied", action="store_true", help="tied scores, ties='trec_eval'")
     args = parser.parse_args(argv)
+    if args.tied:
+        return main_tied(args.queries, args.docs, args.repeat)
 
     qrels, run = collection(args.queries, args.docs)
     names = [name for name, _, _, _ in METRICS]
@@ -135,6 +148,40 @@ def main(argv: list[str] | None = None) -> int:
         print(f"FAIL: {len(disagreements)} disagreements, e.g. {disagreements[:3]}")
         return 1
     print(f"per-query scores agree to {AGREEMENT:g} across the three")
+    return 0
+
+
+def main_tied(queries: int, docs: int, repeat: int) -> int:
+    """cce with `ties="trec_eval"` beside pytrec_eval on a collection of tied scores."""
+    qrels, run = collection(queries, docs, tied=True)
+    names = [name for name, _, _, _ in METRICS]
+    measures = {measure for _, measure, _, _ in METRICS}
+    print(f"collection: {queries:,} queries × {docs} documents, tied scores, seed {SEED}")
+    print(f"metrics   : {', '.join(names)}; ties='trec_eval'; best of {repeat}")
+    gc.collect()
+    gc.freeze()
+    cce_s = pytrec_s = float("inf")
+    for _ in range(repeat):
+        seconds, ours = timed(lambda: evaluate(qrels, run, names, ties="trec_eval"))
+        cce_s = min(cce_s, seconds)
+        seconds, pytrec = timed(
+            lambda: pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+        )
+        pytrec_s = min(pytrec_s, seconds)
+    wrong = [
+        (query, name)
+        for name, _, key, _ in METRICS
+        for query, scores in ours.per_query.items()
+        if abs(scores[name] - pytrec[query][key]) > AGREEMENT
+    ]
+    print()
+    print(f"{'':<12}{'seconds':>9}{'its time / cce':>16}")
+    for label, seconds in (("cce", cce_s), ("pytrec_eval", pytrec_s)):
+        print(f"{label:<12}{seconds:>9.3f}{seconds / cce_s:>16.2f}")
+    if wrong:
+        print(f"FAIL: {len(wrong)} disagreements with pytrec_eval, e.g. {wrong[:3]}")
+        return 1
+    print(f"per-query scores agree with pytrec_eval to {AGREEMENT:g}")
     return 0
 
 

@@ -6,12 +6,13 @@ the count costs there. This script times, on seeded deltas with W+ near its mean
 costliest place for a given precision): untied continuous deltas, ±1 deltas (one tie
 group) and P@10-like deltas (multiples of 0.1, ten tie groups); then, at m = 1,000,
 deltas whose p lies further out (a smaller p keeps more bits per count) and deltas
-whose magnitudes all come in pairs (every doubled rank odd: the most fields). Beside each
+whose magnitudes all come in pairs (every doubled rank odd: the most fields), and tied
+deltas (P@10-like, in pairs) whose p is 1e-50 to 1e-97. Beside each
 fixed-point time it prints the time of the same meet-in-the-middle count with exact
 integer fields, the baseline the fixed-point bracket replaces, and checks that both give
 the same p to the last bit. Each time is the best of `--repeat` runs of CPU time
 (`time.process_time`). Timings are printed, never asserted. Usage:
-`uv run python bench/bench_signed_rank.py [--repeat R] [--skip-exact]`
+`uv run python bench/bench_signed_rank.py [--repeat R] [--skip-exact] [--tiny-only]`
 (docs/statistics.md#how-the-exact-p-is-computed).
 """
 
@@ -45,6 +46,15 @@ def tied_in_pairs(m: int, seed: int) -> list[float]:
     return [size * rng.choice((1, -1)) for size in magnitudes for _ in range(2)]
 
 
+def tied_in_pairs_drifting(m: int, bias: float, seed: int) -> list[float]:
+    """Magnitudes in pairs, each sign positive with probability 0.5 + `bias`: a tiny p."""
+    rng = random.Random(seed)
+    magnitudes = [rng.random() for _ in range(m // 2)]
+    return [
+        size * (1 if rng.random() < 0.5 + bias else -1) for size in magnitudes for _ in range(2)
+    ]
+
+
 def fixed_point_p(test: SignedRankTest, deltas: list[float]) -> float | None:
     return test.run(deltas).p
 
@@ -76,6 +86,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-exact", action="store_true", help="time the fixed point only")
+    parser.add_argument(
+        "--tiny-only", action="store_true", help="only the tied deltas with a tiny p"
+    )
     args = parser.parse_args()
     test = SignedRankTest()
     cases: list[tuple[str, list[float]]] = []
@@ -88,7 +101,14 @@ def main() -> None:
         ("m=1000 untied, tiny p", untied(1000, 0.5, 1000)),
         ("m=1000 P@10-like, small p", lattice(1000, 0.13, 1000)),
         ("m=1000 tied in pairs", tied_in_pairs(1000, 1000)),
+        # Ties with a tiny p: the most bits per count on a tied lattice.
+        ("m=1000 P@10-like, p~1e-50", lattice(1000, 0.27, 1000)),
+        ("m=1000 P@10-like, p~1e-97", lattice(1000, 0.38, 1000)),
+        ("m=1000 pairs, p~1e-53", tied_in_pairs_drifting(1000, 0.3, 1000)),
+        ("m=1000 pairs, p~1e-97", tied_in_pairs_drifting(1000, 0.39, 1000)),
     ]
+    if args.tiny_only:
+        cases = cases[-4:]
     print(f"{'deltas':28} {'p':>11} {'now (s)':>9} {'exact fields (s)':>17}")
     for name, deltas in cases:
         seconds, p = best_time(partial(fixed_point_p, test, deltas), args.repeat)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -123,3 +125,80 @@ def test_model2vec_errors_are_one_line(
     assert (code, out) == (1, "")
     assert err.startswith("error: the model2vec embedder needs the model2vec package; install")
     assert "pip install 'cce-retrieval[model2vec]'" in err
+
+
+def test_empty_files_and_unknown_words_are_noted_not_fatal(
+    project: tuple[Path, Path, Path], run_cce: RunCce
+) -> None:
+    """docs/retrieval.md#vectors-with-no-direction: no vector is a note, not an error."""
+    root, _, model = project
+    (root / "__init__.py").write_text("", encoding="utf-8")
+    (root / "py.typed").write_text("", encoding="utf-8")
+    code, out, err = run_cce(
+        "index", str(root), "--embedder", "model2vec", "--model", str(model), "--no-metrics"
+    )
+    assert code == 0, err
+    assert "  total chunks      : 5\n" in out
+    assert err.splitlines()[1] == (
+        "note: 2 of 5 chunks have no vector (the model2vec embedder gave them no direction: "
+        "an empty file, or only words its model does not know); the vector signal never "
+        "returns them, the lexical one still does"
+    )
+    store = str(root / ".cce" / "index.json")
+    note = (
+        "note: the query has no vector (the model2vec embedder gave it no direction); the "
+        "vector signal ranks nothing for it, only its words rank\n"
+    )
+    code, out, err = run_cce("search", "xylophone", "--store", store, "--no-metrics")
+    assert (code, out, err) == (0, "(no results)\n", note)
+    code, out, err = run_cce(
+        "search", "xylophone quartz", "--backend", "vector", "--store", store, "--no-metrics"
+    )
+    assert (code, out, err) == (0, "(no results)\n", note)
+    code, out, err = run_cce("search", "parse config", "--store", store, "--no-metrics")
+    assert code == 0 and err == "" and "alpha.py" in out
+
+
+# Far over the moment a refusal takes: only a hang reaches it.
+_DEADLINE_SECONDS = 60
+
+
+def _cce(*args: str) -> subprocess.CompletedProcess[str]:
+    """cce in its own process (a hang ends at the deadline instead of the suite's)."""
+    return subprocess.run(
+        [sys.executable, "-m", "cce_cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=_DEADLINE_SECONDS,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_a_model_file_that_is_a_fifo_is_refused_not_waited_on(
+    project: tuple[Path, Path, Path], run_cce: RunCce
+) -> None:
+    """docs/hostile-input.md#special-files-as-inputs: model files are inputs too."""
+    root, _, model = project
+    code, _, err = run_cce(
+        "index", str(root), "--embedder", "model2vec", "--model", str(model), "--no-metrics"
+    )
+    assert code == 0, err
+    weights = model / "model.safetensors"
+    weights.unlink()
+    os.mkfifo(weights)
+    cause = (
+        f"model2vec could not load model '{model}': {weights} is not a regular file (a FIFO); "
+        "give a model directory of regular files"
+    )
+    done = _cce("index", str(root), "--embedder", "model2vec", "--model", str(model))
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        "error: model2vec embedder selected but the model2vec model's health check at "
+        f"{model} failed ({cause}); make the model loadable or index with the default hash "
+        "embedder\n"
+    )
+    store = str(root / ".cce" / "index.json")
+    done = _cce("search", "parse config", "--store", store, "--no-metrics")
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.startswith("error: this index was built with the model2vec embedder")
+    assert cause in done.stderr and done.stderr.count("\n") == 1

@@ -21,6 +21,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from cce_cli.render.comment import COMMENT_LIMIT, format3, format3_signed, md_text
+from cce_retrieval import chunk_file
 
 GOLDEN = Path(__file__).parent / "golden" / "diff.md"
 HOSTILE_ID = "q-<script>alert(1)</script>\n## injected"
@@ -311,15 +312,23 @@ def test_html_for_400_queries_with_results_stays_under_2_mb(
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     line = "    value = compute_something(alpha, beta, gamma)  # a typical line of code\n"
+    text = "".join(f"def function_{k}():\n{line * 8}\n" for k in range(6))
     for n in range(200):
-        (corpus / f"module_{n:03d}.py").write_text(line * 60, encoding="utf-8")
+        (corpus / f"module_{n:03d}.py").write_text(text, encoding="utf-8")
+    # Every module has the same six functions at lines 10k+1..10k+9; their ids, which
+    # the code shown is checked against, differ by path.
+    chunk_ids = {
+        (n, chunk.start_line): chunk.chunk_id
+        for n in range(200)
+        for chunk in chunk_file(f"module_{n:03d}.py", text).chunks
+    }
     results = []
     for side, backend in ((0, "bm25"), (1, "hybrid")):
         lines = [json.dumps({"corpus": str(corpus), "embedder": "hash", "schema": "cce.run/v1"})]
         for n, case_id in enumerate(ids):
             hits = [
                 {
-                    "chunk_id": f"{n}-{rank}",
+                    "chunk_id": chunk_ids[((n + rank + side) % 200, 10 * rank + 1)],
                     "end_line": 10 * rank + 9,
                     "file_path": f"module_{(n + rank + side) % 200:03d}.py",
                     "kind": "function_definition",
@@ -338,9 +347,11 @@ def test_html_for_400_queries_with_results_stays_under_2_mb(
         path = tmp_path / f"{backend}.results.jsonl"
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         results.append(str(path))
-    page = _page(run_cce, "diff", base, head, "--format", "html", "--results", *results)
+    argv = ["diff", base, head, "--format", "html", "--results", *results]
+    page = _page(run_cce, *argv, "--corpus", str(corpus))
     size = len(page.encode("utf-8"))
     assert size < 2_000_000, size
+    assert page.count("def function_") == 1000  # each (file, lines) once: the code is shown
     assert page.count('<tr class="case') == 400
 
 

@@ -30,8 +30,12 @@ def test_runs_and_qrels_cce_writes_read_back_the_same_with_cce_metrics() -> None
         docnos = {f"{hit.file_path}:{hit.start_line}-{hit.end_line}": hit.score for hit in hits}
         assert docnos == run[case_id]
         assert [hit.rank for hit in hits] == list(range(1, len(hits) + 1))
+    # Chunks are judged by anchor, so the chunk qrels name anchors; files by path.
     qrels = parse_qrels(qrels_text(fixture_set))
+    by_file = parse_qrels(qrels_text(fixture_set, granularity="file"))
     for case in fixture_set.cases:
+        anchors = {str(anchor) for anchor in case.expected}
         files = {anchor.file_path for anchor in case.expected if anchor.file_path is not None}
-        assert set(qrels.get(case.id, {})) == files
+        assert set(qrels.get(case.id, {})) == anchors
+        assert set(by_file.get(case.id, {})) == files
         assert set(qrels.get(case.id, {}).values()) <= {1}

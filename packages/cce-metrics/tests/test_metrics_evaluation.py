@@ -363,3 +363,45 @@ def test_trec_eval_spellings_score_as_pytrec_eval_scores_them() -> None:
     assert parse_measure("ndcg_cut.10") == parse_measure("ndcg@10")
     with pytest.raises(ValueError, match="unknown metric 'P_x'"):
         parse_measure("P_x")
+
+
+_NEAR_TIES = st.sampled_from(
+    [
+        0.0,
+        -0.0,
+        1.0,
+        1.0 + 1e-9,
+        1.0 + 2e-9,
+        1e6,
+        1e6 + 0.01,
+        1e6 + 0.03,
+        1e6 + 0.07,
+        3.4e38,
+        1e39,
+        2e39,
+        -1e39,
+        -1.0,
+        -1.0 - 1e-9,
+    ]
+)
+
+
+@given(
+    st.dictionaries(st.sampled_from([f"d{i}" for i in range(12)]), _NEAR_TIES, max_size=12),
+    st.dictionaries(st.sampled_from([f"d{i}" for i in range(14)]), st.integers(-1, 3), max_size=14),
+)
+def test_trec_eval_ties_rank_like_a_full_float32_ranking(
+    scores: dict[str, float], judgments: dict[str, int]
+) -> None:
+    # The reduction ranks only the relevant documents, reading float32 scores off the
+    # sorted doubles; the oracle ranks every document by its float32 score.
+    from cce_metrics.evaluation import _rank_relevant, rank_documents, reduce_ranking
+
+    want = reduce_ranking(judgments, rank_documents(scores, "trec_eval"))
+    got = _rank_relevant(judgments, scores, float32=True)
+    assert (got.ranks, got.gains, got.ideal, got.retrieved) == (
+        want.ranks,
+        want.gains,
+        want.ideal,
+        want.retrieved,
+    )

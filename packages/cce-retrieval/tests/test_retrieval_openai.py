@@ -276,16 +276,7 @@ def test_vector_rankings_are_true_cosine_rankings(server: FakeServer, tmp_path: 
         assert all(-1.0 - 1e-9 <= r.score <= 2.0 for r in hybrid)
 
 
-@pytest.mark.parametrize(
-    ("vector", "why"),
-    [
-        ([0.0, 0.0, 0.0], "all zeros"),
-        ([1e-320, 0.0, 0.0], "underflows"),
-    ],
-)
-def test_a_vector_without_a_unit_length_aborts_the_build_naming_the_chunk(
-    server: FakeServer, tmp_path: Path, vector: list[float], why: str
-) -> None:
+def _answer_for_f3(vector: list[float]) -> Answer:
     def answer(request: Request) -> tuple[int, dict[str, str], bytes]:
         inputs = request.body["input"]
         assert isinstance(inputs, list)
@@ -295,22 +286,46 @@ def test_a_vector_without_a_unit_length_aborts_the_build_naming_the_chunk(
         ]
         return 200, {}, json.dumps({"data": data}).encode()
 
-    server.answer[0] = answer
+    return answer
+
+
+def test_a_vector_that_cannot_be_scaled_aborts_the_build_naming_the_chunk(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    server.answer[0] = _answer_for_f3([1e-320, 0.0, 0.0])
     embedder = OpenAIEmbedder(server.url, "m", environ={})
     with pytest.raises(BuildError) as caught:
         build_index(str(corpus(tmp_path)), embedder)
     message = str(caught.value)
-    assert "embedder 'openai'" in message and "m3.py" in message and why in message
+    assert "embedder 'openai'" in message and "m3.py" in message and "underflows" in message
     assert "nothing was written" in message
 
 
-def test_a_query_vector_without_a_unit_length_is_refused(
+def test_a_vector_of_zeros_leaves_its_chunk_without_a_vector(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    server.answer[0] = _answer_for_f3([0.0, 0.0, 0.0])
+    built = build_index(str(corpus(tmp_path)), OpenAIEmbedder(server.url, "m", environ={}))
+    index = built.index
+    assert built.vectorless_chunks == 1
+    blank = [i for i, chunk in enumerate(index.chunks) if chunk.file_path == "m3.py"]
+    assert index.embedding_lengths is not None
+    assert [index.embedding_lengths[i] for i in blank] == [0]
+    assert index.embedding_dim == 3
+    found = vector_search(index, [1.0, 2.0, 3.0], len(index.chunks))
+    assert "m3.py" not in {r.file_path for r in found}
+    assert len(found) == len(index.chunks) - 1
+
+
+def test_a_query_vector_of_zeros_has_none_and_one_out_of_range_is_refused(
     server: FakeServer, tmp_path: Path
 ) -> None:
     environ = {"CCE_OPENAI_URL": server.url}
     index = build_index(str(corpus(tmp_path)), create_embedder("openai", "m", environ)).index
-    with pytest.raises(QueryVectorError, match=r"embedder 'openai' .*query.*all zeros"):
-        vector_search(index, [0.0, 0.0, 0.0], 3)
+    assert vector_search(index, [0.0, 0.0, 0.0], 3) == []
+    assert vector_search(index, [], 3) == []
+    with pytest.raises(QueryVectorError, match=r"embedder 'openai' .*query.*underflows"):
+        vector_search(index, [1e-320, 0.0, 0.0], 3)
     with pytest.raises(QueryVectorError, match="magnitude over 1e"):
         vector_search(index, [1e308, -1e308, 0.0], 3)
 

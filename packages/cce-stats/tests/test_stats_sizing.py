@@ -12,7 +12,9 @@ from scipy import stats
 
 from cce_stats import (
     MAX_SAMPLE_SIZE,
+    adjust_p_values,
     chi_square_quantile,
+    effective_alpha,
     minimum_detectable_effect,
     required_sample_size,
     sd_confidence_interval,
@@ -173,3 +175,32 @@ class TestSdConfidenceInterval:
             sd_confidence_interval(0.2, 1)
         with pytest.raises(ValueError, match="confidence"):
             sd_confidence_interval(0.2, 5, 1.0)
+
+
+@pytest.mark.parametrize("correction", ["holm", "bonferroni", "bh"])
+@pytest.mark.parametrize("family_size", [1, 2, 4, 7])
+def test_effective_alpha_is_where_one_real_change_starts_to_fail_the_gate(
+    correction: str, family_size: int
+) -> None:
+    alpha = 0.05
+    level = effective_alpha(alpha, family_size, correction)
+    assert level == alpha / family_size
+    nulls = [0.9] * (family_size - 1)
+    # The corrections' own arithmetic (checked against statsmodels elsewhere) is the oracle.
+    at = adjust_p_values([level, *nulls], correction)[0]
+    above = adjust_p_values([level * 1.001, *nulls], correction)[0]
+    assert at is not None and at <= alpha * (1 + 1e-12)  # BH divides by 1/m: rounding
+    assert above is not None and above > alpha
+
+
+def test_effective_alpha_without_correction_and_errors() -> None:
+    assert effective_alpha(0.05, 5, "none") == 0.05
+    assert required_sample_size(0.25, 0.05, effective_alpha(0.05, 4, "holm")) > (
+        required_sample_size(0.25, 0.05, 0.05)
+    )
+    with pytest.raises(ValueError, match="family_size"):
+        effective_alpha(0.05, 0, "holm")
+    with pytest.raises(ValueError, match="unknown correction"):
+        effective_alpha(0.05, 3, "sidak")
+    with pytest.raises(ValueError, match="alpha"):
+        effective_alpha(1.5, 3, "holm")

@@ -19,7 +19,7 @@ import numbers
 import operator
 import re
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, SupportsFloat, SupportsIndex, cast
 
@@ -175,12 +175,32 @@ def rank_relevant(judgments: Mapping[str, int], scores: Mapping[str, float]) -> 
     Only the relevant documents' ranks matter, and a document's rank in
     `rank_documents`' order is 1 + the documents with a greater score + the documents
     with an equal score and a greater id. The scores are sorted once (floats, in C);
-    each relevant retrieved document then finds its rank by bisection, and only a tie
-    (an equal neighbour in the sorted scores) costs a pass over the query's documents.
+    each relevant retrieved document then finds its rank by bisection. Only a tie (an
+    equal neighbour in the sorted scores) needs ids: then the ids are sorted by score
+    once, also in C, so the ids sharing a score are one slice, found by the same
+    bisection. A run with many ties thus costs one more sort per query, not a pass over
+    the query's documents for each tied relevant document.
+    """
+    return _rank_relevant(judgments, scores, float32=False)
+
+
+def _rank_relevant(
+    judgments: Mapping[str, int], scores: Mapping[str, float], *, float32: bool
+) -> RelevantRanks:
+    """`rank_relevant`, the scores compared as 32-bit floats when `float32` is set.
+
+    Rounding to float32 is monotonic, so the sorted scores rounded one by one are the
+    sorted rounded scores: a relevant document's rounded score is read from the
+    rounded list at the position its own score takes in the sorted list, and no score
+    is rounded twice (nor a rounded copy of the mapping built). For the same reason the
+    ids sorted by their exact scores are also sorted by their rounded ones, and the ids
+    sharing a rounded score are one slice of them.
     """
     ideal: list[float] = []
     found: list[tuple[int, float]] = []
     ascending: list[float] | None = None
+    compared: list[float] = []
+    by_score: list[str] | None = None
     size = len(scores)
     score_of = scores.get
     for doc, rel in judgments.items():
@@ -193,11 +213,19 @@ def rank_relevant(judgments: Mapping[str, int], scores: Mapping[str, float]) -> 
             continue
         if ascending is None:
             ascending = sorted(scores.values())
-        not_above = bisect_right(ascending, score)
+            compared = array("f", ascending).tolist() if float32 else ascending
+        if float32:
+            score = compared[bisect_right(ascending, score) - 1]
+        not_above = bisect_right(compared, score)
         rank = size - not_above + 1
-        # ascending[not_above - 1] is this score; an equal one just below it is a tie.
-        if not_above > 1 and ascending[not_above - 2] == score:
-            rank += sum(1 for other, value in scores.items() if value == score and other > doc)
+        # compared[not_above - 1] is this score; an equal one just below it is a tie.
+        if not_above > 1 and compared[not_above - 2] == score:
+            if by_score is None:
+                # A stable sort in C: the ids in the order of `ascending`.
+                by_score = sorted(scores, key=scores.__getitem__)
+            # The ids with this score are the slice of `compared`'s run of equal values.
+            first = bisect_left(compared, score, 0, not_above)
+            rank += sum(1 for other in by_score[first:not_above] if other > doc)
         found.append((rank, gain))
     ideal.sort(reverse=True)
     if len(found) > 1:
@@ -254,10 +282,9 @@ def evaluate(
     for query_id in sorted(judged):
         found = run.get(query_id)
         scores = no_scores if found is None else checked_scores(query_id, found)
-        if trec_eval_ties:
-            scores = float32_scores(scores)
-        # One reduction per query, shared by every metric.
-        ranking = rank_relevant(judged[query_id], scores)
+        # One reduction per query, shared by every metric. With trec_eval's ties the
+        # scores are compared as float32 (`float32_scores`' rounding).
+        ranking = _rank_relevant(judged[query_id], scores, float32=trec_eval_ties)
         per_query[query_id] = {name: score(ranking, cutoff) for name, score, cutoff in scorers}
     divisor = len(per_query)
     aggregate = {

@@ -20,6 +20,12 @@ Two groups are kept apart because they average differently:
 - `TOKEN_METRICS` (token-weighted spans): defined only for queries with a ranged
   anchor; the average divides by the number of such queries and is absent when there
   is none.
+
+A third group, `COST_METRICS` (what reading a ranking costs, `cce_metrics.cost`), is
+scored from the `Reading` a judgment may carry: the token count of every result down to
+the metric's own `depth`. It is defined only for judged queries with a reading and at
+least one target, and averages like the token group. Its families (`recall@NNNNt`) are
+resolved on first lookup, so any budget can be named.
 """
 
 from __future__ import annotations
@@ -30,12 +36,15 @@ from typing import Final
 import attrs
 
 from cce_metrics import relevant_ranks
+from cce_metrics.reading import Reading
 from cce_metrics.relevant_ranks import RelevantRanks
 from cce_metrics.spans import TokenScore
 from cce_metrics.summation import seq_sum
 
 __all__ = [
     "CHUNK",
+    "COST",
+    "COST_METRICS",
     "METRICS",
     "TOKEN",
     "TOKEN_METRICS",
@@ -53,6 +62,9 @@ CHUNK: Final = "chunk"
 
 TOKEN: Final = "token"
 """Group of the token span metrics (averaged over the queries with a ranged anchor)."""
+
+COST: Final = "cost"
+"""Group of the reading-cost metrics (averaged over the queries with a reading and a target)."""
 
 UNIT_INTERVAL: Final = (0.0, 1.0)
 """The bounds of a metric that is a fraction: a share, a rate or a normalised gain."""
@@ -77,6 +89,8 @@ class Judgment:
     reference metrics: `relevant[i]` (result i matches some expected anchor),
     `matched_expected` (expected anchors hit by some counted result) and
     `first_relevant_rank` (1-based, None when no counted result is relevant).
+    `reading`, when given, is the ranking as a reader pays for it (token counts of the
+    results, deeper than k if the caller ranked deeper): only the cost metrics read it.
     """
 
     matches: tuple[tuple[bool, ...], ...] = attrs.field(converter=_rows_converter)
@@ -84,6 +98,7 @@ class Judgment:
     n_expected: int
     gains: tuple[float, ...] = attrs.field(converter=_gains_converter)
     tokens: TokenScore | None = None
+    reading: Reading | None = None
     relevant: tuple[bool, ...] = attrs.field(init=False)
     matched_expected: int = attrs.field(init=False)
     first_relevant_rank: int | None = attrs.field(init=False)
@@ -124,12 +139,14 @@ def judgment(
     tokens: TokenScore | None = None,
     secondary: int = 0,
     gains: Sequence[float] | None = None,
+    reading: Reading | None = None,
 ) -> Judgment:
     """Validate a judgment matrix and keep its first `min(len(matches), k)` rows.
 
     Each row has `n_expected + secondary` entries. `gains` defaults to 1.0 per anchor.
     Raises ValueError when `k < 1`, a count is negative, a counted row has the wrong
-    length or `gains` has the wrong length.
+    length or `gains` has the wrong length. `reading` is kept whole (the cost metrics cut
+    it at their own depth, not at k).
     """
     if k < 1:
         raise ValueError(f"k must be a positive integer, got {k}")
@@ -146,7 +163,7 @@ def judgment(
         gains = [1.0] * width
     elif len(gains) != width:
         raise ValueError(f"{len(gains)} gains given for {width} anchors")
-    return Judgment(counted, k, n_expected, gains, tokens)
+    return Judgment(counted, k, n_expected, gains, tokens, reading)
 
 
 def mean(values: Sequence[float]) -> float:
@@ -173,9 +190,14 @@ class Metric:
       ir_measures', ranx's), matched case-insensitively like `name`;
     - `needs_cutoff`: `evaluate` refuses the metric without `@k`;
     - `bounds`: the least and greatest value one query can score, or None when the
-      metric has no bounds (a count, a length). Every metric registered here is a
-      fraction in [0, 1]; `cce diff` and `cce plan` refuse a saved score outside a
-      metric's bounds, since no scorer could have produced it.
+      metric has no bounds (a count, a length). The chunk and token metrics are
+      fractions in [0, 1]; `cce diff` and `cce plan` refuse a saved score outside a
+      metric's bounds, since no scorer could have produced it;
+    - `depth`: how many ranked results the metric reads, independent of the case's `k`
+      (None: the first k, like every chunk and token metric). A caller ranking for this
+      metric asks its retriever for at least this many results;
+    - `unit`: what one unit of the value is, for renderers ("" for a fraction;
+      "tokens" for `first-hit-tokens`).
     """
 
     name: str
@@ -192,6 +214,12 @@ class Metric:
     aliases: tuple[str, ...] = ()
     needs_cutoff: bool = False
     bounds: tuple[float, float] | None = UNIT_INTERVAL
+    depth: int | None = None
+    unit: str = ""
+
+    def oriented(self, delta: float) -> float:
+        """`delta` (after minus before) signed so that positive means better."""
+        return delta if self.higher_is_better else -delta
 
     def spellings(self) -> frozenset[str]:
         """The lower-cased names `evaluate` accepts for this metric (empty if it is not offered)."""
@@ -202,11 +230,11 @@ class Metric:
     def average(self, values: Sequence[float | None]) -> float | None:
         """Aggregate per-query values, skipping undefined ones.
 
-        A chunk metric over no query averages to 0.0; a token metric with no defined
-        value has no average (None).
+        A chunk metric over no query averages to 0.0; a token or cost metric with no
+        defined value has no average (None).
         """
         defined = [value for value in values if value is not None]
-        if not defined and self.group == TOKEN:
+        if not defined and self.group != CHUNK:
             return None
         return self.aggregate(defined)
 
@@ -214,11 +242,12 @@ class Metric:
 class MetricRegistry:
     """An ordered set of metrics, looked up by name or by key."""
 
-    __slots__ = ("_group", "_metrics")
+    __slots__ = ("_families", "_group", "_metrics")
 
     def __init__(self, group: str, metrics: Iterable[Metric] = ()) -> None:
         self._group = group
         self._metrics: list[Metric] = []
+        self._families: list[Callable[[str], Metric | None]] = []
         for item in metrics:
             self.register(item)
 
@@ -239,6 +268,29 @@ class MetricRegistry:
         self._metrics.append(item)
         return item
 
+    def add_family(self, resolve: Callable[[str], Metric | None]) -> None:
+        """Let `get` accept names no metric was registered under yet.
+
+        `resolve(name)` returns the metric a name spells (`recall@1234t`) or None when
+        the name is not of the family; the metric is registered on first lookup, so a
+        registry iterates every family member that was ever looked up, in lookup order.
+        """
+        self._families.append(resolve)
+
+    def resolve(self, name: str) -> Metric | None:
+        """The registered metric called or keyed `name`, or one of a family, registered now."""
+        for item in self._metrics:
+            if name in (item.name, item.key):
+                return item
+        for family in self._families:
+            made = family(name)
+            if made is not None:
+                for item in self._metrics:
+                    if made.name == item.name:
+                        return item
+                return self.register(made)
+        return None
+
     def __iter__(self) -> Iterator[Metric]:
         return iter(tuple(self._metrics))
 
@@ -249,10 +301,11 @@ class MetricRegistry:
         return any(name_or_key in (item.name, item.key) for item in self._metrics)
 
     def get(self, name_or_key: str) -> Metric:
-        """The metric called or keyed `name_or_key`; ValueError listing the names."""
-        for item in self._metrics:
-            if name_or_key in (item.name, item.key):
-                return item
+        """The metric called or keyed `name_or_key` (or spelled by one of the registry's
+        families); ValueError listing the names."""
+        found = self.resolve(name_or_key)
+        if found is not None:
+            return found
         raise ValueError(
             f"unknown metric {name_or_key!r}; expected one of {', '.join(self.names())}"
         )
@@ -385,10 +438,17 @@ are each metric's `report_key`)."""
 _REGISTRIES.append(TOKEN_METRICS)
 
 
+COST_METRICS: Final = MetricRegistry(COST)
+"""The reading-cost metrics (`cce_metrics.cost` registers them and the `recall@NNNNt`
+family); none is part of the reference report."""
+_REGISTRIES.append(COST_METRICS)
+
+
 def metric(name_or_key: str) -> Metric:
     """Look a metric of either group up by name or key; ValueError listing every name."""
     for registry in _REGISTRIES:
-        if name_or_key in registry:
-            return registry.get(name_or_key)
+        found = registry.resolve(name_or_key)
+        if found is not None:
+            return found
     names = [name for registry in _REGISTRIES for name in registry.names()]
     raise ValueError(f"unknown metric {name_or_key!r}; expected one of {', '.join(names)}")

@@ -10,7 +10,9 @@ keeps the two equal.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, Protocol, runtime_checkable
+
+import attrs
 
 TOKENIZER_ID: Final = "cce.tokens/v1"
 """Provenance id of the estimator below; recorded next to every token count."""
@@ -24,6 +26,45 @@ def estimate_tokens(text: str) -> int:
     """
     byte_length = len(text) if text.isascii() else len(text.encode("utf-8"))
     return max(1, byte_length // 4)
+
+
+@runtime_checkable
+class Tokenizer(Protocol):
+    """What the cost metrics need of a tokenizer: an id to record and a count per text.
+
+    `cce.tokens/v1` (`ESTIMATOR`) is the default. A user who has a real tokenizer
+    loaded plugs it in with any object of this shape, for example around tiktoken::
+
+        class Cl100k:
+            id = "tiktoken/cl100k_base"
+            def __init__(self, encoding): self._encoding = encoding
+            def count(self, text): return len(self._encoding.encode(text, disallowed_special=()))
+
+    cce never downloads a tokenizer; `count` must be deterministic and never negative.
+    """
+
+    @property
+    def id(self) -> str:
+        """Provenance id recorded next to every count (`cce.tokens/v1`, ...)."""
+        ...
+
+    def count(self, text: str) -> int:
+        """Tokens of `text`."""
+        ...
+
+
+@attrs.frozen(slots=True)
+class Estimator:
+    """`estimate_tokens` as a `Tokenizer`."""
+
+    id: str = TOKENIZER_ID
+
+    def count(self, text: str) -> int:
+        return estimate_tokens(text)
+
+
+ESTIMATOR: Final = Estimator()
+"""The default tokenizer of the cost metrics: `cce.tokens/v1`."""
 
 
 def rust_lines(text: str) -> list[str]:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from cce_retrieval.build.errors import BuildError
     from cce_retrieval.build.outcomes import ProgressCallback, default_jobs
     from cce_retrieval.build.pipeline import BuildResult, RecordedBuild, build_index
+    from cce_retrieval.chunk.chunker import chunk_file
     from cce_retrieval.chunk.conformance import conformance_document
     from cce_retrieval.embed.errors import (
         EmbedderMisconfigured,
@@ -84,6 +85,7 @@ if TYPE_CHECKING:
         search,
         search_counted,
         vector_search,
+        vectorless_query,
     )
     from cce_retrieval.store.fileio import (
         RefusedInputError,
@@ -133,6 +135,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "DEFAULT_CACHE_MAX_BYTES": ("cce_retrieval.build.cache", "DEFAULT_MAX_BYTES"),
     "BuildCache": ("cce_retrieval.build.cache", "BuildCache"),
     "CacheSalt": ("cce_retrieval.build.cache", "CacheSalt"),
+    "chunk_file": ("cce_retrieval.chunk.chunker", "chunk_file"),
     "conformance_document": ("cce_retrieval.chunk.conformance", "conformance_document"),
     "RetrievalIndex": ("cce_retrieval.rank.derived", "RetrievalIndex"),
     "retrieval_index": ("cce_retrieval.rank.derived", "retrieval_index"),
@@ -176,6 +179,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "search": ("cce_retrieval.rank.hybrid", "search"),
     "search_counted": ("cce_retrieval.rank.hybrid", "search_counted"),
     "vector_search": ("cce_retrieval.rank.hybrid", "vector_search"),
+    "vectorless_query": ("cce_retrieval.rank.hybrid", "vectorless_query"),
     "format_json_float": ("cce_retrieval.parity.jsonfloat", "format_json_float"),
     "Chunk": ("cce_retrieval.model", "Chunk"),
     "Index": ("cce_retrieval.model", "Index"),
@@ -286,6 +290,7 @@ __all__ = [
     "bm25_only_search",
     "build_index",
     "check_embedder",
+    "chunk_file",
     "compare_sources",
     "conformance_document",
     "create_backend",
@@ -323,6 +328,7 @@ __all__ = [
     "serialize_index",
     "sources_root",
     "vector_search",
+    "vectorless_query",
     "why_not_indexed",
     "write_atomic",
 ]

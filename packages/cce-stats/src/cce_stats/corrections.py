@@ -22,11 +22,14 @@ CORRECTIONS: tuple[str, ...] = ("holm", "bonferroni", "bh", "none")
 
 def _require_p_values(p_values: Sequence[float | None]) -> list[tuple[int, float]]:
     present: list[tuple[int, float]] = []
-    for index, p in enumerate(p_values):
-        if p is None:
+    for index, given in enumerate(p_values):
+        if given is None:
             continue
+        p = float(given)  # a numpy scalar becomes a double, and so does every result
         if not (math.isfinite(p) and 0.0 <= p <= 1.0):
-            raise ValueError(f"p_values[{index}] is {p!r}; a p-value must be a number in [0, 1]")
+            raise ValueError(
+                f"p_values[{index}] is {given!r}; a p-value must be a number in [0, 1]"
+            )
         present.append((index, p))
     return present
 
@@ -65,7 +68,9 @@ def adjust_p_values(p_values: Sequence[float | None], method: str) -> list[float
         valid = ", ".join(CORRECTIONS)
         raise ValueError(f"unknown correction {method!r}; expected one of: {valid}")
     present = _require_p_values(p_values)
-    result: list[float | None] = list(p_values)
+    result: list[float | None] = [None] * len(p_values)
+    for index, p in present:
+        result[index] = p
     if method == "none" or not present:
         return result
     m = len(present)

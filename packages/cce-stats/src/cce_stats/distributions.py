@@ -32,7 +32,7 @@ import functools
 import math
 from collections.abc import Callable, Iterable
 
-from cce_stats._checks import require_finite
+from cce_stats._checks import finite_float, finite_floats
 
 __all__ = [
     "MAX_DF",
@@ -99,9 +99,7 @@ def seq_sum(values: Iterable[float]) -> float:
     Raises ValueError naming the first value that is NaN or infinite.
     """
     total = 0.0
-    for index, value in enumerate(values):
-        if not math.isfinite(value):
-            raise ValueError(f"values[{index}] is {value!r}; every value must be a finite number")
+    for value in finite_floats("values", values):
         total += value
     return total
 
@@ -113,7 +111,7 @@ def ln_gamma(x: float) -> float:
     true value in the last bits (ln Γ(2) is -4.440892098500626e-16, not 0). Raises
     ValueError for x <= 0 or a non-finite x.
     """
-    require_finite("x", x)
+    x = finite_float("x", x)
     if x <= 0.0:
         raise ValueError(f"x must be > 0, got {x!r}")
     return _ln_gamma(x)
@@ -172,9 +170,9 @@ def reg_inc_beta(a: float, b: float, x: float) -> float:
     whichever converges faster, as Numerical Recipes' `betai` does. Raises
     ValueError for a or b <= 0 and for any non-finite argument.
     """
-    require_finite("a", a)
-    require_finite("b", b)
-    require_finite("x", x)
+    a = finite_float("a", a)
+    b = finite_float("b", b)
+    x = finite_float("x", x)
     if a <= 0.0 or b <= 0.0:
         raise ValueError(f"a and b must be > 0, got a={a!r}, b={b!r}")
     return _reg_inc_beta(a, b, x)
@@ -313,13 +311,14 @@ def _accurate_t_two_sided_p(t: float, df: float) -> float:
     return 1.0 - front * _continued_fraction_long(b, a, y) / b
 
 
-def _require_df(df: float) -> None:
-    require_finite("df", df)
+def _require_df(df: float) -> float:
+    df = finite_float("df", df)
     if not MIN_DF <= df <= MAX_DF:
         raise ValueError(
             f"df must be >= {MIN_DF:g} and <= {MAX_DF:g} (the domain where the tail holds "
             f"1e-9 relative precision), got {df!r}"
         )
+    return df
 
 
 def _t_two_sided_p(t: float, df: float) -> float:
@@ -336,8 +335,8 @@ def t_two_sided_p(t: float, df: float) -> float:
     reference wherever the reference is that precise (docs/statistics.md#precision).
     Raises ValueError for a non-finite t or df outside that domain.
     """
-    require_finite("t", t)
-    _require_df(df)
+    t = finite_float("t", t)
+    df = _require_df(df)
     return _t_two_sided_p(t, df)
 
 
@@ -382,10 +381,10 @@ def t_two_sided_critical(alpha: float, df: float) -> float:
     `MIN_ALPHA` <= alpha <= 1 and `MIN_DF` <= df <= `MAX_DF`
     (docs/statistics.md#precision).
     """
-    require_finite("alpha", alpha)
+    alpha = finite_float("alpha", alpha)
     if not MIN_ALPHA <= alpha <= 1.0:
         raise ValueError(f"alpha must be >= {MIN_ALPHA:g} and <= 1, got {alpha!r}")
-    _require_df(df)
+    df = _require_df(df)
     if alpha == 1.0:
         return 0.0
     return _t_two_sided_critical(alpha, df)
@@ -443,10 +442,10 @@ def chi_square_quantile(q: float, df: float) -> float:
     true quantile (checked against scipy's `chi2.ppf`). Raises ValueError unless
     0 < q < 1 and `MIN_DF` <= df <= `MAX_DF`.
     """
-    require_finite("q", q)
+    q = finite_float("q", q)
     if not 0.0 < q < 1.0:
         raise ValueError(f"q must be strictly between 0 and 1, got {q!r}")
-    _require_df(df)
+    df = _require_df(df)
     a = df / 2.0
     use_lower = q <= 0.5
     target = q if use_lower else 1.0 - q

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from cce_stats._checks import require_finite_values, rescaled
+from cce_stats._checks import finite_floats, rescaled
 from cce_stats.distributions import reference_seq_sum as seq_sum
 
 __all__ = ["effect_size_dz", "sample_sd", "wins_ties_losses"]
@@ -33,7 +33,7 @@ def effect_size_dz(deltas: Sequence[float]) -> float | None:
     which changes no bit of the ratio but keeps the squares from overflowing or
     underflowing. Raises ValueError when any delta is not finite.
     """
-    require_finite_values("deltas", deltas)
+    deltas = finite_floats("deltas", deltas)
     n = len(deltas)
     if n < 2:
         return None
@@ -58,7 +58,7 @@ def sample_sd(deltas: Sequence[float]) -> float | None:
     scaled back, so neither the squares nor the sum overflow. Raises ValueError
     when any delta is not finite, or when the sd itself exceeds the float range.
     """
-    require_finite_values("deltas", deltas)
+    deltas = finite_floats("deltas", deltas)
     n = len(deltas)
     if n < 2:
         return None
@@ -76,7 +76,7 @@ def wins_ties_losses(deltas: Sequence[float]) -> tuple[int, int, int]:
 
     Raises ValueError when any delta is not finite.
     """
-    require_finite_values("deltas", deltas)
+    deltas = finite_floats("deltas", deltas)
     wins = sum(1 for delta in deltas if delta > 0.0)
     losses = sum(1 for delta in deltas if delta < 0.0)
     return wins, len(deltas) - wins - losses, losses

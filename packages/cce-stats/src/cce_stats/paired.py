@@ -41,7 +41,9 @@ class TTest:
     """The reference's paired t-test (`paired_t_test`) behind the protocol.
 
     Its numbers are exactly `paired_t_test`'s: `statistic` is t, `ci95` the 95%
-    t interval (docs/statistics.md#paired-t-test).
+    t interval (docs/statistics.md#paired-t-test). On constant deltas `p` keeps the
+    reference's 0.0 and `fallback_p` carries the exact sign-flip p that a decision
+    uses instead (`PairedTestResult.decision_p`, docs/statistics.md#constant-deltas).
     """
 
     name: str = "t"
@@ -57,6 +59,7 @@ class TTest:
             statistic=result.t,
             p=result.p,
             ci95=result.ci95,
+            fallback_p=result.constant_p,
         )
 
 

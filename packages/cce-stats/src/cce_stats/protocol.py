@@ -31,6 +31,22 @@ class PairedTestResult:
     statistic: float | None
     p: float | None
     ci95: tuple[float, float] | None
+    fallback_p: float | None = None
+    """Set only where `p` is a convention rather than evidence: the p that decides instead.
+
+    The t-test's constant deltas are the one case (docs/statistics.md#constant-deltas):
+    the reference reports p = 0.0 for two queries that both lost 0.2, but with zero
+    variance t says nothing, so the exact sign-flip p (2^(1 - n), here 0.5) is set here.
+    """
+
+    @property
+    def decision_p(self) -> float | None:
+        """The p a decision (a gate, a "significantly worse" label) compares with alpha.
+
+        `fallback_p` when it is set, otherwise `p`. Reports print `p`, which keeps the
+        reference's bytes; anything that acts on the p reads this instead.
+        """
+        return self.p if self.fallback_p is None else self.fallback_p
 
 
 class PairedTest(Protocol):

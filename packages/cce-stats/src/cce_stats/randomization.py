@@ -16,7 +16,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cce_stats._checks import require_finite_values
+from cce_stats._checks import finite_floats
 from cce_stats.distributions import reference_seq_sum
 from cce_stats.generator import DEFAULT_SEED, SplitMix64
 from cce_stats.protocol import PairedTestResult
@@ -119,7 +119,7 @@ class RandomizationTest:
             raise ValueError(f"exact_limit must be in [0, 30], got {self.exact_limit!r}")
 
     def run(self, deltas: Sequence[float]) -> PairedTestResult:
-        require_finite_values("deltas", deltas)
+        deltas = finite_floats("deltas", deltas)
         n = len(deltas)
         mean = 0.0 if n == 0 else reference_seq_sum(deltas) / n
         if n < 2:

@@ -45,7 +45,7 @@ from itertools import accumulate
 from operator import mul
 from typing import NamedTuple
 
-from cce_stats._checks import finite_mean, require_finite_values
+from cce_stats._checks import finite_floats, finite_mean
 from cce_stats.protocol import PairedTestResult
 
 __all__ = ["EXACT_LIMIT", "SignedRankTest", "signed_ranks"]
@@ -58,9 +58,10 @@ its mean, 0.6 s for P@10-like deltas (ten tie groups, half-integer mid-ranks) an
 milliseconds for ±1 deltas; magnitudes all tied in pairs (every mid-rank a
 half-integer) are the costliest lattice, 0.7-2 s. A smaller p keeps log2(1/p) more
 bits per count and costs more: about 1 s at 1e-34, up to 1.4 s at 1e-50 and 3.5 s at
-1e-105 (then the count is the exact integer count). Beyond 1,000 the approximation is
-close even on the lumpiest deltas: for ±1 deltas its false-positive rate at
-alpha = 0.05 is at most 0.054 for m from 1,001 to 2,000
+1e-105 (then the count is the exact integer count); tied deltas with p from 1e-55 to
+1e-117 1.3-2.5 s, about what the exact integer count costs there. Beyond 1,000 the
+approximation is close even on the lumpiest deltas: for ±1 deltas its false-positive
+rate at alpha = 0.05 is at most 0.054 for m from 1,001 to 2,000
 (docs/statistics.md#signed-rank-test).
 """
 
@@ -76,6 +77,15 @@ _PRECISION_BITS = 89
 _ROUNDING_BITS = 66
 # Ranks between two truncations: at least this many spare bits per field.
 _HEADROOM_BITS = 12
+# The first attempt keeps a quarter more tail bits than the normal approximation
+# estimates: far out it overstates p (the permutation distribution's tails are lighter),
+# by 15 bits at p = 1e-58 and 60 at 1e-115 on tied deltas at m = 1,000, and an attempt
+# short of bits is a second full count.
+_TAIL_MARGIN_DIVISOR = 4
+# Fixed-point fields at least 7/8 as wide as a half's exact fields are not worth their
+# truncations: such counts are done exactly from the start.
+_EXACT_SHARE_NUMERATOR = 7
+_EXACT_SHARE_DENOMINATOR = 8
 # Tie groups are counted by their binomials while the sums of all groups but the
 # largest have at most this many combinations.
 _FEW_GROUPS = 4096
@@ -99,7 +109,7 @@ def signed_ranks(deltas: Sequence[float]) -> tuple[list[float], list[int]]:
     magnitudes (1 for an untied one), for the variance's tie correction. Raises
     ValueError when any delta is not finite.
     """
-    require_finite_values("deltas", deltas)
+    deltas = finite_floats("deltas", deltas)
     nonzero = [delta for delta in deltas if delta != 0.0]
     if not nonzero:
         return [], []
@@ -348,12 +358,20 @@ def _exact_p(doubled_ranks: list[int], doubled_w_plus: int) -> float:
     grouped = _grouped_count_at_most(ranks, lower)
     if grouped is not None:
         return min(1.0, 2 * grouped / outcomes)
-    precision = _PRECISION_BITS + _tail_bits(ranks, lower)
+    tail_bits = _tail_bits(ranks, lower)
+    first = _PRECISION_BITS + tail_bits + tail_bits // _TAIL_MARGIN_DIVISOR
+    # A half's exact fields are about len(ranks) / 2 bits wide. Fields nearly as wide
+    # save little and still truncate: such a count is exact at once.
+    nearly_exact = _EXACT_SHARE_NUMERATOR * len(ranks) <= (
+        _EXACT_SHARE_DENOMINATOR * 2 * (first + _HEADROOM_BITS)
+    )
+    precision: int | None = None if nearly_exact else first
     while True:
         low, error = _bounded_count_at_most(ranks, lower, precision)
         p = min(1.0, 2 * low / outcomes)
         if p == min(1.0, 2 * (low + error) / outcomes):
             return p
+        assert precision is not None  # an exact count has no bracket to straddle
         # Short by the bits the bracket is wider than a double's rounding can absorb.
         shortfall = error.bit_length() - low.bit_length() + _ROUNDING_BITS
         # Nothing left above the truncation: count exactly (fields of len(ranks) bits).
@@ -376,7 +394,7 @@ class SignedRankTest:
     exact_limit: int = EXACT_LIMIT
 
     def run(self, deltas: Sequence[float]) -> PairedTestResult:
-        require_finite_values("deltas", deltas)
+        deltas = finite_floats("deltas", deltas)
         n = len(deltas)
         mean = finite_mean(deltas)
         if n < 2:

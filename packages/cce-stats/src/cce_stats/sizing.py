@@ -14,16 +14,25 @@ where beta = 1 - power and t_{beta, df} is the one-sided upper quantile.
 A pilot's sd is itself an estimate, and from a dozen queries a rough one, so the
 module also owns `sd_confidence_interval`, the chi-square interval on the sd of
 normal deltas: sizing at its two ends shows how far the plan could be off.
+
+A gate that tests several metrics corrects their p-values for multiple testing, so a
+single metric must reach a smaller p than alpha to fail it; `effective_alpha` gives
+the level one metric is effectively tested at, the alpha a plan for that gate must
+size at.
 """
 
 from __future__ import annotations
 
 import math
+import operator
 
+from cce_stats._checks import finite_float
+from cce_stats.corrections import CORRECTIONS
 from cce_stats.distributions import chi_square_quantile, t_two_sided_critical
 
 __all__ = [
     "MAX_SAMPLE_SIZE",
+    "effective_alpha",
     "minimum_detectable_effect",
     "required_sample_size",
     "sd_confidence_interval",
@@ -35,14 +44,37 @@ MAX_SAMPLE_SIZE = 10_000_000
 _MIN_SAMPLE_SIZE = 2
 
 
-def _require_open_unit_interval(name: str, value: float) -> None:
-    if not 0.0 < value < 1.0:
+def _open_unit_interval(name: str, value: float) -> float:
+    converted = _as_float(name, value)
+    if not 0.0 < converted < 1.0:
         raise ValueError(f"{name} must be strictly between 0 and 1, got {value!r}")
+    return converted
 
 
-def _require_positive_finite(name: str, value: float) -> None:
-    if not (value > 0.0 and math.isfinite(value)):
+def _positive_finite(name: str, value: float) -> float:
+    converted = _as_float(name, value)
+    if not (converted > 0.0 and math.isfinite(converted)):
         raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return converted
+
+
+def _as_float(name: str, value: float) -> float:
+    """`value` as a Python float (NaN and infinities pass, for the caller's range check)."""
+    try:
+        return finite_float(name, value)
+    except ValueError:
+        return float(value)
+
+
+def _sample_size(n: int) -> int:
+    """`n` as a Python int >= 2 (numpy integers included); ValueError otherwise."""
+    try:
+        converted = None if isinstance(n, bool) else operator.index(n)
+    except TypeError:
+        converted = None
+    if converted is None or converted < _MIN_SAMPLE_SIZE:
+        raise ValueError(f"n must be an integer >= {_MIN_SAMPLE_SIZE}, got {n!r}")
+    return converted
 
 
 def _one_sided_upper_quantile(tail: float, df: float) -> float:
@@ -71,11 +103,10 @@ def minimum_detectable_effect(sd: float, n: int, alpha: float = 0.05, power: flo
     `alpha` and detects an effect of the returned size with probability `power`.
     For example sd = 1, n = 6 gives (2.571 + 0.920) / sqrt(6) ≈ 1.425.
     """
-    _require_positive_finite("sd", sd)
-    if isinstance(n, bool) or not isinstance(n, int) or n < _MIN_SAMPLE_SIZE:
-        raise ValueError(f"n must be an integer >= {_MIN_SAMPLE_SIZE}, got {n!r}")
-    _require_open_unit_interval("alpha", alpha)
-    _require_open_unit_interval("power", power)
+    sd = _positive_finite("sd", sd)
+    n = _sample_size(n)
+    alpha = _open_unit_interval("alpha", alpha)
+    power = _open_unit_interval("power", power)
     return _quantile_sum(n, alpha, power) * sd / math.sqrt(float(n))
 
 
@@ -91,10 +122,10 @@ def required_sample_size(sd: float, delta: float, alpha: float = 0.05, power: fl
     Raises ValueError for invalid arguments, or when more than `MAX_SAMPLE_SIZE`
     deltas would be needed (the effect is too small relative to `sd`).
     """
-    _require_positive_finite("sd", sd)
-    _require_positive_finite("delta", delta)
-    _require_open_unit_interval("alpha", alpha)
-    _require_open_unit_interval("power", power)
+    sd = _positive_finite("sd", sd)
+    delta = _positive_finite("delta", delta)
+    alpha = _open_unit_interval("alpha", alpha)
+    power = _open_unit_interval("power", power)
 
     def is_enough(n: int) -> bool:
         return n >= (_quantile_sum(n, alpha, power) * sd / delta) ** 2
@@ -129,13 +160,49 @@ def sd_confidence_interval(sd: float, n: int, confidence: float = 0.95) -> tuple
     95% interval is about [0.201, 0.504]. Raises ValueError for sd < 0, n < 2 or
     `confidence` outside (0, 1).
     """
+    given_sd = sd
+    sd = _as_float("sd", sd)
     if not (sd >= 0.0 and math.isfinite(sd)):
-        raise ValueError(f"sd must be a finite number >= 0, got {sd!r}")
-    if isinstance(n, bool) or not isinstance(n, int) or n < _MIN_SAMPLE_SIZE:
-        raise ValueError(f"n must be an integer >= {_MIN_SAMPLE_SIZE}, got {n!r}")
-    _require_open_unit_interval("confidence", confidence)
+        raise ValueError(f"sd must be a finite number >= 0, got {given_sd!r}")
+    n = _sample_size(n)
+    confidence = _open_unit_interval("confidence", confidence)
     df = float(n - 1)
     tail = (1.0 - confidence) / 2.0
     low = sd * math.sqrt(df / chi_square_quantile(1.0 - tail, df))
     high = sd * math.sqrt(df / chi_square_quantile(tail, df))
     return low, high
+
+
+def effective_alpha(alpha: float, family_size: int, correction: str) -> float:
+    """Return the level at which one metric is tested inside a corrected family.
+
+    A gate at level `alpha` over `family_size` metrics adjusts their p-values by
+    `correction` (one of `CORRECTIONS`). Planning for one metric whose change is real
+    while the others' are not, that metric fails the gate exactly when its raw p is
+    at most:
+
+    - "none": `alpha`;
+    - "bonferroni": `alpha` / m;
+    - "holm": `alpha` / m (its p is the smallest, so its adjusted p is m · p);
+    - "bh": `alpha` / m (the smallest of m p-values is adjusted to m · p, and the
+      others' larger p cannot lower it when they are null).
+
+    So every correction but "none" sizes at `alpha` / m: the conservative plan, exact
+    for a change confined to one metric; when several metrics change at once, Holm and
+    Benjamini-Hochberg let the later ones through at up to `alpha`. A family of one is
+    `alpha` itself. Raises ValueError for alpha outside (0, 1), a family size below 1
+    or an unknown correction.
+    """
+    alpha = _open_unit_interval("alpha", alpha)
+    try:
+        size = None if isinstance(family_size, bool) else operator.index(family_size)
+    except TypeError:
+        size = None
+    if size is None or size < 1:
+        raise ValueError(f"family_size must be an integer >= 1, got {family_size!r}")
+    if correction not in CORRECTIONS:
+        valid = ", ".join(CORRECTIONS)
+        raise ValueError(f"unknown correction {correction!r}; expected one of: {valid}")
+    if correction == "none":
+        return alpha
+    return alpha / size

@@ -14,7 +14,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cce_stats._checks import require_finite_values, rescaled
+from cce_stats._checks import finite_floats, rescaled
 from cce_stats.distributions import (
     reference_seq_sum,
     reference_t_two_sided_critical,
@@ -60,6 +60,35 @@ class PairedTTest:
     p: float | None
     ci95: tuple[float, float] | None
 
+    @property
+    def constant(self) -> bool:
+        """True for constant deltas (at least two), where t is undefined and p a convention."""
+        return self.t is None and self.p is not None
+
+    @property
+    def constant_p(self) -> float | None:
+        """The exact sign-flip p of constant deltas; None unless `constant`.
+
+        Constant deltas have no spread, so t carries no evidence and the reference's
+        p = 0.0 ("significant") is a convention. Their exact permutation p is known in
+        closed form: all n deltas share one sign and one magnitude, so of the 2^n sign
+        assignments only the observed one and its mirror reach the observed |mean|,
+        p = 2 / 2^n = 2^(1 - n) (0.5 for two queries that both lost 0.2, 1/16 for
+        five). All-zero deltas keep p = 1.0. This is the p a gate acts on
+        (docs/statistics.md#constant-deltas).
+        """
+        if not self.constant:
+            return None
+        if self.p == 1.0:
+            return 1.0
+        return math.ldexp(1.0, 1 - self.n)
+
+    @property
+    def decision_p(self) -> float | None:
+        """`constant_p` for constant deltas, otherwise `p`: the p to compare with alpha."""
+        constant_p = self.constant_p
+        return self.p if constant_p is None else constant_p
+
 
 def paired_t_test(deltas: Sequence[float]) -> PairedTTest:
     """Run the reference's two-sided paired t-test with a 95% confidence interval.
@@ -67,7 +96,13 @@ def paired_t_test(deltas: Sequence[float]) -> PairedTTest:
     Deltas whose spread is within 16 machine epsilons of their largest magnitude
     count as constant: the variance would be rounding noise and t would explode to
     ~1e16, so instead t is undefined, p is 1.0 when the mean is exactly 0.0 and
-    0.0 otherwise, and the interval collapses onto the first delta.
+    0.0 otherwise, and the interval collapses onto the first delta. That p is the
+    reference's convention, kept for its report's bytes; it is no evidence, and
+    `PairedTTest.decision_p` gives the exact sign-flip p (2^(1 - n)) that a decision
+    must use instead.
+
+    Every delta is converted to a Python float (double) first, so numpy float32
+    input gives the double-precision answer.
 
     Deltas all smaller than 2^-400 (about 4e-121) are scaled by a power of two before
     their deviations are squared, which changes no bit of t but keeps the variance
@@ -77,7 +112,7 @@ def paired_t_test(deltas: Sequence[float]) -> PairedTTest:
     it into p = 0.0, "significant" (docs/statistics.md#non-finite-input); and when the
     deltas are so large (near 1e308) that their sums overflow.
     """
-    require_finite_values("deltas", deltas)
+    deltas = finite_floats("deltas", deltas)
     n = len(deltas)
     mean = 0.0 if n == 0 else reference_seq_sum(deltas) / n
     if n < 2:

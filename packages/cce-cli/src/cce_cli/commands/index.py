@@ -35,7 +35,7 @@ from cce_cli.evaluation.indexes import (
     walk_error_warnings,
 )
 from cce_cli.formats.event_log import write_index_event
-from cce_cli.output import display_text, write_stdout
+from cce_cli.output import display_text, visible_controls, write_stdout
 from cce_retrieval import (
     DEFAULT_PROTECTION,
     BuildResult,
@@ -121,7 +121,7 @@ def select_embedder(name: str, model: str | None = None) -> Embedder:
         )
     model = embedder_model(embedder) or ""
     where = f"{model} @ {embedder.location}" if spec.remote else embedder.location
-    print(f"using {spec.name} embedder ({where})", file=sys.stderr)
+    print(f"using {display_text(spec.name)} embedder ({visible_controls(where)})", file=sys.stderr)
     return embedder
 
 
@@ -138,7 +138,7 @@ def summary_lines(
         rows.append(("walk errors", str(result.walk_errors)))
     rows += [
         ("total chunks", str(result.total_chunks)),
-        ("embedder", result.embedder),
+        ("embedder", display_text(result.embedder)),
         ("store", display_text(store_path)),
         ("elapsed", f"{elapsed:.3f}s"),
     ]
@@ -209,8 +209,25 @@ def _report(
     write_stdout(summary_lines(directory, store_path, result, time.perf_counter() - started))
     for warning in walk_error_warnings(result.walk_errors, result.gitignore_errors):
         print(warning, file=sys.stderr)
+    notice = vectorless_notice(result.embedder, result.vectorless_chunks, result.total_chunks)
+    if notice is not None:
+        print(notice, file=sys.stderr)
     print_protection_notice(result, request.build.verbose)
     return 0
+
+
+def vectorless_notice(embedder: str, vectorless: int, total: int) -> str | None:
+    """The note for chunks the embedder gave no vector
+    (docs/retrieval.md#vectors-with-no-direction); None when every chunk has one."""
+    if vectorless <= 0:
+        return None
+    have = "chunk has" if vectorless == 1 else "chunks have"
+    them = "it" if vectorless == 1 else "them"
+    return (
+        f"note: {vectorless} of {total} {have} no vector (the {display_text(embedder)} "
+        f"embedder gave {them} no direction: an empty file, or only words its model does not "
+        f"know); the vector signal never returns {them}, the lexical one still does"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

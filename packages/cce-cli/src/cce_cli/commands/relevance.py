@@ -33,6 +33,7 @@ from cce_cli.commands.output_paths import evaluation_inputs, refuse_output_over_
 from cce_cli.compare.gate import append_step_summary, report_gate
 from cce_cli.errors import CliError
 from cce_cli.evaluation import harness
+from cce_cli.formats import trec
 from cce_cli.formats.results_file import write_run
 from cce_cli.formats.suite_manifest import looks_like_suite
 from cce_cli.output import write_stdout
@@ -123,15 +124,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--results-format",
-        choices=("run", "trec"),
+        choices=("run", *trec.RUN_FORMATS),
         default="run",
-        help="format of --results: cce.run/v1 JSON Lines (default) or a TREC run",
+        help="format of --results: cce.run/v1 JSON Lines (default), a TREC run, or the "
+        "judged TREC run that reproduces cce's nDCG and AP with --export-qrels",
     )
     parser.add_argument(
         "--export-qrels",
         metavar="FILE",
         action=_SetOnce,
-        help="also write the fixture set's file-level anchors as TREC qrels",
+        help="also write the anchors cce judges (expected and secondary, with their gains) "
+        "as TREC qrels",
     )
     parser.add_argument(
         "--config",

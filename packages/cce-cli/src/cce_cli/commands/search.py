@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import re
+import sys
 import time
 from collections.abc import Sequence
 
@@ -31,6 +32,7 @@ from cce_retrieval import (
     resolve_store_path,
     rust_trim,
     search_counted,
+    vectorless_query,
 )
 
 TYPE_CHECKING = False
@@ -252,10 +254,25 @@ def _search_backend(
         raise CliError(str(error)) from None
 
 
+class _RecordingEmbedder:
+    """The store's query embedder, keeping the vectors it made: the command says when
+    the query had none (docs/retrieval.md#vectors-with-no-direction)."""
+
+    def __init__(self, embedder: QueryEmbedder) -> None:
+        self._embedder = embedder
+        self.vectors: list[Sequence[float]] = []
+
+    def embed(self, text: str) -> list[float]:
+        vector = self._embedder.embed(text)
+        self.vectors.append(vector)
+        return vector
+
+
 def run(args: argparse.Namespace) -> int:
     request = search_request(args)
     store_path = resolve_store_path(request.store, request.directory)
-    index, embedder = open_store(store_path, store_refusal)
+    index, store_embedder = open_store(store_path, store_refusal)
+    embedder = _RecordingEmbedder(store_embedder)
     graph_enabled = request.graph
     query, top_k = request.query, request.top_k
     started = time.perf_counter()
@@ -268,6 +285,12 @@ def run(args: argparse.Namespace) -> int:
     else:
         results = _search_backend(request, index, embedder)
     latency_ms = (time.perf_counter() - started) * 1000.0
+    if embedder.vectors and vectorless_query(index, embedder.vectors[0]):
+        print(
+            f"note: the query has no vector (the {display_text(index.embedder)} embedder gave "
+            "it no direction); the vector signal ranks nothing for it, only its words rank",
+            file=sys.stderr,
+        )
     query_id: str | None = None
     if not request.no_metrics:
         record = search_event(index, query, top_k, graph_enabled, results, latency_ms)

@@ -346,7 +346,16 @@ def _parse_suite(body: Mapping[str, Any], path: str, aggregate: str) -> SavedRep
                         path, f"aggregates.{name}.overall.{key}", cell[aggregate], _known(key)
                     )
         flattened.append(SavedBackend(name, tuple(rows), chosen))
-    return SavedReport(path, None, None, tuple(flattened), members=tuple(names))
+    # Kept so that `cce diff` can compare each member's fixture hash (docs/gating.md).
+    provenance = body.get("provenance")
+    return SavedReport(
+        path,
+        None,
+        None,
+        tuple(flattened),
+        provenance=provenance if isinstance(provenance, dict) else None,
+        members=tuple(names),
+    )
 
 
 def read_report_text(path: str) -> str:

@@ -22,6 +22,7 @@ from typing import Final
 
 import attrs
 
+from cce_cli.formats.judging import file_case, judge
 from cce_cli.formats.scores import BackendReport, CaseReport
 from cce_fixtures import Anchor, Case, FixtureSet
 from cce_metrics import (
@@ -162,11 +163,6 @@ def run_backend(index: Index, backend: str | Backend, query: Query, k: int) -> l
     return _backend(backend).search(index, query, k)[:k]
 
 
-def judge(results: Sequence[SearchResult], anchors: Sequence[Anchor]) -> list[list[bool]]:
-    """The judgment matrix: row i says which anchors result i matches."""
-    return [[anchor.matches(result) for anchor in anchors] for result in results]
-
-
 def line_weights(index: Index) -> LineWeights:
     """The token weight of every indexed line, from the chunks in index order
     (docs/metrics.md#token-metrics)."""
@@ -198,20 +194,6 @@ def file_ranking(results: Sequence[SearchResult]) -> tuple[SearchResult, ...]:
             seen.add(hit.file_path)
             files.append(attrs.evolve(hit, rank=len(files) + 1))
     return tuple(files)
-
-
-def _file_anchors(anchors: Sequence[Anchor], taken: Sequence[Anchor] = ()) -> tuple[Anchor, ...]:
-    """Each distinct path of `anchors` once, as a path-only anchor; paths of `taken` and
-    anchors without a path (`#kind`, which a path cannot test) are left out."""
-    skip = {anchor.file_path for anchor in taken}
-    paths = (a.file_path for a in anchors if a.file_path is not None and a.file_path not in skip)
-    return tuple(Anchor(path, None, None) for path in dict.fromkeys(paths))
-
-
-def file_case(case: Case) -> Case:
-    """The case judged by files: its expected and secondary anchors' distinct paths."""
-    expected = _file_anchors(case.expected)
-    return attrs.evolve(case, expected=expected, secondary=_file_anchors(case.secondary, expected))
 
 
 def score_case(

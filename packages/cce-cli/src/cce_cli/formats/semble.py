@@ -18,24 +18,32 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
 
 from cce_cli.errors import CliError
 from cce_cli.formats import input_files, json_text
+from cce_cli.formats.git_url import strip_credentials
 from cce_fixtures import SCHEMA_ID, Anchor, AnchorError
 from cce_retrieval import describe_os_error, write_atomic
 
 __all__ = [
     "SUITE_SCHEMA",
+    "Conversion",
+    "Failure",
     "Member",
     "Suite",
     "convert",
+    "convert_all",
     "convert_repository",
+    "convert_repository_all",
     "default_category",
+    "describe_failures",
+    "group_name",
     "read_repos",
+    "read_repos_all",
     "render_manifest",
     "toml_string",
     "write_suite",
@@ -47,7 +55,11 @@ FIXTURES_DIR: Final = "fixtures"
 # semble scores nDCG@10, so every imported case judges the first ten results.
 IMPORTED_K: Final = 10
 
-_NAME = re.compile(r"[A-Za-z0-9._-]+")
+# A name becomes a member name and a file name: `.`, `..` and `-rf` are never one.
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_GROUP = re.compile(r"[A-Za-z0-9._-]+")
+# Line numbers cce's anchors can hold (a u64).
+_MAX_LINE: Final = 2**64 - 1
 # A full commit id: SHA-1 (40) or SHA-256 (64) hex digits, lower case as git prints them,
 # so that a later `HEAD == rev` check compares like with like.
 _REVISION = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -64,6 +76,11 @@ class Member:
     groups: tuple[str, ...]
     fixtures_text: str
     cases: int
+    root_relative: int = 0
+    """How many targets were read relative to the benchmark root rather than the
+    repository root (see `_target_anchor`)."""
+    checked: bool = False
+    """Whether every target was found in a checkout of the pinned commit."""
 
     @property
     def fixtures(self) -> str:
@@ -121,7 +138,7 @@ def render_manifest(members: Sequence[Member]) -> str:
             "[[members]]",
             f"name = {toml_string(member.name)}",
             f"fixtures = {toml_string(member.fixtures)}",
-            f"git = {toml_string(member.git)}",
+            f"git = {toml_string(strip_credentials(member.git))}",
             f"rev = {toml_string(member.rev)}",
         ]
         if member.root is not None:
@@ -219,8 +236,36 @@ def _require_encodable(text: str, where: str) -> None:
         ) from None
 
 
+@attrs.frozen
+class Failure:
+    """A repository (or an annotation file without one) that did not convert, with
+    every problem found in it, each a whole message naming file, place, cause and fix."""
+
+    name: str
+    problems: tuple[str, ...]
+
+
+@attrs.frozen
+class Conversion:
+    """What `convert_all` made of the benchmark: the members that converted (in the
+    order of `REPOS.json`) and those that did not."""
+
+    members: tuple[Member, ...]
+    failures: tuple[Failure, ...]
+
+
 def read_repos(path: str) -> list[_Repo]:
-    """The repositories of `REPOS.json`, in its order, every field checked."""
+    """The repositories of `REPOS.json`, in its order, every field checked; the first
+    problem is the error (`read_repos_all` collects them all)."""
+    repos, failures = read_repos_all(path)
+    if failures:
+        raise CliError(failures[0].problems[0])
+    return repos
+
+
+def read_repos_all(path: str) -> tuple[list[_Repo], list[Failure]]:
+    """The repositories of `REPOS.json` that are well formed, and a failure for each
+    entry that is not (named by its position when it has no usable name)."""
     entries = _load_json(path)
     if not isinstance(entries, list):
         raise CliError(
@@ -228,44 +273,67 @@ def read_repos(path: str) -> list[_Repo]:
             'write [{"name", "language", "url", "revision", "benchmark_root"}, ...]'
         )
     repos: list[_Repo] = []
+    failures: list[Failure] = []
     seen: dict[str, int] = {}
     for number, entry in enumerate(entries, start=1):
-        where = f"{path}: repository {number}"
-        if not isinstance(entry, dict):
-            raise CliError(f"{where}: must be a JSON object, not {_kind(entry)}")
-        name = _string_field(entry, "name", where, "give the repository a name")
-        where = f"{path}: repository {number} ({json.dumps(name)})"
-        if not _NAME.fullmatch(name):
-            raise CliError(
-                f"{where}: name {json.dumps(name)} may only use letters, digits, '.', '_' "
-                "and '-'; rename it (and its annotation file)"
-            )
-        if name in seen:
-            raise CliError(
-                f"{where}: name {json.dumps(name)} is also repository {seen[name]}; "
-                "names must be unique, rename or remove one"
-            )
-        seen[name] = number
-        language = _string_field(entry, "language", where, "name the repository's language")
-        url = _string_field(entry, "url", where, "give the URL git clones the repository from")
-        revision = _string_field(entry, "revision", where, "pin the repository to a commit")
-        if not _REVISION.fullmatch(revision):
-            raise CliError(
-                f"{where}: revision {json.dumps(revision)} is not a full commit id; "
-                "write all 40 hex digits in lower case (git rev-parse <ref> prints them)"
-            )
-        root = entry.get("benchmark_root")
-        if root is not None and not isinstance(root, str):
-            raise CliError(
-                f'{where}: "benchmark_root" must be a string or null, not {_kind(root)}; '
-                "write the indexed subdirectory, or null for the whole repository"
-            )
-        cleaned = None
-        if root is not None:
-            _require_encodable(root, where)
-            cleaned = _clean_path(root, where, "benchmark_root")
-        repos.append(_Repo(name, language, url, revision, cleaned or None))
-    return repos
+        try:
+            repos.append(_read_repo(path, number, entry, seen))
+        except CliError as error:
+            name = entry.get("name") if isinstance(entry, dict) else None
+            label = name if isinstance(name, str) and name else f"repository {number}"
+            failures.append(Failure(label, (error.message,)))
+    return repos, failures
+
+
+def _read_repo(path: str, number: int, entry: object, seen: dict[str, int]) -> _Repo:
+    where = f"{path}: repository {number}"
+    if not isinstance(entry, dict):
+        raise CliError(f"{where}: must be a JSON object, not {_kind(entry)}")
+    name = _string_field(entry, "name", where, "give the repository a name")
+    where = f"{path}: repository {number} ({json.dumps(name)})"
+    if not _NAME.fullmatch(name):
+        raise CliError(
+            f"{where}: name {json.dumps(name)} may only use letters, digits, '.', '_' "
+            "and '-', starting with a letter or digit; rename it (and its annotation file)"
+        )
+    if name in seen:
+        raise CliError(
+            f"{where}: name {json.dumps(name)} is also repository {seen[name]}; "
+            "names must be unique, rename or remove one"
+        )
+    seen[name] = number
+    language = _string_field(entry, "language", where, "name the repository's language")
+    url = _string_field(entry, "url", where, "give the URL git clones the repository from")
+    revision = _string_field(entry, "revision", where, "pin the repository to a commit")
+    if not _REVISION.fullmatch(revision):
+        raise CliError(
+            f"{where}: revision {json.dumps(revision)} is not a full commit id; "
+            "write all 40 hex digits in lower case (git rev-parse <ref> prints them)"
+        )
+    root = entry.get("benchmark_root")
+    if root is not None and not isinstance(root, str):
+        raise CliError(
+            f'{where}: "benchmark_root" must be a string or null, not {_kind(root)}; '
+            "write the indexed subdirectory, or null for the whole repository"
+        )
+    cleaned = None
+    if root is not None:
+        _require_encodable(root, where)
+        cleaned = _clean_path(root, where, "benchmark_root")
+    group = group_name(language)
+    return _Repo(name, group, url, revision, cleaned or None)
+
+
+_LANGUAGE_SPELLINGS: Final = {"+": "p", "#": "sharp"}
+
+
+def group_name(language: str) -> str:
+    """`language` as a suite group name: lower case, `+` as `p` and `#` as `sharp`
+    (`c++` is `cpp`, `C#` is `csharp`), any run of other characters that a group name
+    may not hold as one `-` (`Objective C` is `objective-c`); `other` if nothing is left."""
+    spelled = "".join(_LANGUAGE_SPELLINGS.get(char, char) for char in language.strip().lower())
+    name = re.sub(r"[^a-z0-9._-]+", "-", spelled).strip("-")
+    return name if _GROUP.fullmatch(name) else "other"
 
 
 def default_category(query: str) -> str:
@@ -277,8 +345,16 @@ def default_category(query: str) -> str:
     return "semantic"
 
 
-def _target_anchor(target: object, root: str | None, where: str) -> str:
-    """One semble target as a cce anchor: its path relative to `root`, `@a-b` if ranged."""
+def _target_anchor(target: object, repo: _Repo, where: str, reading: _Reading) -> str:
+    """One semble target as a cce anchor: its path relative to the benchmark root,
+    `@a-b` if ranged.
+
+    semble writes paths relative to the repository root, but some annotation files
+    relative to the benchmark root. A path that does not start with the root can only be
+    the latter. One that does could be either (`src/x.py` under root `src` is `src/x.py`
+    or `src/src/x.py`): with a checkout of the pinned commit at hand, the reading whose
+    file exists is taken (both or neither is an error); without one, the repository
+    reading. `reading` counts the targets read from the benchmark root."""
     line_range: tuple[int, int] | None = None
     if isinstance(target, str):
         path_text = target
@@ -300,17 +376,64 @@ def _target_anchor(target: object, root: str | None, where: str) -> str:
     path = _clean_path(path_text, where, "path")
     if not path:
         raise CliError(f"{where}: path {json.dumps(path_text)} names no file; write a file path")
-    if root is not None:
-        if not path.startswith(root + "/"):
-            raise CliError(
-                f"{where}: path {json.dumps(path_text)} is outside the benchmark root "
-                f"{json.dumps(root)}, so the indexed corpus never holds it; fix the path, "
-                "or widen benchmark_root in the repositories file"
-            )
-        path = path[len(root) + 1 :]
+    path = reading.resolve(path, path_text, repo, where)
     anchor = path if line_range is None else f"{path}@{line_range[0]}-{line_range[1]}"
     _check_round_trip(anchor, path, line_range, where)
     return anchor
+
+
+class _Reading:
+    """Which convention each target of one repository was read in, checked against a
+    checkout of its pinned commit when there is one."""
+
+    def __init__(self, checkout: str | None) -> None:
+        self.checkout = checkout
+        self.root_relative = 0
+
+    def _exists(self, relative: str) -> bool:
+        assert self.checkout is not None
+        full = os.path.join(self.checkout, relative)
+        return os.path.isfile(full) and _inside(full, self.checkout)
+
+    def resolve(self, path: str, path_text: str, repo: _Repo, where: str) -> str:
+        root = repo.root
+        if root is None:
+            if self.checkout is not None and not self._exists(path):
+                raise CliError(
+                    f"{where}: path {json.dumps(path_text)} is not a file of {repo.name} at "
+                    f"{repo.revision}; fix the path or leave the target out"
+                )
+            return path
+        from_repository = path[len(root) + 1 :] if path.startswith(root + "/") else None
+        if self.checkout is None:
+            if from_repository is not None:
+                return from_repository
+            self.root_relative += 1
+            return path
+        in_repository = from_repository is not None and self._exists(f"{root}/{from_repository}")
+        in_root = self._exists(f"{root}/{path}")
+        if in_repository and in_root:
+            raise CliError(
+                f"{where}: path {json.dumps(path_text)} names a file both from the repository "
+                f"root and from the benchmark root {json.dumps(root)}; write it from the "
+                "repository root in full to say which"
+            )
+        if in_repository:
+            assert from_repository is not None
+            return from_repository
+        if in_root:
+            self.root_relative += 1
+            return path
+        raise CliError(
+            f"{where}: path {json.dumps(path_text)} is not a file under the benchmark root "
+            f"{json.dumps(root)} of {repo.name} at {repo.revision}, read from the repository "
+            "root or from the benchmark root; fix the path or leave the target out"
+        )
+
+
+def _inside(path: str, directory: str) -> bool:
+    real_directory = os.path.realpath(directory)
+    return os.path.realpath(path).startswith(real_directory + os.sep)
 
 
 def _target_range(target: Mapping[str, Any], where: str) -> tuple[int, int] | None:
@@ -324,6 +447,13 @@ def _target_range(target: Mapping[str, Any], where: str) -> tuple[int, int] | No
                 "give both start_line and end_line (1-based, inclusive), or neither"
             )
     assert isinstance(start, int) and isinstance(end, int)
+    for key, value in (("start_line", start), ("end_line", end)):
+        if value > _MAX_LINE:
+            shown = str(value) if len(str(value)) <= 30 else f"a number of {len(str(value))} digits"
+            raise CliError(
+                f'{where}: "{key}" {shown} is larger than any line number '
+                f"(at most {_MAX_LINE}); give the line the target ends on"
+            )
     if start > end:
         raise CliError(
             f"{where}: start_line {start} is after end_line {end}; swap them "
@@ -353,10 +483,13 @@ def _check_round_trip(
         )
 
 
-def _targets(task: Mapping[str, Any], key: str, root: str | None, where: str) -> list[str]:
+def _targets(
+    task: Mapping[str, Any], key: str, repo: _Repo, where: str, reading: _Reading
+) -> tuple[list[str], list[str]]:
+    """The anchors of `task[key]`, and one problem per target that cannot be one."""
     value = task.get(key)
     if value is None and key == "secondary":
-        return []
+        return [], []
     if not isinstance(value, list):
         found = "missing" if key not in task else f"{_kind(value)}"
         raise CliError(
@@ -367,14 +500,32 @@ def _targets(task: Mapping[str, Any], key: str, root: str | None, where: str) ->
         raise CliError(
             f'{where}: "relevant" is empty; list at least one relevant target or drop the task'
         )
-    return [
-        _target_anchor(target, root, f"{where}: {key} target {number}")
-        for number, target in enumerate(value, start=1)
-    ]
+    anchors: list[str] = []
+    problems: list[str] = []
+    for number, target in enumerate(value, start=1):
+        try:
+            anchors.append(_target_anchor(target, repo, f"{where}: {key} target {number}", reading))
+        except CliError as error:
+            problems.append(error.message)
+    return anchors, problems
 
 
-def convert_repository(path: str, repo: _Repo) -> Member:
-    """One annotation file as a member: its fixture text and its manifest entry."""
+def convert_repository(path: str, repo: _Repo, checkout: str | None = None) -> Member:
+    """One annotation file as a member: its fixture text and its manifest entry; the
+    first problem is the error (`convert_repository_all` collects them all)."""
+    member, problems = convert_repository_all(path, repo, checkout)
+    if member is None:
+        raise CliError(problems[0])
+    return member
+
+
+def convert_repository_all(
+    path: str, repo: _Repo, checkout: str | None = None
+) -> tuple[Member | None, list[str]]:
+    """One annotation file as a member, or None and every problem of every task.
+
+    `checkout` is a checkout of the pinned commit (its benchmark root inside) when one
+    is at hand: each target is then checked to be a file of it."""
     tasks = _load_json(path)
     if not isinstance(tasks, list):
         raise CliError(
@@ -385,39 +536,21 @@ def convert_repository(path: str, repo: _Repo) -> Member:
         raise CliError(f"{path}: has no task; add one or remove the repository")
     width = max(2, len(str(len(tasks))))
     lines = [json.dumps({"schema": SCHEMA_ID}, separators=(",", ":"))]
+    problems: list[str] = []
+    reading = _Reading(checkout)
     for number, task in enumerate(tasks, start=1):
         case_id = f"{repo.name}-{number:0{width}d}"
         where = f"{path}: task {number} ({case_id})"
-        if not isinstance(task, dict):
-            raise CliError(f"{where}: must be a JSON object, not {_kind(task)}")
-        query = task.get("query")
-        if not isinstance(query, str) or not query.strip():
-            found = "missing" if "query" not in task else _kind(query)
-            if isinstance(query, str):
-                found = "blank"
-            raise CliError(f'{where}: "query" must be a non-blank string, found {found}')
-        category = task.get("category")
-        if category is None:
-            category = default_category(query)
-        elif not isinstance(category, str) or not category.strip():
-            raise CliError(
-                f'{where}: "category" must be a non-empty string, not {json.dumps(category)}; '
-                "name the category or leave the field out"
-            )
-        case: dict[str, object] = {
-            "id": case_id,
-            "query": query,
-            "expected": _targets(task, "relevant", repo.root, where),
-        }
-        secondary = _targets(task, "secondary", repo.root, where)
-        if secondary:
-            case["secondary"] = secondary
-        case["tags"] = [category]
-        case["k"] = IMPORTED_K
-        line = json.dumps(case, ensure_ascii=False, separators=(",", ":"))
-        _require_encodable(line, where)
+        try:
+            line, task_problems = _case_line(task, case_id, repo, where, reading)
+        except CliError as error:
+            problems.append(error.message)
+            continue
+        problems.extend(task_problems)
         lines.append(line)
-    return Member(
+    if problems:
+        return None, problems
+    member = Member(
         repo.name,
         repo.url,
         repo.revision,
@@ -425,13 +558,69 @@ def convert_repository(path: str, repo: _Repo) -> Member:
         (repo.language,),
         "\n".join(lines) + "\n",
         len(tasks),
+        reading.root_relative,
+        checkout is not None,
     )
+    return member, []
+
+
+def _case_line(
+    task: object, case_id: str, repo: _Repo, where: str, reading: _Reading
+) -> tuple[str, list[str]]:
+    if not isinstance(task, dict):
+        raise CliError(f"{where}: must be a JSON object, not {_kind(task)}")
+    query = task.get("query")
+    if not isinstance(query, str) or not query.strip():
+        found = "missing" if "query" not in task else _kind(query)
+        if isinstance(query, str):
+            found = "blank"
+        raise CliError(f'{where}: "query" must be a non-blank string, found {found}')
+    category = task.get("category")
+    if category is None:
+        category = default_category(query)
+    elif not isinstance(category, str) or not category.strip():
+        raise CliError(
+            f'{where}: "category" must be a non-empty string, not {json.dumps(category)}; '
+            "name the category or leave the field out"
+        )
+    expected, problems = _targets(task, "relevant", repo, where, reading)
+    secondary, secondary_problems = _targets(task, "secondary", repo, where, reading)
+    problems += secondary_problems
+    case: dict[str, object] = {"id": case_id, "query": query, "expected": expected}
+    if secondary:
+        case["secondary"] = secondary
+    case["tags"] = [category]
+    case["k"] = IMPORTED_K
+    line = json.dumps(case, ensure_ascii=False, separators=(",", ":"))
+    _require_encodable(line, where)
+    return line, problems
 
 
 def convert(annotations_dir: str, repos_path: str) -> Suite:
     """The whole benchmark: one member per repository of `repos_path`, each read from
-    `annotations_dir/<name>.json`. Every annotation file must belong to a repository."""
-    repos = read_repos(repos_path)
+    `annotations_dir/<name>.json`; CliError listing every problem if any."""
+    conversion = convert_all(annotations_dir, repos_path)
+    if conversion.failures:
+        raise CliError(describe_failures(conversion.failures))
+    return Suite(conversion.members)
+
+
+def convert_all(
+    annotations_dir: str,
+    repos_path: str,
+    *,
+    only: Sequence[str] = (),
+    skip: Sequence[str] = (),
+    checkout_for: Callable[[str, str, str | None], str | None] | None = None,
+) -> Conversion:
+    """Every repository of `repos_path` (those in `only` if given, none in `skip`), each
+    read from `annotations_dir/<name>.json`, converted as far as it goes: the members
+    that convert, and every problem of the others. An annotation file without a
+    repository is a failure too (unless `only` or `skip` leaves it out).
+
+    `checkout_for(url, revision, root)` names a checkout of a repository's pinned
+    commit when one is at hand (targets are then checked against it)."""
+    repos, failures = read_repos_all(repos_path)
     try:
         names = sorted(
             entry.name for entry in os.scandir(annotations_dir) if entry.name.endswith(".json")
@@ -441,26 +630,79 @@ def convert(annotations_dir: str, repos_path: str) -> Suite:
             f"could not read the annotations directory {annotations_dir}: "
             f"{describe_os_error(error)}"
         ) from None
-    known = {repo.name for repo in repos}
-    for file_name in names:
-        if file_name.removesuffix(".json") not in known:
+    listed = [repo.name for repo in repos] + [failure.name for failure in failures]
+    # An annotation file without a repository can be skipped by its name too.
+    skippable = listed + [file_name.removesuffix(".json") for file_name in names]
+    for flag, chosen, known_names in (("--only", only, listed), ("--skip", skip, skippable)):
+        unknown = [name for name in chosen if name not in known_names]
+        if unknown:
             raise CliError(
-                f"{os.path.join(annotations_dir, file_name)}: no repository "
-                f"{json.dumps(file_name.removesuffix('.json'))} in {repos_path}; add it there "
-                "(url, revision, language) or move the file out of the directory"
+                f"{flag}: no repository {json.dumps(unknown[0])} in {repos_path}; "
+                f"name repositories it lists, separated by commas",
+                exit_code=2,
+            )
+
+    def wanted(name: str) -> bool:
+        return (not only or name in only) and name not in skip
+
+    failures = [failure for failure in failures if wanted(failure.name)]
+    known = set(listed)
+    for file_name in names:
+        name = file_name.removesuffix(".json")
+        if name not in known and wanted(name) and not only:
+            failures.append(
+                Failure(
+                    name,
+                    (
+                        f"{os.path.join(annotations_dir, file_name)}: no repository "
+                        f"{json.dumps(name)} in {repos_path}; add it there (url, revision, "
+                        "language) or move the file out of the directory",
+                    ),
+                )
             )
     members = []
     for repo in repos:
+        if not wanted(repo.name):
+            continue
         path = os.path.join(annotations_dir, f"{repo.name}.json")
         if f"{repo.name}.json" not in names:
-            raise CliError(
-                f"{repos_path}: repository {json.dumps(repo.name)} has no annotation file "
-                f"{path}; add it, or remove the repository from {repos_path}"
+            failures.append(
+                Failure(
+                    repo.name,
+                    (
+                        f"{repos_path}: repository {json.dumps(repo.name)} has no annotation "
+                        f"file {path}; add it, or remove the repository from {repos_path}",
+                    ),
+                )
             )
-        members.append(convert_repository(path, repo))
-    if not members:
+            continue
+        checkout = checkout_for(repo.url, repo.revision, repo.root) if checkout_for else None
+        try:
+            member, problems = convert_repository_all(path, repo, checkout)
+        except CliError as error:
+            member, problems = None, [error.message]
+        if member is None:
+            failures.append(Failure(repo.name, tuple(problems)))
+        else:
+            members.append(member)
+    if not members and not failures:
         raise CliError(f"{repos_path}: lists no repository; there is nothing to import")
-    return Suite(tuple(members))
+    return Conversion(tuple(members), tuple(failures))
+
+
+def describe_failures(failures: Sequence[Failure]) -> str:
+    """Every problem as its own `error:` line (the first without the prefix, which the
+    caller adds), then, when there is more than one, a line counting them."""
+    problems = [problem for failure in failures for problem in failure.problems]
+    if len(problems) == 1:
+        return problems[0]
+    names = ", ".join(failure.name for failure in failures)
+    count = f"{len(failures)} repositor{'y' if len(failures) == 1 else 'ies'}"
+    summary = (
+        f"{len(problems)} problems in {count} ({names}); fix them, leave those "
+        "repositories out with --skip, or write the others with --keep-going"
+    )
+    return "\nerror: ".join([*problems, summary])
 
 
 # -- writing ------------------------------------------------------------------------------
@@ -473,8 +715,11 @@ def write_suite(suite: Suite, output: str) -> None:
     renamed onto it; `output` must not exist or be an empty directory, so an import
     never replaces files someone else wrote.
     """
+    if not output:
+        raise CliError("-o needs a directory path: the suite directory to create", exit_code=2)
     target = os.path.abspath(output)
     _refuse_occupied(output, target)
+    _refuse_file_ancestor(output, target)
     parent = os.path.dirname(target)
     try:
         os.makedirs(parent, exist_ok=True)
@@ -507,6 +752,18 @@ def _refuse_occupied(output: str, target: str) -> None:
         raise CliError(
             f"{output} is not empty; an import never overwrites files: "
             "remove the directory or choose another -o directory"
+        )
+
+
+def _refuse_file_ancestor(output: str, target: str) -> None:
+    """`-o file/sub`: name the file in the way rather than echo `File exists`."""
+    ancestor = os.path.dirname(target)
+    while not os.path.lexists(ancestor) and os.path.dirname(ancestor) != ancestor:
+        ancestor = os.path.dirname(ancestor)
+    if os.path.lexists(ancestor) and not os.path.isdir(ancestor):
+        raise CliError(
+            f"{output}: {ancestor} is a file, not a directory, so no directory can be made "
+            "under it; choose another -o directory"
         )
 
 

@@ -21,11 +21,15 @@ import attrs
 
 from cce_cli.errors import CliError
 from cce_cli.formats import input_files
+from cce_cli.formats.git_url import redact_git_url
 
 SUITE_SCHEMA: Final = "cce.suite/v1"
 SUITE_REPORT_SCHEMA: Final = "cce.suite.report/v1"
 """The schema of the report a suite run writes (`cce_cli.render.suite`)."""
 _NAME: Final = re.compile(r"[A-Za-z0-9._-]+")
+# A member name becomes a file name and a case-id prefix: it starts with a letter or a
+# digit, so `.`, `..` and option-like `-rf` are never one.
+_MEMBER_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _FULL_COMMIT: Final = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _MEMBER_KEYS: Final = frozenset({"name", "fixtures", "corpus", "git", "rev", "root", "groups"})
 
@@ -39,7 +43,8 @@ class GitCorpus:
     root: str = ""
 
     def identity(self) -> dict[str, str]:
-        identity = {"url": self.url, "rev": self.rev}
+        """How reports and provenance name it; credentials in the URL are redacted."""
+        identity = {"url": redact_git_url(self.url), "rev": self.rev}
         if self.root:
             identity["root"] = self.root
         return identity
@@ -79,8 +84,9 @@ class SuiteManifest:
 
 def looks_like_suite(path: str) -> bool:
     """Whether `path` is a suite manifest rather than a fixture file: a regular file whose
-    first non-blank character does not open a JSON object and whose TOML declares
-    `schema = "cce.suite/v1"`. Anything unreadable is left to the fixture reader."""
+    first non-blank character does not open a JSON object and whose TOML has a `schema`
+    or `members` key (a wrong or missing schema is then `read_manifest`'s error, naming
+    the file). Anything unreadable is left to the fixture reader."""
     try:
         data = input_files.read_input(path, input_files.SUITE_MANIFEST)
     except OSError:
@@ -91,7 +97,7 @@ def looks_like_suite(path: str) -> bool:
         document = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
         return False
-    return document.get("schema") == SUITE_SCHEMA
+    return "schema" in document or "members" in document
 
 
 def read_manifest(path: str) -> SuiteManifest:
@@ -107,8 +113,16 @@ def read_manifest(path: str) -> SuiteManifest:
         raise CliError(f"suite manifest {path}: not UTF-8; save it as UTF-8") from None
     except (tomllib.TOMLDecodeError, RecursionError) as error:
         raise CliError(f"suite manifest {path}: not valid TOML ({error})") from None
-    if document.get("schema") != SUITE_SCHEMA:
-        raise CliError(f'suite manifest {path}: declare schema = "{SUITE_SCHEMA}" at the top')
+    schema = document.get("schema")
+    if schema is None:
+        raise CliError(
+            f'suite manifest {path}: no schema; declare schema = "{SUITE_SCHEMA}" at the top'
+        )
+    if schema != SUITE_SCHEMA:
+        raise CliError(
+            f"suite manifest {path}: schema {schema!r} is not one this cce reads; "
+            f'declare schema = "{SUITE_SCHEMA}" (or use a cce that reads {schema!r})'
+        )
     unknown = sorted(set(document) - {"schema", "members", "executor"})
     if unknown:
         raise CliError(
@@ -139,15 +153,34 @@ def read_manifest(path: str) -> SuiteManifest:
     return SuiteManifest(path, hashlib.sha256(data).hexdigest(), tuple(members), executor)
 
 
+def select_members(manifest: SuiteManifest, names: str) -> SuiteManifest:
+    """`manifest` with only the members `names` lists (comma-separated), in manifest
+    order, for `--members a,b`; a usage error (exit 2) naming an unknown member and the
+    ones there are. The digest stays the manifest file's: reports name what was read."""
+    wanted = [name.strip() for name in names.split(",") if name.strip()]
+    if not wanted:
+        raise CliError("--members needs member names separated by commas", exit_code=2)
+    known = [member.name for member in manifest.members]
+    unknown = [name for name in wanted if name not in known]
+    if unknown:
+        raise CliError(
+            f"--members: no member {unknown[0]!r} in {manifest.path}; "
+            f"its members are {', '.join(known)}",
+            exit_code=2,
+        )
+    chosen = tuple(member for member in manifest.members if member.name in wanted)
+    return attrs.evolve(manifest, members=chosen)
+
+
 def _member(path: str, base: str, position: int, raw: object) -> Member:
     where = f"suite manifest {path}, member {position}"
     if not isinstance(raw, Mapping):
         raise CliError(f"{where}: each member is a [[members]] table")
     name = raw.get("name")
-    if not isinstance(name, str) or _NAME.fullmatch(name) is None:
+    if not isinstance(name, str) or _MEMBER_NAME.fullmatch(name) is None:
         raise CliError(
-            f"{where}: name must be letters, digits, '.', '_' or '-' (got {name!r}); "
-            "give every member a short unique name"
+            f"{where}: name must be letters, digits, '.', '_' or '-', starting with a "
+            f"letter or digit (got {name!r}); give every member a short unique name"
         )
     where = f"suite manifest {path}, member {name!r}"
     unknown = sorted(set(raw) - _MEMBER_KEYS)

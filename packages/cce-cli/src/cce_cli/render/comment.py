@@ -46,6 +46,14 @@ COMMENT_LIMIT: Final = 65_536
 QUERY_WIDTH: Final = 100
 """Characters of query text shown in a per-query row; the rest is in the HTML report."""
 
+ID_WIDTH: Final = 100
+"""Characters of a case id shown in a row or a list; the whole id is in the JSON report.
+Ids come from fixture files anyone may write: one of 200 KB would otherwise take the
+comment past `COMMENT_LIMIT` by itself and every row would be cut to make room."""
+
+REASON_WIDTH: Final = 300
+"""Characters of a gate reason shown; a reason quotes a case id, so it is bounded too."""
+
 LISTED_IDS: Final = 20
 """Unpaired ids and gate reasons listed before "and N more"."""
 
@@ -287,21 +295,30 @@ def _moves(change: ChangedQuery) -> str:
     return " · ".join(parts)
 
 
+def _cut(text: str, width: int) -> str:
+    """`text` on one line, cut to `width` characters (the last an ellipsis), as markdown."""
+    flat = one_line(text)
+    if len(flat) > width:
+        flat = flat[: width - 1] + "…"
+    return md_text(flat)
+
+
+def _id_text(case_id: str) -> str:
+    return _cut(case_id, ID_WIDTH)
+
+
 def _query_cell(report: DiffReport, case_id: str) -> str:
     text = report.queries.get(case_id)
     if text is None:
         return "–"
-    flat = one_line(text)
-    if len(flat) > QUERY_WIDTH:
-        flat = flat[: QUERY_WIDTH - 1] + "…"
-    return md_text(flat)
+    return _cut(text, QUERY_WIDTH)
 
 
 def _query_rows(report: DiffReport, changes: Sequence[ChangedQuery]) -> list[str]:
     if not report.queries:  # no query text known: the id column alone
-        return [f"| {md_text(change.id)} | {_moves(change)} |" for change in changes]
+        return [f"| {_id_text(change.id)} | {_moves(change)} |" for change in changes]
     return [
-        f"| {_query_cell(report, change.id)} | {md_text(change.id)} | {_moves(change)} |"
+        f"| {_query_cell(report, change.id)} | {_id_text(change.id)} | {_moves(change)} |"
         for change in changes
     ]
 
@@ -403,7 +420,7 @@ def _stats_block(report: DiffReport) -> list[str]:
     return _details("Test details", body)
 
 
-def _listed(items: Sequence[str], describe: Callable[[str], str] = md_text) -> str:
+def _listed(items: Sequence[str], describe: Callable[[str], str] = _id_text) -> str:
     shown = ", ".join(describe(item) for item in items[:LISTED_IDS])
     if len(items) > LISTED_IDS:
         shown += f" and {len(items) - LISTED_IDS} more"
@@ -432,7 +449,7 @@ def _gate_block(report: DiffReport) -> list[str]:
     if not reasons:
         return []
     lines = ["**Why the gate failed**", ""]
-    lines += [f"- {md_text(reason)}" for reason in reasons[:LISTED_IDS]]
+    lines += [f"- {_cut(reason, REASON_WIDTH)}" for reason in reasons[:LISTED_IDS]]
     if len(reasons) > LISTED_IDS:
         lines.append(f"- and {len(reasons) - LISTED_IDS} more (each is a `gate failed:` line)")
     return [*lines, ""]

@@ -45,7 +45,7 @@ from cce_cli.evaluation.provenance import report_provenance
 from cce_cli.evaluation.report import tag_groups
 from cce_cli.formats import external_runs as runs
 from cce_cli.formats import trec
-from cce_cli.formats.evidence import evidence_from_runs, read_fixtures
+from cce_cli.formats.evidence import evidence_from_runs, read_fixtures, stored_code
 from cce_cli.formats.results_file import render_run
 from cce_cli.formats.scores import BackendReport
 from cce_cli.output import display_text
@@ -271,7 +271,8 @@ def score(request: RunRequest) -> Scored:
     wanted = backend_config.requested(request.compare, request.backends, runs=request.runs)
     config = backend_config.config_for(request.config, start, wanted)
     if request.export_qrels is not None:
-        runs.write_text(str(request.export_qrels), trec.qrels_text(fixture_set), "qrels")
+        qrels = trec.qrels_text(fixture_set, granularity=request.granularity, graded=request.graded)
+        runs.write_text(str(request.export_qrels), qrels, "qrels")
     embedder: QueryEmbedder
     if request.store is not None:
         if request.build.protection is not None:
@@ -361,7 +362,10 @@ def score(request: RunRequest) -> Scored:
 
             run_text = render_run(display, index.embedder, fixture_set.cases, reports)
             evidence = evidence_from_runs(
-                [("this run", run_text)], corpus=root, fixtures=fixture_set
+                [("this run", run_text)],
+                corpus=root,
+                fixtures=fixture_set,
+                stored=stored_code(reports, index.chunks),
             )
             text = render_summary_page(summary, evidence)
         else:
@@ -382,8 +386,10 @@ def score(request: RunRequest) -> Scored:
 
     text = render_as(request.format or next(iter(render.RENDERERS)))
     if request.results is not None:
-        if request.results_format == "trec":
-            results = trec.trec_run_text(fixture_set, reports, granularity=request.granularity)
+        if request.results_format in trec.RUN_FORMATS:
+            results = trec.run_text(
+                request.results_format, fixture_set, reports, granularity=request.granularity
+            )
         else:
             results = render_run(
                 display, index.embedder, fixture_set.cases, reports, granularity=request.granularity

@@ -19,7 +19,7 @@ import json
 import multiprocessing
 import signal
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -27,6 +27,8 @@ import attrs
 from cce_cli.compare.gate import GateSpec
 from cce_cli.compare.pairing import DiffReport
 from cce_cli.errors import CliError
+from cce_cli.evaluation.dask_executor import run_on_dask
+from cce_cli.evaluation.member_workers import member_workers
 from cce_cli.evaluation.suite import MemberResult, aggregate, backend_order
 from cce_cli.formats.suite_manifest import Member, SuiteManifest, read_manifest
 from cce_cli.output import display_text
@@ -94,9 +96,14 @@ def _member_results(task: MemberTask, scored: Scored) -> str:
 
     prefix = f"{task.member.name}/"
     granularity = task.request.granularity
-    if task.results_format == "trec":
-        text = trec.trec_run_text(scored.fixture_set, scored.reports, granularity=granularity)
-        return "".join(prefix + line + "\n" for line in text.splitlines() if line)
+    if task.results_format in trec.RUN_FORMATS:
+        return trec.run_text(
+            task.results_format,
+            scored.fixture_set,
+            scored.reports,
+            granularity=granularity,
+            prefix=prefix,
+        )
     text = render_run(
         str(task.request.corpus),
         scored.embedder,
@@ -119,7 +126,7 @@ def suite_results(
     """One `--results` file for the whole suite: a `cce.run/v1` header naming the manifest,
     then every member's lines in manifest order (or one TREC run), ids `member/case-id`."""
     body = "".join(result.results_text or "" for result in results)
-    if results_format == "trec":
+    if results_format != "run":  # a TREC run has no header
         return body
     from cce_cli.formats.results_file import RUN_SCHEMA
 
@@ -141,9 +148,10 @@ def run_members(
     """Every member's result, in task order, from `jobs` worker processes (1: here) or
     the Dask cluster `executor` names. A Ctrl-C cancels the members not yet started."""
     if executor is not None:
-        with _dask_executor(executor) as pool:
-            return _collect(pool, tasks, progress)
-    if jobs <= 1 or len(tasks) <= 1:
+        names = [task.member.name for task in tasks]
+        return run_on_dask(executor, score_member, tasks, names, progress)
+    workers = member_workers(jobs, len(tasks)) if jobs > 1 else 1
+    if workers <= 1:
         results = []
         for done, task in enumerate(tasks):
             if progress is not None:
@@ -154,7 +162,7 @@ def run_members(
         return results
     context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
     pool = concurrent.futures.ProcessPoolExecutor(
-        min(jobs, len(tasks)), mp_context=context, initializer=_ignore_interrupts
+        workers, mp_context=context, initializer=_ignore_interrupts
     )
     try:
         results = _collect(pool, tasks, progress)
@@ -212,32 +220,6 @@ def _collect(
         raise
 
 
-@contextlib.contextmanager
-def _dask_executor(address: str) -> Iterator[concurrent.futures.Executor]:
-    """The standard executor of the Dask `distributed` cluster at `dask://HOST:PORT`."""
-    if not address.startswith("dask://") or len(address) <= len("dask://"):
-        raise CliError(
-            f"--executor {address!r}: name a Dask scheduler as dask://HOST:PORT", exit_code=2
-        )
-    try:
-        from distributed import Client
-    except ImportError:
-        raise CliError(
-            "--executor dask:// needs Dask's distributed package: install cce-cli[distributed] "
-            "(in the workspace: uv sync --all-extras)"
-        ) from None
-    target = "tcp://" + address[len("dask://") :]
-    try:
-        client = Client(target, timeout=30, set_as_default=False)
-    except (OSError, TimeoutError) as error:
-        raise CliError(f"could not reach the Dask scheduler at {target}: {error}") from None
-    try:
-        executor: concurrent.futures.Executor = client.get_executor()
-        yield executor
-    finally:
-        client.close()
-
-
 def member_tasks(
     manifest: SuiteManifest, request: RunRequest, cache_root: str, single_core: bool
 ) -> list[MemberTask]:
@@ -288,7 +270,6 @@ def check_suite_request(request: RunRequest) -> None:
     for flag, given in (
         ("--store", request.store),
         ("--dir", request.corpus),
-        ("--export-qrels", request.export_qrels),
     ):
         if given is not None:
             raise CliError(
@@ -312,6 +293,10 @@ def run_suite(request: RunRequest) -> SuiteRun:
             exit_code=2,
         )
     manifest = read_manifest(str(request.fixtures))
+    if request.export_qrels is not None:
+        from cce_cli.formats.suite_qrels import write_suite_qrels
+
+        write_suite_qrels(request.export_qrels, manifest, request.granularity, request.graded)
     if request.config is None:
         from cce_cli.evaluation.configurations import config_for, requested
 

@@ -25,7 +25,7 @@ from cce_retrieval.build.cache import (
 )
 from cce_retrieval.build.errors import BuildError
 from cce_retrieval.embed.hashing import EMBED_DIM, Embedder, EmbedError, check_vectors
-from cce_retrieval.embed.unit import unit_rows, why_not_unit
+from cce_retrieval.embed.unit import directionless, unit_rows, why_not_unit
 from cce_retrieval.model import (
     FloatMatrix,
     SparseEmbeddings,
@@ -152,7 +152,9 @@ def embed_generic(
 
     Fresh vectors are scaled to unit length (`cce_retrieval.embed.unit`) before they are
     cached or stored; cached ones were scaled when they were made (the cache's salt holds
-    the code's digest, so an entry never predates this rule).
+    the code's digest, so an entry never predates this rule). A vector of zeros only has
+    no direction: it is kept as the empty vector, the chunk's "no vector"
+    (`BuildResult.vectorless_chunks` counts them).
     """
     made = _embed_outcomes(
         embedder, outcomes, [i for i, o in enumerate(outcomes) if not _cached(o)]
@@ -200,7 +202,8 @@ def _embed_outcomes(
     embedder: Embedder, outcomes: Sequence[FileOutcome], which: Sequence[int]
 ) -> dict[int, list[list[float]]]:
     """The unit-length vectors of the chunks of `outcomes[i]` for each i in `which`, in
-    one run of batches; BuildError naming the chunk whose vector has no unit length."""
+    one run of batches (the empty vector for one with no direction); BuildError naming
+    the chunk whose vector cannot be scaled (NaN, infinity, a length out of range)."""
     chunks = [chunk for i in which for chunk in outcomes[i].chunks]
     if not chunks:
         return {i: [] for i in which}
@@ -215,6 +218,10 @@ def _embed_outcomes(
             "nothing was written."
         )
     widths = lengths or [matrix.shape[1] if matrix.ndim == 2 else 0] * len(chunks)
+    if matrix.ndim == 2:
+        # No direction, no vector: stored empty, so one width still holds for the rest.
+        blanks = directionless(matrix)
+        widths = [0 if blank else width for blank, width in zip(blanks, widths, strict=True)]
     rows = iter(zip(matrix, widths, strict=True))
     made: dict[int, list[list[float]]] = {}
     for i in which:

@@ -26,6 +26,7 @@ from cce_retrieval.build.outcomes import FileSettings, ProgressCallback, collect
 from cce_retrieval.build.terms import TermNumbering, cached_bm25
 from cce_retrieval.embed.hashing import EMBED_DIM, Embedder, HashEmbedder
 from cce_retrieval.embed.registry import embedder_model
+from cce_retrieval.embed.unit import directionless
 from cce_retrieval.model import (
     SPEC_VERSION,
     Chunk,
@@ -76,6 +77,10 @@ class BuildResult:
     """The key of exactly these files under these settings (`BuildCache.corpus_key`)."""
     gitignore_errors: int = 0
     """The part of `walk_errors` that is an unreadable `.gitignore` (`WalkResult`)."""
+    vectorless_chunks: int = 0
+    """Chunks a scaled embedder (any but hash) gave no vector: an empty input, or a
+    vector of zeros only; only the lexical signal finds them
+    (docs/retrieval.md#vectors-with-no-direction). Always 0 for the hash embedder."""
 
     @property
     def embedder(self) -> str:
@@ -129,6 +134,11 @@ class RecordedBuild:
     @property
     def total_chunks(self) -> int:
         return self.record.total_chunks
+
+    @property
+    def vectorless_chunks(self) -> int:
+        """0: only hash builds are recorded, and every hash chunk has its vector."""
+        return 0
 
     @property
     def strict_redactions(self) -> int:
@@ -320,13 +330,17 @@ def _build(
         texts.close()
     lengths: list[int] | None = None
     embeddings: EmbeddingMatrix
+    vectorless = 0
     if embed_hash:
         parts = [part for part in file_rows if part is not None]
         del outcomes, file_rows
         embeddings = stack_embeddings(parts, len(chunks))
     else:
         embeddings, lengths = embed_generic(embedder, outcomes, cache, file_keys)
+        vectorless = int(directionless(embeddings).sum()) if len(chunks) else 0
     dim = int(embeddings.shape[1]) if model is not None and embeddings.ndim == 2 else None
+    if dim == 0 and chunks:
+        dim = None  # chunks but not one vector: a dimension of 0 would refuse every query
     index = Index(
         embedder=embedder.name,
         chunks=chunks,
@@ -356,6 +370,7 @@ def _build(
         store_stream=streamed,
         cache=cache,
         corpus_key=corpus_key,
+        vectorless_chunks=vectorless,
     )
     release_free_memory()
     return result

@@ -8,6 +8,11 @@ the build's batches, and saying why it cannot: the optional package missing (an
 `EmbedderMisconfigured` that says how to install it) or a model that does not load (an
 `EmbedderUnavailable` naming it).
 
+A local model directory is input like any file a command reads: before model2vec
+opens it, every file in it (and in the folders directly inside it) must be a regular
+file once symlinks are followed, so a FIFO named `model.safetensors` is refused instead
+of blocking the command (docs/hostile-input.md#special-files-as-inputs).
+
 `model2vec` is imported on first use only: it brings `tokenizers`, `safetensors` and
 the Hugging Face hub client, which no command that does not use this embedder should
 pay for.
@@ -16,6 +21,7 @@ pay for.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
@@ -24,6 +30,7 @@ import numpy as np
 
 from cce_retrieval.embed.errors import EmbedderMisconfigured, EmbedderUnavailable
 from cce_retrieval.embed.hashing import EmbedError
+from cce_retrieval.file_kinds import file_type_name
 
 if TYPE_CHECKING:
     from model2vec import StaticModel
@@ -39,6 +46,50 @@ def model_identity(model: str) -> str:
     """How a model is recorded in a store: a local directory as its absolute path (so a
     store is queried with the same model from any directory), any other name as given."""
     return os.path.abspath(model) if os.path.isdir(model) else model
+
+
+def special_model_file(directory: str) -> str | None:
+    """Why the local model `directory` cannot be read safely: its first entry (at its
+    top level or one folder down, where model2vec's layouts keep their files) that is
+    neither a regular file nor a folder once symlinks are followed, named with its kind;
+    None when there is none.
+
+    Checked by `stat`, which never blocks on a FIFO, before the loader opens anything. A
+    link that leads nowhere is left to the loader, which names it."""
+    folders: list[str] = []
+    for path, mode in _entry_modes(directory):
+        if stat.S_ISDIR(mode):
+            folders.append(path)
+        elif not stat.S_ISREG(mode):
+            return _not_regular(path, mode)
+    for folder in folders:
+        for path, mode in _entry_modes(folder):
+            if not stat.S_ISDIR(mode) and not stat.S_ISREG(mode):
+                return _not_regular(path, mode)
+    return None
+
+
+def _entry_modes(folder: str) -> list[tuple[str, int]]:
+    """Each entry of `folder` by name, with its mode once symlinks are followed; those
+    that cannot be listed or followed are left out (the loader names them)."""
+    try:
+        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+    except OSError:
+        return []
+    modes = []
+    for entry in entries:
+        try:
+            modes.append((entry.path, os.stat(entry.path).st_mode))
+        except OSError:
+            continue
+    return modes
+
+
+def _not_regular(path: str, mode: int) -> str:
+    return (
+        f"{path} is not a regular file ({file_type_name(mode)}); give a model directory of "
+        "regular files"
+    )
 
 
 class Model2VecEmbedder:
@@ -70,6 +121,9 @@ class Model2VecEmbedder:
         if os.path.isabs(self.model) and not os.path.exists(self.model):
             # A path, not a hub name: say so rather than relay the hub's name rules.
             raise EmbedError(f"model2vec could not load model {self.model!r}: no such directory")
+        special = special_model_file(self.model) if os.path.isdir(self.model) else None
+        if special is not None:
+            raise EmbedError(f"model2vec could not load model {self.model!r}: {special}")
         try:
             # force_download=False: a name already in model2vec's cache loads offline.
             self._static = StaticModel.from_pretrained(self.model, force_download=False)

@@ -35,6 +35,7 @@ __all__ = [
     "non_unit_vectors_notice",
     "query_embedder",
     "register_embedder",
+    "unavailable_embedder",
 ]
 
 DEFAULT_EMBEDDER = "hash"
@@ -208,8 +209,15 @@ def query_embedder(index: Index, environ: Mapping[str, str] | None = None) -> Em
 
     The recorded model is used; when the environment names another model for that
     embedder, the query would land in another embedding space, so it is refused with an
-    EmbeddingSpaceError naming both. An unrecognised recorded name means hash.
+    EmbeddingSpaceError naming both. An unrecognised recorded name means hash (the
+    reference's rule) only for a store hash could have made; one that records a model
+    or a dimension, or holds vectors hash cannot make, was built by an embedder that is
+    not available here (a plugin not installed), and is refused by name
+    (EmbeddingSpaceError): its vectors would be compared with hash vectors.
     """
+    missing = unavailable_embedder(index)
+    if missing is not None:
+        raise EmbeddingSpaceError(missing)
     spec = embedder_spec(index.embedder, fallback=True)
     env = os.environ if environ is None else environ
     recorded = index.embedder_model
@@ -220,6 +228,27 @@ def query_embedder(index: Index, environ: Mapping[str, str] | None = None) -> Em
             f"asks for {asked!r}; unset {spec.model_env} or re-index with {asked!r}"
         )
     return spec.factory(recorded, environ)
+
+
+def unavailable_embedder(index: Index) -> str | None:
+    """Why `index` cannot be queried here, when its recorded embedder is not registered
+    and the store is not one hash could have made; None otherwise."""
+    if index.embedder in EMBEDDERS:
+        return None
+    load_embedder_plugins()
+    if index.embedder in EMBEDDERS:
+        return None
+    width = int(index.embeddings.shape[1]) if index.embeddings.ndim == 2 else 0
+    if index.embedder_model is None and index.embedding_dim is None and width in (0, EMBED_DIM):
+        return None  # what an unknown name has always meant: hash
+    made = "" if index.embedder_model is None else f" (model {index.embedder_model!r})"
+    return (
+        f"the store was built with the {index.embedder!r} embedder{made}, which is not "
+        f"available here (no built-in or installed plugin has that name; known: "
+        f"{', '.join(EMBEDDERS)}), so its queries cannot be embedded in the store's space; "
+        f"install the plugin that provides {index.embedder!r}, or re-index with "
+        "`cce index <dir>`"
+    )
 
 
 _NOTICE_ROWS = 1024

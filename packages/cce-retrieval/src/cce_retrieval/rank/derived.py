@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
+from cce_retrieval.embed.registry import embedder_spec
 from cce_retrieval.model import Chunk, Index
 from cce_retrieval.parity.text import ascii_lower
 from cce_retrieval.rank.bm25 import BM25_B, BM25_K1, Bm25Index
@@ -73,7 +74,12 @@ class RetrievalIndex:
         self.bm25 = bm25
         # VectorIndex keeps its own transposed copy (none when the sidecar's matrix is
         # already by dimension); the graph copies what it resolves.
-        self.vectors = VectorIndex(index.embeddings, chunk_ids, id_ranks)
+        self.vectors = VectorIndex(
+            index.embeddings,
+            chunk_ids,
+            id_ranks,
+            skip_vectorless=not embedder_spec(index.embedder, fallback=True).unit_vectors,
+        )
         if graph is None:
             paths = (
                 [stored.file_path(i) for i in range(len(stored))]

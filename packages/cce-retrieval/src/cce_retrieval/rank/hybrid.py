@@ -23,7 +23,7 @@ import attrs
 
 from cce_retrieval.embed.hashing import MAX_VECTOR_VALUE, out_of_range
 from cce_retrieval.embed.registry import check_query_vector, embedder_spec
-from cce_retrieval.embed.unit import unit_vector, why_not_unit
+from cce_retrieval.embed.unit import has_direction, unit_vector, why_not_unit
 from cce_retrieval.model import Index, SearchResult
 from cce_retrieval.parity.numeric import score_key
 from cce_retrieval.parity.text import ascii_lower, rust_split_whitespace
@@ -323,9 +323,10 @@ def unit_query(index: Index, qvec: Sequence[float]) -> Sequence[float]:
 
     `check_finite_query` first; then, unless the index's embedder makes unit vectors by
     construction (hash, left bit for bit as it is), the vector scaled to length 1, as the
-    build scaled every chunk vector. One that cannot be (all zeros, or a length that
-    overflows) is a QueryVectorError naming the embedder. An empty vector (a failed
-    query embedding, already warned about) stays empty.
+    build scaled every chunk vector. One of zeros only has no direction: it becomes the
+    empty vector, no vector (docs/retrieval.md#vectors-with-no-direction), as does a
+    failed query embedding (already warned about). One whose length cannot be scaled
+    (underflow, overflow) is a QueryVectorError naming the embedder.
     """
     check_finite_query(qvec)
     if not qvec or embedder_spec(index.embedder, fallback=True).unit_vectors:
@@ -337,6 +338,17 @@ def unit_query(index: Index, qvec: Sequence[float]) -> Sequence[float]:
             f"unit length: {why_not_unit(qvec)}; check the embedder (or its server)"
         )
     return unit
+
+
+def vectorless_query(index: Index, qvec: Sequence[float]) -> bool:
+    """Whether a query whose embedding is `qvec` has no vector against `index`: the
+    index's embedder scales its vectors (any but hash) and `qvec` is empty (a failed
+    embedding) or of zeros only (no direction). Such a query gets nothing from the
+    vector signal: the `vector` backend returns no result and hybrid ranks by its words
+    alone. A hash query never is (the reference ranks even the zero vector)."""
+    if embedder_spec(index.embedder, fallback=True).unit_vectors:
+        return False
+    return not has_direction(qvec)
 
 
 def search_with_vector(
@@ -411,10 +423,15 @@ def bm25_only_search(
 
 
 def vector_search(index: Index, qvec: Sequence[float], top_k: int) -> list[SearchResult]:
-    """The harness's `vector` backend: all chunks by rounded cosine, first `top_k`, score = cos."""
+    """The harness's `vector` backend: all chunks by rounded cosine, first `top_k`, score = cos.
+
+    Nothing for a query without a vector (`vectorless_query`); chunks without one are
+    not ranked (`VectorIndex`)."""
     if not index.chunks or top_k <= 0:
         return []
     qvec = unit_query(index, qvec)
+    if vectorless_query(index, qvec):
+        return []  # no vector, no cosine to rank by
     derived = retrieval_index(index)
     order, cos = derived.vectors.rank(qvec, top_k)
     top = order.tolist()
@@ -438,4 +455,5 @@ __all__ = [
     "search",
     "search_with_vector",
     "vector_search",
+    "vectorless_query",
 ]

@@ -11,7 +11,10 @@ per-chunk accumulator: for every chunk that is the reference's scalar loop. An i
 whose embeddings are held as non-zero cells (`SparseEmbeddings`) is scored the same
 way, adding each dimension's cells to their chunks' accumulators only. The transposed
 matrix (`VectorIndex`) is built once per index; `rank_by_cosine` ranks every chunk by
-rounded cosine descending, then chunk id ascending, then store order.
+rounded cosine descending, then chunk id ascending, then store order. For an embedder
+whose vectors are scaled (any but hash), a chunk without a vector (an empty or all-zero
+row: docs/retrieval.md#vectors-with-no-direction) is left out of the order; the hash
+embedder's zero vectors keep the reference's cosine of 0.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from cce_retrieval.model import EmbeddingMatrix, SparseEmbeddings
 from cce_retrieval.rank.order import FloatArray, IntArray, id_order_ranks, ranked_prefix
@@ -33,7 +37,12 @@ class VectorIndex:
         embeddings: EmbeddingMatrix,
         chunk_ids: Sequence[str],
         id_ranks: IntArray | None = None,
+        *,
+        skip_vectorless: bool = False,
     ) -> None:
+        """`skip_vectorless`: leave chunks whose row is all zeros out of every ranking
+        (an embedder whose vectors are scaled to unit length, where such a row means the
+        chunk has no vector)."""
         n_chunks = len(chunk_ids)
         if embeddings.ndim != 2 or embeddings.shape[0] != n_chunks:
             # A zero-chunk index (or one built without vectors) has nothing to multiply.
@@ -48,6 +57,29 @@ class VectorIndex:
         else:
             self._by_dimension = np.ascontiguousarray(embeddings.T, dtype=np.float64)
         self._id_ranks = id_order_ranks(chunk_ids) if id_ranks is None else id_ranks
+        self._ranked: IntArray | None = None
+        """The chunks a ranking may return, in store order; None for every chunk."""
+        if skip_vectorless:
+            present = self._rows_with_a_value()
+            if not present.all():
+                self._ranked = np.flatnonzero(present).astype(np.int64)
+
+    def _rows_with_a_value(self) -> npt.NDArray[np.bool_]:
+        """Per chunk: whether its vector holds a non-zero value."""
+        present = np.zeros(self.n_chunks, dtype=bool)
+        if self._by_dimension is not None:
+            if self.dim:
+                present = (self._by_dimension != 0.0).any(axis=0)
+        elif self._sparse is not None:
+            for i in range(self.dim):
+                rows, values = self._sparse.column(i)
+                present[rows[values != 0.0]] = True
+        return present
+
+    @property
+    def vectorless(self) -> int:
+        """How many chunks rankings leave out for having no vector."""
+        return 0 if self._ranked is None else self.n_chunks - len(self._ranked)
 
     def cosines(self, qvec: Sequence[float]) -> FloatArray:
         """`cosine(qvec, chunk_embedding)` for every chunk, in store order, bit-exact.
@@ -85,9 +117,13 @@ class VectorIndex:
         """Chunks ordered by rounded cosine desc, chunk id asc; plus cosines in store order.
 
         Without `limit` every chunk is ordered; with it, only the first `limit` (same prefix).
+        Chunks without a vector (`skip_vectorless`) are not in the order.
         """
         cos = self.cosines(qvec)
-        return ranked_prefix(cos, self._id_ranks, limit), cos
+        if self._ranked is None:
+            return ranked_prefix(cos, self._id_ranks, limit), cos
+        ranked = self._ranked
+        return ranked[ranked_prefix(cos[ranked], self._id_ranks[ranked], limit)], cos
 
     def rank_by_cosine(self, qvec: Sequence[float]) -> list[tuple[int, float]]:
         """The reference's `rank_by_cosine`: (chunk index, raw cosine) for every chunk."""

@@ -39,6 +39,8 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import cast
 
+from cce_retrieval.file_kinds import file_type_name
+
 _temp_sequence = itertools.count()
 
 
@@ -49,21 +51,6 @@ class NotARegularFileError(OSError):
 class RefusedInputError(OSError):
     """An input that is not a regular file, or is larger than its limit; `strerror` says
     which, and what to give instead."""
-
-
-def file_type_name(mode: int) -> str:
-    """What a file of `mode` is, as a message names it: `a character device`, `a FIFO`."""
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
 
 
 def size_text(size: int) -> str:

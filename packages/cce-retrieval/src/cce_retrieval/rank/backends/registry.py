@@ -13,6 +13,7 @@ import attrs
 
 from cce_retrieval.model import Index, SearchResult
 from cce_retrieval.rank.backends.builtin import BUILTIN_BACKENDS
+from cce_retrieval.rank.backends.grep import GREP_BACKEND
 from cce_retrieval.rank.backends.plugins import (
     PluginBackend,
     backend_caller,
@@ -35,6 +36,9 @@ class Renamed:
 
 BACKENDS: dict[str, BackendSpec] = {spec.name: spec for spec in BUILTIN_BACKENDS}
 """Registered backends in listing order; plugins are appended on first lookup."""
+
+# Built in but opt-in: the no-index baseline runs only when named (docs/backends.md#grep).
+BACKENDS[GREP_BACKEND.name] = GREP_BACKEND
 
 
 _plugins_loaded = False

@@ -17,7 +17,7 @@ from typing import Protocol, runtime_checkable
 import attrs
 
 from cce_retrieval.model import Index, SearchResult
-from cce_retrieval.rank.hybrid import QueryEmbedder
+from cce_retrieval.rank.hybrid import QueryEmbedder, vectorless_query
 
 ParamValue = bool | int | float | str
 
@@ -48,6 +48,13 @@ class Query:
         if not self._vector:
             self._vector.append(self._embedder.embed(self.text))
         return self._vector[0]
+
+    def has_no_vector(self, index: Index) -> bool:
+        """Whether the query was embedded (by a backend that ranks by vectors) and has no
+        vector against `index` (`vectorless_query`: zeros or a failed embedding), so
+        the vector signal gave it nothing; False when nothing embedded it. Never embeds:
+        a caller may ask after every backend, a BM25-only run included."""
+        return bool(self._vector) and vectorless_query(index, self._vector[0])
 
 
 @runtime_checkable

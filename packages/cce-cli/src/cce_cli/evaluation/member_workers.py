@@ -1,0 +1,42 @@
+"""How many worker processes a suite's `--jobs N` starts: never more than there are members
+to score or cores to run them on.
+
+Why it exists: each worker is a forked copy of the command, with its own index in memory.
+`--jobs 48` used to fork 48 of them for 48 members on a two-core machine, so they only
+competed for the cores and multiplied the memory; and `--jobs 8` for three members asked
+for five workers that had nothing to do. This module owns that cap and the one stderr
+line that says it applied (docs/suites.md).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+__all__ = ["available_cores", "member_workers"]
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system has one)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def member_workers(jobs: int, members: int) -> int:
+    """The worker processes `--jobs jobs` gets for `members` members: at most the members
+    and the available cores (at least 1). When that is fewer than asked, one stderr line
+    says so and why."""
+    cores = available_cores()
+    workers = max(1, min(jobs, members, cores))
+    if workers < jobs:
+        noun = "member" if members == 1 else "members"
+        core_noun = "core is" if cores == 1 else "cores are"
+        print(
+            f"warning: --jobs {jobs}: running {workers} worker "
+            f"{'process' if workers == 1 else 'processes'}, since the suite has {members} "
+            f"{noun} and {cores} {core_noun} available",
+            file=sys.stderr,
+        )
+    return workers
