@@ -20,6 +20,7 @@ from cce_retrieval.rank.backends.plugins import (
     plugin_spec,
 )
 from cce_retrieval.rank.backends.spec import Backend, BackendConfigError, BackendSpec, Query
+from cce_retrieval.rank.code.backends import CODE_BACKENDS
 
 
 @attrs.frozen(slots=True)
@@ -33,7 +34,7 @@ class Renamed:
         return self.inner.search(index, query, k)
 
 
-BACKENDS: dict[str, BackendSpec] = {spec.name: spec for spec in BUILTIN_BACKENDS}
+BACKENDS: dict[str, BackendSpec] = {spec.name: spec for spec in (*BUILTIN_BACKENDS, *CODE_BACKENDS)}
 """Registered backends in listing order; plugins are appended on first lookup."""
 
 
