@@ -48,7 +48,7 @@ class CodeBackend:
     def search(self, index: Index, query: Query, k: int) -> list[SearchResult]:
         if not rust_trim(query.text) or not index.chunks or k <= 0:
             return []
-        code = code_index(index, self.options)
+        code = code_index(index, self.options, query.corpus_root)
         terms = self.terms(query.text)
         pooled = candidate_pool(code, terms, max(self.pool, k), self.steps) if terms else {}
         return rerank(code, pooled, query.text, k, self.steps)
@@ -70,7 +70,7 @@ class CodeHybridBackend:
             return []
         check_embedding_space(index, self.embedder, self.model)
         lexical = self.lexical
-        code = code_index(index, lexical.options)
+        code = code_index(index, lexical.options, query.corpus_root)
         pool = max(lexical.pool, k)
         terms = lexical.terms(query.text)
         # Rank scores put both signals on one scale, whatever the raw score ranges.
@@ -105,6 +105,11 @@ _INDEX_PARAMS = (
         "chunks", str, "tiled", choices=CHUNK_MODES,
         help="stored chunks, outermost only, or outermost cut at nested definitions "
         "(off: \"stored\")",
+    ),
+    Param(
+        "gap_chunks", bool, True,
+        help="also rank the lines no stored chunk covers, read from the corpus "
+        "(needs its root; off: false)",
     ),
     Param(
         "max_chunk_lines", int, 0, 0, None,
@@ -166,6 +171,7 @@ def _lexical(values: Mapping[str, ParamValue], name: str) -> CodeBackend:
         code_files_only=bool(values["code_files_only"]),
         chunks=str(values["chunks"]),
         max_chunk_lines=int(values["max_chunk_lines"]),
+        gap_chunks=bool(values["gap_chunks"]),
         k1=float(values["k1"]),
         b=float(values["b"]),
     )

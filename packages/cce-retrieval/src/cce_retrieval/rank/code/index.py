@@ -17,6 +17,8 @@ the outer chunk's own text. `max_chunk_lines` cuts a longer piece into windows.
 
 from __future__ import annotations
 
+import os
+import re
 import weakref
 from collections import Counter
 from collections.abc import Sequence
@@ -28,6 +30,7 @@ from cce_metrics import estimate_tokens
 from cce_retrieval.chunk.chunker import chunk_id
 from cce_retrieval.model import Chunk, Index
 from cce_retrieval.parity.tokenizer import tokenize
+from cce_retrieval.protect.strict import STRICT, protect_text
 from cce_retrieval.rank.bm25 import Bm25Index
 from cce_retrieval.rank.code import text
 from cce_retrieval.rank.derived import RetrievalIndex, retrieval_index
@@ -47,6 +50,7 @@ class CodeOptions:
     code_files_only: bool = True
     chunks: str = "tiled"
     max_chunk_lines: int = 0
+    gap_chunks: bool = True
     k1: float = 1.2
     b: float = 0.75
 
@@ -60,6 +64,10 @@ class CodeOptions:
             and self.chunks == "stored"
             and self.max_chunk_lines == 0
         )
+
+    def root_used(self, root: str | None) -> str | None:
+        """The corpus root the index reads files from: only gap chunks need it."""
+        return root if self.gap_chunks and self.chunks != "stored" else None
 
 
 @attrs.frozen(slots=True)
@@ -79,7 +87,11 @@ class CodeIndex:
     by_stem: dict[str, list[int]]
 
     @classmethod
-    def build(cls, derived: RetrievalIndex, options: CodeOptions) -> CodeIndex:
+    def build(
+        cls, derived: RetrievalIndex, options: CodeOptions, root: str | None = None
+    ) -> CodeIndex:
+        """Derive the code index; `root` is the corpus directory gap chunks are read from
+        (none without it)."""
         stored = derived.chunks
         if options.plain:
             chunks: Sequence[Chunk] = stored
@@ -87,7 +99,7 @@ class CodeIndex:
             id_ranks = derived.id_ranks
             bm25 = derived.bm25_with(options.k1, options.b)
         else:
-            picked = _cut(stored, derived.chunks_by_file, options)
+            picked = _cut(stored, derived.chunks_by_file, options, options.root_used(root))
             chunks = [chunk for chunk, _ in picked]
             source = np.fromiter((origin for _, origin in picked), np.int64, len(picked))
             id_ranks = id_order_ranks([chunk.chunk_id for chunk in chunks])
@@ -138,35 +150,188 @@ def _path_counts(path: str, options: CodeOptions) -> Counter[str]:
 
 
 def _cut(
-    stored: Sequence[Chunk], by_file: dict[str, list[int]], options: CodeOptions
+    stored: Sequence[Chunk],
+    by_file: dict[str, list[int]],
+    options: CodeOptions,
+    root: str | None,
 ) -> list[tuple[Chunk, int]]:
     """The chunks to rank, file by file in store order, each with the stored chunk it
     comes from."""
     picked: list[tuple[Chunk, int]] = []
+    size = options.max_chunk_lines
     for path, members in by_file.items():
         if options.code_files_only and not text.code_file(path):
             continue
         if options.chunks == "stored":
-            pieces = [(stored[i], i) for i in members]
+            pieces = [(stored[i], i, i) for i in members]
         else:
             pieces = _non_overlapping(stored, members, tiled=options.chunks == "tiled")
-        for chunk, origin in pieces:
-            if options.code_files_only and not chunk.content.strip():
-                continue
-            if options.max_chunk_lines > 0:
-                picked.extend((part, origin) for part in _windows(chunk, options.max_chunk_lines))
+            if root is not None:
+                pieces = _attach_leading_comments(
+                    sorted(
+                        [*pieces, *_gaps(stored, members, root, path)],
+                        key=lambda piece: piece[0].start_line,
+                    )
+                )
+        if options.code_files_only:
+            pieces = [piece for piece in pieces if piece[0].content.strip()]
+        if size > 0 and options.chunks == "tiled":
+            pieces = _merged(stored, pieces, size)
+        for chunk, origin, _outer in pieces:
+            if size > 0:
+                picked.extend((part, origin) for part in _windows(chunk, size))
             else:
                 picked.append((chunk, origin))
     return picked
+
+
+Piece = tuple[Chunk, int, int]
+"""A chunk to rank, the stored chunk its vector comes from, and the outermost stored
+chunk it lies in."""
+
+
+def _merged(stored: Sequence[Chunk], pieces: list[Piece], size: int) -> list[Piece]:
+    """Consecutive pieces of one outermost chunk joined while they span at most `size`
+    lines, so a class's short methods and the lines between them are read together."""
+    merged: list[Piece] = []
+    group: list[Piece] = []
+
+    def flush() -> None:
+        if len(group) == 1:
+            merged.append(group[0])
+        elif group:
+            outer = group[0][2]
+            parent = stored[outer]
+            first, last = group[0][0].start_line, group[-1][0].end_line
+            lines = parent.content.split("\n")
+            start = max(first, parent.start_line)
+            body = "\n".join(lines[start - parent.start_line : last - parent.start_line + 1])
+            if first < start:  # a comment attached before the outer chunk's first line
+                lead = group[0][0].content.split("\n")[: start - first]
+                body = "\n".join([*lead, body])
+            merged.append((_piece(parent, first, last, body), outer, outer))
+        group.clear()
+
+    for piece in pieces:
+        if group and (
+            piece[2] != group[0][2] or piece[0].end_line - group[0][0].start_line + 1 > size
+        ):
+            flush()
+        group.append(piece)
+    flush()
+    return merged
+
+
+def _gaps(stored: Sequence[Chunk], members: list[int], root: str, path: str) -> list[Piece]:
+    """The file's runs of lines no stored chunk covers (imports, constants, type aliases,
+    top-level statements), read from the corpus and protected like a strict store.
+
+    Only when every stored chunk of the file is still where the file has it: a file
+    changed since indexing, or protected differently, gets no gaps.
+    """
+    try:
+        with open(os.path.join(root, path), encoding="utf-8", errors="surrogateescape") as f:
+            raw = f.read()
+    except (OSError, ValueError):
+        return []
+    lines = protect_text(raw, STRICT, path).split("\n")
+    covered = bytearray(len(lines) + 2)
+    for i in members:
+        chunk = stored[i]
+        if chunk.end_line > len(lines):
+            return []
+        if chunk.content not in "\n".join(lines[chunk.start_line - 1 : chunk.end_line]):
+            return []
+        covered[chunk.start_line : chunk.end_line + 1] = b"\x01" * (
+            chunk.end_line - chunk.start_line + 1
+        )
+    pieces: list[Piece] = []
+    line = 1
+    while line <= len(lines):
+        if covered[line]:
+            line += 1
+            continue
+        first = line
+        while line <= len(lines) and not covered[line]:
+            line += 1
+        body = "\n".join(lines[first - 1 : line - 1])
+        if text.words(body):
+            pieces.append((_gap_chunk(path, first, line - 1, body), NO_SOURCE, -first))
+    return pieces
+
+
+_COMMENT_LINE = re.compile(r"^\s*(?://|/\*|\*|#(?:\s|#|!|\[|$)|@|--|;;|$)")
+"""A line that annotates what follows: a comment in the common syntaxes, a decorator or
+attribute (`@route`, `#[derive]`), or blank. A C directive (`#define`) is not one."""
+
+
+def _attach_leading_comments(pieces: list[Piece]) -> list[Piece]:
+    """Move the comment lines that end a gap into the definition right after it: a
+    doc comment or decorator describes the code it precedes, and read apart from it
+    matches queries about that code without pointing at it."""
+    attached: list[Piece] = []
+    i = 0
+    while i < len(pieces):
+        piece = pieces[i]
+        following = pieces[i + 1] if i + 1 < len(pieces) else None
+        chunk = piece[0]
+        if (
+            piece[1] == NO_SOURCE
+            and following is not None
+            and following[1] != NO_SOURCE
+            and following[0].start_line == chunk.end_line + 1
+        ):
+            lines = chunk.content.split("\n")
+            cut = len(lines)
+            while cut > 0 and _COMMENT_LINE.match(lines[cut - 1]):
+                cut -= 1
+            if cut < len(lines):
+                first = chunk.start_line + cut
+                head = "\n".join(lines[:cut])
+                if cut > 0 and text.words(head):
+                    attached.append(
+                        (_gap_chunk(chunk.file_path, chunk.start_line, first - 1, head), *piece[1:])
+                    )
+                target = following[0]
+                body = "\n".join([*lines[cut:], target.content])
+                joined = attrs.evolve(
+                    target,
+                    chunk_id=chunk_id(target.file_path, first, target.end_line, body.encode()),
+                    start_line=first,
+                    content=body,
+                    token_count=estimate_tokens(body),
+                )
+                attached.append((joined, following[1], following[2]))
+                i += 2
+                continue
+        attached.append(piece)
+        i += 1
+    return attached
+
+
+NO_SOURCE = -1
+"""The source of a chunk no stored chunk holds (a gap): it has no vector."""
+
+
+def _gap_chunk(path: str, first: int, last: int, body: str) -> Chunk:
+    return Chunk(
+        chunk_id=chunk_id(path, first, last, body.encode("utf-8", "surrogateescape")),
+        file_path=path,
+        start_line=first,
+        end_line=last,
+        chunk_type="module",
+        kind="module",
+        language="",
+        content=body,
+        token_count=estimate_tokens(body),
+    )
 
 
 def _contains(outer: Chunk, inner: Chunk) -> bool:
     return outer.start_line <= inner.start_line and inner.end_line <= outer.end_line
 
 
-def _non_overlapping(
-    stored: Sequence[Chunk], members: list[int], *, tiled: bool
-) -> list[tuple[Chunk, int]]:
+def _non_overlapping(stored: Sequence[Chunk], members: list[int], *, tiled: bool) -> list[Piece]:
     """One file's outermost chunks in line order; when `tiled`, each cut at the nested
     chunks it holds (recursively) into pieces that share no line."""
     order = sorted(members, key=lambda i: (stored[i].start_line, -stored[i].end_line, i))
@@ -176,12 +341,12 @@ def _non_overlapping(
             outermost[-1][1].append(i)
         else:
             outermost.append((i, []))
-    pieces: list[tuple[Chunk, int]] = []
+    pieces: list[Piece] = []
     for i, nested in outermost:
         if tiled and nested:
-            pieces.extend(_tile(stored, i, nested))
+            pieces.extend((chunk, origin, i) for chunk, origin in _tile(stored, i, nested))
         else:
-            pieces.append((stored[i], i))
+            pieces.append((stored[i], i, i))
     return pieces
 
 
@@ -254,17 +419,18 @@ def _windows(chunk: Chunk, size: int) -> list[Chunk]:
     return windows
 
 
-_CACHE: weakref.WeakKeyDictionary[RetrievalIndex, dict[CodeOptions, CodeIndex]] = (
-    weakref.WeakKeyDictionary()
-)
+_CACHE: weakref.WeakKeyDictionary[
+    RetrievalIndex, dict[tuple[CodeOptions, str | None], CodeIndex]
+] = weakref.WeakKeyDictionary()
 
 
-def code_index(index: Index, options: CodeOptions) -> CodeIndex:
-    """The code index of `index` under `options`: derived on first use, then cached
-    with the index's derived data (rebuilt whenever that is)."""
+def code_index(index: Index, options: CodeOptions, root: str | None = None) -> CodeIndex:
+    """The code index of `index` under `options` (gap chunks read below `root`): derived
+    on first use, then cached with the index's derived data (rebuilt whenever that is)."""
     derived = retrieval_index(index)
     per_options = _CACHE.setdefault(derived, {})
-    found = per_options.get(options)
+    key = (options, options.root_used(root))
+    found = per_options.get(key)
     if found is None:
-        found = per_options[options] = CodeIndex.build(derived, options)
+        found = per_options[key] = CodeIndex.build(derived, options, key[1])
     return found

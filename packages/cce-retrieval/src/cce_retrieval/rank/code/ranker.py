@@ -95,7 +95,7 @@ def fuse(
 
 def vector_pool(code: CodeIndex, cosines: FloatArray, pool: int, rrf_k: float) -> dict[int, float]:
     """The `pool` chunks nearest the query (positive cosine only), scored by rank."""
-    per_chunk = cosines[code.source]
+    per_chunk = np.where(code.source >= 0, cosines[np.maximum(code.source, 0)], 0.0)
     positive = np.flatnonzero(per_chunk > 0.0)
     if not len(positive):
         return {}
