@@ -25,7 +25,9 @@ from cce_retrieval.rank.code.ranker import RankSteps, candidate_pool, fuse, rera
 from cce_retrieval.rank.derived import retrieval_index
 from cce_retrieval.rank.hybrid import unit_query
 
-__all__ = ["CODE_BACKENDS", "CodeBackend", "CodeHybridBackend"]
+__all__ = ["CODE_BACKENDS", "HASH_EMBEDDER", "CodeBackend", "CodeHybridBackend"]
+
+HASH_EMBEDDER = "hash"
 
 _STEPS = RankSteps()
 _OPTIONS = CodeOptions()
@@ -62,8 +64,16 @@ class CodeHybridBackend:
     lexical: CodeBackend = CodeBackend()
     vector_weight: float = 0.5
     symbol_vector_weight: float = 0.3
+    hash_vector: bool = False
     embedder: str = ""
     model: str = ""
+
+    def weight(self, index: Index, query: str) -> float:
+        """The vector signal's weight for `query`: none for the hash embedder unless asked
+        for, whose vector is a hashed bag of the very words BM25 already reads."""
+        if index.embedder == HASH_EMBEDDER and not self.hash_vector:
+            return 0.0
+        return self.symbol_vector_weight if text.symbol_query(query) else self.vector_weight
 
     def search(self, index: Index, query: Query, k: int) -> list[SearchResult]:
         if not rust_trim(query.text) or not index.chunks or k <= 0:
@@ -76,7 +86,7 @@ class CodeHybridBackend:
         # Rank scores put both signals on one scale, whatever the raw score ranges.
         steps = attrs.evolve(lexical.steps, rank_scores=True)
         pooled = candidate_pool(code, terms, pool, steps) if terms else {}
-        weight = self.symbol_vector_weight if text.symbol_query(query.text) else self.vector_weight
+        weight = self.weight(index, query.text)
         if weight > 0.0:
             vector = query.vector()
             check_query_vector(index, vector)
@@ -112,7 +122,7 @@ _INDEX_PARAMS = (
         "(needs its root; off: false)",
     ),
     Param(
-        "max_chunk_lines", int, 0, 0, None,
+        "max_chunk_lines", int, _OPTIONS.max_chunk_lines, 0, None,
         help="cut longer chunks into windows of this many lines (off: 0)",
     ),
 )  # fmt: skip
@@ -159,6 +169,10 @@ _VECTOR_PARAMS = (
         "symbol_vector_weight", float, 0.3, 0.0, 1.0,
         help="weight of the vector rank for identifier queries (off: 0)",
     ),
+    Param(
+        "hash_vector", bool, False,
+        help="fuse the hash embedder's vector too (a hashed bag of the words BM25 reads)",
+    ),
     Param("embedder", str, "", help="embedder the index must be built with ('' = as recorded)"),
     Param("model", str, "", help="embedding model the index must be built with ('' = as recorded)"),
 )  # fmt: skip
@@ -198,6 +212,7 @@ def _make_code_hybrid(values: Mapping[str, ParamValue]) -> Backend:
         _lexical(values, "code"),
         float(values["vector_weight"]),
         float(values["symbol_vector_weight"]),
+        bool(values["hash_vector"]),
         str(values["embedder"]),
         str(values["model"]),
     )

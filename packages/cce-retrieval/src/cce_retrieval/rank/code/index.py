@@ -49,7 +49,7 @@ class CodeOptions:
     path_terms: bool = True
     code_files_only: bool = True
     chunks: str = "tiled"
-    max_chunk_lines: int = 0
+    max_chunk_lines: int = 25
     gap_chunks: bool = True
     k1: float = 1.2
     b: float = 0.75
