@@ -254,9 +254,10 @@ def _gaps(stored: Sequence[Chunk], members: list[int], root: str, path: str) -> 
         first = line
         while line <= len(lines) and not covered[line]:
             line += 1
-        body = "\n".join(lines[first - 1 : line - 1])
-        if text.words(body):
-            pieces.append((_gap_chunk(path, first, line - 1, body), NO_SOURCE, -first))
+        span = _trimmed(lines[first - 1 : line - 1], first)
+        if span is not None:
+            body, start, end = span
+            pieces.append((_gap_chunk(path, start, end, body), NO_SOURCE, -start))
     return pieces
 
 
@@ -279,21 +280,24 @@ def _attach_leading_comments(pieces: list[Piece]) -> list[Piece]:
             piece[1] == NO_SOURCE
             and following is not None
             and following[1] != NO_SOURCE
-            and following[0].start_line == chunk.end_line + 1
+            and following[0].start_line > chunk.end_line
         ):
             lines = chunk.content.split("\n")
             cut = len(lines)
             while cut > 0 and _COMMENT_LINE.match(lines[cut - 1]):
                 cut -= 1
+            while cut < len(lines) and not lines[cut].strip():
+                cut += 1  # blank lines after the code stay out of the comment
             if cut < len(lines):
                 first = chunk.start_line + cut
-                head = "\n".join(lines[:cut])
-                if cut > 0 and text.words(head):
-                    attached.append(
-                        (_gap_chunk(chunk.file_path, chunk.start_line, first - 1, head), *piece[1:])
-                    )
+                head = _trimmed(lines[:cut], chunk.start_line)
+                if head is not None:
+                    body, start, end = head
+                    attached.append((_gap_chunk(chunk.file_path, start, end, body), *piece[1:]))
                 target = following[0]
-                body = "\n".join([*lines[cut:], target.content])
+                # Blank lines trimmed off the gap still sit between it and the definition.
+                between = [""] * (target.start_line - chunk.end_line - 1)
+                body = "\n".join([*lines[cut:], *between, target.content])
                 joined = attrs.evolve(
                     target,
                     chunk_id=chunk_id(target.file_path, first, target.end_line, body.encode()),
@@ -381,11 +385,27 @@ def _tile(stored: Sequence[Chunk], outer: int, nested: list[int]) -> list[tuple[
 def _gap(
     parent: Chunk, origin: int, lines: list[str], first: int, last: int
 ) -> list[tuple[Chunk, int]]:
-    """Lines `first..last` of `parent` as a piece, unless they hold no word."""
-    body = "\n".join(lines[first - parent.start_line : last - parent.start_line + 1])
-    if not text.words(body):
+    """Lines `first..last` of `parent` as a piece, blank lines at either end left out,
+    unless they hold no word."""
+    span = _trimmed(lines[first - parent.start_line : last - parent.start_line + 1], first)
+    if span is None:
         return []
+    body, first, last = span
     return [(_piece(parent, first, last, body), origin)]
+
+
+def _trimmed(lines: list[str], first: int) -> tuple[str, int, int] | None:
+    """`lines` (the first being line `first`) without blank lines at either end, with
+    the line numbers of what is left; None when no word is left."""
+    start, end = 0, len(lines)
+    while start < end and not lines[start].strip():
+        start += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    body = "\n".join(lines[start:end])
+    if not text.words(body):
+        return None
+    return body, first + start, first + end - 1
 
 
 def _piece(parent: Chunk, first: int, last: int, body: str) -> Chunk:

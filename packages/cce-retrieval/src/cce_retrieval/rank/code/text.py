@@ -235,9 +235,10 @@ def _definition_patterns(name: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
     keyword_form = re.compile(
         rf"(?:^|(?<=\s))(?:{keywords})\s+{qualifier}{escaped}(?:\s|[<({{:\[;]|$)", re.MULTILINE
     )
-    # A definition chunk whose first line names it before `(`: C functions, methods of
-    # JavaScript classes and objects, which no keyword introduces.
-    header_form = re.compile(rf"(?<![A-Za-z0-9_.]){escaped}\s*\(")
+    # A definition chunk whose first line names it before `(`: C functions and methods
+    # of JavaScript classes, which no keyword introduces.
+    # Nothing but a return type and modifiers before it: no `=`, call or member access.
+    header_form = re.compile(rf"^[^=(.]*(?<![A-Za-z0-9_]){escaped}\s*\(")
     return keyword_form, header_form
 
 
