@@ -21,7 +21,7 @@ import os
 import re
 import weakref
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import attrs
 import numpy as np
@@ -92,13 +92,14 @@ class CodeIndex:
     ) -> CodeIndex:
         """Derive the code index; `root` is the corpus directory gap chunks are read from
         (none without it)."""
-        stored = derived.chunks
         if options.plain:
-            chunks: Sequence[Chunk] = stored
-            source = np.arange(len(stored), dtype=np.int64)
+            chunks: Sequence[Chunk] = derived.chunks
+            source = np.arange(len(chunks), dtype=np.int64)
             id_ranks = derived.id_ranks
             bm25 = derived.bm25_with(options.k1, options.b)
         else:
+            # A store's chunks are decoded on every access: decode each once.
+            stored = list(derived.chunks)
             picked = _cut(stored, derived.chunks_by_file, options, options.root_used(root))
             chunks = [chunk for chunk, _ in picked]
             source = np.fromiter((origin for _, origin in picked), np.int64, len(picked))
@@ -111,38 +112,97 @@ class CodeIndex:
 
 
 def _bm25(chunks: Sequence[Chunk], id_ranks: IntArray, options: CodeOptions) -> Bm25Index:
-    term_ids: dict[str, int] = {}
-    entry_terms: list[int] = []
-    entry_counts: list[int] = []
-    distinct = np.zeros(len(chunks), dtype=np.int64)
-    lengths = np.zeros(len(chunks), dtype=np.int64)
-    path_cache: dict[str, Counter[str]] = {}
+    """BM25 over each chunk's words expanded to identifier terms, plus its path terms.
+
+    Words are counted per chunk in C (`Counter`), and each distinct word is expanded to
+    its terms once for the whole corpus; the (chunk, term, count) entries are then laid
+    out and summed by numpy, so the Python work per chunk is what a plain BM25 build does.
+    """
+    split = options.split_identifiers
+    word_ids: dict[str, int] = {}
+    flat_words: list[str] = []
+    flat_counts: list[int] = []
+    per_doc = np.zeros(len(chunks), dtype=np.int64)
     for doc, chunk in enumerate(chunks):
-        if options.split_identifiers:
-            counts = text.count_code_terms(chunk.content)
-        else:
-            counts = Counter(tokenize(chunk.content))
-        if options.path_terms:
-            extra = path_cache.get(chunk.file_path)
-            if extra is None:
-                extra = path_cache[chunk.file_path] = _path_counts(chunk.file_path, options)
-            counts.update(extra)
-        distinct[doc] = len(counts)
-        lengths[doc] = sum(counts.values())
-        for term, count in counts.items():
-            term_id = term_ids.get(term)
-            if term_id is None:
-                term_id = term_ids[term] = len(term_ids)
-            entry_terms.append(term_id)
-            entry_counts.append(count)
+        counts = Counter(text.words(chunk.content) if split else tokenize(chunk.content))
+        per_doc[doc] = len(counts)
+        flat_words.extend(counts.keys())
+        flat_counts.extend(counts.values())
+    for word in flat_words:
+        if word not in word_ids:
+            word_ids[word] = len(word_ids)
+    term_ids: dict[str, int] = {}
+
+    def term_id(term: str) -> int:
+        found = term_ids.get(term)
+        if found is None:
+            found = term_ids[term] = len(term_ids)
+        return found
+
+    # Each distinct word's terms, laid out flat (`expansion[starts[w]:starts[w + 1]]`).
+    expansion: list[int] = []
+    sizes = np.zeros(len(word_ids), dtype=np.int64)
+    for word, wid in word_ids.items():
+        terms = text.identifier_terms(word) if split else (word,)
+        sizes[wid] = len(terms)
+        expansion.extend(term_id(term) for term in terms)
+    starts = np.zeros(len(word_ids) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=starts[1:])
+    entry_words = np.fromiter(map(word_ids.__getitem__, flat_words), np.int64, len(flat_words))
+    entry_counts = np.asarray(flat_counts, dtype=np.int64)
+    entry_docs = np.repeat(np.arange(len(chunks), dtype=np.int64), per_doc)
+    width = sizes[entry_words]
+    docs = np.repeat(entry_docs, width)
+    counts = np.repeat(entry_counts, width)
+    # Position of each expanded entry inside its word's terms: 0, 1, ... per entry.
+    firsts = np.repeat(starts[entry_words], width)
+    offsets = np.arange(len(docs), dtype=np.int64) - np.repeat(np.cumsum(width) - width, width)
+    terms = np.asarray(expansion, dtype=np.int64)[firsts + offsets] if len(docs) else firsts
+    if options.path_terms:
+        docs, terms, counts = _with_path_terms(chunks, options, term_id, docs, terms, counts)
+    n_terms = max(len(term_ids), 1)
+    keys, inverse = np.unique(docs * n_terms + terms, return_inverse=True)
+    summed = np.bincount(inverse, weights=counts, minlength=len(keys)).astype(np.int64)
+    key_docs = keys // n_terms
     return Bm25Index.from_term_counts(
         term_ids,
-        np.asarray(entry_terms, dtype=np.int64),
-        np.asarray(entry_counts, dtype=np.int64),
-        distinct,
-        lengths,
+        keys % n_terms,
+        summed,
+        np.bincount(key_docs, minlength=len(chunks)).astype(np.int64),
+        np.bincount(key_docs, weights=summed, minlength=len(chunks)).astype(np.int64),
         id_ranks,
     ).with_parameters(options.k1, options.b)
+
+
+def _with_path_terms(
+    chunks: Sequence[Chunk],
+    options: CodeOptions,
+    term_id: Callable[[str], int],
+    docs: IntArray,
+    terms: IntArray,
+    counts: IntArray,
+) -> tuple[IntArray, IntArray, IntArray]:
+    """The entries with each chunk's path terms appended (made once per file)."""
+    by_path: dict[str, tuple[list[int], list[int]]] = {}
+    path_docs: list[int] = []
+    path_terms: list[int] = []
+    path_counts: list[int] = []
+    for doc, chunk in enumerate(chunks):
+        made = by_path.get(chunk.file_path)
+        if made is None:
+            extra = _path_counts(chunk.file_path, options)
+            made = by_path[chunk.file_path] = (
+                [term_id(term) for term in extra],
+                list(extra.values()),
+            )
+        path_docs.extend([doc] * len(made[0]))
+        path_terms.extend(made[0])
+        path_counts.extend(made[1])
+    return (
+        np.concatenate([docs, np.asarray(path_docs, dtype=np.int64)]),
+        np.concatenate([terms, np.asarray(path_terms, dtype=np.int64)]),
+        np.concatenate([counts, np.asarray(path_counts, dtype=np.int64)]),
+    )
 
 
 def _path_counts(path: str, options: CodeOptions) -> Counter[str]:
