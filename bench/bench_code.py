@@ -82,7 +82,9 @@ def main() -> int:
     backends: dict[str, Callable[[str], object]] = {
         "bm25": lambda q: bm25_only_search(index, q, TOP_K),
         "code": lambda q: code.search(index, Query(q, embedder, corpus_root=corpus), TOP_K),
-        "code-hybrid": lambda q: hybrid.search(index, Query(q, embedder, corpus_root=corpus), TOP_K),
+        "code-hybrid": lambda q: hybrid.search(
+            index, Query(q, embedder, corpus_root=corpus), TOP_K
+        ),
     }
     for run in backends.values():  # derived structures built outside the timings
         run(workload[0])

@@ -119,7 +119,6 @@ def _bm25(chunks: Sequence[Chunk], id_ranks: IntArray, options: CodeOptions) -> 
     out and summed by numpy, so the Python work per chunk is what a plain BM25 build does.
     """
     split = options.split_identifiers
-    word_ids: dict[str, int] = {}
     flat_words: list[str] = []
     flat_counts: list[int] = []
     per_doc = np.zeros(len(chunks), dtype=np.int64)
@@ -128,9 +127,7 @@ def _bm25(chunks: Sequence[Chunk], id_ranks: IntArray, options: CodeOptions) -> 
         per_doc[doc] = len(counts)
         flat_words.extend(counts.keys())
         flat_counts.extend(counts.values())
-    for word in flat_words:
-        if word not in word_ids:
-            word_ids[word] = len(word_ids)
+    word_ids = {word: i for i, word in enumerate(dict.fromkeys(flat_words))}
     term_ids: dict[str, int] = {}
 
     def term_id(term: str) -> int:
@@ -255,6 +252,7 @@ def _merged(stored: Sequence[Chunk], pieces: list[Piece], size: int) -> list[Pie
     lines, so a class's short methods and the lines between them are read together."""
     merged: list[Piece] = []
     group: list[Piece] = []
+    outer_lines: dict[int, list[str]] = {}
 
     def flush() -> None:
         if len(group) == 1:
@@ -263,7 +261,9 @@ def _merged(stored: Sequence[Chunk], pieces: list[Piece], size: int) -> list[Pie
             outer = group[0][2]
             parent = stored[outer]
             first, last = group[0][0].start_line, group[-1][0].end_line
-            lines = parent.content.split("\n")
+            lines = outer_lines.get(outer)
+            if lines is None:
+                lines = outer_lines[outer] = parent.content.split("\n")
             start = max(first, parent.start_line)
             body = "\n".join(lines[start - parent.start_line : last - parent.start_line + 1])
             if first < start:  # a comment attached before the outer chunk's first line
@@ -298,9 +298,7 @@ def _gaps(stored: Sequence[Chunk], members: list[int], root: str, path: str) -> 
     covered = bytearray(len(lines) + 2)
     for i in members:
         chunk = stored[i]
-        if chunk.end_line > len(lines):
-            return []
-        if chunk.content not in "\n".join(lines[chunk.start_line - 1 : chunk.end_line]):
+        if not _still_at(chunk, lines):
             return []
         covered[chunk.start_line : chunk.end_line + 1] = b"\x01" * (
             chunk.end_line - chunk.start_line + 1
@@ -371,6 +369,22 @@ def _attach_leading_comments(pieces: list[Piece]) -> list[Piece]:
         attached.append(piece)
         i += 1
     return attached
+
+
+def _still_at(chunk: Chunk, lines: list[str]) -> bool:
+    """Whether the file's lines still hold `chunk` where the store says: as many lines,
+    the chunk's first line ending its first line and its last line starting its last."""
+    if chunk.end_line > len(lines) or chunk.start_line < 1:
+        return False
+    first, _, rest = chunk.content.partition("\n")
+    if chunk.content.count("\n") != chunk.end_line - chunk.start_line:
+        return False
+    if not rest:
+        return first in lines[chunk.start_line - 1]
+    last = rest.rpartition("\n")[2]
+    return lines[chunk.start_line - 1].endswith(first) and lines[chunk.end_line - 1].startswith(
+        last
+    )
 
 
 NO_SOURCE = -1
