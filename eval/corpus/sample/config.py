@@ -30,7 +30,7 @@ class Config:
     def section(self, prefix):
         """Return the settings whose names start with `prefix`, prefix removed."""
         return {
-            key[len(prefix) :]: value
+            key[len(prefix):]: value
             for key, value in self._values.items()
             if key.startswith(prefix)
         }

@@ -123,10 +123,10 @@ def _bm25(chunks: Sequence[Chunk], id_ranks: IntArray, options: CodeOptions) -> 
     flat_counts: list[int] = []
     per_doc = np.zeros(len(chunks), dtype=np.int64)
     for doc, chunk in enumerate(chunks):
-        counts = Counter(text.words(chunk.content) if split else tokenize(chunk.content))
-        per_doc[doc] = len(counts)
-        flat_words.extend(counts.keys())
-        flat_counts.extend(counts.values())
+        word_counts = Counter(text.words(chunk.content) if split else tokenize(chunk.content))
+        per_doc[doc] = len(word_counts)
+        flat_words.extend(word_counts.keys())
+        flat_counts.extend(word_counts.values())
     word_ids = {word: i for i, word in enumerate(dict.fromkeys(flat_words))}
     term_ids: dict[str, int] = {}
 
@@ -140,9 +140,9 @@ def _bm25(chunks: Sequence[Chunk], id_ranks: IntArray, options: CodeOptions) -> 
     expansion: list[int] = []
     sizes = np.zeros(len(word_ids), dtype=np.int64)
     for word, wid in word_ids.items():
-        terms = text.identifier_terms(word) if split else (word,)
-        sizes[wid] = len(terms)
-        expansion.extend(term_id(term) for term in terms)
+        word_terms = text.identifier_terms(word) if split else (word,)
+        sizes[wid] = len(word_terms)
+        expansion.extend(term_id(term) for term in word_terms)
     starts = np.zeros(len(word_ids) + 1, dtype=np.int64)
     np.cumsum(sizes, out=starts[1:])
     entry_words = np.fromiter(map(word_ids.__getitem__, flat_words), np.int64, len(flat_words))
