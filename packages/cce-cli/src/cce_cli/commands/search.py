@@ -192,12 +192,18 @@ def search_event(
 
 
 def _search_backend(
-    args: argparse.Namespace, index: Index, embedder: QueryEmbedder, graph_enabled: bool
+    args: argparse.Namespace,
+    index: Index,
+    embedder: QueryEmbedder,
+    graph_enabled: bool,
+    store_path: str,
 ) -> list[SearchResult]:
     """`--backend NAME`: a registered or configured backend; `--no-graph` turns its
-    `graph` parameter off when it has one."""
+    `graph` parameter off when it has one. The query carries the store's corpus root, as
+    `cce relevance` gives it (backends that read files, like `code`'s gap chunks)."""
     # Backend configuration (and the plugin entry points) only when a backend is asked for.
     from cce_cli.evaluation import configurations as backend_config
+    from cce_cli.evaluation.corpus_checks import store_corpus_root
     from cce_retrieval import BackendConfigError, Query, backend_spec
 
     wanted = backend_config.requested(str(args.backend))
@@ -212,7 +218,11 @@ def _search_backend(
         overrides["graph"] = False
     backend = backend_config.instantiate(name[0], config, None, overrides)
     try:
-        return backend.search(index, Query(args.query, embedder), args.top_k)
+        root = store_corpus_root(store_path)
+        query = Query(
+            args.query, embedder, corpus_root=None if root is None else os.path.abspath(root)
+        )
+        return backend.search(index, query, args.top_k)
     except (EmbeddingSpaceError, BackendConfigError, QueryVectorError) as error:
         raise CliError(str(error)) from None
 
@@ -232,7 +242,7 @@ def run(args: argparse.Namespace) -> int:
         except (QueryVectorError, EmbeddingSpaceError) as err:
             raise CliError(str(err)) from None
     else:
-        results = _search_backend(args, index, embedder, graph_enabled)
+        results = _search_backend(args, index, embedder, graph_enabled, store_path)
     latency_ms = (time.perf_counter() - started) * 1000.0
     query_id: str | None = None
     if not args.no_metrics:
