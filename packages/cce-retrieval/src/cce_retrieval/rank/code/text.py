@@ -133,43 +133,11 @@ def path_parts(path: str) -> frozenset[str]:
     return frozenset(found)
 
 
-QUERY_STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "do",
-        "does",
-        "for",
-        "from",
-        "has",
-        "have",
-        "how",
-        "if",
-        "in",
-        "is",
-        "it",
-        "not",
-        "of",
-        "on",
-        "or",
-        "the",
-        "to",
-        "was",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "why",
-        "with",
-    ]
-)
+QUERY_STOPWORDS = frozenset((
+    "a", "an", "and", "are", "as", "at", "be", "by", "do", "does", "for", "from", "has",
+    "have", "how", "if", "in", "is", "it", "not", "of", "on", "or", "the", "to", "was",
+    "what", "when", "where", "which", "who", "why", "with",
+))  # fmt: skip
 
 
 def query_keywords(query: str) -> frozenset[str]:
@@ -288,65 +256,15 @@ def path_class(path: str) -> tuple[bool, bool]:
 
 # Extensions of documentation, configuration and data files: not code, so a code search
 # leaves them out of its lexical index.
-_NON_CODE_EXTENSIONS = frozenset(
-    [
-        ".md",
-        ".markdown",
-        ".mdx",
-        ".rst",
-        ".txt",
-        ".adoc",
-        ".asciidoc",
-        ".org",
-        ".rtf",
-        ".tex",
-        ".bib",
-        ".po",
-        ".pot",
-        ".html",
-        ".htm",
-        ".json",
-        ".json5",
-        ".jsonc",
-        ".jsonl",
-        ".ndjson",
-        ".yaml",
-        ".yml",
-        ".toml",
-        ".ini",
-        ".cfg",
-        ".conf",
-        ".properties",
-        ".lock",
-        ".csv",
-        ".tsv",
-        ".psv",
-        ".xml",
-        ".svg",
-        ".plist",
-        ".env",
-        ".editorconfig",
-        ".gitignore",
-        ".gitattributes",
-        ".npmignore",
-        ".dockerignore",
-        ".mod",
-        ".sum",
-        ".work",
-        ".map",
-        ".snap",
-        ".log",
-        ".pem",
-        ".crt",
-        ".key",
-        ".png",
-        ".jpg",
-        ".jpeg",
-        ".gif",
-        ".ico",
-        ".pdf",
-    ]
-)
+_NON_CODE_EXTENSIONS = frozenset((
+    ".md", ".markdown", ".mdx", ".rst", ".txt", ".adoc", ".asciidoc", ".org", ".rtf",
+    ".tex", ".bib", ".po", ".pot", ".html", ".htm", ".json", ".json5", ".jsonc",
+    ".jsonl", ".ndjson", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf",
+    ".properties", ".lock", ".csv", ".tsv", ".psv", ".xml", ".svg", ".plist", ".env",
+    ".editorconfig", ".gitignore", ".gitattributes", ".npmignore", ".dockerignore",
+    ".mod", ".sum", ".work", ".map", ".snap", ".log", ".pem", ".crt", ".key", ".png",
+    ".jpg", ".jpeg", ".gif", ".ico", ".pdf",
+))  # fmt: skip
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -358,7 +276,3 @@ def code_file(path: str) -> bool:
     if not extension:
         return False
     return extension not in _NON_CODE_EXTENSIONS
-
-
-def unique(items: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(items))
