@@ -331,6 +331,16 @@ def test_gap_chunks_are_protected_like_a_strict_store(tmp_path: Path) -> None:
     assert found and all("sk-live-0123456789" not in r.content for r in found)
 
 
+def test_gap_chunks_never_read_outside_the_corpus(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (tmp_path / "outside.py").write_text("SECRET_PLAN = 1\n\ndef f():\n    pass\n")
+    index = make_index([chunk("../outside.py", 3, 4, "def f():\n    pass")])
+    found = search(index, "secret plan", GAPS, root=str(corpus))
+    assert found == []
+    assert search(index, "secret plan", GAPS, root=str(tmp_path)) == []
+
+
 # --- the re-ranking steps -----------------------------------------------------------
 
 

@@ -289,8 +289,12 @@ def _gaps(stored: Sequence[Chunk], members: list[int], root: str, path: str) -> 
     Only when every stored chunk of the file is still where the file has it: a file
     changed since indexing, or protected differently, gets no gaps.
     """
+    real_root = os.path.realpath(root)
+    target = os.path.realpath(os.path.join(real_root, path))
+    if os.path.commonpath([real_root, target]) != real_root:
+        return []  # a stored path that leads out of the corpus is never read
     try:
-        with open(os.path.join(root, path), encoding="utf-8", errors="surrogateescape") as f:
+        with open(target, encoding="utf-8", errors="surrogateescape") as f:
             raw = f.read()
     except (OSError, ValueError):
         return []
