@@ -203,6 +203,11 @@ def test_code_files_only_leaves_docs_and_config_out() -> None:
     assert not text.code_file("LICENSE") and text.code_file("main.go")
 
 
+def test_a_corpus_without_code_files_keeps_them_all() -> None:
+    index = make_index([chunk("guide.md", 1, 3, "login guide", kind="module")])
+    assert spans(search(index, "login", only(code_files_only=True))) == [("guide.md", 1, 3)]
+
+
 CLASS_TEXT = (
     "class Store:\n"
     '    """A key-value store."""\n'

@@ -216,8 +216,11 @@ def _cut(
     comes from."""
     picked: list[tuple[Chunk, int]] = []
     size = options.max_chunk_lines
+    # A corpus with no code file at all (documentation only) keeps every file: leaving
+    # it empty would answer nothing.
+    only_code = options.code_files_only and any(text.code_file(path) for path in by_file)
     for path, members in by_file.items():
-        if options.code_files_only and not text.code_file(path):
+        if only_code and not text.code_file(path):
             continue
         if options.chunks == "stored":
             pieces = [(stored[i], i, i) for i in members]
