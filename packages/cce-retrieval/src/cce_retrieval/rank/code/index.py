@@ -297,16 +297,22 @@ def _gaps(stored: Sequence[Chunk], members: list[int], root: str, path: str) -> 
     if os.path.commonpath([real_root, target]) != real_root:
         return []  # a stored path that leads out of the corpus is never read
     try:
-        with open(target, encoding="utf-8", errors="surrogateescape") as f:
+        with open(target, encoding="utf-8", errors="replace") as f:
             raw = f.read()
     except (OSError, ValueError):
         return []
-    lines = protect_text(raw, STRICT, path).split("\n")
+    # Protecting only the uncovered runs costs a fraction of protecting the whole file;
+    # when a stored chunk differs from the raw file (a secret redacted inside it), the
+    # whole file is protected first, as the store's build did.
+    lines = raw.split("\n")
+    protect_runs = all(_still_at(stored[i], lines) for i in members)
+    if not protect_runs:
+        lines = protect_text(raw, STRICT, path).split("\n")
+        if not all(_still_at(stored[i], lines) for i in members):
+            return []
     covered = bytearray(len(lines) + 2)
     for i in members:
         chunk = stored[i]
-        if not _still_at(chunk, lines):
-            return []
         covered[chunk.start_line : chunk.end_line + 1] = b"\x01" * (
             chunk.end_line - chunk.start_line + 1
         )
@@ -319,7 +325,13 @@ def _gaps(stored: Sequence[Chunk], members: list[int], root: str, path: str) -> 
         first = line
         while line <= len(lines) and not covered[line]:
             line += 1
-        span = _trimmed(lines[first - 1 : line - 1], first)
+        run = lines[first - 1 : line - 1]
+        if protect_runs:
+            protected = protect_text("\n".join(run), STRICT, path).split("\n")
+            if len(protected) != len(run):
+                continue  # redaction that moves lines would misplace the run: left out
+            run = protected
+        span = _trimmed(run, first)
         if span is not None:
             body, start, end = span
             pieces.append((_gap_chunk(path, start, end, body), NO_SOURCE, -start))
@@ -400,7 +412,7 @@ NO_SOURCE = -1
 
 def _gap_chunk(path: str, first: int, last: int, body: str) -> Chunk:
     return Chunk(
-        chunk_id=chunk_id(path, first, last, body.encode("utf-8", "surrogateescape")),
+        chunk_id=chunk_id(path, first, last, body.encode("utf-8")),
         file_path=path,
         start_line=first,
         end_line=last,
