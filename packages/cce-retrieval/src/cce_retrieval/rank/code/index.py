@@ -316,7 +316,7 @@ def _gaps(stored: Sequence[Chunk], members: list[int], root: str, path: str) -> 
         covered[chunk.start_line : chunk.end_line + 1] = b"\x01" * (
             chunk.end_line - chunk.start_line + 1
         )
-    pieces: list[Piece] = []
+    runs: list[tuple[int, int]] = []  # (first, end) line numbers, end exclusive
     line = 1
     while line <= len(lines):
         if covered[line]:
@@ -325,16 +325,24 @@ def _gaps(stored: Sequence[Chunk], members: list[int], root: str, path: str) -> 
         first = line
         while line <= len(lines) and not covered[line]:
             line += 1
-        run = lines[first - 1 : line - 1]
-        if protect_runs:
-            protected = protect_text("\n".join(run), STRICT, path).split("\n")
-            if len(protected) != len(run):
-                continue  # redaction that moves lines would misplace the run: left out
-            run = protected
-        span = _trimmed(run, first)
+        runs.append((first, line))
+    if protect_runs and runs:
+        # The runs protected as one text (one call per file): lines from two runs side
+        # by side can only make the redactor see more, never less.
+        uncovered = [text_line for first, end in runs for text_line in lines[first - 1 : end - 1]]
+        protected = protect_text("\n".join(uncovered), STRICT, path).split("\n")
+        if len(protected) != len(uncovered):
+            return []  # redaction that moves lines would misplace the runs: none
+        taken = 0
+        for first, end in runs:
+            lines[first - 1 : end - 1] = protected[taken : taken + end - first]
+            taken += end - first
+    pieces: list[Piece] = []
+    for first, end in runs:
+        span = _trimmed(lines[first - 1 : end - 1], first)
         if span is not None:
-            body, start, end = span
-            pieces.append((_gap_chunk(path, start, end, body), NO_SOURCE, -start))
+            body, start, last = span
+            pieces.append((_gap_chunk(path, start, last, body), NO_SOURCE, -start))
     return pieces
 
 
@@ -487,6 +495,10 @@ def _gap(
     return [(_piece(parent, first, last, body), origin)]
 
 
+_WORD_CHAR = re.compile(r"[A-Za-z0-9_]")
+"""What makes a piece worth ranking: at least one character of a word."""
+
+
 def _trimmed(lines: list[str], first: int) -> tuple[str, int, int] | None:
     """`lines` (the first being line `first`) without blank lines at either end, with
     the line numbers of what is left; None when no word is left."""
@@ -496,7 +508,7 @@ def _trimmed(lines: list[str], first: int) -> tuple[str, int, int] | None:
     while end > start and not lines[end - 1].strip():
         end -= 1
     body = "\n".join(lines[start:end])
-    if not text.words(body):
+    if _WORD_CHAR.search(body) is None:
         return None
     return body, first + start, first + end - 1
 
@@ -524,7 +536,7 @@ def _windows(chunk: Chunk, size: int) -> list[Chunk]:
     windows: list[Chunk] = []
     for offset in range(0, len(lines), size):
         body = "\n".join(lines[offset : offset + size])
-        if not text.words(body):
+        if _WORD_CHAR.search(body) is None:
             continue
         first = chunk.start_line + offset
         last = min(first + size - 1, chunk.end_line)
