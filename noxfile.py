@@ -360,6 +360,7 @@ def bench(session: nox.Session) -> None:
     scripts = (
         "bench/bench_index.py",
         "bench/bench_search.py",
+        "bench/bench_code.py",
         "bench/bench_relevance.py",
         "bench/bench_gitignore.py",
         "bench/bench_suite.py",
@@ -414,6 +415,14 @@ def peer(session: nox.Session) -> None:
         python,
         *session.posargs,
     )
+
+
+@nox.session
+def ranking(session: nox.Session) -> None:
+    """The `code` backend's ablation table on the semble-dev suite (docs/ranking.md):
+    each rung of eval/ranking/cce.toml against the one before, with the paired test.
+    A suite manifest after `--` replaces the default one."""
+    session.run("uv", "run", "--locked", "python", "eval/ranking/ablation.py", *session.posargs)
 
 
 @nox.session

@@ -437,3 +437,25 @@ def test_a_configuration_of_a_missing_plugin_fails_only_the_runs_that_use_it(
     assert code == 0, err
     assert "theirs: use not-installed, unavailable: " in listing
     assert "bm25-b04: use bm25, b=0.4\n" in listing
+
+
+def test_code_backends_are_listed_with_each_technique_and_its_range(
+    workspace: Path, run_cce: RunCce
+) -> None:
+    code, listing, err = run_cce("backends", str(workspace))
+    assert code == 0, err
+    assert listing.index("hybrid:") < listing.index("\ncode:") < listing.index("\ncode-hybrid:")
+    for line in (
+        "    split_identifiers (bool, default true): ",
+        '    chunks (str, default "tiled", one of "stored", "outermost", "tiled"): ',
+        "    max_chunk_lines (int, default 25, in [0, inf]): ",
+        "    repeat_decay (float, default 0.5, in [0, 1]): ",
+        "    definition_boost (float, default 3.0, in [0, inf]): ",
+        "    hash_vector (bool, default false): ",
+    ):
+        assert line in listing, line
+    ablation = workspace / "ablation.toml"
+    ablation.write_text('[backends.code-plain]\nuse = "code"\nchunks = "stored"\n')
+    code, listing, err = run_cce("backends", "--config", str(ablation))
+    assert code == 0, err
+    assert 'code-plain: use code, chunks="stored"\n' in listing

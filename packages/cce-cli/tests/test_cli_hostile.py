@@ -694,7 +694,8 @@ def test_an_empty_pool_backend_list_is_a_usage_error(run_cce: RunCce, tmp_path: 
     fixture = str(fixtures(tmp_path / "f.jsonl"))
     code, out, err = run_cce("pool", fixture, "--dir", str(repo(tmp_path / "r")), "--backends", ",")
     assert (code, out) == (2, "")
-    assert err == "error: --backends needs at least one of bm25, vector, hybrid, grep\n"
+    known = "bm25, vector, hybrid, code, code-hybrid, grep"
+    assert err == f"error: --backends needs at least one of {known}\n"
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")

@@ -114,8 +114,8 @@ def test_blank_queries_and_empty_indexes_return_nothing(corpus: tuple[Path, Inde
     assert GrepBackend().search(Index("hash", []), query("login", root), 10) == []
 
 
-def test_registered_opt_in_after_the_reference_three() -> None:
-    assert backend_names()[:4] == ("bm25", "vector", "hybrid", "grep")
+def test_registered_opt_in_after_the_other_built_ins() -> None:
+    assert backend_names()[:6] == ("bm25", "vector", "hybrid", "code", "code-hybrid", "grep")
     assert BACKENDS["grep"].params == ()
     made = create_backend("grep")
     assert isinstance(made, Backend) and made.name == "grep"

@@ -229,12 +229,14 @@ def search_request(args: argparse.Namespace) -> SearchRequest:
 
 
 def _search_backend(
-    request: SearchRequest, index: Index, embedder: QueryEmbedder
+    request: SearchRequest, index: Index, embedder: QueryEmbedder, store_path: str
 ) -> list[SearchResult]:
     """`--backend NAME`: a registered or configured backend; `--no-graph` turns its
-    `graph` parameter off when it has one."""
+    `graph` parameter off when it has one. The query carries the store's corpus root, as
+    `cce relevance` gives it (backends that read files, like `code`'s gap chunks)."""
     # Backend configuration (and the plugin entry points) only when a backend is asked for.
     from cce_cli.evaluation import configurations as backend_config
+    from cce_cli.evaluation.corpus_checks import store_corpus_root
     from cce_retrieval import BackendConfigError, Query, backend_spec
 
     wanted = backend_config.requested(str(request.backend))
@@ -249,7 +251,11 @@ def _search_backend(
         overrides["graph"] = False
     backend = backend_config.instantiate(name[0], config, None, overrides)
     try:
-        return backend.search(index, Query(request.query, embedder), request.top_k)
+        root = store_corpus_root(store_path)
+        query = Query(
+            request.query, embedder, corpus_root=None if root is None else os.path.abspath(root)
+        )
+        return backend.search(index, query, request.top_k)
     except (EmbeddingSpaceError, BackendConfigError, QueryVectorError) as error:
         raise CliError(str(error)) from None
 
@@ -283,7 +289,7 @@ def run(args: argparse.Namespace) -> int:
         except (QueryVectorError, EmbeddingSpaceError) as err:
             raise CliError(str(err)) from None
     else:
-        results = _search_backend(request, index, embedder)
+        results = _search_backend(request, index, embedder, store_path)
     latency_ms = (time.perf_counter() - started) * 1000.0
     if embedder.vectors and vectorless_query(index, embedder.vectors[0]):
         print(

@@ -8,7 +8,9 @@ and, with default parameters, rank exactly like the reference. Installed package
 backends through the `cce.backends` entry-point group (docs/backends.md#plugins).
 
 The package's modules: `spec` (what a backend is), `builtin` (the reference's three),
-`plugins` (entry points and their results checked) and `registry` (names to backends).
+`code` (the opt-in code-aware pair over `cce_retrieval.rank.code`), `grep` (the opt-in
+no-index baseline over `cce_retrieval.rank.grep`), `plugins` (entry points and their
+results checked) and `registry` (names to backends).
 """
 
 from cce_retrieval.embed.registry import EmbeddingSpaceError

@@ -13,6 +13,7 @@ import attrs
 
 from cce_retrieval.model import Index, SearchResult
 from cce_retrieval.rank.backends.builtin import BUILTIN_BACKENDS
+from cce_retrieval.rank.backends.code import CODE_BACKENDS
 from cce_retrieval.rank.backends.grep import GREP_BACKEND
 from cce_retrieval.rank.backends.plugins import (
     PluginBackend,
@@ -34,7 +35,7 @@ class Renamed:
         return self.inner.search(index, query, k)
 
 
-BACKENDS: dict[str, BackendSpec] = {spec.name: spec for spec in BUILTIN_BACKENDS}
+BACKENDS: dict[str, BackendSpec] = {spec.name: spec for spec in (*BUILTIN_BACKENDS, *CODE_BACKENDS)}
 """Registered backends in listing order; plugins are appended on first lookup."""
 
 # Built in but opt-in: the no-index baseline runs only when named (docs/backends.md#grep).

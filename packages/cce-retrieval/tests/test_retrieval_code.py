@@ -1,0 +1,486 @@
+"""The code-aware backends: each technique changes the order on a corpus made for it, and
+its "off" value restores the plain order; with every technique off `code` is `bm25`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cce_retrieval import build_index
+from cce_retrieval.embed.hashing import HashEmbedder
+from cce_retrieval.model import Chunk, Index, SearchResult
+from cce_retrieval.rank.backends import Query, backend_names, backend_spec, create_backend
+from cce_retrieval.rank.code import text
+
+ALL_OFF: dict[str, object] = {
+    "split_identifiers": False,
+    "path_terms": False,
+    "code_files_only": False,
+    "chunks": "stored",
+    "max_chunk_lines": 0,
+    "gap_chunks": False,
+    "rank_scores": False,
+    "file_boost": 0.0,
+    "repeat_decay": 1.0,
+    "stem_boost": 0.0,
+    "definition_boost": 0.0,
+    "path_penalty": 1.0,
+    "reexport_penalty": 1.0,
+}
+"""Every technique at its off value."""
+
+TECHNIQUES = {
+    "split_identifiers": False,
+    "path_terms": False,
+    "code_files_only": False,
+    "chunks": "stored",
+    "max_chunk_lines": 0,
+    "gap_chunks": False,
+    "rank_scores": False,
+    "file_boost": 0.0,
+    "repeat_decay": 1.0,
+    "stem_boost": 0.0,
+    "definition_boost": 0.0,
+    "path_penalty": 1.0,
+    "reexport_penalty": 1.0,
+}
+
+
+def chunk(
+    path: str, start: int, end: int, content: str, kind: str = "function_definition"
+) -> Chunk:
+    return Chunk(
+        chunk_id=f"{path}:{start}-{end}",
+        file_path=path,
+        start_line=start,
+        end_line=end,
+        chunk_type=kind,
+        kind=kind,
+        language="python",
+        content=content,
+        token_count=len(content.split()),
+    )
+
+
+def make_index(chunks: Sequence[Chunk]) -> Index:
+    embedder = HashEmbedder()
+    matrix = np.asarray([embedder.embed(c.content) for c in chunks], dtype=np.float64)
+    return Index(embedder="hash", chunks=list(chunks), embeddings=matrix)
+
+
+def search(
+    index: Index,
+    query: str,
+    params: Mapping[str, object] | None = None,
+    *,
+    backend: str = "code",
+    root: str | None = None,
+    k: int = 10,
+) -> list[SearchResult]:
+    made = create_backend(backend, dict(params or {}))
+    return made.search(index, Query(query, HashEmbedder(), corpus_root=root), k)
+
+
+def spans(results: Sequence[SearchResult | Chunk]) -> list[tuple[str, int, int]]:
+    return [(r.file_path, r.start_line, r.end_line) for r in results]
+
+
+def only(**changes: object) -> dict[str, object]:
+    """Every technique off except the ones given."""
+    return {**ALL_OFF, **changes}
+
+
+# --- the registry -------------------------------------------------------------------
+
+
+def test_code_backends_are_listed_with_every_technique_and_its_range() -> None:
+    names = backend_names()
+    assert names[:3] == ("bm25", "vector", "hybrid")
+    assert "code" in names and "code-hybrid" in names
+    code = backend_spec("code")
+    for key, off in TECHNIQUES.items():
+        param = code.param(key)
+        assert param is not None, key
+        assert param.coerce(off) == off  # the off value is in range
+        assert param.help
+    assert "in [0, 1]" in code.param("repeat_decay").describe()  # type: ignore[union-attr]
+    hybrid = backend_spec("code-hybrid")
+    for key in ("vector_weight", "symbol_vector_weight", "hash_vector", "embedder", "model"):
+        assert hybrid.param(key) is not None, key
+
+
+# --- everything off is bm25 ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def corpus_index(tmp_path_factory: pytest.TempPathFactory) -> Index:
+    root = tmp_path_factory.mktemp("corpus")
+    files = {
+        "src/auth.py": (
+            "import session\n\ndef login(user, password):\n    return check(user, password)\n\n"
+            'def check(user, password):\n    return user == "admin"\n'
+        ),
+        "src/session.py": "def create_session(user):\n    return {'user': user}\n",
+        "tests/test_auth.py": 'from auth import login\n\ndef test_login():\n    login("u", "p")\n',
+        "docs/guide.md": "# Login guide\nCall login(user, password) to sign in.\n" * 3,
+    }
+    for rel, body in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(body, encoding="utf-8")
+    return build_index(str(root), HashEmbedder()).index
+
+
+@pytest.mark.parametrize("query", ["login password", "def check", "user", "guide"])
+def test_code_with_every_technique_off_ranks_exactly_like_bm25(
+    corpus_index: Index, query: str
+) -> None:
+    plain = search(corpus_index, query, ALL_OFF)
+    reference = search(corpus_index, query, backend="bm25")
+    assert plain == reference
+    assert reference  # the query matches something
+
+
+def test_default_code_answers_blank_queries_with_nothing(corpus_index: Index) -> None:
+    assert search(corpus_index, "   ") == []
+    assert search(corpus_index, "login", k=0) == []
+
+
+# --- index-side techniques ----------------------------------------------------------
+
+
+def test_split_identifiers_lets_words_match_parts_of_identifiers() -> None:
+    index = make_index(
+        [
+            chunk("a.py", 1, 2, "def parse_config(path):\n    return path"),
+            chunk("b.py", 1, 2, "def load(path):\n    return ParseConfigError"),
+            chunk("c.py", 1, 2, "def other():\n    return 1"),
+        ]
+    )
+    on = spans(search(index, "parse config", only(split_identifiers=True)))
+    off = spans(search(index, "parse config", ALL_OFF))
+    assert {path for path, _, _ in on} == {"a.py", "b.py"}
+    assert off == []
+    assert text.identifier_terms("getHTTPResponse") == (
+        "gethttpresponse",
+        "get",
+        "http",
+        "response",
+    )
+    assert text.identifier_terms("my_func") == ("my_func", "my", "func")
+    assert text.identifier_terms("simple") == ("simple",)
+
+
+def test_path_terms_let_a_query_find_a_file_by_its_name() -> None:
+    index = make_index(
+        [
+            chunk("routing/dispatch.py", 1, 2, "def handle(request):\n    return request"),
+            chunk("util.py", 1, 2, "def helper():\n    return dispatch"),
+            chunk("util.py", 4, 5, "def other():\n    return None"),
+        ]
+    )
+    on = spans(search(index, "routing dispatch", only(path_terms=True)))
+    off = spans(search(index, "routing dispatch", ALL_OFF))
+    assert on[0][0] == "routing/dispatch.py"
+    assert [path for path, _, _ in off] == ["util.py"]
+
+
+def test_code_files_only_leaves_docs_and_config_out() -> None:
+    index = make_index(
+        [
+            chunk("README.md", 1, 3, "login login login guide", kind="module"),
+            chunk("package.json", 1, 1, '{"login": "login"}', kind="module"),
+            chunk("auth.py", 1, 2, "def login(user):\n    return user"),
+        ]
+    )
+    on = spans(search(index, "login", only(code_files_only=True)))
+    off = spans(search(index, "login", ALL_OFF))
+    assert on == [("auth.py", 1, 2)]
+    assert {path for path, _, _ in off} == {"README.md", "package.json", "auth.py"}
+    assert off[0][0] != "auth.py"
+    assert not text.code_file("LICENSE") and text.code_file("main.go")
+
+
+def test_a_corpus_without_code_files_keeps_them_all() -> None:
+    index = make_index([chunk("guide.md", 1, 3, "login guide", kind="module")])
+    assert spans(search(index, "login", only(code_files_only=True))) == [("guide.md", 1, 3)]
+
+
+CLASS_TEXT = (
+    "class Store:\n"
+    '    """A key-value store."""\n'
+    "\n"
+    "    def get(self, key):\n"
+    "        return self.items[key]\n"
+    "\n"
+    "    def put(self, key, value):\n"
+    "        self.items[key] = value\n"
+)
+
+
+def class_chunks() -> list[Chunk]:
+    return [
+        chunk("store.py", 1, 8, CLASS_TEXT, kind="class_definition"),
+        chunk("store.py", 4, 5, "def get(self, key):\n        return self.items[key]"),
+        chunk("store.py", 7, 8, "def put(self, key, value):\n        self.items[key] = value"),
+    ]
+
+
+def test_outermost_chunks_drop_the_chunks_inside_another() -> None:
+    index = make_index(class_chunks())
+    stored = spans(search(index, "items key", ALL_OFF))
+    outermost = spans(search(index, "items key", only(chunks="outermost")))
+    assert sorted(stored) == [("store.py", 1, 8), ("store.py", 4, 5), ("store.py", 7, 8)]
+    assert outermost == [("store.py", 1, 8)]
+
+
+def test_tiled_chunks_cut_a_class_at_its_methods_without_overlap() -> None:
+    index = make_index(class_chunks())
+    tiled = spans(search(index, "store items key value", only(chunks="tiled")))
+    assert sorted(tiled) == [("store.py", 1, 2), ("store.py", 4, 5), ("store.py", 7, 8)]
+    header = search(index, "store", only(chunks="tiled"))
+    assert header[0].content == 'class Store:\n    """A key-value store."""'
+
+
+def test_max_chunk_lines_cuts_long_chunks_into_windows() -> None:
+    body = "def long():\n" + "".join(f"    step = {i}\n" for i in range(58)) + "    return step"
+    index = make_index([chunk("long.py", 1, 60, body)])
+    windows = spans(search(index, "step", only(chunks="tiled", max_chunk_lines=25)))
+    whole = spans(search(index, "step", only(chunks="tiled")))
+    assert whole == [("long.py", 1, 60)]
+    assert sorted(windows) == [("long.py", 1, 25), ("long.py", 26, 50), ("long.py", 51, 60)]
+
+
+def test_max_chunk_lines_joins_short_methods_of_one_class() -> None:
+    index = make_index(class_chunks())
+    joined = spans(search(index, "items", only(chunks="tiled", max_chunk_lines=25)))
+    assert joined == [("store.py", 1, 8)]
+
+
+GAP_FILE = (
+    "import os\n"
+    "\n"
+    "MAX_RETRIES = 5\n"
+    "\n"
+    "# Dispatch an incoming request to its handler.\n"
+    "def run(request):\n"
+    "    return request\n"
+)
+
+
+GAPS = only(chunks="tiled", gap_chunks=True, split_identifiers=True)
+NO_GAPS = only(chunks="tiled", split_identifiers=True)
+
+
+@pytest.fixture
+def gap_index(tmp_path: Path) -> tuple[Index, str]:
+    (tmp_path / "app.py").write_text(GAP_FILE, encoding="utf-8")
+    return build_index(str(tmp_path), HashEmbedder()).index, str(tmp_path)
+
+
+def test_gap_chunks_rank_lines_no_stored_chunk_covers(gap_index: tuple[Index, str]) -> None:
+    index, root = gap_index
+    assert spans(index.chunks) == [("app.py", 6, 7)]
+    on = spans(
+        search(
+            index,
+            "max retries",
+            GAPS,
+            root=root,
+        )
+    )
+    off = spans(search(index, "max retries", NO_GAPS, root=root))
+    rootless = search(index, "max retries", GAPS)
+    assert on == [("app.py", 1, 3)]
+    assert off == [] and rootless == []
+
+
+def test_a_comment_before_a_definition_joins_it(gap_index: tuple[Index, str]) -> None:
+    index, root = gap_index
+    found = search(
+        index,
+        "dispatch incoming",
+        GAPS,
+        root=root,
+    )
+    assert spans(found) == [("app.py", 5, 7)]
+    assert found[0].content.startswith("# Dispatch") and "return request" in found[0].content
+
+
+def test_gap_chunks_are_left_out_when_the_file_changed(gap_index: tuple[Index, str]) -> None:
+    index, root = gap_index
+    Path(root, "app.py").write_text("MAX_RETRIES = 5\n", encoding="utf-8")
+    changed = search(
+        index,
+        "max retries",
+        GAPS,
+        root=root,
+    )
+    assert changed == []
+
+
+def test_gap_chunks_are_protected_like_a_strict_store(tmp_path: Path) -> None:
+    secret = 'API_KEY = "sk-live-0123456789abcdefghijABCDEFGHIJ0123"\n'
+    (tmp_path / "conf.py").write_text(
+        secret + "\ndef run():\n    return API_KEY\n", encoding="utf-8"
+    )
+    index = build_index(str(tmp_path), HashEmbedder()).index
+    found = search(
+        index,
+        "api key",
+        GAPS,
+        root=str(tmp_path),
+    )
+    assert found and all("sk-live-0123456789" not in r.content for r in found)
+
+
+def test_gap_chunks_never_read_outside_the_corpus(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (tmp_path / "outside.py").write_text("SECRET_PLAN = 1\n\ndef f():\n    pass\n")
+    index = make_index([chunk("../outside.py", 3, 4, "def f():\n    pass")])
+    found = search(index, "secret plan", GAPS, root=str(corpus))
+    assert found == []
+    assert search(index, "secret plan", GAPS, root=str(tmp_path)) == []
+
+
+# --- the re-ranking steps -----------------------------------------------------------
+
+
+def test_rank_scores_replace_raw_sums_with_rank_scores() -> None:
+    index = make_index(
+        [chunk("a.py", 1, 1, "token token token"), chunk("b.py", 1, 1, "token other words")]
+    )
+    ranked = search(index, "token", only(rank_scores=True, repeat_decay=0.99))
+    raw = search(index, "token", ALL_OFF)
+    assert [r.score for r in ranked] == pytest.approx([1 / 61, 1 / 62])
+    assert raw[0].score > 0.1 and raw[0].score != pytest.approx(1 / 61)
+
+
+def test_file_boost_lifts_a_file_that_several_candidates_point_at() -> None:
+    index = make_index(
+        [
+            chunk("lone.py", 1, 1, "cache cache cache cache evict"),
+            chunk("many.py", 1, 1, "cache evict entry entry entry entry"),
+            chunk("many.py", 3, 3, "cache evict entry entry entry entry entry"),
+            chunk("many.py", 5, 5, "cache evict entry entry entry entry entry entry"),
+        ]
+    )
+    boosted = search(index, "cache evict", only(rank_scores=True, file_boost=0.2))
+    plain = search(index, "cache evict", only(rank_scores=True))
+    assert plain[0].file_path == "lone.py"
+    assert boosted[0].file_path == "many.py"
+
+
+def test_repeat_decay_lets_another_file_past_a_files_second_chunk() -> None:
+    index = make_index(
+        [
+            chunk("big.py", 1, 1, "queue queue queue push"),
+            chunk("big.py", 3, 3, "queue queue push push"),
+            chunk("other.py", 1, 1, "queue push and more words here"),
+        ]
+    )
+    decayed = search(index, "queue push", only(rank_scores=True, repeat_decay=0.5))
+    plain = search(index, "queue push", only(rank_scores=True))
+    assert [r.file_path for r in plain] == ["big.py", "big.py", "other.py"]
+    assert [r.file_path for r in decayed] == ["big.py", "other.py", "big.py"]
+
+
+def test_stem_boost_lifts_files_named_like_the_query_words() -> None:
+    index = make_index(
+        [
+            chunk("helpers.py", 1, 1, "session session session storage"),
+            chunk("sessions.py", 1, 1, "class Store: pass  # session storage"),
+        ]
+    )
+    boosted = search(index, "session storage", only(rank_scores=True, stem_boost=1.0))
+    plain = search(index, "session storage", only(rank_scores=True))
+    assert plain[0].file_path == "helpers.py"
+    assert boosted[0].file_path == "sessions.py"
+
+
+def test_definition_boost_lifts_the_chunk_that_defines_the_queried_name() -> None:
+    index = make_index(
+        [
+            chunk("app.py", 1, 2, "r = Router()\nr2 = Router(Router())"),
+            chunk("routing.py", 1, 2, "class Router:\n    pass", kind="class_definition"),
+            chunk("router.py", 1, 2, "struct Router {\n}", kind="struct_item"),
+        ]
+    )
+    boosted = search(index, "Router", only(rank_scores=True, definition_boost=3.0))
+    plain = search(index, "Router", only(rank_scores=True))
+    assert plain[0].file_path == "app.py"
+    # Both definitions rise; the one in a file named after the symbol rises most.
+    assert [r.file_path for r in boosted] == ["router.py", "routing.py", "app.py"]
+    assert text.symbol_query("Router") and text.symbol_query("parse_config")
+    assert text.symbol_query("Sinatra::Base") and not text.symbol_query("session")
+
+
+def test_definition_boost_finds_a_c_function_by_its_header() -> None:
+    assert text.defines("int uv_run(uv_loop_t* loop) {\n  return 0;\n}", "function", "uv_run")
+    assert not text.defines("  uv_run(loop);\n", "module", "uv_run")
+
+
+def test_path_penalty_demotes_tests_examples_and_compat_shims() -> None:
+    index = make_index(
+        [
+            chunk("tests/test_parser.py", 1, 1, "parse parse parse tokens"),
+            chunk("src/parser.py", 1, 1, "parse tokens and more words"),
+        ]
+    )
+    penalised = search(index, "parse tokens", only(rank_scores=True, path_penalty=0.3))
+    plain = search(index, "parse tokens", only(rank_scores=True))
+    assert plain[0].file_path == "tests/test_parser.py"
+    assert penalised[0].file_path == "src/parser.py"
+    assert text.path_class("examples/demo.py") == (True, False)
+    assert text.path_class("src/foo.test.ts") == (True, False)
+    assert text.path_class("pkg/__init__.py") == (False, True)
+
+
+def test_reexport_penalty_demotes_package_barrels() -> None:
+    index = make_index(
+        [
+            chunk("pkg/__init__.py", 1, 1, "from .client import Client, Client"),
+            chunk("pkg/client.py", 1, 1, "x = Client and more words here"),
+        ]
+    )
+    penalised = search(index, "client", only(rank_scores=True, reexport_penalty=0.5))
+    plain = search(index, "client", only(rank_scores=True))
+    assert plain[0].file_path == "pkg/__init__.py"
+    assert penalised[0].file_path == "pkg/client.py"
+
+
+# --- code-hybrid --------------------------------------------------------------------
+
+
+def test_code_hybrid_over_the_hash_embedder_is_code_unless_asked(corpus_index: Index) -> None:
+    for query in ("login password", "create session", "check"):
+        assert search(corpus_index, query, backend="code-hybrid") == search(corpus_index, query)
+
+
+class FixedEmbedder:
+    """A query embedder whose vector points at the third chunk of `semantic_index`."""
+
+    def embed(self, text: str) -> list[float]:
+        return [0.0, 0.0, 1.0]
+
+
+def test_code_hybrid_adds_what_only_the_vector_finds() -> None:
+    chunks = [
+        chunk("a.py", 1, 1, "def fetch(url): return url"),
+        chunk("b.py", 1, 1, "def other(): return 2"),
+        chunk("c.py", 1, 1, "def download(address): return address"),
+    ]
+    matrix = np.eye(3, dtype=np.float64)
+    index = Index(
+        embedder="toy", chunks=chunks, embeddings=matrix, embedder_model="m", embedding_dim=3
+    )
+    query = Query("fetch", FixedEmbedder())
+    fused = create_backend("code-hybrid").search(index, query, 10)
+    lexical = create_backend("code").search(index, query, 10)
+    off = create_backend("code-hybrid", {"vector_weight": 0.0}).search(index, query, 10)
+    assert [r.file_path for r in lexical] == ["a.py"]
+    assert [r.file_path for r in off] == ["a.py"]
+    assert {r.file_path for r in fused} == {"a.py", "c.py"}
