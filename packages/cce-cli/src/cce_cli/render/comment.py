@@ -26,6 +26,7 @@ from typing import Any, Final
 from cce_cli.compare.pairing import DiffGroup, DiffReport, MetricDiff
 from cce_cli.output import number_text, visible_controls
 from cce_cli.render.changes import ChangedQuery, changed_queries
+from cce_cli.render.member_table import MemberRow, aggregate_rows, member_rows, primary_metric
 from cce_stats import paired_test
 
 __all__ = [
@@ -366,6 +367,58 @@ def _changed_blocks(
     return lines
 
 
+def _delta3(delta: float | None) -> str:
+    return "n/a" if delta is None else format3_signed(delta)
+
+
+def _member_cells(row: MemberRow) -> str:
+    delta = _delta3(row.delta)
+    return (
+        f"{row.queries} | {_value3(row.base)} | {_value3(row.head)} | {delta} "
+        f"| {row.wins} / {row.ties} / {row.losses}"
+    )
+
+
+def _members_block(report: DiffReport, keep: int) -> list[str]:
+    """For a suite: the primary metric per member (at most `keep` member rows) with the
+    macro and micro rows, then, collapsed, every metric's delta per member."""
+    item = primary_metric(report)
+    if report.members is None or item is None:
+        return []
+    rows = member_rows(report, item)
+    label = md_text(item.metric.label)
+    lines = [
+        f"**Per member: {label}** (macro weighs members alike and its wins / ties / losses "
+        "count members; micro weighs queries alike)",
+        "",
+        "| member | queries | base | head | delta | wins / ties / losses |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    lines += [f"| {_id_text(row.label)} | {_member_cells(row)} |" for row in rows[:keep]]
+    lines += [f"| **{row.label}** | {_member_cells(row)} |" for row in aggregate_rows(report, item)]
+    if keep < len(rows):
+        lines += [
+            "",
+            f"_{_plural(len(rows) - keep, 'member row was', 'member rows were')} left out to "
+            f"stay under {COMMENT_LIMIT:,} characters; every member is in the JSON report._",
+        ]
+    lines.append("")
+    metrics = report.overall.metrics
+    if len(metrics) < 2 or keep == 0:
+        return lines
+    columns = [member_rows(report, other) for other in metrics]
+    body = [
+        "Mean delta per member (head − base) on every compared metric.",
+        "",
+        "| member | " + " | ".join(md_text(m.metric.label) for m in metrics) + " |",
+        "|---|" + "---:|" * len(metrics),
+    ]
+    for position, row in enumerate(rows[:keep]):
+        cells = " | ".join(_delta3(column[position].delta) for column in columns)
+        body.append(f"| {_id_text(row.label)} | {cells} |")
+    return lines + _details(f"Per member, every metric ({_plural(len(rows), 'member')})", body)
+
+
 def _tag_cell(report: DiffReport, item: MetricDiff | None) -> str:
     if item is None:
         return "–"
@@ -490,10 +543,12 @@ def _split(changes: Sequence[ChangedQuery]) -> tuple[list[ChangedQuery], list[Ch
 
 
 def render_comment(report: DiffReport, limit: int = COMMENT_LIMIT) -> str:
-    """The whole comment; per-query rows are cut (worst kept) until it fits `limit`."""
+    """The whole comment; per-query rows are cut (worst kept) until it fits `limit`, then,
+    for a suite too large even so, member rows (the macro and micro rows stay)."""
     worse, better = _split(changed_queries(report.overall))
+    members = len(report.members or ())
 
-    def document(keep: int) -> str:
+    def document(keep: int, keep_members: int = members) -> str:
         lines = [
             comment_verdict(report),
             "",
@@ -505,6 +560,7 @@ def render_comment(report: DiffReport, limit: int = COMMENT_LIMIT) -> str:
             "",
             _legend(report),
             "",
+            *_members_block(report, keep_members),
             *_gate_block(report),
             *_unpaired_block(report),
             *_differences_block(report),
@@ -520,11 +576,20 @@ def render_comment(report: DiffReport, limit: int = COMMENT_LIMIT) -> str:
     text = document(total)
     if len(text) <= limit:
         return text
-    low, high = 0, total  # the largest row count that fits: document(low) is tried last
+    if len(document(0)) > limit:
+        kept = _largest_fitting(members, lambda count: len(document(0, count)) <= limit)
+        return document(0, kept)
+    return document(_largest_fitting(total, lambda count: len(document(count)) <= limit))
+
+
+def _largest_fitting(total: int, fits: Callable[[int], bool]) -> int:
+    """The largest count in 0..total that `fits` (0 when none does): a binary search, as
+    the comment's length grows with the rows kept."""
+    low, high = 0, total
     while low < high:
         middle = (low + high + 1) // 2
-        if len(document(middle)) <= limit:
+        if fits(middle):
             low = middle
         else:
             high = middle - 1
-    return document(low)
+    return low
