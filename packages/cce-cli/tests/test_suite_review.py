@@ -86,3 +86,26 @@ def test_a_single_run_comment_has_no_member_table() -> None:
     single = [SavedReport(r.path, None, None, r.backends, members=None) for r in (base, head)]
     report = diff_reports(single[0], single[1], single[0].backends[0], single[1].backends[0])
     assert "Per member" not in render_comment(report)
+
+
+def test_long_ids_get_their_own_column_in_the_text_diff() -> None:
+    from cce_cli.render.diff import render_diff_text
+
+    report = _diff(2, 3)
+    lines = render_diff_text(report).splitlines()
+    rows = [line for line in lines if line.startswith("  member-0000-with-a-rather-long-name/q")]
+    assert rows
+    longest = max(len(member) for member in report.members or ()) + len("/q0")
+    for row in rows:
+        # The id, at least one space, then the metric label: never run together.
+        assert row[2 + longest] == " "
+    header = next(line for line in lines if line.startswith("  query "))
+    assert header.index("metric") == 2 + longest + 1
+
+
+def test_short_ids_keep_the_reference_column_of_24() -> None:
+    from cce_cli.output import label_width
+
+    assert label_width(["code-read-config-span"], 24) == 24
+    assert label_width(["x" * 23], 24) == 24
+    assert label_width(["sinatra/indifferent-hash"], 24) == 25

@@ -31,6 +31,7 @@ import os
 import re
 import stat
 import sys
+from collections.abc import Iterable
 
 from cce_cli.errors import CliError
 from cce_retrieval import describe_os_error, write_atomic
@@ -152,6 +153,13 @@ def write_stdout(text: str) -> None:
         stream.flush()
     except OSError as err:
         raise stdout_error(err) from None
+
+
+def label_width(labels: Iterable[str], minimum: int) -> int:
+    """The width of a left-aligned label column: `minimum` (the reference's layout) unless
+    some label would fill it, then one more than the longest, so no label runs into the
+    next column and output without long labels keeps its bytes."""
+    return max([minimum, *(len(label) + 1 for label in labels)])
 
 
 def column(text: str, width: int) -> str:

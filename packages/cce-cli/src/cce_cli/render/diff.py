@@ -21,7 +21,7 @@ from typing import Any, Final
 import attrs
 
 from cce_cli.compare.pairing import DIFF_SCHEMA, DiffGroup, DiffReport, DiffSide, MetricDiff
-from cce_cli.output import column, display_text, number_text
+from cce_cli.output import column, display_text, label_width, number_text
 from cce_cli.render.changes import changed_queries
 from cce_cli.render.relevance import Renderer
 from cce_retrieval import format6, format6_signed
@@ -153,7 +153,8 @@ def render_diff_text(report: DiffReport) -> str:
     changed = changed_queries(group)
     lines += ["", "  changed queries, worst first"]
     if changed:
-        lines.append(f"  {'query':<24}{'metric':<12}{'base':>12}{'head':>12}{'delta':>12}")
+        width = label_width((display_text(change.id) for change in changed), 24)
+        lines.append(f"  {'query':<{width}}{'metric':<12}{'base':>12}{'head':>12}{'delta':>12}")
         for change in changed:
             first = True
             for cell in change.cells:
@@ -162,7 +163,7 @@ def render_diff_text(report: DiffReport) -> str:
                 item, base, head, delta = cell
                 name = display_text(change.id) if first else ""
                 lines.append(
-                    f"  {name:<24}{item.metric.label:<12}{format6(base):>12}"
+                    f"  {name:<{width}}{item.metric.label:<12}{format6(base):>12}"
                     f"{format6(head):>12}{format6_signed(delta):>12}"
                 )
                 first = False
