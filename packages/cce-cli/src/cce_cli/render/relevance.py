@@ -22,7 +22,7 @@ import attrs
 from cce_cli.evaluation.harness import BackendReport, Comparison
 from cce_cli.evaluation.report import RunSummary, TagGroup
 from cce_cli.formats.schemas import REPORT_SCHEMA
-from cce_cli.output import column, display_text, label_width
+from cce_cli.output import column, display_text
 from cce_cli.render.report_json import render_json, report_body
 from cce_fixtures import SCHEMA_ID as FIXTURE_SCHEMA
 from cce_metrics import Metric, TokenAverages
@@ -128,18 +128,17 @@ def render_compare(comparison: Comparison) -> str:
     """Per-case deltas and the paired-test block (docs/report-formats.md#compare-block), starting
     with a blank line."""
     metrics = [metric.metric for metric in comparison.metrics]
-    width = label_width(map(display_text, comparison.case_ids), 24)
     lines = [
         "",
         f"  per-query deltas ({display_text(comparison.a)} → {display_text(comparison.b)}; "
         f"positive = {display_text(comparison.b)} wins)",
-        f"  {'query':<{width}}" + "".join(f"{'d' + metric.label:>12}" for metric in metrics),
+        f"  {'query':<24}" + "".join(f"{'d' + metric.label:>12}" for metric in metrics),
     ]
     for row, case_id in enumerate(comparison.case_ids):
         cells = "".join(f"{format6_signed(m.deltas[row]):>12}" for m in comparison.metrics)
-        lines.append(f"  {display_text(case_id):<{width}}{cells}")
+        lines.append(f"  {display_text(case_id):<24}{cells}")
     mean_cells = "".join(f"{format6_signed(m.aggregate_delta):>12}" for m in comparison.metrics)
-    lines.append(f"  {'mean':<{width}}{mean_cells}")
+    lines.append(f"  {'mean':<24}{mean_cells}")
     n = comparison.metrics[0].result.n if comparison.metrics else 0
     statistic_name = paired_test(comparison.test).statistic_name
     lines += [
