@@ -6,11 +6,23 @@ The rows are checked against a computation by hand over the same per-query score
 
 from __future__ import annotations
 
+import json
 import random
+import shutil
+from collections.abc import Callable
+from pathlib import Path
 
 from cce_cli.compare.pairing import SavedBackend, SavedCase, SavedReport, diff_reports
-from cce_cli.render.comment import COMMENT_LIMIT, render_comment
+from cce_cli.render.comment import COMMENT_LIMIT, md_text, render_comment
 from cce_cli.render.member_table import aggregate_rows, member_rows
+
+REPO = Path(__file__).resolve().parents[3]
+# The `run_cce` fixture (conftest.py): cce ARGV... -> (exit status, stdout, stderr).
+RunCce = Callable[..., tuple[int, str, str]]
+
+
+def code_lines() -> list[str]:
+    return (REPO / "eval" / "relevance" / "code.jsonl").read_text().splitlines()
 
 
 def _suite_reports(members: int, queries: int, seed: int = 7) -> tuple[SavedReport, SavedReport]:
@@ -109,3 +121,51 @@ def test_short_ids_keep_the_reference_column_of_24() -> None:
     assert label_width(["code-read-config-span"], 24) == 24
     assert label_width(["x" * 23], 24) == 24
     assert label_width(["sinatra/indifferent-hash"], 24) == 25
+
+
+# --- `--fixtures` given a manifest ------------------------------------------------------
+
+SUITE_TOML = (
+    'schema = "cce.suite/v1"\n\n'
+    '[[members]]\nname = "alpha"\nfixtures = "alpha.jsonl"\ncorpus = "corpus"\n'
+)
+
+
+def _two_suite_reports(tmp_path: Path, run_cce: RunCce) -> tuple[Path, Path, Path]:
+    code_lines = (REPO / "eval" / "relevance" / "code.jsonl").read_text().splitlines()
+    (tmp_path / "alpha.jsonl").write_text("\n".join(code_lines[:5]) + "\n")
+    shutil.copytree(REPO / "eval" / "corpus" / "sample", tmp_path / "corpus")
+    manifest = tmp_path / "suite.toml"
+    manifest.write_text(SUITE_TOML)
+    base, head = tmp_path / "base.json", tmp_path / "head.json"
+    base.write_text(run_cce("relevance", str(manifest), "--json", "--backend", "bm25")[1])
+    head.write_text(run_cce("relevance", str(manifest), "--json", "--backend", "vector")[1])
+    return manifest, base, head
+
+
+def test_diff_fixtures_names_a_manifest_without_a_schema(tmp_path: Path, run_cce: RunCce) -> None:
+    manifest, base, head = _two_suite_reports(tmp_path, run_cce)
+    bad = tmp_path / "bad.toml"
+    bad.write_text(SUITE_TOML.replace('schema = "cce.suite/v1"', ""))
+    args = ("diff", str(base), str(head), "--backends", "bm25,vector", "--fixtures")
+    code, _, err = run_cce(*args, str(bad))
+    assert code == 1
+    assert str(bad) in err and "no schema" in err and "invalid JSON" not in err
+    bad.write_text(SUITE_TOML.replace("cce.suite/v1", "cce.suite/v2"))
+    code, _, err = run_cce(*args, str(bad))
+    assert code == 1 and str(bad) in err and "'cce.suite/v2'" in err
+    bad.write_text('[[member]]\nname = "alpha"\n')
+    code, _, err = run_cce(*args, str(bad))
+    assert code == 1 and str(bad) in err and "no schema and no [[members]]" in err
+    # A manifest cce reads gives each query its text, under the suite's qualified ids.
+    code, out, err = run_cce(*args, str(manifest), "--format", "markdown")
+    assert code == 0, err
+    first = json.loads(code_lines()[1])
+    assert "| query | id |" in out and md_text(first["query"][:40]) in out
+
+
+def test_relevance_names_a_toml_file_that_is_no_manifest(tmp_path: Path, run_cce: RunCce) -> None:
+    bad = tmp_path / "suite.toml"
+    bad.write_text('[[member]]\nname = "alpha"\n')
+    code, _, err = run_cce("relevance", str(bad), "--dir", str(tmp_path))
+    assert code == 1 and str(bad) in err and "no schema and no [[members]]" in err

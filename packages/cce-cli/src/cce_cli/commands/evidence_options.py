@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import argparse
 
-from cce_cli.formats.evidence import Evidence, load_evidence, read_fixtures
+from cce_cli.formats.evidence import Evidence, load_evidence
+from cce_cli.formats.suite_fixtures import read_fixtures_or_suite
 
 __all__ = ["add_evidence_arguments", "evidence_from_args"]
 
@@ -29,7 +30,8 @@ def add_evidence_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--fixtures",
         metavar="FILE",
-        help="the fixture file: each query's text and expected anchors",
+        help="the fixture file (or the suite manifest, for suite reports): each query's text "
+        "and expected anchors",
     )
     parser.add_argument(
         "--corpus",
@@ -43,6 +45,6 @@ def evidence_from_args(args: argparse.Namespace) -> Evidence | None:
     results = [str(path) for path in args.results]
     if not results and args.fixtures is None:
         return None
-    fixtures = None if args.fixtures is None else read_fixtures(str(args.fixtures))
+    fixtures = None if args.fixtures is None else read_fixtures_or_suite(str(args.fixtures))
     corpus = None if args.corpus is None else str(args.corpus)
     return load_evidence(results, corpus=corpus, fixtures=fixtures)

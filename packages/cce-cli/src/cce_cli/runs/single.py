@@ -48,6 +48,7 @@ from cce_cli.formats import trec
 from cce_cli.formats.evidence import evidence_from_runs, read_fixtures, stored_code
 from cce_cli.formats.results_file import render_run
 from cce_cli.formats.scores import BackendReport
+from cce_cli.formats.suite_fixtures import refuse_unrecognised_manifest
 from cce_cli.output import display_text
 from cce_cli.render import relevance as render
 from cce_cli.render.diff import render_diff_markdown
@@ -265,6 +266,7 @@ def score(request: RunRequest) -> Scored:
     """Read, check, evaluate and render one fixture set, and write `--results` and
     `--export-qrels`; the caller prints the rendering and gates."""
     metrics = _choose_metrics(request)
+    refuse_unrecognised_manifest(str(request.fixtures))
     fixture_set = read_fixtures(str(request.fixtures))
     # A suite's members are configured from the manifest's directory, not their own.
     start = request.config_start or str(request.fixtures)
