@@ -169,3 +169,34 @@ def test_relevance_names_a_toml_file_that_is_no_manifest(tmp_path: Path, run_cce
     bad.write_text('[[member]]\nname = "alpha"\n')
     code, _, err = run_cce("relevance", str(bad), "--dir", str(tmp_path))
     assert code == 1 and str(bad) in err and "no schema and no [[members]]" in err
+
+
+# --- `--members` -------------------------------------------------------------------------
+
+
+def test_members_scores_only_the_named_members_in_manifest_order(
+    tmp_path: Path, run_cce: RunCce
+) -> None:
+    lines = code_lines()
+    for name, rows in (("alpha", lines[1:4]), ("beta", lines[4:6]), ("gamma", lines[6:8])):
+        (tmp_path / f"{name}.jsonl").write_text("\n".join([lines[0], *rows]) + "\n")
+    shutil.copytree(REPO / "eval" / "corpus" / "sample", tmp_path / "corpus")
+    manifest = tmp_path / "suite.toml"
+    manifest.write_text(
+        'schema = "cce.suite/v1"\n'
+        + "".join(
+            f'\n[[members]]\nname = "{name}"\nfixtures = "{name}.jsonl"\ncorpus = "corpus"\n'
+            for name in ("alpha", "beta", "gamma")
+        )
+    )
+    code, out, err = run_cce(
+        "relevance", str(manifest), "--members", "gamma,alpha", "--json", "--backend", "bm25"
+    )
+    assert code == 0, err
+    body = json.loads(out)
+    assert [member["name"] for member in body["members"]] == ["alpha", "gamma"]
+    assert body["aggregates"]["bm25"]["overall"]["queries"] == 5
+    code, _, err = run_cce("relevance", str(manifest), "--members", "delta")
+    assert code == 2 and "no member 'delta'" in err and "alpha, beta, gamma" in err
+    code, _, err = run_cce("relevance", str(tmp_path / "alpha.jsonl"), "--members", "alpha")
+    assert code == 2 and "--members applies to a suite manifest" in err

@@ -189,6 +189,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "members' means) or micro (the mean over all queries)",
     )
     parser.add_argument(
+        "--members",
+        metavar="A,B",
+        default=None,
+        help="on a suite, score only these members (comma-separated names, kept in "
+        "manifest order); the report names the manifest it read",
+    )
+    parser.add_argument(
         "--executor",
         metavar="dask://HOST:PORT",
         default=None,
@@ -244,6 +251,7 @@ def run_request(args: argparse.Namespace) -> RunRequest:
         runs=tuple(str(option) for option in args.run),
         executor=args.executor,
         build=build_options(args),
+        members=args.members,
     )
 
 
@@ -256,6 +264,11 @@ def run(args: argparse.Namespace) -> int:
     )
     if looks_like_suite(str(args.fixtures)):
         return _run_suite(args)
+    if args.members is not None:
+        raise CliError(
+            f"--members applies to a suite manifest; {args.fixtures} is one fixture file",
+            exit_code=2,
+        )
     request = run_request(args)
     _check_gate_usage(request)
     scored = score(request)

@@ -60,6 +60,8 @@ class RunRequest:
     build: BuildOptions = attrs.field(factory=BuildOptions)
     member_prefix: str | None = None
     """A suite member's `name/`, which an external run's case ids may carry."""
+    members: str | None = None
+    """On a suite, `--members a,b`: score only these members (comma-separated)."""
 
     def for_member(self, fixtures: str, corpus: str, name: str, *, single_core: bool) -> RunRequest:
         """The request a suite member is scored with: this one, with the member's
@@ -80,4 +82,5 @@ class RunRequest:
             executor=None,
             build=build,
             member_prefix=f"{name}/",
+            members=None,
         )

@@ -30,7 +30,7 @@ from cce_cli.errors import CliError
 from cce_cli.evaluation.dask_executor import run_on_dask
 from cce_cli.evaluation.member_workers import member_workers
 from cce_cli.evaluation.suite import MemberResult, aggregate, backend_order
-from cce_cli.formats.suite_manifest import Member, SuiteManifest, read_manifest
+from cce_cli.formats.suite_manifest import Member, SuiteManifest, read_manifest, select_members
 from cce_cli.output import display_text
 from cce_cli.runs.request import RunRequest
 from cce_cli.runs.single import Scored
@@ -293,6 +293,8 @@ def run_suite(request: RunRequest) -> SuiteRun:
             exit_code=2,
         )
     manifest = read_manifest(str(request.fixtures))
+    if request.members is not None:
+        manifest = select_members(manifest, request.members)
     if request.export_qrels is not None:
         from cce_cli.formats.suite_qrels import write_suite_qrels
 
