@@ -152,7 +152,7 @@ def test_a_400_query_diff_fits_a_github_comment(tmp_path: Path, run_cce: RunCce)
     left = int(out.split(" query rows were left out")[0].rsplit("_", 1)[1])
     assert shown + left == 400
     # The worst rows are the ones kept.
-    assert "got worse, worst first" in out
+    assert "got worse on recall, worst first" in out
 
 
 def test_grammar_for_one_query_and_same_backend_names_the_files(
@@ -162,8 +162,8 @@ def test_grammar_for_one_query_and_same_backend_names_the_files(
     head = _write_report(tmp_path / "after.json", "hybrid", [("only", 1.0)], query=False)
     out = run_cce("diff", base, head, "--format", "markdown")[1]
     assert f"### cce diff: {md_text(base)} → {md_text(head)}" in out
-    assert "1 paired query: 0 worse, 1 better, 0 unchanged." in out
-    assert "1 query got better, best first" in out
+    assert "1 paired query on recall: 0 worse, 1 better, 0 unchanged." in out
+    assert "1 query got better on recall, best first" in out
     assert "1 paired queries" not in out and "1 queries" not in out
 
 

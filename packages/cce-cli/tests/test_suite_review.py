@@ -200,3 +200,97 @@ def test_members_scores_only_the_named_members_in_manifest_order(
     assert code == 2 and "no member 'delta'" in err and "alpha, beta, gamma" in err
     code, _, err = run_cce("relevance", str(tmp_path / "alpha.jsonl"), "--members", "alpha")
     assert code == 2 and "--members applies to a suite manifest" in err
+
+
+# --- gating metrics ----------------------------------------------------------------------
+
+
+def _precision_drops_mrr_flat() -> tuple[SavedReport, SavedReport]:
+    rng = random.Random(3)
+    base_cases, head_cases = [], []
+    for index in range(30):
+        precision = 0.4 + rng.random() * 0.2
+        mrr = rng.choice([0.5, 1.0])
+        noise = rng.choice([-0.5, 0.0, 0.0, 0.5])
+        base_cases.append(SavedCase(f"q{index}", {"precision_at_k": precision, "mrr": mrr}))
+        head_cases.append(
+            SavedCase(
+                f"q{index}",
+                {"precision_at_k": precision - 0.2, "mrr": min(1.0, max(0.0, mrr + noise))},
+            )
+        )
+    return (
+        SavedReport("base.json", None, None, (SavedBackend("bm25", tuple(base_cases), {}),)),
+        SavedReport("head.json", None, None, (SavedBackend("bm25", tuple(head_cases), {}),)),
+    )
+
+
+def test_gate_metrics_test_only_the_named_metrics_corrected_over_them() -> None:
+    from statsmodels.stats.multitest import multipletests
+
+    from cce_cli.compare.gate import GateSpec, evaluate_gate, gate_scope, gating_tests
+    from cce_metrics import metric
+
+    base, head = _precision_drops_mrr_flat()
+    report = diff_reports(base, head, base.backends[0], head.backends[0])
+    everything = GateSpec(fail_on_significant=True)
+    reasons = evaluate_gate(
+        everything, report.overall, lambda _: None, head="h", correction="holm", alpha=0.05
+    )
+    assert any(reason.startswith("P@k got significantly worse") for reason in reasons)
+    named = GateSpec(fail_on_significant=True, gate_metrics=(metric("mrr"),))
+    assert (
+        evaluate_gate(
+            named, report.overall, lambda _: None, head="h", correction="holm", alpha=0.05
+        )
+        == ()
+    )
+    assert gate_scope(named, report.overall, "holm") == (
+        "--fail-on-significant tested MRR (holm-adjusted over these 1)"
+    )
+    both = GateSpec(fail_on_significant=True, gate_metrics=(metric("mrr"), metric("precision")))
+    tested = gating_tests(both, report.overall, "holm")
+    assert [item.metric.key for item, _ in tested] == ["mrr", "precision_at_k"]
+    raw = [item.result.p for item, _ in tested]
+    expected = multipletests(raw, method="holm")[1]
+    for (_, adjusted), reference in zip(tested, expected, strict=True):
+        assert adjusted is not None and abs(adjusted - reference) < 1e-12
+
+
+def test_gate_metrics_choose_the_primary_metric_of_the_comment() -> None:
+    from cce_cli.compare.gate import GateSpec
+    from cce_cli.runs.diff import SavedDiff, gate_diff
+    from cce_metrics import metric
+
+    base, head = _precision_drops_mrr_flat()
+    report = diff_reports(base, head, base.backends[0], head.backends[0])
+    default = render_comment(report)
+    assert "30 paired queries on P@k: 30 worse, 0 better" in default
+    spec = GateSpec(fail_on_significant=True, gate_metrics=(metric("mrr"),))
+    gated = gate_diff(SavedDiff(report, head.backends[0], "head.json"), spec).report
+    text = render_comment(gated)
+    assert text.startswith("✅ **Gate passed** (--fail-on-significant tested MRR")
+    mrr = gated.overall.metric("mrr")
+    assert mrr is not None
+    assert f"30 paired queries on MRR: {mrr.losses} worse, {mrr.wins} better" in text
+    assert "got worse on MRR, worst first" in text
+
+
+def test_diff_gate_metrics_flag_and_min_say_what_they_tested(
+    tmp_path: Path, run_cce: RunCce
+) -> None:
+    _, base, head = _two_suite_reports(tmp_path, run_cce)
+    args = ("diff", str(base), str(head), "--backends", "bm25,vector")
+    code, out, err = run_cce(
+        *args, "--fail-on-significant", "--gate-metrics", "mrr,recall", "--format", "json"
+    )
+    assert code in (0, 3), err
+    body = json.loads(out)
+    assert body["gate"]["metrics"] == ["mrr", "recall"]
+    assert "tested MRR and recall (holm-adjusted over these 2)" in body["verdict"]
+    code, _, err = run_cce(*args, "--gate-metrics", "bogus")
+    assert code == 2
+    code, _, err = run_cce(*args, "--min", "mrr=0.999")
+    assert code == 3 and "macro over the suite" in err
+    code, _, err = run_cce(*args, "--min", "mrr=0.999", "--min-aggregate", "micro")
+    assert code == 3 and "micro over the suite" in err

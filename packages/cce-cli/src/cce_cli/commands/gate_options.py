@@ -86,6 +86,16 @@ def regression_metrics(text: str) -> tuple[Metric, ...] | None:
     return tuple(chosen)
 
 
+def gating_metrics(text: str) -> tuple[Metric, ...]:
+    """Parse `--gate-metrics` (argparse type): a comma list of metrics, in order."""
+    chosen = regression_metrics(text)
+    if chosen is None:
+        raise argparse.ArgumentTypeError(
+            f"name the gating metrics (e.g. ndcg,mrr); {ALL_METRICS} is the default, got {text!r}"
+        )
+    return chosen
+
+
 def tolerance_value(text: str) -> float:
     """Parse `--regression-tolerance` (argparse type): a finite number, 0 or more."""
     try:
@@ -154,6 +164,15 @@ def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
         "list METRICS (e.g. mrr,ndcg)",
     )
     group.add_argument(
+        "--gate-metrics",
+        metavar="METRICS",
+        type=gating_metrics,
+        default=None,
+        help="the metrics --fail-on-significant tests (comma list, e.g. ndcg,mrr; the "
+        "correction runs over these alone); the first is the primary metric the headline "
+        "counts and orders use (default: every compared metric; the first shown)",
+    )
+    group.add_argument(
         "--regression-tolerance",
         metavar="DELTA",
         type=tolerance_value,
@@ -201,4 +220,5 @@ def gate_spec(args: argparse.Namespace) -> GateSpec:
         tuple(args.minimums),
         regression_metrics=watched if on else None,
         regression_tolerance=0.0 if tolerance is None else float(tolerance),
+        gate_metrics=getattr(args, "gate_metrics", None),
     )

@@ -5,7 +5,8 @@ does when it makes labeled queries worse. The gate owns the three rules and thei
 wording (docs/gating.md#the-gate):
 
 - `--fail-on-significant`: a compared metric whose mean moved in the worse direction
-  with an adjusted p below alpha;
+  with an adjusted p below alpha; with `--gate-metrics`, only the named metrics are
+  tested and the correction runs over them alone (`gating_tests`);
 - `--fail-on-query-regression [METRICS]`: a paired query worse by more than
   `--regression-tolerance` on any compared metric, or on the metrics listed;
 - `--min METRIC=VALUE`: the head's aggregate below a floor.
@@ -23,6 +24,7 @@ the number of paired queries: the percentile bootstrap below
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections.abc import Callable
@@ -30,12 +32,12 @@ from typing import Final
 
 import attrs
 
-from cce_cli.compare.pairing import DiffGroup
+from cce_cli.compare.pairing import DiffGroup, MetricDiff
 from cce_cli.errors import CliError
 from cce_cli.output import display_text, number_text
 from cce_metrics import METRICS, TOKEN_METRICS, Metric, metric
 from cce_retrieval import format6, format6_signed
-from cce_stats import BOOTSTRAP_CALIBRATED_N
+from cce_stats import BOOTSTRAP_CALIBRATED_N, adjust_p_values
 
 __all__ = [
     "GATE_FAILED",
@@ -46,6 +48,8 @@ __all__ = [
     "check_gate_metrics",
     "evaluate_gate",
     "gate_metric",
+    "gate_scope",
+    "gating_tests",
     "refuse_uncalibrated_gate",
     "report_gate",
 ]
@@ -67,6 +71,9 @@ class GateSpec:
     """The metrics `--fail-on-query-regression` watches; None = every compared one."""
     regression_tolerance: float = 0.0
     """How much worse a query may get on a watched metric before the gate fails."""
+    gate_metrics: tuple[Metric, ...] | None = None
+    """`--gate-metrics`: the metrics `--fail-on-significant` tests, the first of them the
+    primary one the reviewer views order by; None = every compared metric."""
 
     @property
     def active(self) -> bool:
@@ -131,9 +138,16 @@ def check_gate_metrics(
                 f"{_how_to_add(item)}",
                 exit_code=2,
             )
+    compared = {diffed.metric.key for diffed in group.metrics}
+    for item in spec.gate_metrics or ():
+        if item.key not in compared:
+            raise CliError(
+                f"--gate-metrics {item.name}: the compared sides do not both have "
+                f"{item.label}; {_how_to_add(item)}",
+                exit_code=2,
+            )
     if not spec.fail_on_query_regression or spec.regression_metrics is None:
         return
-    compared = {diffed.metric.key for diffed in group.metrics}
     for item in spec.regression_metrics:
         if item.key not in compared:
             raise CliError(
@@ -171,6 +185,35 @@ def refuse_uncalibrated_gate(spec: GateSpec, group: DiffGroup, test: str) -> Non
     )
 
 
+def gating_tests(
+    spec: GateSpec, group: DiffGroup, correction: str
+) -> list[tuple[MetricDiff, float | None]]:
+    """The metrics `--fail-on-significant` tests, each with the adjusted p it is judged
+    by: every compared metric with the report's adjusted p, or, with `--gate-metrics`,
+    the named ones (in the order named) with p adjusted over those alone."""
+    if spec.gate_metrics is None:
+        return [(item, item.p_adjusted) for item in group.metrics]
+    chosen = [found for wanted in spec.gate_metrics if (found := group.metric(wanted.key))]
+    raw = [
+        item.result.p if item.result.p is not None and math.isfinite(item.result.p) else None
+        for item in chosen
+    ]
+    return list(zip(chosen, adjust_p_values(raw, correction), strict=True))
+
+
+def gate_scope(spec: GateSpec, group: DiffGroup, correction: str) -> str | None:
+    """What `--fail-on-significant` tested, for the output: "nDCG@k and MRR
+    (holm-adjusted over these 2)"; None without `--gate-metrics` (every metric)."""
+    if not spec.fail_on_significant or spec.gate_metrics is None:
+        return None
+    labels = [item.metric.label for item, _ in gating_tests(spec, group, correction)]
+    named = labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
+    adjusted = (
+        "unadjusted" if correction == "none" else f"{correction}-adjusted over these {len(labels)}"
+    )
+    return f"--fail-on-significant tested {named} ({adjusted})"
+
+
 def evaluate_gate(
     spec: GateSpec,
     group: DiffGroup,
@@ -183,13 +226,13 @@ def evaluate_gate(
     """Every reason the gate fails, in rule order then metric/case order; () = passed."""
     reasons: list[str] = []
     if spec.fail_on_significant:
-        for item in group.metrics:
-            p = item.p_adjusted
+        over = "" if spec.gate_metrics is None else " over the gating metrics"
+        for item, p in gating_tests(spec, group, correction):
             if p is not None and p < alpha and item.moved_worse:
                 reasons.append(
                     f"{item.metric.label} got significantly worse: mean delta "
-                    f"{format6_signed(item.result.mean_delta)}, {correction}-adjusted p "
-                    f"{format6(p)} < alpha {_alpha_text(alpha)}"
+                    f"{format6_signed(item.result.mean_delta)}, {correction}-adjusted p"
+                    f"{over} {format6(p)} < alpha {_alpha_text(alpha)}"
                 )
     if spec.fail_on_query_regression:
         watched = spec.regression_metrics

@@ -487,6 +487,11 @@ class DiffReport:
     # text (from the reports' rows or a results file) and what each side retrieved.
     queries: Mapping[str, str] = attrs.field(factory=dict)
     evidence: Evidence | None = None
+    gate_metrics: tuple[str, ...] = ()
+    """`--gate-metrics` (metric keys, in the order named): the first is the primary
+    metric headline counts, colours and orders use; () = the first metric shown."""
+    gate_scope: str | None = None
+    """What `--fail-on-significant` tested, when `--gate-metrics` narrowed it."""
 
     @property
     def gate_passed(self) -> bool:

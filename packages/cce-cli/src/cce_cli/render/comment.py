@@ -173,7 +173,8 @@ def comment_verdict(report: DiffReport) -> str:
         gate = "✅ **Gate passed**"
     else:
         gate = f"❌ **Gate failed** ({_plural(len(report.gate_reasons), 'reason')})"
-    return f"{gate}: {verdict_finding(report)}."
+    scope = "" if report.gate_scope is None else f" ({md_text(report.gate_scope)})"
+    return f"{gate}{scope}: {verdict_finding(report)}."
 
 
 def _aggregate(item: MetricDiff, side: str) -> float | None:
@@ -277,14 +278,6 @@ def _differences_block(report: DiffReport) -> list[str]:
     return lines
 
 
-def _oriented(change: ChangedQuery) -> list[float]:
-    return [
-        cell[3] if cell[0].metric.higher_is_better else -cell[3]
-        for cell in change.cells
-        if cell is not None
-    ]
-
-
 def _moves(change: ChangedQuery) -> str:
     """ "MRR 1.000 → 0.500 · recall 0.500 → 1.000": the metrics that moved only."""
     parts = []
@@ -333,6 +326,7 @@ def _changed_blocks(
     report: DiffReport,
     worse: Sequence[ChangedQuery],
     better: Sequence[ChangedQuery],
+    other: Sequence[ChangedQuery],
     keep: int,
 ) -> list[str]:
     """The collapsed per-query blocks, with at most `keep` rows in all (worse first)."""
@@ -343,7 +337,13 @@ def _changed_blocks(
         if report.queries
         else ["| id | base → head |", "|---|---|"]
     )
-    for title, changes in (("got worse, worst first", worse), ("got better, best first", better)):
+    primary = primary_metric(report, report.gate_metrics)
+    on = "" if primary is None else f" on {_html_text(primary.metric.label)}"
+    for title, changes in (
+        (f"got worse{on}, worst first", worse),
+        (f"got better{on}, best first", better),
+        ("moved on other metrics only", other),
+    ):
         if not changes:
             continue
         shown = list(changes[:keep])
@@ -382,7 +382,7 @@ def _member_cells(row: MemberRow) -> str:
 def _members_block(report: DiffReport, keep: int) -> list[str]:
     """For a suite: the primary metric per member (at most `keep` member rows) with the
     macro and micro rows, then, collapsed, every metric's delta per member."""
-    item = primary_metric(report)
+    item = primary_metric(report, report.gate_metrics)
     if report.members is None or item is None:
         return []
     rows = member_rows(report, item)
@@ -513,12 +513,15 @@ def _title(report: DiffReport) -> str:
     return f"### cce diff: {md_text(base)} → {md_text(head)}"
 
 
-def _counts(report: DiffReport, worse: int, better: int) -> str:
+def _counts(report: DiffReport, worse: int, better: int, other: int) -> str:
     paired = len(report.overall.case_ids)
     unchanged = paired - worse - better
+    elsewhere = f" ({other} of them moved on other metrics)" if other else ""
+    primary = primary_metric(report, report.gate_metrics)
+    on = "" if primary is None else f" on {md_text(primary.metric.label)}"
     return (
-        f"{_plural(paired, 'paired query', 'paired queries')}: {worse} worse, {better} better, "
-        f"{unchanged} unchanged. Base {md_text(report.base.backend)} "
+        f"{_plural(paired, 'paired query', 'paired queries')}{on}: {worse} worse, "
+        f"{better} better, {unchanged} unchanged{elsewhere}. Base {md_text(report.base.backend)} "
         f"({md_text(report.base.path)}), head {md_text(report.head.backend)} "
         f"({md_text(report.head.path)})."
     )
@@ -532,20 +535,40 @@ def _legend(report: DiffReport) -> str:
     )
 
 
-def _split(changes: Sequence[ChangedQuery]) -> tuple[list[ChangedQuery], list[ChangedQuery]]:
-    """Queries worse on some metric (worst first, as `changed_queries` orders them) and
-    queries better only (largest total gain first, then report order)."""
-    worse = [change for change in changes if min(_oriented(change)) < 0.0]
-    gained = [change for change in changes if min(_oriented(change)) >= 0.0]
-    order = {change.id: position for position, change in enumerate(gained)}
-    better = sorted(gained, key=lambda change: (-sum(_oriented(change)), order[change.id]))
-    return worse, better
+def _primary_delta(change: ChangedQuery, position: int) -> float:
+    """The query's delta on the primary metric, oriented so that negative is worse."""
+    cell = change.cells[position]
+    if cell is None:
+        return 0.0
+    return cell[3] if cell[0].metric.higher_is_better else -cell[3]
+
+
+def _split(
+    report: DiffReport, changes: Sequence[ChangedQuery]
+) -> tuple[list[ChangedQuery], list[ChangedQuery], list[ChangedQuery]]:
+    """Queries worse on the primary metric (worst first), better on it (best first), and
+    those that moved on other metrics only (in `changed_queries` order); ties keep the
+    order `changed_queries` gives."""
+    primary = primary_metric(report, report.gate_metrics)
+    if primary is None:
+        return [], [], list(changes)
+    position = report.overall.metrics.index(primary)
+    worse = sorted(
+        (change for change in changes if _primary_delta(change, position) < 0.0),
+        key=lambda change: _primary_delta(change, position),
+    )
+    better = sorted(
+        (change for change in changes if _primary_delta(change, position) > 0.0),
+        key=lambda change: -_primary_delta(change, position),
+    )
+    other = [change for change in changes if _primary_delta(change, position) == 0.0]
+    return worse, better, other
 
 
 def render_comment(report: DiffReport, limit: int = COMMENT_LIMIT) -> str:
     """The whole comment; per-query rows are cut (worst kept) until it fits `limit`, then,
     for a suite too large even so, member rows (the macro and micro rows stay)."""
-    worse, better = _split(changed_queries(report.overall))
+    worse, better, other = _split(report, changed_queries(report.overall))
     members = len(report.members or ())
 
     def document(keep: int, keep_members: int = members) -> str:
@@ -554,7 +577,7 @@ def render_comment(report: DiffReport, limit: int = COMMENT_LIMIT) -> str:
             "",
             _title(report),
             "",
-            _counts(report, len(worse), len(better)),
+            _counts(report, len(worse), len(better), len(other)),
             "",
             *_aggregate_table(report, report.overall),
             "",
@@ -564,7 +587,7 @@ def render_comment(report: DiffReport, limit: int = COMMENT_LIMIT) -> str:
             *_gate_block(report),
             *_unpaired_block(report),
             *_differences_block(report),
-            *_changed_blocks(report, worse, better, keep),
+            *_changed_blocks(report, worse, better, other, keep),
             *_tags_block(report),
             *_stats_block(report),
         ]
@@ -572,7 +595,7 @@ def render_comment(report: DiffReport, limit: int = COMMENT_LIMIT) -> str:
             lines.pop()
         return "\n".join(lines) + "\n"
 
-    total = len(worse) + len(better)
+    total = len(worse) + len(better) + len(other)
     text = document(total)
     if len(text) <= limit:
         return text

@@ -83,6 +83,8 @@ def verdict(report: DiffReport) -> str:
         else:
             count = len(report.gate_reasons)
             text += f"; gate FAILED ({count} reason{'s' if count != 1 else ''})"
+        if report.gate_scope is not None:
+            text += f" ({report.gate_scope})"
     return text
 
 
@@ -312,6 +314,8 @@ def diff_body(report: DiffReport) -> dict[str, Any]:
     gate: dict[str, Any] = {"passed": report.gate_passed}
     if report.gate_reasons:
         gate["reasons"] = list(report.gate_reasons)
+    if report.gate_metrics:
+        gate["metrics"] = list(report.gate_metrics)
     body: dict[str, Any] = {
         "alpha": format6(report.alpha),
         "base": _side_json(report.base),

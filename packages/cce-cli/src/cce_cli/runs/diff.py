@@ -20,6 +20,7 @@ from cce_cli.compare.gate import (
     GateSpec,
     check_gate_metrics,
     evaluate_gate,
+    gate_scope,
     refuse_uncalibrated_gate,
 )
 from cce_cli.errors import CliError
@@ -104,7 +105,8 @@ def diff_saved(
     if loaded is not None:
         queries = {**loaded.queries(), **report.queries}
         report = attrs.evolve(report, evidence=loaded, queries=queries)
-    diffed = gate_diff(SavedDiff(report, head_backend, head.path), request.gate)
+    over = request.min_aggregate if head.members is not None else None
+    diffed = gate_diff(SavedDiff(report, head_backend, head.path), request.gate, over)
     unpaired = len(report.unpaired_base) + len(report.unpaired_head)
     if unpaired:
         print(
@@ -115,15 +117,21 @@ def diff_saved(
     return diffed
 
 
-def gate_diff(diffed: SavedDiff, spec: GateSpec) -> SavedDiff:
+def gate_diff(diffed: SavedDiff, spec: GateSpec, suite_aggregate: str | None = None) -> SavedDiff:
     """The comparison with the gate's verdict on it (`gate_active`, `gate_reasons`); an
-    uncalibrated gate, or a floor on a metric the head does not carry, is refused."""
+    uncalibrated gate, or a floor on a metric the head does not carry, is refused.
+    `suite_aggregate` (`macro` or `micro`) is what a suite head's floors test, and the
+    reasons say so."""
     report = diffed.report
     refuse_uncalibrated_gate(spec, report.overall, report.test)
+    if spec.gate_metrics is not None:
+        report = attrs.evolve(report, gate_metrics=tuple(item.key for item in spec.gate_metrics))
+        diffed = attrs.evolve(diffed, report=report)
     if not spec.active:
         return diffed
     head = diffed.head_backend
-    head_name = f"{display_text(head.name)} ({display_text(diffed.head_path)})"
+    over = "" if suite_aggregate is None else f", {suite_aggregate} over the suite"
+    head_name = f"{display_text(head.name)} ({display_text(diffed.head_path)}{over})"
     check_gate_metrics(spec, report.overall, head.aggregate, head_name)
     reasons = evaluate_gate(
         spec,
@@ -133,4 +141,6 @@ def gate_diff(diffed: SavedDiff, spec: GateSpec) -> SavedDiff:
         correction=report.correction,
         alpha=report.alpha,
     )
-    return attrs.evolve(diffed, report=attrs.evolve(report, gate_active=True, gate_reasons=reasons))
+    scope = gate_scope(spec, report.overall, report.correction)
+    gated = attrs.evolve(report, gate_active=True, gate_reasons=reasons, gate_scope=scope)
+    return attrs.evolve(diffed, report=gated)

@@ -376,7 +376,12 @@ def gate_suite(
 ) -> DiffReport:
     """The comparison with the gate's verdict on it: floors (`--min`) test the head's macro
     aggregate, or its micro aggregate with `--min-aggregate micro`."""
-    from cce_cli.compare.gate import check_gate_metrics, evaluate_gate, refuse_uncalibrated_gate
+    from cce_cli.compare.gate import (
+        check_gate_metrics,
+        evaluate_gate,
+        gate_scope,
+        refuse_uncalibrated_gate,
+    )
 
     head = comparison.head.backend
     which = request.min_aggregate or "macro"
@@ -396,4 +401,10 @@ def gate_suite(
         correction=request.correction,
         alpha=request.alpha,
     )
-    return attrs.evolve(comparison, gate_active=True, gate_reasons=reasons)
+    return attrs.evolve(
+        comparison,
+        gate_active=True,
+        gate_reasons=reasons,
+        gate_metrics=tuple(item.key for item in spec.gate_metrics or ()),
+        gate_scope=gate_scope(spec, comparison.overall, request.correction),
+    )
