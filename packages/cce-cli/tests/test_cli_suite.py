@@ -496,10 +496,13 @@ def test_a_suite_renders_as_an_html_page_and_cce_report_reads_its_report(
     assert "alpha/code-load-config" in page and "docs/" in page
     report = tmp_path / "suite.json"
     report.write_text(run_cce("relevance", str(suite), "--json")[1])
-    code, again, err = run_cce("report", str(report))
+    code, again, err = run_cce("report", str(report), "--fixtures", str(suite))
     assert (code, err) == (0, "")
-    # The same page from the saved report, which it names instead of the manifest.
+    # The same page from the saved report (the manifest gives the query text), which
+    # it names instead of the manifest.
     assert again == page.replace(str(suite), str(report))
+    assert "where is the load_config function" in page
+    assert "<h2>bm25: per member</h2>" in page and "group code" in page
     compared = run_cce("relevance", str(suite), "--compare", "bm25,hybrid", "--format", "html")
     assert compared[0] == 0 and "beta/code-ring-push" in compared[1]
 

@@ -294,3 +294,65 @@ def test_diff_gate_metrics_flag_and_min_say_what_they_tested(
     assert code == 3 and "macro over the suite" in err
     code, _, err = run_cce(*args, "--min", "mrr=0.999", "--min-aggregate", "micro")
     assert code == 3 and "micro over the suite" in err
+
+
+# --- suite HTML -------------------------------------------------------------------------
+
+
+def test_suite_html_has_member_group_macro_and_micro_rows_from_the_document(
+    tmp_path: Path, run_cce: RunCce
+) -> None:
+    from html.parser import HTMLParser
+
+    manifest, base, _ = _two_suite_reports(tmp_path, run_cce)
+    code, page, err = run_cce("report", str(base), "--fixtures", str(manifest))
+    assert code == 0, err
+
+    class Rows(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.rows: list[list[str]] = []
+            self.inside = False
+
+        def handle_starttag(self, tag: str, attributes: list[tuple[str, str | None]]) -> None:
+            if tag == "table":
+                self.inside = ("class", "members") in attributes
+            elif tag == "tr" and self.inside:
+                self.rows.append([])
+
+        def handle_data(self, data: str) -> None:
+            if self.inside and self.rows and data.strip():
+                self.rows[-1].append(data.strip())
+
+        def handle_endtag(self, tag: str) -> None:
+            if tag == "table":
+                self.inside = False
+
+    parser = Rows()
+    parser.feed(page)
+    header, *rows = parser.rows
+    document = json.loads(base.read_text())
+    overall = document["aggregates"]["bm25"]["overall"]
+    mrr = header.index("MRR")
+    by_label = {row[0]: row for row in rows}
+    assert set(by_label) == {"alpha", "macro", "micro"}
+    assert by_label["macro"][mrr] == f"{float(overall['mrr']['macro']):.3f}"
+    assert by_label["micro"][mrr] == f"{float(overall['mrr']['micro']):.3f}"
+    member_mrr = document["members"][0]["report"]["backends"][0]["mrr"]
+    assert by_label["alpha"][mrr] == f"{float(member_mrr):.3f}"
+    first = json.loads(code_lines()[1])
+    assert first["query"] in page.replace("&#39;", "'")
+    assert ">total</th>" not in page
+
+
+def test_suite_diff_html_has_the_member_table_and_no_total_column(
+    tmp_path: Path, run_cce: RunCce
+) -> None:
+    _, base, head = _two_suite_reports(tmp_path, run_cce)
+    code, page, err = run_cce(
+        "diff", str(base), str(head), "--backends", "bm25,vector", "--format", "html"
+    )
+    assert code == 0, err
+    assert "<h2>Per member: P@k</h2>" in page
+    assert '<tr class="macro' in page and '<tr class="micro' in page
+    assert ">total</th>" not in page

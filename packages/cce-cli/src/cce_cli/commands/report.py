@@ -66,6 +66,16 @@ def _relevance_page(
     return render_diff_page(_with_evidence(diff, evidence))
 
 
+def _suite_page(
+    body: Mapping[str, Any], path: str, args: argparse.Namespace, evidence: Evidence | None
+) -> str:
+    from cce_cli.render.suite_page import render_suite_page
+
+    if args.backends is not None:  # a comparison over the suite: the diff page
+        return _relevance_page(body, path, args, evidence)
+    return render_suite_page(body, path, evidence)
+
+
 def _diff_page(
     body: Mapping[str, Any], path: str, args: argparse.Namespace, evidence: Evidence | None
 ) -> str:
@@ -88,7 +98,7 @@ PAGES: dict[str, PageBuilder] = {
     REPORT_SCHEMA: _relevance_page,
     pairing.DIFF_SCHEMA: _diff_page,
     # A suite report reads as one report over every member's queries (`member/case-id`).
-    SUITE_REPORT_SCHEMA: _relevance_page,
+    SUITE_REPORT_SCHEMA: _suite_page,
 }
 """The page builder of each report schema `cce report` renders."""
 

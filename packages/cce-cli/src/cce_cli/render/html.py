@@ -43,6 +43,7 @@ from cce_cli.render.comment import (
     significant,
     verdict_finding,
 )
+from cce_cli.render.member_table import MemberRow, aggregate_rows, member_rows, primary_metric
 
 __all__ = [
     "Page",
@@ -74,6 +75,9 @@ class Page:
     rows: tuple[dict[str, Any], ...]
     details: dict[str, Any]
     notes: tuple[str, ...] = ()
+    tables: tuple[dict[str, Any], ...] = ()
+    """Extra summary tables (a suite's per-member, group, macro and micro rows): each a
+    `title`, a `first` column heading, `columns` and `rows` of `label`, `kind`, `cells`."""
 
 
 _LAYOUT: Final = "\t\n"
@@ -312,19 +316,17 @@ def render_diff_page(report: DiffReport) -> str:
         for case_id in tagged.case_ids:
             tags_of.setdefault(case_id, []).append(tagged.tag or "")
     by_metric = [{row.id: row for row in item.rows} for item in group.metrics]
+    primary = primary_metric(report, report.gate_metrics)
+    primary_rows = {} if primary is None else {row.id: row for row in primary.rows}
     rows: list[dict[str, Any]] = []
     for index, case_id in enumerate(group.case_ids):
         cells: list[dict[str, Any]] = []
-        oriented_total = 0.0
-        worst = 0.0
         for item, found in zip(group.metrics, by_metric, strict=True):
             row = found.get(case_id)
             if row is None:
                 cells.append({"text": "–", "title": "", "sort": 0.0, "status": ""})
                 continue
             oriented = row.delta if item.metric.higher_is_better else -row.delta
-            oriented_total += oriented
-            worst = min(worst, oriented)
             cells.append(
                 {
                     "text": format3_signed(row.delta) if row.delta != 0.0 else "0",
@@ -333,7 +335,13 @@ def render_diff_page(report: DiffReport) -> str:
                     "status": "better" if oriented > 0 else ("worse" if oriented < 0 else ""),
                 }
             )
-        status = "worse" if worst < 0 else ("better" if oriented_total > 0 else "same")
+        # Colour and order follow the primary metric alone: a query that gained on it
+        # and lost a little on another is not "worse" (docs/gating.md#primary-metric).
+        moved = primary_rows.get(case_id)
+        change = 0.0
+        if primary is not None and moved is not None:
+            change = moved.delta if primary.metric.higher_is_better else -moved.delta
+        status = "worse" if change < 0 else ("better" if change > 0 else "same")
         rows.append(
             {
                 "index": index,
@@ -341,11 +349,11 @@ def render_diff_page(report: DiffReport) -> str:
                 "query": queries.get(case_id, ""),
                 "tags": ", ".join(tags_of.get(case_id, [])),
                 "cells": cells,
-                "total": format3_signed(oriented_total),
-                "sort": oriented_total,
+                "sort": change,
                 "status": status,
             }
         )
+    rows.sort(key=lambda row: row["sort"])  # worst first on the primary metric; stable
     charts = tuple(
         {
             "label": f"{item.metric.label}: per-query delta, sorted",
@@ -409,8 +417,41 @@ def render_diff_page(report: DiffReport) -> str:
             evidence,
         ),
         notes=tuple(notes),
+        tables=_member_tables(report, primary),
     )
     return render_page(page)
+
+
+def _member_tables(report: DiffReport, primary: MetricDiff | None) -> tuple[dict[str, Any], ...]:
+    """A suite diff's per-member table of the primary metric, then macro and micro."""
+    if report.members is None or primary is None:
+        return ()
+
+    def row(found: MemberRow, kind: str) -> dict[str, Any]:
+        delta = "n/a" if found.delta is None else format3_signed(found.delta)
+        status = ""
+        if found.delta is not None and found.delta != 0.0:
+            oriented = found.delta if primary.metric.higher_is_better else -found.delta
+            status = "better" if oriented > 0 else "worse"
+        values = ["n/a" if v is None else format3(v) for v in (found.base, found.head)]
+        return {
+            "label": found.label,
+            "kind": f"{kind} {status}".strip(),
+            "cells": [str(found.queries), *values, delta, found.record],
+        }
+
+    rows = [row(found, "member") for found in member_rows(report, primary)]
+    rows += [row(found, found.label) for found in aggregate_rows(report, primary)]
+    return (
+        {
+            "title": f"Per member: {primary.metric.label}",
+            "note": "macro weighs members alike (its wins / ties / losses count members); "
+            "micro weighs queries alike",
+            "first": "member",
+            "columns": ["queries", "base", "head", "delta", "wins / ties / losses"],
+            "rows": rows,
+        },
+    )
 
 
 def _tag_cell(report: DiffReport, item: MetricDiff | None) -> dict[str, Any]:
@@ -427,7 +468,10 @@ def _tag_cell(report: DiffReport, item: MetricDiff | None) -> dict[str, Any]:
 
 
 def render_relevance_page(
-    report: SavedReport, evidence: Evidence | None = None, queries: Mapping[str, str] | None = None
+    report: SavedReport,
+    evidence: Evidence | None = None,
+    queries: Mapping[str, str] | None = None,
+    tables: tuple[dict[str, Any], ...] = (),
 ) -> str:
     """The page of one relevance report: every backend side by side, no deltas."""
     from cce_metrics import METRICS, TOKEN_METRICS
@@ -457,7 +501,6 @@ def render_relevance_page(
     rows: list[dict[str, Any]] = []
     for index, case_id in enumerate(case_ids):
         cells: list[dict[str, Any]] = []
-        total = 0.0
         for item in metrics:
             for cases in lookup:
                 saved = cases.get(case_id)
@@ -470,8 +513,6 @@ def render_relevance_page(
                         "status": "",
                     }
                 )
-                if value is not None and cases is lookup[0]:
-                    total += value if item.higher_is_better else -value
         rows.append(
             {
                 "index": index,
@@ -479,8 +520,6 @@ def render_relevance_page(
                 "query": texts.get(case_id, ""),
                 "tags": ", ".join(tags_of.get(case_id, ())),
                 "cells": cells,
-                "total": format3(total),
-                "sort": total,
                 "status": "same",
             }
         )
@@ -569,6 +608,7 @@ def render_relevance_page(
             [(None, backend.name, backend.name) for backend in backends],
             evidence,
         ),
+        tables=tables,
     )
     return render_page(page)
 

@@ -16,6 +16,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+import attrs
+
 from cce_cli.evaluation.provenance import cce_version, file_sha256
 from cce_cli.evaluation.suite import (
     MemberResult,
@@ -47,15 +49,19 @@ def render_suite(
 def render_suite_html(
     manifest: SuiteManifest, results: Sequence[MemberResult], comparison: Any = None
 ) -> str:
-    """The HTML page of a suite: every query of every member (ids `member/case-id`), or
-    with `--compare` the comparison over the whole suite, as `cce report` shows it."""
-    from cce_cli.compare.pairing import parse_report
-    from cce_cli.render.html import render_diff_page, render_relevance_page
+    """The HTML page of a suite: the per-member, group, macro and micro tables, then every
+    query of every member (ids `member/case-id`) with its text and expected anchors from
+    the members' fixtures; with `--compare`, the comparison over the whole suite."""
+    from cce_cli.formats.evidence import evidence_from_runs
+    from cce_cli.formats.suite_fixtures import read_fixtures_or_suite
+    from cce_cli.render.html import render_diff_page
+    from cce_cli.render.suite_page import render_suite_page
 
+    evidence = evidence_from_runs([], fixtures=read_fixtures_or_suite(manifest.path))
     if comparison is not None:
-        return render_diff_page(comparison)
-    document = suite_document(manifest, results)
-    return render_relevance_page(parse_report(json.dumps(document), manifest.path))
+        queries = {**evidence.queries(), **comparison.queries}
+        return render_diff_page(attrs.evolve(comparison, evidence=evidence, queries=queries))
+    return render_suite_page(suite_document(manifest, results), manifest.path, evidence)
 
 
 def _cell(value: float | None) -> str | None:
