@@ -356,3 +356,26 @@ def test_suite_diff_html_has_the_member_table_and_no_total_column(
     assert "<h2>Per member: P@k</h2>" in page
     assert '<tr class="macro' in page and '<tr class="micro' in page
     assert ">total</th>" not in page
+
+
+def test_suite_html_drill_down_shows_each_members_stored_code(
+    tmp_path: Path, run_cce: RunCce
+) -> None:
+    import re
+
+    manifest, _, _ = _two_suite_reports(tmp_path, run_cce)
+    code, page, err = run_cce("relevance", str(manifest), "--format", "html", "--backend", "bm25")
+    assert code == 0, err
+    data = json.loads(
+        re.search(r'<script type="application/json" id="cce-data">(.*?)</script>', page, re.S)[1]  # type: ignore[index]
+    )
+    assert data["hasEvidence"]
+    first = data["cases"][0]
+    hits = first["sides"][0]["hits"]
+    assert hits, "the member's results reach the page"
+    assert all(hit[1].startswith("alpha/") for hit in hits)
+    assert all(anchor.startswith("alpha/") for anchor in first["anchors"])
+    path, start, ref = hits[0][1], hits[0][2], hits[0][7]
+    assert ref >= 0, "code is there, not '(code not available)'"
+    source = (tmp_path / "corpus" / path.removeprefix("alpha/")).read_text().splitlines()
+    assert data["code"][ref][0] == source[start - 1]

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
+from cce_cli.formats.suite_evidence import MemberEvidence
 from cce_metrics import METRICS, Metric
 
 MemberValues = tuple[tuple[str, tuple[tuple[str, Mapping[str, float]], ...]], ...]
@@ -33,6 +34,8 @@ class MemberResult:
     metrics: tuple[str, ...]
     results_text: str | None = None
     """The member's `--results` lines, ids qualified, when the suite writes results."""
+    evidence: MemberEvidence | None = None
+    """The member's results and their stored code, qualified, for the suite's HTML page."""
 
 
 # --- aggregates ------------------------------------------------------------------------

@@ -52,12 +52,13 @@ def render_suite_html(
     """The HTML page of a suite: the per-member, group, macro and micro tables, then every
     query of every member (ids `member/case-id`) with its text and expected anchors from
     the members' fixtures; with `--compare`, the comparison over the whole suite."""
-    from cce_cli.formats.evidence import evidence_from_runs
+    from cce_cli.formats.suite_evidence import suite_evidence
     from cce_cli.formats.suite_fixtures import read_fixtures_or_suite
     from cce_cli.render.html import render_diff_page
     from cce_cli.render.suite_page import render_suite_page
 
-    evidence = evidence_from_runs([], fixtures=read_fixtures_or_suite(manifest.path))
+    members = [result.evidence for result in results if result.evidence is not None]
+    evidence = suite_evidence(members, read_fixtures_or_suite(manifest.path))
     if comparison is not None:
         queries = {**evidence.queries(), **comparison.queries}
         return render_diff_page(attrs.evolve(comparison, evidence=evidence, queries=queries))

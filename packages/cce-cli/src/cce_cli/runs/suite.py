@@ -30,6 +30,7 @@ from cce_cli.errors import CliError
 from cce_cli.evaluation.dask_executor import run_on_dask
 from cce_cli.evaluation.member_workers import member_workers
 from cce_cli.evaluation.suite import MemberResult, aggregate, backend_order
+from cce_cli.formats.suite_evidence import MemberEvidence, member_evidence
 from cce_cli.formats.suite_manifest import Member, SuiteManifest, read_manifest, select_members
 from cce_cli.output import display_text
 from cce_cli.runs.request import RunRequest
@@ -48,6 +49,8 @@ class MemberTask:
     wants_results: bool = False
     """Whether the suite writes `--results`, so the member returns its lines."""
     results_format: str = "run"
+    wants_evidence: bool = False
+    """Whether the suite renders HTML, so the member returns its results and their code."""
 
 
 def score_member(task: MemberTask) -> MemberResult:
@@ -86,7 +89,23 @@ def score_member(task: MemberTask) -> MemberResult:
         tags,
         tuple(item.key for item in scored.metrics),
         results_text,
+        _member_evidence(task, scored) if task.wants_evidence else None,
     )
+
+
+def _member_evidence(task: MemberTask, scored: Scored) -> MemberEvidence:
+    """The member's results and the code its store kept, qualified by its name."""
+    from cce_cli.formats.evidence import stored_code
+    from cce_cli.formats.results_file import render_run
+
+    run_text = render_run(
+        str(task.request.corpus),
+        scored.embedder,
+        scored.fixture_set.cases,
+        scored.reports,
+        granularity=task.request.granularity,
+    )
+    return member_evidence(task.member.name, run_text, stored_code(scored.reports))
 
 
 def _member_results(task: MemberTask, scored: Scored) -> str:
@@ -239,6 +258,7 @@ def member_tasks(
             ),
             wants_results=request.results is not None,
             results_format=request.results_format,
+            wants_evidence=request.format == "html",
         )
         for member in manifest.members
     ]
