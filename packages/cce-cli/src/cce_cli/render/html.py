@@ -336,7 +336,7 @@ def render_diff_page(report: DiffReport) -> str:
                 }
             )
         # Colour and order follow the primary metric alone: a query that gained on it
-        # and lost a little on another is not "worse" (docs/gating.md#primary-metric).
+        # and lost a little on another is not "worse" (docs/gating.md#the-primary-metric).
         moved = primary_rows.get(case_id)
         change = 0.0
         if primary is not None and moved is not None:

@@ -7,7 +7,7 @@ member, the means of the member's paired queries on each side, their difference 
 the queries won, tied and lost; then the `macro` row (the mean of the members' means;
 its W/T/L counts members) and the `micro` row (the mean over every paired query; its
 W/T/L counts queries). The primary metric - the one headline counts, row colours and
-"worst first" orders use - is chosen here too (docs/gating.md#primary-metric).
+"worst first" orders use - is chosen here too (docs/gating.md#the-primary-metric).
 """
 
 from __future__ import annotations
