@@ -379,3 +379,29 @@ def test_suite_html_drill_down_shows_each_members_stored_code(
     assert ref >= 0, "code is there, not '(code not available)'"
     source = (tmp_path / "corpus" / path.removeprefix("alpha/")).read_text().splitlines()
     assert data["code"][ref][0] == source[start - 1]
+
+
+def test_the_report_names_members_scored_without_a_parser(tmp_path: Path, run_cce: RunCce) -> None:
+    lines = code_lines()
+    docs = (REPO / "eval" / "relevance" / "docs.jsonl").read_text().splitlines()
+    (tmp_path / "alpha.jsonl").write_text("\n".join(lines[:4]) + "\n")
+    (tmp_path / "prose.jsonl").write_text("\n".join(docs) + "\n")
+    shutil.copytree(REPO / "eval" / "corpus" / "sample", tmp_path / "corpus")
+    shutil.copytree(REPO / "eval" / "relevance" / "docs-corpus", tmp_path / "docs")
+    manifest = tmp_path / "suite.toml"
+    manifest.write_text(
+        'schema = "cce.suite/v1"\n\n'
+        '[[members]]\nname = "alpha"\nfixtures = "alpha.jsonl"\ncorpus = "corpus"\n\n'
+        '[[members]]\nname = "prose"\nfixtures = "prose.jsonl"\ncorpus = "docs"\n'
+    )
+    code, out, err = run_cce("relevance", str(manifest), "--json", "--backend", "bm25")
+    assert code == 0, err
+    parsing = json.loads(out)["parsing"]
+    assert parsing["without_parser"] == ["prose"]
+    assert parsing["members"]["prose"]["parsed_chunks"] == 0
+    assert parsing["members"]["prose"]["chunks"] == len(list((tmp_path / "docs").iterdir()))
+    assert 0 < parsing["members"]["alpha"]["parsed_chunks"] <= parsing["members"]["alpha"]["chunks"]
+    code, text, _ = run_cce("relevance", str(manifest), "--backend", "bm25")
+    assert (
+        "scored without a parser (whole-file chunks; cce parses none of their files): prose" in text
+    )

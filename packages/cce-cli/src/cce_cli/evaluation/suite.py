@@ -36,6 +36,14 @@ class MemberResult:
     """The member's `--results` lines, ids qualified, when the suite writes results."""
     evidence: MemberEvidence | None = None
     """The member's results and their stored code, qualified, for the suite's HTML page."""
+    parsed_chunks: tuple[int, int] = (0, 0)
+    """(chunks from a language parser, all chunks) of the member's index; none parsed
+    means the member was scored on whole-file chunks only (no parser)."""
+
+    @property
+    def without_parser(self) -> bool:
+        """Whether no chunk of the member's index came from a language parser."""
+        return self.parsed_chunks[1] > 0 and self.parsed_chunks[0] == 0
 
 
 # --- aggregates ------------------------------------------------------------------------

@@ -123,6 +123,7 @@ def suite_document(
         }
     document: dict[str, Any] = {
         "aggregates": aggregates,
+        "parsing": _parsing_block(results),
         "members": members,
         "provenance": {
             "cce_version": cce_version(),
@@ -136,6 +137,23 @@ def suite_document(
 
         document["compare"] = diff_body(comparison)
     return document
+
+
+def _parsing_block(results: Sequence[MemberResult]) -> dict[str, Any]:
+    """Per member, how its index was chunked: `chunks`, `parsed_chunks` (from a language
+    parser) and `without_parser` (every chunk a whole-file one), and the members scored
+    without a parser."""
+    return {
+        "members": {
+            result.name: {
+                "chunks": result.parsed_chunks[1],
+                "parsed_chunks": result.parsed_chunks[0],
+                "without_parser": result.without_parser,
+            }
+            for result in results
+        },
+        "without_parser": [result.name for result in results if result.without_parser],
+    }
 
 
 def render_suite_json(
@@ -180,6 +198,13 @@ def render_suite_text(
         overall = [aggregate(results, backend, item) for item in metrics]
         lines.append(_row("macro", [_cell(found.macro) for found in overall], width))
         lines.append(_row("micro (all queries)", [_cell(found.micro) for found in overall], width))
+    unparsed = [display_text(result.name) for result in results if result.without_parser]
+    if unparsed:
+        lines.append("\n")
+        lines.append(
+            "  scored without a parser (whole-file chunks; cce parses none of their "
+            f"files): {', '.join(unparsed)}\n"
+        )
     text = "".join(lines)
     if comparison is not None:
         from cce_cli.render.diff import render_diff_text

@@ -71,6 +71,9 @@ from cce_retrieval import (
     create_embedder,
 )
 
+UNPARSED_LANGUAGE = "plaintext"
+"""The language of a whole-file chunk no language pack claimed (the chunker's)."""
+
 __all__ = [
     "Scored",
     "build_fixture_corpus",
@@ -260,6 +263,9 @@ class Scored:
     render_as: Callable[[str], str] | None = attrs.field(default=None, eq=False, repr=False)
     """The run in another registered format (`render_as("html")`), as the command would
     print it with that `--format`."""
+    parsed_chunks: tuple[int, int] = (0, 0)
+    """How many of the searched index's chunks came from a language parser, of all of
+    them: (0, N) means every file was a whole-file chunk (no parser claimed it)."""
 
 
 def score(request: RunRequest) -> Scored:
@@ -407,7 +413,15 @@ def score(request: RunRequest) -> Scored:
         tuple(metrics),
         results,
         render_as,
+        parsed_chunks=parsed_share(index.chunks),
     )
+
+
+def parsed_share(chunks: Sequence[Any]) -> tuple[int, int]:
+    """(chunks a language parser produced, all chunks): the rest are the walk's
+    whole-file chunks of files in languages cce does not parse."""
+    parsed = sum(1 for chunk in chunks if chunk.language != UNPARSED_LANGUAGE)
+    return parsed, len(chunks)
 
 
 def _saved(report: BackendReport, metrics: Sequence[Metric]) -> SavedBackend:

@@ -90,6 +90,7 @@ def score_member(task: MemberTask) -> MemberResult:
         tuple(item.key for item in scored.metrics),
         results_text,
         _member_evidence(task, scored) if task.wants_evidence else None,
+        scored.parsed_chunks,
     )
 
 
