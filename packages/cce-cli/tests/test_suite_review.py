@@ -405,3 +405,44 @@ def test_the_report_names_members_scored_without_a_parser(tmp_path: Path, run_cc
     assert (
         "scored without a parser (whole-file chunks; cce parses none of their files): prose" in text
     )
+
+
+# --- timings -----------------------------------------------------------------------------
+
+
+def test_percentiles_agree_with_numpy() -> None:
+    import numpy
+
+    from cce_cli.evaluation.timings import percentile
+
+    rng = random.Random(11)
+    for size in (1, 2, 3, 10, 101):
+        values = [rng.random() * 100 for _ in range(size)]
+        for q in (50, 95):
+            found = percentile(values, q)
+            assert found is not None
+            assert abs(found - float(numpy.percentile(values, q))) < 1e-9
+    assert percentile([], 50) is None
+
+
+def test_timings_are_reported_per_member_and_backend_only_when_asked(
+    tmp_path: Path, run_cce: RunCce
+) -> None:
+    manifest, _, _ = _two_suite_reports(tmp_path, run_cce)
+    args = ("relevance", str(manifest), "--compare", "bm25,vector")
+    code, out, err = run_cce(*args, "--json", "--timings")
+    assert code == 0, err
+    body = json.loads(out)
+    alpha = body["timings"]["members"]["alpha"]
+    assert float(alpha["index_seconds"]) >= 0.0
+    assert set(alpha["backends"]) == {"bm25", "vector"}
+    bm25 = alpha["backends"]["bm25"]
+    assert bm25["n"] == 4 and 0.0 <= float(bm25["p50_ms"]) <= float(bm25["p95_ms"])
+    plain = json.loads(run_cce(*args, "--json")[1])
+    assert "timings" not in plain
+    code, text, _ = run_cce(*args, "--timings")
+    assert "  timings (wall clock" in text
+    row = next(line for line in text.splitlines() if line.startswith("  alpha") and "bm25" in line)
+    assert len(row.split()) == 5
+    code, _, err = run_cce("relevance", str(tmp_path / "alpha.jsonl"), "--timings")
+    assert code == 2 and "--timings applies to a suite manifest" in err

@@ -196,6 +196,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "manifest order); the report names the manifest it read",
     )
     parser.add_argument(
+        "--timings",
+        action="store_true",
+        help="on a suite, add each member's index time and each backend's query latency "
+        "(p50, p95) to the report; wall-clock figures, so the bytes differ run to run",
+    )
+    parser.add_argument(
         "--executor",
         metavar="dask://HOST:PORT",
         default=None,
@@ -252,6 +258,7 @@ def run_request(args: argparse.Namespace) -> RunRequest:
         executor=args.executor,
         build=build_options(args),
         members=args.members,
+        timings=bool(args.timings),
     )
 
 
@@ -264,11 +271,12 @@ def run(args: argparse.Namespace) -> int:
     )
     if looks_like_suite(str(args.fixtures)):
         return _run_suite(args)
-    if args.members is not None:
-        raise CliError(
-            f"--members applies to a suite manifest; {args.fixtures} is one fixture file",
-            exit_code=2,
-        )
+    for flag, given in (("--members", args.members is not None), ("--timings", args.timings)):
+        if given:
+            raise CliError(
+                f"{flag} applies to a suite manifest; {args.fixtures} is one fixture file",
+                exit_code=2,
+            )
     request = run_request(args)
     _check_gate_usage(request)
     scored = score(request)

@@ -17,6 +17,7 @@ embedded once and reused by the vector and hybrid backends.
 from __future__ import annotations
 
 import difflib
+import time
 from collections.abc import Callable, Sequence
 from typing import Final
 
@@ -245,13 +246,15 @@ def evaluate_backend(
     runner = _backend(backend)
     reports: list[CaseReport] = []
     for case, query in zip(cases, queries, strict=True):
+        started = time.perf_counter()
         results = tuple(runner.search(index, query, case.k)[: case.k])
+        latency_ms = (time.perf_counter() - started) * 1000.0
         if granularity == "file":
             results = file_ranking(results)
             score = score_case(file_case(case), results, weights, graded=graded)
         else:
             score = score_case(case, results, weights, graded=graded)
-        reports.append(CaseReport(case.id, case.k, score, results, case.tags))
+        reports.append(CaseReport(case.id, case.k, score, results, case.tags, latency_ms))
         if progress is not None:
             progress()
     scores = [report.score for report in reports]

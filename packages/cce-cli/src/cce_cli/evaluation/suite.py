@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
+from cce_cli.evaluation.timings import MemberTimings
 from cce_cli.formats.suite_evidence import MemberEvidence
 from cce_metrics import METRICS, Metric
 
@@ -36,6 +37,8 @@ class MemberResult:
     """The member's `--results` lines, ids qualified, when the suite writes results."""
     evidence: MemberEvidence | None = None
     """The member's results and their stored code, qualified, for the suite's HTML page."""
+    timings: MemberTimings | None = None
+    """Index time and per-query latencies (reported with `--timings`)."""
     parsed_chunks: tuple[int, int] = (0, 0)
     """(chunks from a language parser, all chunks) of the member's index; none parsed
     means the member was scored on whole-file chunks only (no parser)."""

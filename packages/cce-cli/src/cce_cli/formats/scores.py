@@ -27,6 +27,8 @@ class CaseReport:
     """The ranked results the score was computed from (for `--results`)."""
     tags: tuple[str, ...] = attrs.field(default=(), eq=False)
     """The case's tags (for `--by-tag`)."""
+    latency_ms: float = attrs.field(default=0.0, eq=False, repr=False)
+    """Wall-clock milliseconds the backend's search took for this case (suite timings)."""
 
 
 @attrs.frozen(slots=True)

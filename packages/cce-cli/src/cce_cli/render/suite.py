@@ -36,14 +36,20 @@ def render_suite(
     results: Sequence[MemberResult],
     format_name: str,
     comparison: Any = None,
+    *,
+    timings: bool = False,
 ) -> str:
     """The suite report in `format_name` (`text` or `json`), with the `--compare` block
-    (a `cce.relevance.diff/v1` body or text) when there is one."""
+    (a `cce.relevance.diff/v1` body or text) when there is one, and with `timings`
+    each member's index time and query latencies."""
     if format_name == "json":
-        return render_suite_json(manifest, results, comparison)
+        return render_suite_json(manifest, results, comparison, timings=timings)
     if format_name == "html":
         return render_suite_html(manifest, results, comparison)
-    return render_suite_text(manifest, results, comparison)
+    text = render_suite_text(manifest, results, comparison)
+    if not timings:
+        return text
+    return text + "\n" + "".join(line + "\n" for line in timing_lines(results))
 
 
 def render_suite_html(
@@ -156,10 +162,62 @@ def _parsing_block(results: Sequence[MemberResult]) -> dict[str, Any]:
     }
 
 
+def _ms(value: float | None) -> str | None:
+    return None if value is None else f"{value:.3f}"
+
+
+def timings_block(results: Sequence[MemberResult]) -> dict[str, Any]:
+    """Per member: `index_seconds` and per backend `latency_ms` `p50`/`p95` and `n`."""
+    members: dict[str, Any] = {}
+    for result in results:
+        if result.timings is None:
+            continue
+        found = result.timings
+        members[result.name] = {
+            "backends": {
+                backend: {
+                    "n": len(values),
+                    "p50_ms": _ms(found.latency(backend, 50)),
+                    "p95_ms": _ms(found.latency(backend, 95)),
+                }
+                for backend, values in found.latencies_ms.items()
+            },
+            "index_seconds": f"{found.index_seconds:.3f}",
+        }
+    return {"members": members}
+
+
+def timing_lines(results: Sequence[MemberResult]) -> list[str]:
+    """The text table: a row per member and backend with index time, p50 and p95."""
+    names = [display_text(result.name) for result in results]
+    width = max(10, *(len(name) + 2 for name in names))
+    lines = [
+        "  timings (wall clock; the index time includes loading it from the build cache)",
+        f"  {'member':<{width}}{'backend':<12}{'index s':>10}{'p50 ms':>12}{'p95 ms':>12}",
+    ]
+    for result in results:
+        if result.timings is None:
+            continue
+        found = result.timings
+        for backend in found.latencies_ms:
+            p50, p95 = found.latency(backend, 50), found.latency(backend, 95)
+            lines.append(
+                f"  {display_text(result.name):<{width}}{display_text(backend):<12}"
+                f"{found.index_seconds:>10.3f}{_ms(p50) or 'n/a':>12}{_ms(p95) or 'n/a':>12}"
+            )
+    return lines
+
+
 def render_suite_json(
-    manifest: SuiteManifest, results: Sequence[MemberResult], comparison: Any = None
+    manifest: SuiteManifest,
+    results: Sequence[MemberResult],
+    comparison: Any = None,
+    *,
+    timings: bool = False,
 ) -> str:
     document = suite_document(manifest, results, comparison)
+    if timings:
+        document["timings"] = timings_block(results)
     return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 

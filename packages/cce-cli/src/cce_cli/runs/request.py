@@ -62,6 +62,8 @@ class RunRequest:
     """A suite member's `name/`, which an external run's case ids may carry."""
     members: str | None = None
     """On a suite, `--members a,b`: score only these members (comma-separated)."""
+    timings: bool = False
+    """On a suite, `--timings`: add each member's index time and query latency."""
 
     def for_member(self, fixtures: str, corpus: str, name: str, *, single_core: bool) -> RunRequest:
         """The request a suite member is scored with: this one, with the member's

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -263,6 +264,8 @@ class Scored:
     render_as: Callable[[str], str] | None = attrs.field(default=None, eq=False, repr=False)
     """The run in another registered format (`render_as("html")`), as the command would
     print it with that `--format`."""
+    index_seconds: float = 0.0
+    """Wall-clock seconds to build (or load from the build cache) or open the index."""
     parsed_chunks: tuple[int, int] = (0, 0)
     """How many of the searched index's chunks came from a language parser, of all of
     them: (0, N) means every file was a whole-file chunk (no parser claimed it)."""
@@ -282,6 +285,7 @@ def score(request: RunRequest) -> Scored:
         qrels = trec.qrels_text(fixture_set, granularity=request.granularity, graded=request.graded)
         runs.write_text(str(request.export_qrels), qrels, "qrels")
     embedder: QueryEmbedder
+    index_started = time.perf_counter()
     if request.store is not None:
         if request.build.protection is not None:
             raise CliError(
@@ -307,6 +311,7 @@ def score(request: RunRequest) -> Scored:
     if request.store is None:
         index = _build_corpus(request.build, display)
         embedder = HashEmbedder()
+    index_seconds = time.perf_counter() - index_started
     corpus_checks.check_anchors(str(request.fixtures), fixture_set, index, root, request.strict)
     if request.granularity == "file":
         run_checks.check_file_granularity(str(request.fixtures), fixture_set, request.strict)
@@ -414,6 +419,7 @@ def score(request: RunRequest) -> Scored:
         results,
         render_as,
         parsed_chunks=parsed_share(index.chunks),
+        index_seconds=index_seconds,
     )
 
 

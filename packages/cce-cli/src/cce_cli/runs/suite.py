@@ -30,6 +30,7 @@ from cce_cli.errors import CliError
 from cce_cli.evaluation.dask_executor import run_on_dask
 from cce_cli.evaluation.member_workers import member_workers
 from cce_cli.evaluation.suite import MemberResult, aggregate, backend_order
+from cce_cli.evaluation.timings import MemberTimings
 from cce_cli.formats.suite_evidence import MemberEvidence, member_evidence
 from cce_cli.formats.suite_manifest import Member, SuiteManifest, read_manifest, select_members
 from cce_cli.output import display_text
@@ -90,6 +91,13 @@ def score_member(task: MemberTask) -> MemberResult:
         tuple(item.key for item in scored.metrics),
         results_text,
         _member_evidence(task, scored) if task.wants_evidence else None,
+        MemberTimings(
+            scored.index_seconds,
+            {
+                report.backend: tuple(case.latency_ms for case in report.cases)
+                for report in scored.reports
+            },
+        ),
         scored.parsed_chunks,
     )
 
@@ -345,7 +353,9 @@ def run_suite(request: RunRequest) -> SuiteRun:
         comparison = compare_suite(manifest, results, request)
         if spec.active:
             comparison = gate_suite(spec, comparison, results, request)
-    text = render_suite(manifest, results, request.format or "text", comparison)
+    text = render_suite(
+        manifest, results, request.format or "text", comparison, timings=request.timings
+    )
     return SuiteRun(manifest, tuple(results), comparison, text, spec.active)
 
 
