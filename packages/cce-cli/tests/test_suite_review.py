@@ -446,3 +446,71 @@ def test_timings_are_reported_per_member_and_backend_only_when_asked(
     assert len(row.split()) == 5
     code, _, err = run_cce("relevance", str(tmp_path / "alpha.jsonl"), "--timings")
     assert code == 2 and "--timings applies to a suite manifest" in err
+
+
+# --- several systems against one baseline --------------------------------------------
+
+
+def _system(path: str, name: str, shift: float, seed: int) -> SavedReport:
+    rng = random.Random(seed)
+    cases = []
+    for index in range(25):
+        base_rng = random.Random(index)
+        mrr = min(1.0, max(0.0, base_rng.random() + shift + (rng.random() - 0.5) * 0.1))
+        noise = (rng.random() - 0.5) * 0.05
+        precision = min(1.0, max(0.0, base_rng.random() * 0.5 + shift / 2 + noise))
+        cases.append(SavedCase(f"q{index}", {"mrr": mrr, "precision_at_k": precision}))
+    return SavedReport(path, None, None, (SavedBackend(name, tuple(cases), {}),))
+
+
+def test_three_systems_are_tested_against_the_first_corrected_over_all_tests() -> None:
+    from scipy.stats import ttest_rel
+    from statsmodels.stats.multitest import multipletests
+
+    from cce_cli.compare.many import compare_many
+
+    reports = [
+        _system("a.json", "bm25", 0.0, 1),
+        _system("b.json", "hybrid", 0.3, 2),
+        _system("c.json", "vector", 0.0, 3),
+    ]
+    sides = [(report, report.backends[0]) for report in reports]
+    comparison = compare_many(sides, test="t", correction="holm")
+    assert comparison.paired == 25 and comparison.tests == 4
+    keys = [item.key for item in comparison.metrics]
+    assert keys == ["precision_at_k", "mrr"]
+    raw = []
+    for report in reports[1:]:
+        for key in keys:
+            base = [case.values[key] for case in reports[0].backends[0].cases]
+            head = [case.values[key] for case in report.backends[0].cases]
+            raw.append(ttest_rel(head, base).pvalue)
+    expected = multipletests(raw, method="holm")[1]
+    found = [cell.p_adjusted for row in comparison.rows[1:] for cell in row.cells]
+    for value, reference in zip(found, expected, strict=True):
+        assert value is not None and abs(value - reference) < 1e-9
+    hybrid = comparison.rows[1]
+    assert [cell.marker(0.05) for cell in hybrid.cells] == ["▲", "▲"]
+    assert comparison.rows[0].cells[0].marker(0.05) == ""
+
+
+def test_diff_takes_several_heads_in_text_markdown_and_json(run_cce: RunCce) -> None:
+    data = Path(__file__).parent / "data"
+    base, head = str(data / "diff-base.json"), str(data / "diff-head.json")
+    code, out, err = run_cce("diff", base, head, base, "--format", "json")
+    assert code == 0, err
+    body = json.loads(out)
+    assert body["schema"] == "cce.relevance.multi/v1"
+    assert body["family"] == {
+        "metrics": ["precision_at_k", "recall", "mrr", "f1"],
+        "systems": 2,
+        "tests": 8,
+    }
+    assert [system["backend"] for system in body["systems"]] == ["hybrid", "bm25"]
+    assert body["systems"][1]["metrics"]["mrr"]["mean_delta"] == "+0.000000"
+    code, text, _ = run_cce("diff", base, head, base)
+    assert code == 0 and "holm-adjusted over 2 systems × 4 metrics (8 tests)" in text
+    code, markdown, _ = run_cce("diff", base, head, base, "--format", "markdown")
+    assert code == 0 and "| system | P@k | recall | MRR | F1 |" in markdown
+    code, _, err = run_cce("diff", base, head, base, "--fail-on-significant")
+    assert code == 2 and "does not gate" in err

@@ -21,6 +21,7 @@ from cce_cli.compare.gate import (
     append_step_summary,
     report_gate,
 )
+from cce_cli.errors import CliError
 from cce_cli.output import write_stdout
 from cce_cli.render.diff import DIFF_RENDERERS, render_diff_markdown
 from cce_cli.runs.diff import DiffRequest, diff_saved
@@ -33,6 +34,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """Declare `cce diff`'s arguments."""
     parser.add_argument("base", metavar="BASE.json", help="the report before the change")
     parser.add_argument("head", metavar="HEAD.json", help="the report after the change")
+    parser.add_argument(
+        "more",
+        metavar="MORE.json",
+        nargs="*",
+        default=[],
+        help="further systems: with them, every report after BASE is tested against it "
+        "in one table, corrected over systems × metrics (text, markdown or json)",
+    )
     selection = parser.add_mutually_exclusive_group()
     selection.add_argument(
         "--backend", metavar="NAME", help="the backend to compare (same name on both sides)"
@@ -90,8 +99,48 @@ def diff_request(args: argparse.Namespace) -> DiffRequest:
     )
 
 
+def _run_many(args: argparse.Namespace) -> int:
+    """`cce diff BASE HEAD MORE...`: the systems table, printed; no gate."""
+    from cce_cli.render.many import render_many_json, render_many_markdown, render_many_text
+    from cce_cli.runs.diff import compare_saved_many
+
+    refused = [
+        flag
+        for flag, given in (
+            ("--backends", args.backends is not None),
+            ("--by-tag", args.by_tag),
+            ("--format html", args.format == "html"),
+            ("--results", bool(args.results)),
+            ("--fixtures", args.fixtures is not None),
+            ("a gate flag", gate_spec(args).active),
+        )
+        if given
+    ]
+    if refused:
+        raise CliError(
+            f"{refused[0]} compares two sides; with more than one head, cce diff prints the "
+            "systems table (text, markdown or json) and does not gate",
+            exit_code=2,
+        )
+    comparison = compare_saved_many(
+        [str(args.base), str(args.head), *(str(path) for path in args.more)],
+        args.backend,
+        test=args.test,
+        correction=args.correction,
+        alpha=args.alpha,
+        aggregate=args.min_aggregate,
+    )
+    render = {"json": render_many_json, "markdown": render_many_markdown}.get(
+        args.format, render_many_text
+    )
+    write_stdout(render(comparison))
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Load, pair, test, render; exit 3 when a gate flag fails."""
+    if args.more:
+        return _run_many(args)
     diffed = diff_saved(diff_request(args), lambda: evidence_from_args(args))
     report = diffed.report
     write_stdout(DIFF_RENDERERS[args.format].render(report))

@@ -11,7 +11,7 @@ rendering, the job summary and the exit status are the caller's.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import attrs
 
@@ -23,12 +23,20 @@ from cce_cli.compare.gate import (
     gate_scope,
     refuse_uncalibrated_gate,
 )
+from cce_cli.compare.many import ManyComparison, compare_many
 from cce_cli.errors import CliError
 from cce_cli.evaluation.provenance import differing_fixtures
 from cce_cli.formats.evidence import Evidence
 from cce_cli.output import display_text
 
-__all__ = ["DiffRequest", "SavedDiff", "check_fixtures_alike", "diff_saved", "gate_diff"]
+__all__ = [
+    "DiffRequest",
+    "SavedDiff",
+    "check_fixtures_alike",
+    "compare_saved_many",
+    "diff_saved",
+    "gate_diff",
+]
 
 
 @attrs.frozen(slots=True)
@@ -115,6 +123,34 @@ def diff_saved(
             file=sys.stderr,
         )
     return diffed
+
+
+def compare_saved_many(
+    paths: Sequence[str],
+    backend: str | None,
+    *,
+    test: str = "t",
+    correction: str = "holm",
+    alpha: float = 0.05,
+    aggregate: str = "macro",
+) -> ManyComparison:
+    """`cce diff BASE HEAD MORE...`: every head against the base in one table; the
+    backend is `backend` in every report, or each report's only one."""
+    sides = []
+    for path in paths:
+        report = pairing.load_report(path, aggregate)
+        if backend is not None:
+            chosen = report.backend(backend, "--backend NAME")
+        elif len(report.backends) == 1:
+            chosen = report.backends[0]
+        else:
+            names = ", ".join(report.backend_names())
+            raise CliError(
+                f"{path} has {len(report.backends)} backends ({names}); choose with --backend NAME",
+                exit_code=2,
+            )
+        sides.append((report, chosen))
+    return compare_many(sides, test=test, correction=correction, alpha=alpha)
 
 
 def gate_diff(diffed: SavedDiff, spec: GateSpec, suite_aggregate: str | None = None) -> SavedDiff:
