@@ -82,11 +82,14 @@ def aggregate_rows(report: DiffReport, item: MetricDiff) -> list[MemberRow]:
     if scored:
         bases = [row.base for row in scored if row.base is not None]
         heads = [row.head for row in scored if row.head is not None]
-        base, head = sum(bases) / len(bases), sum(heads) / len(heads)
+        macro_base, macro_head = sum(bases) / len(bases), sum(heads) / len(heads)
         deltas = [_oriented(item, row.delta) for row in scored if row.delta is not None]
         wins, ties, losses = wins_ties_losses(deltas)
         queries = sum(row.queries for row in scored)
-        rows.append(MemberRow("macro", queries, base, head, head - base, wins, ties, losses))
+        macro_delta = macro_head - macro_base
+        rows.append(
+            MemberRow("macro", queries, macro_base, macro_head, macro_delta, wins, ties, losses)
+        )
     base = _mean(item, [row.base for row in item.rows])
     head = _mean(item, [row.head for row in item.rows])
     if base is not None and head is not None:
