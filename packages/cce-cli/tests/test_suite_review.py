@@ -12,6 +12,8 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from cce_cli.compare.pairing import SavedBackend, SavedCase, SavedReport, diff_reports
 from cce_cli.render.comment import COMMENT_LIMIT, md_text, render_comment
 from cce_cli.render.member_table import aggregate_rows, member_rows
@@ -514,3 +516,24 @@ def test_diff_takes_several_heads_in_text_markdown_and_json(run_cce: RunCce) -> 
     assert code == 0 and "| system | P@k | recall | MRR | F1 |" in markdown
     code, _, err = run_cce("diff", base, head, base, "--fail-on-significant")
     assert code == 2 and "does not gate" in err
+
+
+def test_relevance_compare_gates_on_the_named_metrics_and_its_summary_says_so(
+    tmp_path: Path, run_cce: RunCce, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    fixtures = REPO / "eval" / "relevance" / "code.jsonl"
+    code, _, err = run_cce(
+        "relevance",
+        str(fixtures),
+        "--compare",
+        "bm25,hybrid",
+        "--fail-on-significant",
+        "--gate-metrics",
+        "mrr",
+    )
+    assert code == 0, err
+    text = summary.read_text()
+    assert "(--fail-on-significant tested MRR (holm-adjusted over these 1))" in text
+    assert " on MRR: " in text
