@@ -537,3 +537,24 @@ def test_relevance_compare_gates_on_the_named_metrics_and_its_summary_says_so(
     text = summary.read_text()
     assert "(--fail-on-significant tested MRR (holm-adjusted over these 1))" in text
     assert " on MRR: " in text
+
+
+def test_the_python_api_carries_members_timings_parsing_and_systems(
+    tmp_path: Path, run_cce: RunCce
+) -> None:
+    from cce_cli import api
+    from cce_cli.render.many import render_many_json
+
+    manifest, base, head = _two_suite_reports(tmp_path, run_cce)
+    report = api.run_suite(str(manifest), members="alpha", timings=True, backends="bm25")
+    body = json.loads(report.json())
+    cli = json.loads(
+        run_cce("relevance", str(manifest), "--members", "alpha", "--json", "--backend", "bm25")[1]
+    )
+    assert body.pop("timings")["members"]["alpha"]["backends"]["bm25"]["n"] == 4
+    assert body == cli
+    assert report.without_parser == []
+    assert [row["backend"] for row in report.timing_records()] == ["bm25"]
+    systems = api.compare_systems([str(base), str(head), str(base)])
+    expected = run_cce("diff", str(base), str(head), str(base), "--format", "json")[1]
+    assert render_many_json(systems) == expected

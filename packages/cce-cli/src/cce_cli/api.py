@@ -15,12 +15,13 @@ with the message the command would print (docs/python-api.md).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from cce_cli.compare.gate import GATE_FAILED, GateSpec, gate_metric
+from cce_cli.compare.many import ManyComparison
 from cce_cli.compare.pairing import DiffReport, backend_values
 from cce_cli.errors import CliError
 from cce_cli.evaluation.building import BuildOptions
@@ -44,10 +45,12 @@ __all__ = [
     "DiffResult",
     "GateSpec",
     "GateVerdict",
+    "ManyComparison",
     "RelevanceReport",
     "RunRequest",
     "SuiteReport",
     "apply_gate",
+    "compare_systems",
     "diff_saved_reports",
     "gate",
     "render_report",
@@ -224,7 +227,38 @@ class SuiteReport:
 
         if format_name not in RENDERERS:
             raise CliError(f"unknown format {format_name!r}: choose {', '.join(RENDERERS)}")
-        return render_suite(self.run.manifest, self.run.results, format_name, self.comparison)
+        return render_suite(
+            self.run.manifest,
+            self.run.results,
+            format_name,
+            self.comparison,
+            timings=self.request.timings,
+        )
+
+    @property
+    def without_parser(self) -> list[str]:
+        """The members scored on whole-file chunks only (no language parser)."""
+        return [result.name for result in self.run.results if result.without_parser]
+
+    def timing_records(self) -> list[Record]:
+        """One dict per member and backend: the member's index time in seconds and the
+        backend's query latency p50 and p95 in milliseconds (wall clock, so they differ
+        run to run; the report carries them with `timings=True`)."""
+        rows: list[Record] = []
+        for result in self.run.results:
+            if result.timings is None:
+                continue
+            for backend in result.timings.latencies_ms:
+                rows.append(
+                    {
+                        "member": result.name,
+                        "backend": backend,
+                        "index_seconds": result.timings.index_seconds,
+                        "p50_ms": result.timings.latency(backend, 50),
+                        "p95_ms": result.timings.latency(backend, 95),
+                    }
+                )
+        return rows
 
     def json(self) -> str:
         """The `cce.suite.report/v1` document, byte for byte as `--json` prints it."""
@@ -278,6 +312,21 @@ def run_suite(manifest: str | RunRequest, **options: Any) -> SuiteReport:
 
 
 # --- two saved reports -------------------------------------------------------------------
+
+
+def compare_systems(
+    reports: Sequence[str],
+    backend: str | None = None,
+    *,
+    test: str = "t",
+    correction: str = "holm",
+    alpha: float = 0.05,
+) -> ManyComparison:
+    """Every saved report after the first against it, as `cce diff BASE A B ...` does;
+    `render_many_text`/`_markdown`/`_json` (cce_cli.render.many) give its bytes."""
+    return diff_runs.compare_saved_many(
+        list(reports), backend, test=test, correction=correction, alpha=alpha
+    )
 
 
 @attrs.frozen(slots=True)
