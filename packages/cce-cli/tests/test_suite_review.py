@@ -558,3 +558,31 @@ def test_the_python_api_carries_members_timings_parsing_and_systems(
     systems = api.compare_systems([str(base), str(head), str(base)])
     expected = run_cce("diff", str(base), str(head), str(base), "--format", "json")[1]
     assert render_many_json(systems) == expected
+
+
+def test_cce_report_of_a_suite_reads_each_members_code_from_its_own_corpus(
+    tmp_path: Path, run_cce: RunCce
+) -> None:
+    import re
+
+    manifest, _, _ = _two_suite_reports(tmp_path, run_cce)
+    results = tmp_path / "suite.results.jsonl"
+    report = tmp_path / "suite.json"
+    code, out, err = run_cce(
+        "relevance", str(manifest), "--json", "--backend", "bm25", "--results", str(results)
+    )
+    assert code == 0, err
+    report.write_text(out)
+    code, page, err = run_cce(
+        "report", str(report), "--results", str(results), "--fixtures", str(manifest)
+    )
+    assert code == 0, err
+    data = json.loads(
+        re.search(r'<script type="application/json" id="cce-data">(.*?)</script>', page, re.S)[1]  # type: ignore[index]
+    )
+    hits = data["cases"][0]["sides"][0]["hits"]
+    assert hits and all(hit[1].startswith("alpha/") for hit in hits)
+    assert all(hit[7] >= 0 for hit in hits), "every result's code was read back"
+    path, start, ref = hits[0][1], hits[0][2], hits[0][7]
+    source = (tmp_path / "corpus" / path.removeprefix("alpha/")).read_text().splitlines()
+    assert data["code"][ref][0] == source[start - 1]

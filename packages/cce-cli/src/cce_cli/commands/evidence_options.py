@@ -9,11 +9,33 @@ turns them into an `Evidence` (docs/reports.md).
 from __future__ import annotations
 
 import argparse
+import os
 
+from cce_cli.errors import CliError
+from cce_cli.formats import input_files
 from cce_cli.formats.evidence import Evidence, load_evidence
+from cce_cli.formats.suite_evidence import suite_results_evidence
 from cce_cli.formats.suite_fixtures import read_fixtures_or_suite
+from cce_cli.formats.suite_manifest import (
+    GitCorpus,
+    SuiteManifest,
+    looks_like_suite,
+    read_manifest,
+)
+from cce_retrieval import describe_os_error
 
 __all__ = ["add_evidence_arguments", "evidence_from_args"]
+
+
+def _results_text(path: str) -> str:
+    try:
+        data = input_files.read_input(path, input_files.RESULTS)
+    except OSError as error:
+        raise CliError(f"could not read results {path}: {describe_os_error(error)}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CliError(f"could not read results {path}: it is not valid UTF-8") from None
 
 
 def add_evidence_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,11 +62,36 @@ def add_evidence_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _suite_corpora(manifest: SuiteManifest) -> dict[str, str | None]:
+    """Each member's corpus directory as it is on this machine, without fetching: a
+    local corpus, or a git member's cached checkout when there is one."""
+    from cce_cli.evaluation.building import cache_root
+    from cce_cli.evaluation.corpora import checkout_path
+
+    corpora: dict[str, str | None] = {}
+    for member in manifest.members:
+        if isinstance(member.corpus, GitCorpus):
+            checkout = checkout_path(member.corpus, cache_root())
+            root = os.path.join(checkout, member.corpus.root or "")
+            corpora[member.name] = root if os.path.isdir(root) else None
+        else:
+            corpora[member.name] = member.corpus
+    return corpora
+
+
 def evidence_from_args(args: argparse.Namespace) -> Evidence | None:
-    """The evidence the options name, or None when none is given."""
+    """The evidence the options name, or None when none is given. With a suite manifest
+    as `--fixtures`, the results are a suite's: each member's code is read from its own
+    corpus."""
     results = [str(path) for path in args.results]
     if not results and args.fixtures is None:
         return None
+    if results and args.fixtures is not None and looks_like_suite(str(args.fixtures)):
+        manifest = read_manifest(str(args.fixtures))
+        texts = [(path, _results_text(path)) for path in results]
+        return suite_results_evidence(
+            texts, _suite_corpora(manifest), read_fixtures_or_suite(str(args.fixtures))
+        )
     fixtures = None if args.fixtures is None else read_fixtures_or_suite(str(args.fixtures))
     corpus = None if args.corpus is None else str(args.corpus)
     return load_evidence(results, corpus=corpus, fixtures=fixtures)

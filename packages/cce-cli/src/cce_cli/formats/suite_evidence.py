@@ -17,10 +17,10 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from cce_cli.formats.evidence import Evidence, evidence_from_runs
-from cce_cli.formats.results_file import RUN_SCHEMA
+from cce_cli.formats.results_file import RUN_SCHEMA, parse_run
 from cce_fixtures import FixtureSet
 
-__all__ = ["MemberEvidence", "member_evidence", "suite_evidence"]
+__all__ = ["MemberEvidence", "member_evidence", "suite_evidence", "suite_results_evidence"]
 
 CodeByLines = Mapping[tuple[str, int, int], tuple[str, ...]]
 
@@ -64,3 +64,44 @@ def suite_evidence(members: Sequence[MemberEvidence], fixtures: FixtureSet) -> E
         for case_id, found in evidence.anchors.items()
     }
     return attrs.evolve(evidence, anchors=anchors)
+
+
+def _one_results_file(
+    path: str, text: str, corpora: Mapping[str, str | None], fixtures: FixtureSet
+) -> Evidence:
+    parse_run(text, path)  # every problem of the file named before anything is read
+    by_member: dict[str, list[str]] = {}
+    for line in text.splitlines()[1:]:
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        case_id = str(record.get("id", ""))
+        name = str(record.get("member") or case_id.split("/", 1)[0])
+        if case_id.startswith(f"{name}/"):
+            record["id"] = case_id[len(name) + 1 :]
+        by_member.setdefault(name, []).append(json.dumps(record, sort_keys=True))
+    header = json.dumps({"schema": RUN_SCHEMA})
+    members = []
+    for name, rows in by_member.items():
+        member_text = header + "\n" + "".join(row + "\n" for row in rows)
+        root = corpora.get(name)
+        # Read back from the member's own corpus through strict protection, and shown
+        # only when that text still yields the chunk the results name (read_code).
+        code = {} if root is None else evidence_from_runs([(path, member_text)], corpus=root).code
+        members.append(member_evidence(name, member_text, code))
+    return suite_evidence(members, fixtures)
+
+
+def suite_results_evidence(
+    files: Sequence[tuple[str, str]], corpora: Mapping[str, str | None], fixtures: FixtureSet
+) -> Evidence:
+    """The evidence of a suite's `--results` files ((path, text) pairs; with two, the
+    base's and the head's): each member's results read against `corpora[member]`, the
+    member's own corpus (None: no code for it), paths and ids qualified."""
+    loaded = [_one_results_file(path, text, corpora, fixtures) for path, text in files]
+    code: dict[tuple[str, int, int], tuple[str, ...]] = {}
+    for evidence in loaded:
+        code.update(evidence.code)
+    return attrs.evolve(
+        loaded[0], runs=tuple(run for evidence in loaded for run in evidence.runs), code=code
+    )
