@@ -22,10 +22,13 @@ from typing import Final
 
 import attrs
 
+from cce_cli.formats.cost_scores import CaseCost, cost_depth, summarise_cost
 from cce_cli.formats.judging import file_case, judge
 from cce_cli.formats.scores import BackendReport, CaseReport
 from cce_fixtures import Anchor, Case, FixtureSet
 from cce_metrics import (
+    COST_METRICS,
+    ESTIMATOR,
     METRICS,
     LineWeights,
     Metric,
@@ -34,6 +37,8 @@ from cce_metrics import (
     anchor_gains,
     judgment,
     macro_average,
+    reading_of_texts,
+    score_reading,
     score_tokens,
     token_average,
 )
@@ -69,7 +74,9 @@ __all__ = [
     "judge",
     "line_weights",
     "parse_backends",
+    "parse_cost_metrics",
     "parse_metrics",
+    "score_cost",
     "run_backend",
 ]
 
@@ -97,18 +104,49 @@ def parse_metrics(text: str | None) -> tuple[Metric, ...]:
     `text` is a comma list of registry names (`ndcg,map,hit,rprec`; blanks skipped,
     repeats and reference names allowed). The result is in registry order whatever the
     order of the list, so the reference columns never move. None gives the reference
-    four. Raises ValueError naming the unknown name and the valid ones.
+    four. Cost metric names (`first-hit-tokens`, `recall@500t`) are skipped here:
+    `parse_cost_metrics` reads them. Raises ValueError naming the unknown name and the
+    valid ones.
     """
     chosen = set(COMPARED_METRICS)
     for part in (text or "").split(","):
         name = rust_trim(part)
-        if not name:
+        if not name or _is_cost_name(name):
             continue
         if name not in METRICS.names():
             valid = ", ".join(METRICS.names())
             raise ValueError(f"unknown metric {name!r} for --metrics; expected one of {valid}")
         chosen.add(METRICS.get(name))
     return tuple(item for item in METRICS if item in chosen)
+
+
+def _is_cost_name(name: str) -> bool:
+    return name not in METRICS.names() and COST_METRICS.resolve(name) is not None
+
+
+def parse_cost_metrics(text: str | None, budgets: str | None = None) -> tuple[Metric, ...]:
+    """The cost metrics a run reports (docs/metrics.md#cost-metrics): the cost names of
+    the `--metrics` list `text`, then `recall@Nt` for each budget of the comma list
+    `budgets` (`--budgets 500,4000`), each once, in the order first named.
+
+    Empty when neither names one: the run then reads no deeper than k and its reports
+    carry no cost key. Raises ValueError for a budget that is not a positive integer.
+    """
+    chosen: list[Metric] = []
+    for part in (text or "").split(","):
+        name = rust_trim(part)
+        if name and _is_cost_name(name):
+            chosen.append(COST_METRICS.get(name))
+    for part in (budgets or "").split(","):
+        budget = rust_trim(part)
+        if not budget:
+            continue
+        if not budget.isascii() or not budget.isdigit() or int(budget) < 1:
+            raise ValueError(
+                f"--budgets takes positive token counts such as 500,4000; got {budget!r}"
+            )
+        chosen.append(COST_METRICS.get(f"recall@{int(budget)}t"))
+    return tuple(dict.fromkeys(chosen))
 
 
 def parse_backends(
@@ -228,6 +266,38 @@ def score_case(
     return QueryScore.from_judgment(judged)
 
 
+def score_cost(
+    case: Case,
+    results: Sequence[SearchResult],
+    metrics: Sequence[Metric],
+    *,
+    granularity: str = "chunk",
+) -> CaseCost:
+    """The cost metrics of one case from its ranking down to the metrics' depth
+    (docs/metrics.md#cost-metrics).
+
+    Each result costs the `cce.tokens/v1` estimate of its own text; its targets are the
+    expected and secondary anchors it matches, as nDCG counts them (at `file`
+    granularity the ranking is read as files, each once, against the anchors' paths).
+    """
+    depth = cost_depth(metrics)
+    judged_case = case
+    ranking = tuple(results)
+    if granularity == "file":
+        judged_case = file_case(case)
+        ranking = file_ranking(ranking)
+    ranking = ranking[:depth]
+    anchors = (*judged_case.expected, *judged_case.secondary)
+    read = reading_of_texts(
+        judge(ranking, anchors),
+        [hit.content for hit in ranking],
+        len(anchors),
+        tokenizer=ESTIMATOR,
+    )
+    values = [(item.key, score_reading(read, item)) for item in metrics]
+    return CaseCost(values, read, ranking)
+
+
 def evaluate_backend(
     index: Index,
     backend: str | Backend,
@@ -238,24 +308,44 @@ def evaluate_backend(
     graded: bool = False,
     granularity: str = "chunk",
     progress: Callable[[], None] | None = None,
+    cost_metrics: Sequence[Metric] = (),
 ) -> BackendReport:
     """Run every case (fixture order) on one backend and aggregate
     (docs/metrics.md#macro-averages). At `file` granularity the first `k` results are
-    judged as the files they name, each once. `progress()` is called after each query."""
+    judged as the files they name, each once. `progress()` is called after each query.
+
+    With `cost_metrics`, the backend is also asked for the metrics' depth (when it is
+    deeper than k) and each case carries its cost values; the quality metrics are
+    scored from exactly the ranking a run without them scores."""
     runner = _backend(backend)
+    depth = cost_depth(cost_metrics)
     reports: list[CaseReport] = []
     for case, query in zip(cases, queries, strict=True):
         results = tuple(runner.search(index, query, case.k)[: case.k])
+        cost = None
+        if cost_metrics:
+            # A backend's top k may depend on how many it is asked for (candidate pools,
+            # expansion): the quality metrics keep the ranking asked at k.
+            deep = results
+            if depth > case.k:
+                deep = tuple(runner.search(index, query, depth)[:depth])
+            cost = score_cost(case, deep, cost_metrics, granularity=granularity)
         if granularity == "file":
             results = file_ranking(results)
             score = score_case(file_case(case), results, weights, graded=graded)
         else:
             score = score_case(case, results, weights, graded=graded)
-        reports.append(CaseReport(case.id, case.k, score, results, case.tags))
+        reports.append(CaseReport(case.id, case.k, score, results, case.tags, cost))
         if progress is not None:
             progress()
     scores = [report.score for report in reports]
-    return BackendReport(runner.name, tuple(reports), macro_average(scores), token_average(scores))
+    summary = None
+    if cost_metrics:
+        costs = [report.cost for report in reports if report.cost is not None]
+        summary = summarise_cost(cost_metrics, costs, ESTIMATOR.id)
+    return BackendReport(
+        runner.name, tuple(reports), macro_average(scores), token_average(scores), summary
+    )
 
 
 def evaluate(
@@ -268,13 +358,15 @@ def evaluate(
     granularity: str = "chunk",
     corpus_root: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    cost_metrics: Sequence[Metric] = (),
 ) -> tuple[BackendReport, ...]:
     """Evaluate each backend, in the given order, over all cases of the fixture set.
 
     `graded` gives expected anchors gain 2 in the ranked metrics (see `score_case`);
     `granularity` is one of `GRANULARITIES`; `corpus_root` is handed to every backend
     with each query (plugins read files from it); `progress(done, total)` is called after
-    each (backend, query), total being cases × backends.
+    each (backend, query), total being cases × backends; `cost_metrics` are scored
+    too (see `evaluate_backend`).
     """
     if granularity not in GRANULARITIES:
         raise ValueError(f"unknown granularity {granularity!r}; expected one of chunk, file")
@@ -306,6 +398,7 @@ def evaluate(
             graded=graded,
             granularity=granularity,
             progress=step if progress is not None else None,
+            cost_metrics=cost_metrics,
         )
         for backend in backends
     )
