@@ -27,6 +27,7 @@ from cce_cli.formats.judging import file_case, judge
 from cce_cli.formats.scores import BackendReport, CaseReport
 from cce_fixtures import Anchor, Case, FixtureSet
 from cce_metrics import (
+    COST,
     COST_METRICS,
     ESTIMATOR,
     METRICS,
@@ -449,13 +450,38 @@ def _compare_metric(
     return MetricComparison(metric, deltas, aggregate, test.run(deltas))
 
 
+def _cost_values(report: BackendReport, metric: Metric) -> list[float | None]:
+    return [None if case.cost is None else case.cost.value(metric.key) for case in report.cases]
+
+
+def _compare_cost(
+    metric: Metric, a: BackendReport, b: BackendReport, test: PairedTest
+) -> MetricComparison | None:
+    """A cost metric of B against A (deltas B − A, unoriented like every delta), or None
+    when some case has no value on a side (a query without a target): the deltas are
+    listed case by case, so a metric some case lacks is not compared in-run."""
+    left, right = _cost_values(a, metric), _cost_values(b, metric)
+    deltas: list[float] = []
+    for base, head in zip(left, right, strict=True):
+        if base is None or head is None:
+            return None
+        deltas.append(head - base)
+    if a.cost is None or b.cost is None:
+        return None
+    base_mean, head_mean = a.cost.value(metric.key), b.cost.value(metric.key)
+    if base_mean is None or head_mean is None:
+        return None
+    return MetricComparison(metric, tuple(deltas), head_mean - base_mean, test.run(deltas))
+
+
 def compare_reports(
     a: BackendReport,
     b: BackendReport,
     metrics: Sequence[Metric] = COMPARED_METRICS,
     test: str = "t",
 ) -> Comparison:
-    """Pair the two reports case by case and test each metric's deltas B − A.
+    """Pair the two reports case by case and test each metric's deltas B − A; a cost
+    metric among `metrics` is compared on the cases' cost values.
 
     `test` names a paired test of `cce_stats.PAIRED_TESTS` (the reference's t-test by
     default); ValueError for an unknown name or mismatched case lists.
@@ -463,10 +489,16 @@ def compare_reports(
     if len(a.cases) != len(b.cases):
         raise ValueError(f"cannot pair {len(a.cases)} cases with {len(b.cases)}")
     paired = paired_test(test)
+    compared = [
+        _compare_cost(metric, a, b, paired)
+        if metric.group == COST
+        else _compare_metric(metric, a, b, paired)
+        for metric in metrics
+    ]
     return Comparison(
         a.backend,
         b.backend,
         tuple(case.id for case in a.cases),
-        tuple(_compare_metric(metric, a, b, paired) for metric in metrics),
+        tuple(item for item in compared if item is not None),
         paired.name,
     )

@@ -345,7 +345,9 @@ def score(request: RunRequest) -> Scored:
         strict=request.strict,
     )
     comparison = (
-        harness.compare_reports(reports[0], reports[1], metrics, test=request.test)
+        harness.compare_reports(
+            reports[0], reports[1], (*metrics, *cost_metrics), test=request.test
+        )
         if request.compare
         else None
     )
@@ -468,7 +470,7 @@ def gate_reasons(request: RunRequest, scored: Scored) -> tuple[str, ...]:
     return compare_gate(
         request.gate,
         scored.reports,
-        scored.metrics,
+        (*scored.metrics, *scored.cost_metrics),
         test=request.test,
         correction=request.correction,
         alpha=request.alpha,
