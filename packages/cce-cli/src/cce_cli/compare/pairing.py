@@ -705,7 +705,6 @@ def head_aggregate(report: BackendReport, item: Metric) -> float | None:
         return report.averages.value(item.key)
     if item.key in TOKEN_METRICS and report.tokens is not None:
         return report.tokens.value(item.key)
-    if item.group == COST and report.cost is not None:
-        if item.key in {known.key for known in report.cost.metrics}:
-            return report.cost.value(item.key)
+    if item.group == COST and report.cost is not None and item in report.cost.metrics:
+        return report.cost.value(item.key)
     return None

@@ -77,8 +77,8 @@ __all__ = [
     "parse_backends",
     "parse_cost_metrics",
     "parse_metrics",
-    "score_cost",
     "run_backend",
+    "score_cost",
 ]
 
 BACKEND_NAMES: Final = ("bm25", "vector", "hybrid")

@@ -8,8 +8,9 @@ owns the layout: a header line `{"corpus", "embedder", "schema"}`, then one line
 its rank, location, kind, chunk id, 6-decimal score and the indexes of the case's
 expected anchors it matched. A run that asked for a cost metric adds to each line a
 `cost` object: the tokenizer's id and, down to the cost metrics' depth, each result's
-location and token count (docs/report-formats.md#cost). Lines are `json.dumps(sort_keys=True, ensure_ascii=False,
-separators=(",", ":"))`, so the bytes are deterministic.
+location and token count (docs/report-formats.md#cost). Lines are
+`json.dumps(sort_keys=True, ensure_ascii=False, separators=(",", ":"))`, so the bytes
+are deterministic.
 """
 
 from __future__ import annotations

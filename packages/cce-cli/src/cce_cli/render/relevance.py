@@ -20,10 +20,10 @@ from typing import Final, Generic, TypeVar
 import attrs
 
 from cce_cli.evaluation.harness import BackendReport, Comparison
-from cce_cli.render.cost import cost_table
 from cce_cli.evaluation.report import RunSummary, TagGroup
 from cce_cli.formats.schemas import REPORT_SCHEMA
 from cce_cli.output import column, display_text
+from cce_cli.render.cost import cost_table
 from cce_cli.render.report_json import render_json, report_body
 from cce_fixtures import SCHEMA_ID as FIXTURE_SCHEMA
 from cce_metrics import Metric, TokenAverages

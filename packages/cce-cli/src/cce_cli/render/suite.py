@@ -184,8 +184,12 @@ def render_suite_text(
             cells = [_text_cell(item, aggregate(grouped, backend, item).macro) for item in metrics]
             lines.append(_row(f"group {display_text(group)}", cells, width))
         overall = [aggregate(results, backend, item) for item in metrics]
-        macro = [_text_cell(item, found.macro) for item, found in zip(metrics, overall, strict=True)]
-        micro = [_text_cell(item, found.micro) for item, found in zip(metrics, overall, strict=True)]
+        macro = [
+            _text_cell(item, found.macro) for item, found in zip(metrics, overall, strict=True)
+        ]
+        micro = [
+            _text_cell(item, found.micro) for item, found in zip(metrics, overall, strict=True)
+        ]
         lines.append(_row("macro", macro, width))
         lines.append(_row("micro (all queries)", micro, width))
     text = "".join(lines)

@@ -330,9 +330,7 @@ def score(request: RunRequest) -> Scored:
             backend = run_checks.RepairedBackend(backend, normaliser)
         chosen.append(backend)
     corpus_root = os.path.abspath(root) if root is not None else None
-    reports = _evaluate(
-        request, fixture_set, index, embedder, chosen, corpus_root, cost_metrics
-    )
+    reports = _evaluate(request, fixture_set, index, embedder, chosen, corpus_root, cost_metrics)
     run_checks.check_results(
         fixture_set,
         index,
