@@ -439,3 +439,46 @@ def test_a_suite_carries_cost_per_member_and_in_the_aggregates(
     )
     assert code == 0
     assert "1st-hit tok" in text
+
+
+# --- grep reads files under the corpus root ------------------------------------------------
+
+
+def test_pool_hands_every_backend_the_corpus_root(
+    fixtures: Path, tmp_path: Path, run_cce: RunCce, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[str | None] = []
+    real = harness.run_backend
+
+    def recording(index: Any, backend: Any, query: harness.Query, k: int) -> Any:
+        seen.append(query.corpus_root)
+        return real(index, backend, query, k)
+
+    monkeypatch.setattr(harness, "run_backend", recording)
+    out = tmp_path / "judging.jsonl"
+    code, _, err = run_cce(
+        "pool", str(fixtures), "--dir", str(SAMPLE), "--backends", "grep", "-o", str(out)
+    )
+    assert code == 0, err
+    assert seen and set(seen) == {str(SAMPLE.resolve())}
+    assert "cache.py" in out.read_text(encoding="utf-8")
+
+
+def test_search_with_grep_reads_the_store_corpus(tmp_path: Path, run_cce: RunCce) -> None:
+    corpus = tmp_path / "corpus"
+    shutil.copytree(SAMPLE, corpus)
+    assert run_cce("index", str(corpus))[0] == 0
+    # A word only the file on disk holds: found only if grep reads under the store's root.
+    with (corpus / "cache.py").open("a", encoding="utf-8") as handle:
+        handle.write("# zebraquokka\n")
+    code, out, err = run_cce(
+        "search",
+        "zebraquokka",
+        "--store",
+        str(corpus / ".cce" / "index.json"),
+        "--backend",
+        "grep",
+        "--json",
+    )
+    assert code == 0, err
+    assert "cache.py" in out
