@@ -10,8 +10,11 @@ leaves the default renderers untouched and byte-identical.
 
 from __future__ import annotations
 
+import html
+import math
+import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 from cce_cli.formats.cost_scores import CaseCost, CostSummary, cost_depth, first_hit_cap
 from cce_cli.formats.scores import BackendReport
@@ -19,13 +22,19 @@ from cce_metrics import DEFAULT_BUDGETS, TOKENIZER_ID, Metric, recall_curve
 from cce_retrieval import format6
 
 __all__ = [
+    "budget_of",
     "cost_averages_json",
     "cost_case_json",
     "cost_cell",
     "cost_curve",
     "cost_header_json",
     "cost_table",
+    "curves_of_reports",
+    "recall_curve_chart",
+    "value_text",
 ]
+
+_BUDGET_KEY: Final = re.compile(r"recall_at_([1-9][0-9]*)t")
 
 
 def _cell(value: float | None) -> str | None:
@@ -108,3 +117,94 @@ def cost_curve(
     readings = [case.cost.reading for case in report.cases if case.cost is not None]
     values = recall_curve(readings, budgets, report.cost.depth)
     return tuple(zip(budgets, values, strict=True))
+
+
+_CURVE_WIDTH = 480
+_CURVE_HEIGHT = 180
+_CURVE_MARGIN = (36, 10, 10, 26)  # left, right, top, bottom: room for the axis labels
+_SERIES_COLOURS = ("#0969da", "#cf222e", "#2da44e", "#8250df", "#bf8700", "#1b7c83")
+
+
+def _svg_number(x: float) -> str:
+    return f"{x:.3f}".rstrip("0").rstrip(".") or "0"
+
+
+def recall_curve_chart(curves: Sequence[tuple[str, Sequence[tuple[int, float]]]]) -> str:
+    """The recall-versus-tokens curve of each backend as inline SVG: budgets on a log
+    axis, mean recall from 0 to 1, one polyline and legend entry per backend, each point
+    titled with its value. Empty when no backend has two points or more."""
+    drawn = [(name, points) for name, points in curves if len(points) >= 2]
+    if not drawn:
+        return ""
+    left, right, top, bottom = _CURVE_MARGIN
+    width, height = _CURVE_WIDTH, _CURVE_HEIGHT
+    budgets = sorted({budget for _, points in drawn for budget, _ in points})
+    low, high = math.log(budgets[0]), math.log(budgets[-1])
+    span = (high - low) or 1.0
+
+    def x(budget: int) -> float:
+        return left + (math.log(budget) - low) / span * (width - left - right)
+
+    def y(recall: float) -> float:
+        return top + (1.0 - min(max(recall, 0.0), 1.0)) * (height - top - bottom)
+
+    parts = [
+        f'<svg class="chart curve" viewBox="0 0 {width} {height}" width="{width}" '
+        f'height="{height}" role="img" aria-label="recall within a token budget, per backend">',
+        f'<line class="axis" x1="{left}" y1="{_svg_number(y(0.0))}" x2="{width - right}" '
+        f'y2="{_svg_number(y(0.0))}"/>',
+        f'<line class="axis" x1="{left}" y1="{_svg_number(y(1.0))}" x2="{left}" '
+        f'y2="{_svg_number(y(0.0))}"/>',
+        f'<text x="2" y="{_svg_number(y(1.0) + 4)}" font-size="10">1.0</text>',
+        f'<text x="2" y="{_svg_number(y(0.0))}" font-size="10">0.0</text>',
+    ]
+    for budget in budgets:
+        shown = f"{budget // 1000}k" if budget >= 1000 and budget % 1000 == 0 else str(budget)
+        parts.append(
+            f'<text x="{_svg_number(x(budget) - 8)}" y="{height - 8}" font-size="10">{shown}</text>'
+        )
+    for position, (name, points) in enumerate(drawn):
+        colour = _SERIES_COLOURS[position % len(_SERIES_COLOURS)]
+        coordinates = " ".join(
+            f"{_svg_number(x(budget))},{_svg_number(y(value))}" for budget, value in points
+        )
+        parts.append(
+            f'<polyline class="series" fill="none" stroke="{colour}" stroke-width="2" '
+            f'points="{coordinates}"/>'
+        )
+        for budget, value in points:
+            parts.append(
+                f'<circle cx="{_svg_number(x(budget))}" cy="{_svg_number(y(value))}" r="2.5" '
+                f'fill="{colour}"><title>{html.escape(name)}: recall {value:.3f} within '
+                f"{budget:,} tokens</title></circle>"
+            )
+        legend_y = top + 12 + 13 * position
+        parts.append(
+            f'<rect x="{left + 8}" y="{legend_y - 8}" width="10" height="3" fill="{colour}"/>'
+            f'<text x="{left + 22}" y="{legend_y}" font-size="10">{html.escape(name)}</text>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def curves_of_reports(
+    reports: Sequence[BackendReport], budgets: Sequence[int] = DEFAULT_BUDGETS
+) -> tuple[tuple[str, tuple[tuple[int, float], ...]], ...]:
+    """Each backend's recall curve over `budgets` (the in-run readings, so every budget
+    has a point whichever budgets the run reported); backends without cost left out."""
+    return tuple(
+        (report.backend, cost_curve(report, budgets))
+        for report in reports
+        if report.cost is not None
+    )
+
+
+def budget_of(item: Metric) -> int | None:
+    """The token budget of a `recall@NNNNt` metric; None for any other metric."""
+    found = _BUDGET_KEY.fullmatch(item.key)
+    return None if found is None else int(found.group(1))
+
+
+def value_text(item: Metric, value: float) -> str:
+    """A value as the HTML tables show it: whole tokens for a count, three decimals else."""
+    return f"{value:,.0f}" if item.unit == "tokens" else f"{value:.3f}"
