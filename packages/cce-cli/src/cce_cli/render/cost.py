@@ -121,7 +121,7 @@ def cost_curve(
 
 _CURVE_WIDTH = 480
 _CURVE_HEIGHT = 180
-_CURVE_MARGIN = (36, 10, 10, 26)  # left, right, top, bottom: room for the axis labels
+_CURVE_MARGIN = (36, 80, 10, 26)  # left, right (the legend), top, bottom (the axis labels)
 _SERIES_COLOURS = ("#0969da", "#cf222e", "#2da44e", "#8250df", "#bf8700", "#1b7c83")
 
 
@@ -178,10 +178,10 @@ def recall_curve_chart(curves: Sequence[tuple[str, Sequence[tuple[int, float]]]]
                 f'fill="{colour}"><title>{html.escape(name)}: recall {value:.3f} within '
                 f"{budget:,} tokens</title></circle>"
             )
-        legend_y = top + 12 + 13 * position
+        legend_x, legend_y = width - right + 8, top + 8 + 13 * position
         parts.append(
-            f'<rect x="{left + 8}" y="{legend_y - 8}" width="10" height="3" fill="{colour}"/>'
-            f'<text x="{left + 22}" y="{legend_y}" font-size="10">{html.escape(name)}</text>'
+            f'<rect x="{legend_x}" y="{legend_y - 5}" width="10" height="3" fill="{colour}"/>'
+            f'<text x="{legend_x + 14}" y="{legend_y}" font-size="10">{html.escape(name)}</text>'
         )
     parts.append("</svg>")
     return "".join(parts)

@@ -480,7 +480,8 @@ def render_relevance_page(
                         "status": "",
                     }
                 )
-                if value is not None and cases is lookup[0]:
+                # An unbounded count (tokens) would swamp the fractions in the sort key.
+                if value is not None and cases is lookup[0] and item.bounds is not None:
                     total += value if item.higher_is_better else -value
         rows.append(
             {
@@ -598,7 +599,9 @@ def saved_cost_metrics(report: SavedReport) -> tuple[Metric, ...]:
         key for backend in report.backends for case in backend.cases for key in case.values
     )
     found = (COST_METRICS.resolve(key) for key in keys)
-    return tuple(item for item in found if item is not None and item.group == COST)
+    chosen = [item for item in found if item is not None and item.group == COST]
+    # first-hit-tokens first, then the recalls by budget, whatever order JSON keys took.
+    return tuple(sorted(chosen, key=lambda item: (budget_of(item) or 0, item.name)))
 
 
 def saved_curves(
