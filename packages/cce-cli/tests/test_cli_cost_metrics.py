@@ -482,3 +482,38 @@ def test_search_with_grep_reads_the_store_corpus(tmp_path: Path, run_cce: RunCce
     )
     assert code == 0, err
     assert "cache.py" in out
+
+
+def test_the_python_api_carries_cost_and_prints_the_command_bytes(
+    fixtures: Path, run_cce: RunCce
+) -> None:
+    from cce_cli.api import run_relevance
+
+    report = run_relevance(
+        str(fixtures),
+        corpus=str(SAMPLE),
+        backends="bm25,grep",
+        metrics="first-hit-tokens",
+        budgets="500",
+    )
+    code, out, _ = run_cce(
+        "relevance",
+        str(fixtures),
+        "--dir",
+        str(SAMPLE),
+        "--backend",
+        "bm25,grep",
+        "--metrics",
+        "first-hit-tokens",
+        "--budgets",
+        "500",
+        "--json",
+    )
+    assert code == 0
+    assert report.json() == out
+    rows = report.records()
+    assert all("first_hit_tokens" in row and "recall_at_500t" in row for row in rows)
+    means = {row["backend"]: row["first_hit_tokens"] for row in report.aggregate_records()}
+    body = json.loads(out)
+    for entry in body["backends"]:
+        assert format6(means[entry["backend"]]) == entry["cost"]["first_hit_tokens"]
