@@ -517,3 +517,31 @@ def test_the_python_api_carries_cost_and_prints_the_command_bytes(
     body = json.loads(out)
     for entry in body["backends"]:
         assert format6(means[entry["backend"]]) == entry["cost"]["first_hit_tokens"]
+
+
+def test_the_pull_request_comment_shows_first_hit_in_whole_tokens(
+    fixtures: Path, tmp_path: Path, run_cce: RunCce
+) -> None:
+    base, head = tmp_path / "base.json", tmp_path / "head.json"
+    for path, backend in ((base, "grep"), (head, "bm25")):
+        code, out, _ = run_cce(
+            "relevance",
+            str(fixtures),
+            "--dir",
+            str(SAMPLE),
+            "--backend",
+            backend,
+            "--metrics",
+            "first-hit-tokens",
+            "--json",
+        )
+        assert code == 0
+        path.write_text(out, encoding="utf-8")
+    code, out, _ = run_cce("diff", str(base), str(head), "--format", "markdown")
+    assert code == 0
+    row = next(line for line in out.splitlines() if line.startswith("| 1st-hit tok"))
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    base_mean = json.loads(base.read_text())["backends"][0]["cost"]["first_hit_tokens"]
+    assert cells[1] == f"{round(float(base_mean)):,}"
+    assert "." not in cells[1] + cells[2] + cells[3]
+    assert cells[3].startswith("-")  # bm25 reads fewer tokens to its first hit
