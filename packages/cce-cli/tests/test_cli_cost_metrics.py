@@ -545,3 +545,28 @@ def test_the_pull_request_comment_shows_first_hit_in_whole_tokens(
     assert cells[1] == f"{round(float(base_mean)):,}"
     assert "." not in cells[1] + cells[2] + cells[3]
     assert cells[3].startswith("-")  # bm25 reads fewer tokens to its first hit
+
+
+def test_worst_first_is_decided_by_the_fractions_before_token_counts() -> None:
+    from cce_cli.compare.pairing import DiffGroup, MetricDiff, QueryDelta
+    from cce_cli.render.changes import changed_queries
+    from cce_metrics import METRICS
+    from cce_stats import paired_test
+
+    def diff(name: str, rows: list[tuple[str, float, float]]) -> MetricDiff:
+        item = COST_METRICS.get(name) if name in COST_METRICS else METRICS.get(name)
+        deltas = tuple(QueryDelta(i, b, h, h - b) for i, b, h in rows)
+        result = paired_test("t").run([row.delta for row in deltas])
+        return MetricDiff(item, deltas, result, result.p, None, 0, 0, 0)
+
+    group = DiffGroup(
+        None,
+        ("a", "b", "c"),
+        (
+            diff("mrr", [("a", 1.0, 0.5), ("b", 1.0, 1.0), ("c", 1.0, 1.0)]),
+            # b reads 20,000 more tokens (worse) and c 300 fewer (better): a still leads,
+            # since MRR fell there, and b comes before c.
+            diff("first-hit-tokens", [("a", 100.0, 100.0), ("b", 100.0, 20100.0), ("c", 400, 100)]),
+        ),
+    )
+    assert [change.id for change in changed_queries(group)] == ["a", "b", "c"]

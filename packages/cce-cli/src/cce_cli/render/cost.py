@@ -19,7 +19,7 @@ from typing import Any, Final
 from cce_cli.formats.cost_scores import CaseCost, CostSummary, cost_depth, first_hit_cap
 from cce_cli.formats.scores import BackendReport
 from cce_metrics import DEFAULT_BUDGETS, TOKENIZER_ID, Metric, recall_curve
-from cce_retrieval import format6
+from cce_retrieval import format6, format6_signed
 
 __all__ = [
     "budget_of",
@@ -30,6 +30,7 @@ __all__ = [
     "cost_header_json",
     "cost_table",
     "curves_of_reports",
+    "diff_cell",
     "recall_curve_chart",
     "value_text",
 ]
@@ -208,3 +209,12 @@ def budget_of(item: Metric) -> int | None:
 def value_text(item: Metric, value: float) -> str:
     """A value as the HTML tables show it: whole tokens for a count, three decimals else."""
     return f"{value:,.0f}" if item.unit == "tokens" else f"{value:.3f}"
+
+
+def diff_cell(item: Metric, value: float, *, signed: bool = False) -> str:
+    """A value in the text diff's per-query rows: whole tokens for a token count (six
+    decimals would overflow the column), six decimals for every other metric."""
+    if item.unit != "tokens":
+        return format6_signed(value) if signed else format6(value)
+    text = f"{round(value) + 0:,}"
+    return f"+{text}" if signed and not text.startswith("-") else text
