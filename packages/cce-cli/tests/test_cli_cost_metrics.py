@@ -570,3 +570,34 @@ def test_worst_first_is_decided_by_the_fractions_before_token_counts() -> None:
         ),
     )
     assert [change.id for change in changed_queries(group)] == ["a", "b", "c"]
+
+
+def test_a_saved_report_page_draws_the_curve_from_its_budgets(
+    fixtures: Path, tmp_path: Path, run_cce: RunCce
+) -> None:
+    saved = tmp_path / "saved.json"
+    code, out, _ = run_cce(
+        "relevance",
+        str(fixtures),
+        "--dir",
+        str(SAMPLE),
+        "--backend",
+        "bm25,grep",
+        "--metrics",
+        "first-hit-tokens",
+        "--budgets",
+        "4000,500,1000",
+        "--json",
+    )
+    assert code == 0
+    saved.write_text(out, encoding="utf-8")
+    code, page, err = run_cce("report", str(saved))
+    assert code == 0, err
+    assert page.count('<polyline class="series"') == 2
+    body = json.loads(out)
+    grep = next(entry for entry in body["backends"] if entry["backend"] == "grep")
+    shown = f"grep: recall {float(grep['cost']['recall_at_500t']):.3f} within 500 tokens"
+    assert shown in page
+    # Token counts show as whole tokens in the metrics table.
+    mean = round(float(grep["cost"]["first_hit_tokens"]))
+    assert f">{mean:,}<" in page
