@@ -601,3 +601,13 @@ def test_a_saved_report_page_draws_the_curve_from_its_budgets(
     # Token counts show as whole tokens in the metrics table.
     mean = round(float(grep["cost"]["first_hit_tokens"]))
     assert f">{mean:,}<" in page
+
+
+def test_an_unknown_metric_names_the_cost_metrics_too(fixtures: Path, run_cce: RunCce) -> None:
+    code, _, err = run_cce(
+        "relevance", str(fixtures), "--dir", str(SAMPLE), "--metrics", "recall@0t"
+    )
+    assert code == 2
+    assert err.count("\n") == 1
+    assert "unknown metric 'recall@0t' for --metrics" in err
+    assert "first-hit-tokens, recall@NNNNt" in err

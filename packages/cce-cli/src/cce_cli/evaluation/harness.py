@@ -116,7 +116,10 @@ def parse_metrics(text: str | None) -> tuple[Metric, ...]:
             continue
         if name not in METRICS.names():
             valid = ", ".join(METRICS.names())
-            raise ValueError(f"unknown metric {name!r} for --metrics; expected one of {valid}")
+            raise ValueError(
+                f"unknown metric {name!r} for --metrics; expected one of {valid}, or a cost "
+                "metric: first-hit-tokens, recall@NNNNt (docs/metrics.md#cost-metrics)"
+            )
         chosen.add(METRICS.get(name))
     return tuple(item for item in METRICS if item in chosen)
 
