@@ -135,7 +135,8 @@ class RelevanceReport:
 
     def records(self) -> list[Record]:
         """One dict per backend and query: backend, id, k, tags and every metric at full
-        precision (token metrics when the query has line ranges)."""
+        precision (token metrics when the query has line ranges, cost metrics when asked
+        for and the query has a target)."""
         rows: list[Record] = []
         for report in self.scored.reports:
             values = backend_values(report, self.scored.metrics)
@@ -161,6 +162,10 @@ class RelevanceReport:
             if report.tokens is not None:
                 for item in TOKEN_METRICS.defaults():
                     row[item.key] = report.tokens.value(item.key)
+            if report.cost is not None:
+                # Only a run that asked for cost metrics has them (None: no query's).
+                for item in report.cost.metrics:
+                    row[item.key] = report.cost.value(item.key)
             rows.append(row)
         return rows
 

@@ -160,7 +160,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action=_SetOnce,
         help="comma list of metrics to add to P@k, recall, MRR and F1: "
         + ", ".join(item.name for item in METRICS if not item.default)
-        + " (docs/metrics.md#ranked-metrics)",
+        + " (docs/metrics.md#ranked-metrics); or cost metrics: first-hit-tokens, "
+        "recall@NNNNt (docs/metrics.md#cost-metrics)",
+    )
+    parser.add_argument(
+        "--budgets",
+        metavar="LIST",
+        action=_SetOnce,
+        help="comma list of token budgets, each adding the cost metric recall@Nt "
+        "(e.g. 500,4000; docs/metrics.md#cost-metrics)",
     )
     parser.add_argument(
         "--graded",
@@ -226,6 +234,7 @@ def run_request(args: argparse.Namespace) -> RunRequest:
         backends=args.backend,
         compare=args.compare,
         metrics=args.metrics,
+        budgets=args.budgets,
         graded=bool(args.graded),
         granularity=args.granularity,
         test=args.test,

@@ -8,7 +8,8 @@ wording (docs/gating.md#the-gate):
   with an adjusted p below alpha;
 - `--fail-on-query-regression [METRICS]`: a paired query worse by more than
   `--regression-tolerance` on any compared metric, or on the metrics listed;
-- `--min METRIC=VALUE`: the head's aggregate below a floor.
+- `--min METRIC=VALUE`: the head's aggregate below a floor; for a metric where lower is
+  better (`first-hit-tokens`) the bound is a ceiling: the aggregate above it fails.
 
 Metrics are named by their name, key or the label the tables print (`P@k`,
 `tok-IoU`). A floor or a regression list on a metric the compared reports lack is a
@@ -33,7 +34,7 @@ import attrs
 from cce_cli.compare.pairing import DiffGroup
 from cce_cli.errors import CliError
 from cce_cli.output import display_text, number_text
-from cce_metrics import METRICS, TOKEN_METRICS, Metric, metric
+from cce_metrics import COST, COST_METRICS, METRICS, TOKEN_METRICS, Metric, metric
 from cce_retrieval import format6, format6_signed
 from cce_stats import BOOTSTRAP_CALIBRATED_N
 
@@ -86,7 +87,7 @@ def gate_metric(text: str) -> Metric:
         return metric(text)
     except ValueError as error:
         unknown = error
-    every: tuple[Metric, ...] = (*METRICS, *TOKEN_METRICS)
+    every: tuple[Metric, ...] = (*METRICS, *TOKEN_METRICS, *COST_METRICS)
     for found in every:
         if text == found.label:
             return found
@@ -108,6 +109,8 @@ def _how_to_add(item: Metric) -> str:
         return (
             "token metrics need expected anchors with line ranges (path@START-END) in the fixtures"
         )
+    if item.group == COST:
+        return f"add it with `cce relevance --metrics {item.name}`"
     if item.default:
         return f"{item.label} is in every report cce writes; the report was written elsewhere"
     return f"add it with `cce relevance --metrics {item.name}`"
@@ -211,8 +214,11 @@ def evaluate_gate(
         flag = f"--min {floored.name}={number_text(floor)}"
         if value is None:
             reasons.append(f"{head} has no {floored.label} to hold to {flag}")
-        elif value < floor:
+        elif floored.higher_is_better and value < floor:
             reasons.append(f"{floored.label} of {head} is {format6(value)}, below {flag}")
+        elif not floored.higher_is_better and value > floor:
+            # A lower-is-better metric (a cost in tokens): the bound is a ceiling.
+            reasons.append(f"{floored.label} of {head} is {format6(value)}, above {flag}")
     return tuple(reasons)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import attrs
 
+from cce_cli.formats.cost_scores import CaseCost, CostSummary
 from cce_metrics import MacroAverages, QueryScore, TokenAverages
 from cce_retrieval import SearchResult
 
@@ -27,6 +28,8 @@ class CaseReport:
     """The ranked results the score was computed from (for `--results`)."""
     tags: tuple[str, ...] = attrs.field(default=(), eq=False)
     """The case's tags (for `--by-tag`)."""
+    cost: CaseCost | None = None
+    """The cost metrics' values, only on a run that asked for one."""
 
 
 @attrs.frozen(slots=True)
@@ -37,3 +40,5 @@ class BackendReport:
     cases: tuple[CaseReport, ...]
     averages: MacroAverages
     tokens: TokenAverages | None
+    cost: CostSummary | None = None
+    """The cost metrics' means, only on a run that asked for one."""

@@ -26,6 +26,7 @@ from typing import Any, Final
 from cce_cli.compare.pairing import DiffGroup, DiffReport, MetricDiff
 from cce_cli.output import number_text, visible_controls
 from cce_cli.render.changes import ChangedQuery, changed_queries
+from cce_metrics import Metric
 from cce_stats import paired_test
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "differences",
     "format3",
     "format3_signed",
+    "in_unit",
     "md_text",
     "render_comment",
     "side_labels",
@@ -181,8 +183,19 @@ def _aggregate(item: MetricDiff, side: str) -> float | None:
     return item.metric.average(values) if values else None
 
 
-def _value3(value: float | None) -> str:
-    return "n/a" if value is None else format3(value)
+def _value3(value: float | None, metric: Metric | None = None) -> str:
+    if value is None:
+        return "n/a"
+    return in_unit(metric, value) if metric is not None else format3(value)
+
+
+def in_unit(metric: Metric, value: float, *, signed: bool = False) -> str:
+    """A value as the comment shows it: a token count (`first-hit-tokens`) in whole
+    tokens with thousands separators, any other metric in three decimals."""
+    if metric.unit != "tokens":
+        return format3_signed(value) if signed else format3(value)
+    text = f"{round(value) + 0:,}"
+    return f"+{text}" if signed and not text.startswith("-") else text
 
 
 def _mark(report: DiffReport, item: MetricDiff) -> str:
@@ -198,15 +211,20 @@ def _aggregate_table(report: DiffReport, group: DiffGroup) -> list[str]:
     ]
     for item in group.metrics:
         label = md_text(item.metric.label)
-        delta = format3_signed(item.result.mean_delta)
+        delta = in_unit(item.metric, item.result.mean_delta, signed=True)
         p = _p3(item.p_adjusted)
         if significant(report, item):
             label, delta, p = f"**{label}**", f"**{delta}**", f"**{p}**"
         ci = item.result.ci95
-        interval = "n/a" if ci is None else f"[{format3_signed(ci[0])}, {format3_signed(ci[1])}]"
+        interval = (
+            "n/a"
+            if ci is None
+            else f"[{in_unit(item.metric, ci[0], signed=True)}, "
+            f"{in_unit(item.metric, ci[1], signed=True)}]"
+        )
         lines.append(
-            f"| {label}{_mark(report, item)} | {_value3(_aggregate(item, 'base'))} "
-            f"| {_value3(_aggregate(item, 'head'))} | {delta} | {interval} | {p} "
+            f"| {label}{_mark(report, item)} | {_value3(_aggregate(item, 'base'), item.metric)} "
+            f"| {_value3(_aggregate(item, 'head'), item.metric)} | {delta} | {interval} | {p} "
             f"| {item.wins} / {item.ties} / {item.losses} |"
         )
     return lines
@@ -291,7 +309,8 @@ def _moves(change: ChangedQuery) -> str:
         if cell is None or cell[3] == 0.0:
             continue
         item, base, head, _ = cell
-        parts.append(f"{md_text(item.metric.label)} {format3(base)} → {format3(head)}")
+        shown = f"{in_unit(item.metric, base)} → {in_unit(item.metric, head)}"
+        parts.append(f"{md_text(item.metric.label)} {shown}")
     return " · ".join(parts)
 
 

@@ -23,6 +23,7 @@ import attrs
 from cce_cli.compare.pairing import DIFF_SCHEMA, DiffGroup, DiffReport, DiffSide, MetricDiff
 from cce_cli.output import column, display_text, number_text
 from cce_cli.render.changes import changed_queries
+from cce_cli.render.cost import diff_cell
 from cce_cli.render.relevance import Renderer
 from cce_retrieval import format6, format6_signed
 from cce_stats import paired_test, wins_ties_losses
@@ -161,10 +162,11 @@ def render_diff_text(report: DiffReport) -> str:
                     continue
                 item, base, head, delta = cell
                 name = display_text(change.id) if first else ""
-                lines.append(
-                    f"  {name:<24}{item.metric.label:<12}{format6(base):>12}"
-                    f"{format6(head):>12}{format6_signed(delta):>12}"
+                shown = (
+                    f"{diff_cell(item.metric, base):>12}{diff_cell(item.metric, head):>12}"
+                    f"{diff_cell(item.metric, delta, signed=True):>12}"
                 )
+                lines.append(f"  {name:<24}{item.metric.label:<12}{shown}")
                 first = False
     else:
         lines.append("  (none)")

@@ -43,6 +43,8 @@ from cce_cli.render.comment import (
     significant,
     verdict_finding,
 )
+from cce_cli.render.cost import budget_of, curves_of_reports, recall_curve_chart, value_text
+from cce_metrics import Metric
 
 __all__ = [
     "Page",
@@ -427,15 +429,23 @@ def _tag_cell(report: DiffReport, item: MetricDiff | None) -> dict[str, Any]:
 
 
 def render_relevance_page(
-    report: SavedReport, evidence: Evidence | None = None, queries: Mapping[str, str] | None = None
+    report: SavedReport,
+    evidence: Evidence | None = None,
+    queries: Mapping[str, str] | None = None,
+    curves: Sequence[tuple[str, Sequence[tuple[int, float]]]] | None = None,
 ) -> str:
-    """The page of one relevance report: every backend side by side, no deltas."""
+    """The page of one relevance report: every backend side by side, no deltas.
+
+    A report with cost metrics also gets the recall-versus-tokens chart: `curves` (each
+    backend's points, from an in-run reading) or else the report's `recall@NNNNt` means.
+    """
     from cce_metrics import METRICS, TOKEN_METRICS
 
     backends = report.backends
+    cost = saved_cost_metrics(report)
     metrics = [
         item
-        for item in (*METRICS, *TOKEN_METRICS)
+        for item in (*METRICS, *TOKEN_METRICS, *cost)
         if any(item.key in case.values for backend in backends for case in backend.cases)
     ]
     case_ids: list[str] = []
@@ -464,13 +474,14 @@ def render_relevance_page(
                 value = None if saved is None else saved.values.get(item.key)
                 cells.append(
                     {
-                        "text": "–" if value is None else format3(value),
+                        "text": "–" if value is None else value_text(item, value),
                         "title": "",
                         "sort": -1.0 if value is None else value,
                         "status": "",
                     }
                 )
-                if value is not None and cases is lookup[0]:
+                # An unbounded count (tokens) would swamp the fractions in the sort key.
+                if value is not None and cases is lookup[0] and item.bounds is not None:
                     total += value if item.higher_is_better else -value
         rows.append(
             {
@@ -491,7 +502,7 @@ def render_relevance_page(
         metric_rows.append(
             {
                 "label": item.label,
-                "values": ["n/a" if v is None else format3(v) for v in values],
+                "values": ["n/a" if v is None else value_text(item, v) for v in values],
                 "delta": "",
                 "ci": "",
                 "p": "",
@@ -517,6 +528,12 @@ def render_relevance_page(
         for item in metrics
         if first is not None
     )
+    if curves is None:
+        curves = saved_curves(report, cost)
+    curve_svg = recall_curve_chart(curves)
+    if curve_svg:
+        curve_chart = {"label": "recall within a token budget (log scale), per backend"}
+        charts = ({**curve_chart, "svg": curve_svg}, *charts)
     tag_names = sorted({tag for tags in tags_of.values() for tag in tags})
     tags = []
     for tag in tag_names:
@@ -531,7 +548,8 @@ def render_relevance_page(
                     and (value := cases[case_id].values.get(item.key)) is not None
                 ]
                 average = item.average(values) if values else None
-                cells.append({"text": "–" if average is None else format3(average), "status": ""})
+                shown = "–" if average is None else value_text(item, average)
+                cells.append({"text": shown, "status": ""})
         tags.append({"tag": tag, "n": len(members), "cells": cells})
     multi = len(backends) > 1
     page = Page(
@@ -573,6 +591,35 @@ def render_relevance_page(
     return render_page(page)
 
 
+def saved_cost_metrics(report: SavedReport) -> tuple[Metric, ...]:
+    """The cost metrics some case of the report carries, in the order first met."""
+    from cce_metrics import COST, COST_METRICS
+
+    keys = dict.fromkeys(
+        key for backend in report.backends for case in backend.cases for key in case.values
+    )
+    found = (COST_METRICS.resolve(key) for key in keys)
+    chosen = [item for item in found if item is not None and item.group == COST]
+    # first-hit-tokens first, then the recalls by budget, whatever order JSON keys took.
+    return tuple(sorted(chosen, key=lambda item: (budget_of(item) or 0, item.name)))
+
+
+def saved_curves(
+    report: SavedReport, cost: Sequence[Metric]
+) -> tuple[tuple[str, tuple[tuple[int, float], ...]], ...]:
+    """Each backend's recall curve from the report's own `recall@NNNNt` means."""
+    budgets = sorted((budget, item) for item in cost if (budget := budget_of(item)) is not None)
+    curves = []
+    for backend in report.backends:
+        points = []
+        for budget, item in budgets:
+            value = backend.aggregate(item)
+            if value is not None:
+                points.append((budget, value))
+        curves.append((backend.name, tuple(points)))
+    return tuple(curves)
+
+
 # --- a run of `cce relevance` ------------------------------------------------------------
 
 
@@ -585,7 +632,8 @@ def render_summary_page(summary: RunSummary, evidence: Evidence | None = None) -
     saved = parse_report(render_json(summary), "this run")
     comparison = summary.comparison
     if comparison is None:
-        return render_relevance_page(saved, evidence)
+        curves = curves_of_reports(summary.backends) if summary.cost_metrics else None
+        return render_relevance_page(saved, evidence, curves=curves)
     diff = diff_reports(
         saved,
         saved,

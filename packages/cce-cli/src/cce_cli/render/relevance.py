@@ -23,6 +23,7 @@ from cce_cli.evaluation.harness import BackendReport, Comparison
 from cce_cli.evaluation.report import RunSummary, TagGroup
 from cce_cli.formats.schemas import REPORT_SCHEMA
 from cce_cli.output import column, display_text
+from cce_cli.render.cost import cost_table
 from cce_cli.render.report_json import render_json, report_body
 from cce_fixtures import SCHEMA_ID as FIXTURE_SCHEMA
 from cce_metrics import Metric, TokenAverages
@@ -109,6 +110,9 @@ def render_human(summary: RunSummary) -> str:
     lines += _aggregate_tables(
         summary.backends, summary.queries, summary.metrics, summary.token_metrics
     )
+    cost_lines = cost_table(summary.backends)
+    if cost_lines:
+        lines += ["", *cost_lines]
     if summary.tags is not None:
         lines += _tag_tables(summary, summary.tags)
     text = "\n".join(lines) + "\n"

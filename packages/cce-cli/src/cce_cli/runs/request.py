@@ -34,7 +34,9 @@ class RunRequest:
     compare: str | None = None
     """`A,B`: compare exactly two backends (B is the head)."""
     metrics: str | None = None
-    """A comma list of metrics added to the default ones."""
+    """A comma list of metrics added to the default ones (cost metrics included)."""
+    budgets: str | None = None
+    """A comma list of token budgets, each adding `recall@Nt` (`--budgets`)."""
     graded: bool = False
     granularity: str = "chunk"
     test: str = "t"

@@ -156,6 +156,7 @@ def _evaluate(
     embedder: QueryEmbedder,
     chosen: Sequence[str | Backend],
     corpus_root: str | None = None,
+    cost_metrics: Sequence[Metric] = (),
 ) -> tuple[harness.BackendReport, ...]:
     """Evaluate in the chosen order; an in-memory corpus is re-embedded for a backend
     that asks for another embedder (its own index, its own query vectors)."""
@@ -194,6 +195,7 @@ def _evaluate(
                     granularity=request.granularity,
                     corpus_root=corpus_root,
                     progress=progress,
+                    cost_metrics=cost_metrics,
                 )
         except (EmbeddingSpaceError, BackendConfigError, QueryVectorError) as error:
             raise CliError(str(error)) from None
@@ -243,6 +245,15 @@ def _choose_metrics(request: RunRequest) -> tuple[Metric, ...]:
     return metrics
 
 
+def _choose_cost_metrics(request: RunRequest) -> tuple[Metric, ...]:
+    """The cost metrics `--metrics` and `--budgets` ask for; a bad budget is a usage
+    error (exit 2)."""
+    try:
+        return harness.parse_cost_metrics(request.metrics, request.budgets)
+    except ValueError as error:
+        raise CliError(str(error), exit_code=2) from None
+
+
 @attrs.frozen
 class Scored:
     """One fixture set scored: the rendering and the full-precision reports behind it."""
@@ -259,12 +270,15 @@ class Scored:
     render_as: Callable[[str], str] | None = attrs.field(default=None, eq=False, repr=False)
     """The run in another registered format (`render_as("html")`), as the command would
     print it with that `--format`."""
+    cost_metrics: tuple[Metric, ...] = ()
+    """The cost metrics asked for (none by default)."""
 
 
 def score(request: RunRequest) -> Scored:
     """Read, check, evaluate and render one fixture set, and write `--results` and
     `--export-qrels`; the caller prints the rendering and gates."""
     metrics = _choose_metrics(request)
+    cost_metrics = _choose_cost_metrics(request)
     fixture_set = read_fixtures(str(request.fixtures))
     # A suite's members are configured from the manifest's directory, not their own.
     start = request.config_start or str(request.fixtures)
@@ -316,7 +330,7 @@ def score(request: RunRequest) -> Scored:
             backend = run_checks.RepairedBackend(backend, normaliser)
         chosen.append(backend)
     corpus_root = os.path.abspath(root) if root is not None else None
-    reports = _evaluate(request, fixture_set, index, embedder, chosen, corpus_root)
+    reports = _evaluate(request, fixture_set, index, embedder, chosen, corpus_root, cost_metrics)
     run_checks.check_results(
         fixture_set,
         index,
@@ -329,7 +343,9 @@ def score(request: RunRequest) -> Scored:
         strict=request.strict,
     )
     comparison = (
-        harness.compare_reports(reports[0], reports[1], metrics, test=request.test)
+        harness.compare_reports(
+            reports[0], reports[1], (*metrics, *cost_metrics), test=request.test
+        )
         if request.compare
         else None
     )
@@ -354,6 +370,7 @@ def score(request: RunRequest) -> Scored:
             tags=tags,
             graded=request.graded,
             granularity=request.granularity,
+            cost_metrics=cost_metrics,
         )
         if renderer.name == "html":
             # The page shows what every query retrieved, read from the run itself; Jinja2
@@ -405,6 +422,7 @@ def score(request: RunRequest) -> Scored:
         tuple(metrics),
         results,
         render_as,
+        cost_metrics,
     )
 
 
@@ -450,7 +468,7 @@ def gate_reasons(request: RunRequest, scored: Scored) -> tuple[str, ...]:
     return compare_gate(
         request.gate,
         scored.reports,
-        scored.metrics,
+        (*scored.metrics, *scored.cost_metrics),
         test=request.test,
         correction=request.correction,
         alpha=request.alpha,

@@ -84,7 +84,7 @@ def score_member(task: MemberTask) -> MemberResult:
         scored.text,
         values,
         tags,
-        tuple(item.key for item in scored.metrics),
+        tuple(item.key for item in (*scored.metrics, *scored.cost_metrics)),
         results_text,
     )
 
