@@ -244,8 +244,11 @@ def evaluate_backend(
     judged as the files they name, each once. `progress()` is called after each query."""
     runner = _backend(backend)
     reports: list[CaseReport] = []
+    without_vector: list[str] = []
     for case, query in zip(cases, queries, strict=True):
         results = tuple(runner.search(index, query, case.k)[: case.k])
+        if query.has_no_vector(index):
+            without_vector.append(case.id)
         if granularity == "file":
             results = file_ranking(results)
             score = score_case(file_case(case), results, weights, graded=graded)
@@ -255,7 +258,28 @@ def evaluate_backend(
         if progress is not None:
             progress()
     scores = [report.score for report in reports]
-    return BackendReport(runner.name, tuple(reports), macro_average(scores), token_average(scores))
+    return BackendReport(
+        runner.name,
+        tuple(reports),
+        macro_average(scores),
+        token_average(scores),
+        tuple(without_vector),
+    )
+
+
+@attrs.define
+class _EmbedOnce:
+    """One case's query embedder: embeds on the first call and answers every later call
+    (another backend's) with the same vector, so a query is embedded (and a failed
+    embedding warned about) at most once per run."""
+
+    embedder: QueryEmbedder
+    vector: list[float] | None = None
+
+    def embed(self, text: str) -> list[float]:
+        if self.vector is None:
+            self.vector = self.embedder.embed(text)
+        return self.vector
 
 
 def evaluate(
@@ -283,10 +307,16 @@ def evaluate(
         _expected_spans(case.expected) for case in fixture_set.cases
     )
     weights = line_weights(index) if ranged else LineWeights.uniform()
-    queries = [
-        Query(case.query, embedder, case_id=case.id, corpus_root=corpus_root)
-        for case in fixture_set.cases
-    ]
+    # One embedding per case, shared by every backend; each backend gets its own Query
+    # so that `has_no_vector` tells whether that backend asked for the vector.
+    shared = [_EmbedOnce(embedder) for _ in fixture_set.cases]
+
+    def queries() -> list[Query]:
+        return [
+            Query(case.query, once, case_id=case.id, corpus_root=corpus_root)
+            for case, once in zip(fixture_set.cases, shared, strict=True)
+        ]
+
     total = len(fixture_set.cases) * len(backends)
     done = 0
 
@@ -301,7 +331,7 @@ def evaluate(
             index,
             backend,
             fixture_set.cases,
-            queries,
+            queries(),
             weights,
             graded=graded,
             granularity=granularity,

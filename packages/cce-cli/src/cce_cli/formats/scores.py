@@ -37,3 +37,7 @@ class BackendReport:
     cases: tuple[CaseReport, ...]
     averages: MacroAverages
     tokens: TokenAverages | None
+    without_vector: tuple[str, ...] = ()
+    """The ids of the cases whose query this backend asked a vector for and got none
+    (an empty or all-zero embedding: docs/hostile-input.md#queries-without-a-vector),
+    in fixture order; empty for a backend that never asked."""

@@ -25,6 +25,7 @@ from cce_cli.evaluation.suite import (
 )
 from cce_cli.formats.suite_manifest import SUITE_REPORT_SCHEMA, Member, SuiteManifest
 from cce_cli.output import display_text
+from cce_cli.render.relevance import without_vector_note
 from cce_metrics import Metric
 from cce_retrieval import format6
 
@@ -143,6 +144,22 @@ def _row(label: str, values: Sequence[str | None], width: int) -> str:
     return f"  {label:<{width}}{cells}\n"
 
 
+def _without_vector_notes(results: Sequence[MemberResult]) -> list[str]:
+    """A note per member and backend that got no vector for some queries, read from the
+    member's report (docs/report-formats.md#queries-without-a-vector); none otherwise."""
+    notes: list[str] = []
+    for result in results:
+        report = json.loads(result.report_json)
+        for backend in report.get("backends", []):
+            case_ids = backend.get("queries_without_vector")
+            if case_ids:
+                note = without_vector_note(
+                    backend["backend"], case_ids, report["queries"], member=result.name
+                )
+                notes.append(note + "\n")
+    return ["\n", *notes] if notes else []
+
+
 def render_suite_text(
     manifest: SuiteManifest, results: Sequence[MemberResult], comparison: Any = None
 ) -> str:
@@ -173,6 +190,7 @@ def render_suite_text(
         overall = [aggregate(results, backend, item) for item in metrics]
         lines.append(_row("macro", [_cell(found.macro) for found in overall], width))
         lines.append(_row("micro (all queries)", [_cell(found.micro) for found in overall], width))
+    lines += _without_vector_notes(results)
     text = "".join(lines)
     if comparison is not None:
         from cce_cli.render.diff import render_diff_text
