@@ -58,9 +58,7 @@ def project(tmp_path: Path) -> tuple[Path, Path]:
     fixtures = tmp_path / "f.jsonl"
     fixtures.write_text(
         '{"schema":"cce.relevance/v1"}\n'
-        + "".join(
-            json.dumps({"id": i, "query": q, "expected": [e]}) + "\n" for i, q, e in CASES
-        ),
+        + "".join(json.dumps({"id": i, "query": q, "expected": [e]}) + "\n" for i, q, e in CASES),
         encoding="utf-8",
     )
     return root, fixtures
@@ -210,7 +208,7 @@ def test_a_suite_member_s_marked_queries_show_in_the_suite_report(
 ) -> None:
     pytest.importorskip("model2vec")
     pytest.importorskip("tokenizers")
-    root, fixtures = project
+    _, fixtures = project
     model = tiny_model(tmp_path / "model", list(TEXTS.values()))
     (tmp_path / "cce.toml").write_text(
         f'[backends.m2v]\nuse = "vector"\nembedder = "model2vec"\nmodel = "{model}"\n',
