@@ -105,6 +105,17 @@ def test_a_model2vec_run_marks_queries_without_a_vector(
     assert (code, err) == (0, "")
     assert out.endswith("\n" + NOTE_VECTOR + NOTE_VECTOR.replace("on vector", "on hybrid"))
 
+    # The Python API carries the marks: the same JSON, and a column in the records.
+    from cce_cli import run_relevance
+
+    report = run_relevance(str(fixtures), store=str(store), backends="bm25,vector")
+    assert json.loads(report.json())["backends"][1]["queries_without_vector"] == [
+        "unknown",
+        "also-unknown",
+    ]
+    marks = {(row["backend"], row["id"]) for row in report.records() if row["no_vector"]}
+    assert marks == {("vector", "unknown"), ("vector", "also-unknown")}
+
     # A BM25-only run embeds nothing, so nothing is marked and the report is unchanged.
     code, out, err = run_cce(
         "relevance", str(fixtures), "--store", str(store), "--backend", "bm25", "--json"
@@ -226,6 +237,11 @@ def test_a_suite_member_s_marked_queries_show_in_the_suite_report(
     member = json.loads(out)["members"][0]["report"]
     marked = {entry["backend"]: entry.get("queries_without_vector") for entry in member["backends"]}
     assert marked == {"bm25": None, "m2v": ["unknown", "also-unknown"]}
+    from cce_cli import run_suite
+
+    suite = run_suite(str(manifest), backends="bm25,m2v")
+    marks = {row["qualified_id"] for row in suite.records() if row["no_vector"]}
+    assert marks == {"one/unknown", "one/also-unknown"}
 
     code, out, err = run_cce("relevance", str(manifest), *chosen)
     assert code == 0, err
