@@ -15,6 +15,7 @@ with the message the command would print (docs/python-api.md).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -134,12 +135,14 @@ class RelevanceReport:
         return self.render("json")
 
     def records(self) -> list[Record]:
-        """One dict per backend and query: backend, id, k, tags and every metric at full
-        precision (token metrics when the query has line ranges, cost metrics when asked
-        for and the query has a target)."""
+        """One dict per backend and query: backend, id, k, tags, `no_vector` (the backend
+        asked for the query's vector and got none) and every metric at full precision
+        (token metrics when the query has line ranges, cost metrics when asked for and the
+        query has a target)."""
         rows: list[Record] = []
         for report in self.scored.reports:
             values = backend_values(report, self.scored.metrics)
+            without_vector = set(report.without_vector)
             for case, (_, scores) in zip(report.cases, values, strict=True):
                 rows.append(
                     {
@@ -147,6 +150,7 @@ class RelevanceReport:
                         "id": case.id,
                         "k": case.k,
                         "tags": list(case.tags),
+                        "no_vector": case.id in without_vector,
                         **scores,
                     }
                 )
@@ -237,9 +241,14 @@ class SuiteReport:
 
     def records(self) -> list[Record]:
         """One dict per member, backend and query: the member, backend, the case id and
-        its qualified `member/id`, tags, and every metric at full precision."""
+        its qualified `member/id`, tags, `no_vector` (as in `RelevanceReport.records`),
+        and every metric at full precision."""
         rows: list[Record] = []
         for result in self.run.results:
+            marked = {
+                entry["backend"]: set(entry.get("queries_without_vector", ()))
+                for entry in json.loads(result.report_json)["backends"]
+            }
             for backend, cases in result.values:
                 for case_id, scores in cases:
                     rows.append(
@@ -249,6 +258,7 @@ class SuiteReport:
                             "id": case_id,
                             "qualified_id": f"{result.name}/{case_id}",
                             "tags": list(result.tags.get(case_id, ())),
+                            "no_vector": case_id in marked.get(backend, ()),
                             **scores,
                         }
                     )

@@ -9,10 +9,11 @@ turns them into an `Evidence` (docs/reports.md).
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 
 from cce_cli.formats.evidence import Evidence, load_evidence, read_fixtures
 
-__all__ = ["add_evidence_arguments", "evidence_from_args"]
+__all__ = ["add_evidence_arguments", "evidence_for", "evidence_from_args"]
 
 
 def add_evidence_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,9 +41,19 @@ def add_evidence_arguments(parser: argparse.ArgumentParser) -> None:
 
 def evidence_from_args(args: argparse.Namespace) -> Evidence | None:
     """The evidence the options name, or None when none is given."""
-    results = [str(path) for path in args.results]
-    if not results and args.fixtures is None:
+    return evidence_for(
+        tuple(str(path) for path in args.results),
+        None if args.fixtures is None else str(args.fixtures),
+        None if args.corpus is None else str(args.corpus),
+    )
+
+
+def evidence_for(
+    results: Sequence[str], fixtures: str | None, corpus: str | None
+) -> Evidence | None:
+    """The evidence of `--results`, `--fixtures` and `--corpus` as a request holds them,
+    or None when neither results nor fixtures are given."""
+    if not results and fixtures is None:
         return None
-    fixtures = None if args.fixtures is None else read_fixtures(str(args.fixtures))
-    corpus = None if args.corpus is None else str(args.corpus)
-    return load_evidence(results, corpus=corpus, fixtures=fixtures)
+    fixture_set = None if fixtures is None else read_fixtures(fixtures)
+    return load_evidence(list(results), corpus=corpus, fixtures=fixture_set)

@@ -324,6 +324,7 @@ def evaluate_backend(
     runner = _backend(backend)
     depth = cost_depth(cost_metrics)
     reports: list[CaseReport] = []
+    without_vector: list[str] = []
     for case, query in zip(cases, queries, strict=True):
         results = tuple(runner.search(index, query, case.k)[: case.k])
         cost = None
@@ -334,6 +335,8 @@ def evaluate_backend(
             if depth > case.k:
                 deep = tuple(runner.search(index, query, depth)[:depth])
             cost = score_cost(case, deep, cost_metrics, granularity=granularity)
+        if query.has_no_vector(index):
+            without_vector.append(case.id)
         if granularity == "file":
             results = file_ranking(results)
             score = score_case(file_case(case), results, weights, graded=graded)
@@ -348,8 +351,28 @@ def evaluate_backend(
         costs = [report.cost for report in reports if report.cost is not None]
         summary = summarise_cost(cost_metrics, costs, ESTIMATOR.id)
     return BackendReport(
-        runner.name, tuple(reports), macro_average(scores), token_average(scores), summary
+        runner.name,
+        tuple(reports),
+        macro_average(scores),
+        token_average(scores),
+        summary,
+        tuple(without_vector),
     )
+
+
+@attrs.define
+class _EmbedOnce:
+    """One case's query embedder: embeds on the first call and answers every later call
+    (another backend's) with the same vector, so a query is embedded (and a failed
+    embedding warned about) at most once per run."""
+
+    embedder: QueryEmbedder
+    vector: list[float] | None = None
+
+    def embed(self, text: str) -> list[float]:
+        if self.vector is None:
+            self.vector = self.embedder.embed(text)
+        return self.vector
 
 
 def evaluate(
@@ -379,10 +402,16 @@ def evaluate(
         _expected_spans(case.expected) for case in fixture_set.cases
     )
     weights = line_weights(index) if ranged else LineWeights.uniform()
-    queries = [
-        Query(case.query, embedder, case_id=case.id, corpus_root=corpus_root)
-        for case in fixture_set.cases
-    ]
+    # One embedding per case, shared by every backend; each backend gets its own Query
+    # so that `has_no_vector` tells whether that backend asked for the vector.
+    shared = [_EmbedOnce(embedder) for _ in fixture_set.cases]
+
+    def queries() -> list[Query]:
+        return [
+            Query(case.query, once, case_id=case.id, corpus_root=corpus_root)
+            for case, once in zip(fixture_set.cases, shared, strict=True)
+        ]
+
     total = len(fixture_set.cases) * len(backends)
     done = 0
 
@@ -397,7 +426,7 @@ def evaluate(
             index,
             backend,
             fixture_set.cases,
-            queries,
+            queries(),
             weights,
             graded=graded,
             granularity=granularity,

@@ -42,3 +42,7 @@ class BackendReport:
     tokens: TokenAverages | None
     cost: CostSummary | None = None
     """The cost metrics' means, only on a run that asked for one."""
+    without_vector: tuple[str, ...] = ()
+    """The ids of the cases whose query this backend asked a vector for and got none
+    (an empty or all-zero embedding: docs/hostile-input.md#queries-without-a-vector),
+    in fixture order; empty for a backend that never asked."""

@@ -68,6 +68,9 @@ def _backend_json(
         per_query.append(row)
     body = _aggregates_json(report, metrics, token_metrics)
     body["per_query"] = per_query
+    if report.without_vector:
+        # Only a run with such queries says so: the reference document has no such key.
+        body["queries_without_vector"] = list(report.without_vector)
     return body
 
 

@@ -27,6 +27,7 @@ from cce_cli.evaluation.suite import (
 from cce_cli.formats.suite_manifest import SUITE_REPORT_SCHEMA, Member, SuiteManifest
 from cce_cli.output import display_text
 from cce_cli.render.cost import cost_cell, cost_header_json
+from cce_cli.render.relevance import without_vector_note
 from cce_metrics import COST, Metric
 from cce_retrieval import format6
 
@@ -156,6 +157,22 @@ def _row(label: str, values: Sequence[str | None], width: int) -> str:
     return f"  {label:<{width}}{cells}\n"
 
 
+def _without_vector_notes(results: Sequence[MemberResult]) -> list[str]:
+    """A note per member and backend that got no vector for some queries, read from the
+    member's report (docs/report-formats.md#queries-without-a-vector); none otherwise."""
+    notes: list[str] = []
+    for result in results:
+        report = json.loads(result.report_json)
+        for backend in report.get("backends", []):
+            case_ids = backend.get("queries_without_vector")
+            if case_ids:
+                note = without_vector_note(
+                    backend["backend"], case_ids, report["queries"], member=result.name
+                )
+                notes.append(note + "\n")
+    return ["\n", *notes] if notes else []
+
+
 def render_suite_text(
     manifest: SuiteManifest, results: Sequence[MemberResult], comparison: Any = None
 ) -> str:
@@ -192,6 +209,7 @@ def render_suite_text(
         ]
         lines.append(_row("macro", macro, width))
         lines.append(_row("micro (all queries)", micro, width))
+    lines += _without_vector_notes(results)
     text = "".join(lines)
     if comparison is not None:
         from cce_cli.render.diff import render_diff_text

@@ -342,6 +342,8 @@ def score(request: RunRequest) -> Scored:
         granularity=request.granularity,
         strict=request.strict,
     )
+    if request.strict:
+        _refuse_without_vector(reports, len(fixture_set.cases))
     comparison = (
         harness.compare_reports(
             reports[0], reports[1], (*metrics, *cost_metrics), test=request.test
@@ -424,6 +426,20 @@ def score(request: RunRequest) -> Scored:
         render_as,
         cost_metrics,
     )
+
+
+def _refuse_without_vector(reports: Sequence[BackendReport], queries: int) -> None:
+    """`--strict`: a query a backend got no vector for would be scored as that backend's
+    miss (docs/hostile-input.md#queries-without-a-vector); refuse the run instead."""
+    for report in reports:
+        if report.without_vector:
+            count = render.without_vector_count(report.backend, report.without_vector, queries)
+            them = "it" if len(report.without_vector) == 1 else "them"
+            raise CliError(
+                f"--strict: {count}: the embedder gave {them} an empty or all-zero vector (a "
+                "failed embedding, warned above, or only words its model does not know); "
+                f"fix the embedder or its server, or drop --strict to score {them} as misses"
+            )
 
 
 def _saved(report: BackendReport, metrics: Sequence[Metric]) -> SavedBackend:
