@@ -158,14 +158,20 @@ def refuse_uncalibrated_gate(spec: GateSpec, group: DiffGroup, test: str) -> Non
     """
     if not spec.fail_on_significant or test != "bootstrap":
         return
-    tested = [item.n for item in group.metrics if item.result.p is not None]
-    if not tested or min(tested) >= BOOTSTRAP_CALIBRATED_N:
+    blocking = [
+        item
+        for item in group.metrics
+        if item.result.p is not None and item.n < BOOTSTRAP_CALIBRATED_N
+    ]
+    if not blocking:
         return
-    n = min(tested)
+    # Each metric is tested on its own paired queries (token metrics on fewer), so
+    # the message names the metrics that block and their own n.
+    counts = ", ".join(f"{item.metric.label} on {item.n}" for item in blocking)
     raise CliError(
         f"--fail-on-significant with --test bootstrap needs at least {BOOTSTRAP_CALIBRATED_N} "
-        f"paired queries, got {n}: below that the percentile bootstrap's p falls under alpha "
-        "far more often than alpha when nothing changed (about 10% of the time at alpha 0.05 "
+        f"paired queries per gated metric, got {counts}: below that the percentile "
+        "bootstrap's p falls under alpha far more often than alpha when nothing changed (about 10% of the time at alpha 0.05 "
         "with 10 queries); gate with --test t or --test randomization, or add queries "
         "(docs/gating.md#which-test-can-gate)"
     )

@@ -516,7 +516,11 @@ def _compare_group(
         if not rows and item.group == TOKEN:
             continue  # a token metric neither side has for these queries
         partial.append((item, rows, test.run([row.delta for row in rows])))
-    adjusted = adjust_p_values([_finite_or_none(result.p) for _, _, result in partial], correction)
+    # The decision p, not the printed one: constant deltas print the reference's p = 0
+    # but decide on the exact sign-flip p (docs/statistics.md#constant-deltas).
+    adjusted = adjust_p_values(
+        [_finite_or_none(result.decision_p) for _, _, result in partial], correction
+    )
     diffs: list[MetricDiff] = []
     for (item, rows, result), p_adjusted in zip(partial, adjusted, strict=True):
         deltas = [row.delta for row in rows]

@@ -3,7 +3,8 @@
 Why it exists: CI archives `cce diff --format json`; `cce report` renders that file as
 the HTML page later, without the two relevance reports it came from. This module owns
 the way back: the per-metric rows, tests and adjusted p-values as the document states
-them (nothing is recomputed), the per-tag groups and the gate. A document that is not
+them (only a t-test's decision p for constant deltas is recomputed, from the saved
+deltas), the per-tag groups and the gate. A document that is not
 a diff, or is missing a field, is a `CliError` naming the file and the field.
 """
 
@@ -25,7 +26,7 @@ from cce_cli.compare.pairing import (
 )
 from cce_cli.errors import CliError
 from cce_metrics import METRICS, TOKEN_METRICS, Metric
-from cce_stats import PairedTestResult
+from cce_stats import PairedTestResult, paired_test
 
 __all__ = ["diff_from_document"]
 
@@ -69,6 +70,21 @@ def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
+def _fallback_p(test: str, rows: list[QueryDelta]) -> float | None:
+    """The decision p a saved t-test's printed p stands in for, from the saved deltas.
+
+    The document prints p (for constant deltas the reference's p = 0) and not the p a
+    decision uses; re-running the t-test on the per-query deltas gives it back, so a
+    reloaded result decides as the original did (docs/statistics.md#constant-deltas).
+    """
+    if test != "t" or len(rows) < 2:
+        return None
+    try:
+        return paired_test("t").run([row.delta for row in rows]).fallback_p
+    except ValueError:
+        return None
+
+
 def _group(path: str, where: str, tag: str | None, body: Any, test: str) -> DiffGroup:
     if not isinstance(body, Mapping):
         raise CliError(f"{path}: {where} must be an object of metrics")
@@ -100,6 +116,7 @@ def _group(path: str, where: str, tag: str | None, body: Any, test: str) -> Diff
             _number(path, f"{here}.statistic", entry.get("statistic")),
             _number(path, f"{here}.p", entry.get("p")),
             None if low is None or high is None else (low, high),
+            _fallback_p(test, rows),
         )
 
         def count(name: str, entry: Mapping[str, Any] = entry, here: str = here) -> int:
