@@ -487,6 +487,13 @@ class DiffReport:
     # text (from the reports' rows or a results file) and what each side retrieved.
     queries: Mapping[str, str] = attrs.field(factory=dict)
     evidence: Evidence | None = None
+    # A suite comparison's tested mean and unit (`cce_cli.compare.suite_inference`):
+    # mean "macro" or "micro" (None: not a suite), unit "query" or "member".
+    mean: str | None = None
+    unit: str = "query"
+    tag_scope: str = "tag"
+    """What the correction adjusts over with `--by-tag`: "tag" (each tag's metrics) or
+    "family" (every tag × metric at once, `cce_cli.compare.tag_family`)."""
 
     @property
     def gate_passed(self) -> bool:
