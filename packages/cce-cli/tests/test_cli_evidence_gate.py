@@ -34,7 +34,9 @@ def _sign_flip_p(deltas: list[float]) -> float:
     observed = abs(sum(deltas))
     flips = list(itertools.product((1.0, -1.0), repeat=len(deltas)))
     hits = sum(
-        1 for signs in flips if abs(sum(s * d for s, d in zip(signs, deltas))) >= observed - 1e-12
+        1
+        for signs in flips
+        if abs(sum(s * d for s, d in zip(signs, deltas, strict=True))) >= observed - 1e-12
     )
     return hits / len(flips)
 
@@ -42,9 +44,7 @@ def _sign_flip_p(deltas: list[float]) -> float:
 def _two_constant_losses(tmp_path: Path) -> tuple[Path, Path]:
     base = {"q1": {"mrr": 1.0, "recall": 1.0}, "q2": {"mrr": 0.7, "recall": 1.0}}
     head = {"q1": {"mrr": 0.8, "recall": 1.0}, "q2": {"mrr": 0.5, "recall": 1.0}}
-    return _write_report(tmp_path / "base.json", base), _write_report(
-        tmp_path / "head.json", head
-    )
+    return _write_report(tmp_path / "base.json", base), _write_report(tmp_path / "head.json", head)
 
 
 def test_two_queries_that_both_lost_the_same_cannot_fail_the_gate(

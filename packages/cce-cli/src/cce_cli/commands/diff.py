@@ -16,8 +16,8 @@ from __future__ import annotations
 import argparse
 
 from cce_cli.commands.evidence_options import add_evidence_arguments, evidence_from_args
-from cce_cli.commands.inference_options import add_inference_arguments
 from cce_cli.commands.gate_options import add_gate_arguments, gate_spec
+from cce_cli.commands.inference_options import add_inference_arguments
 from cce_cli.compare.gate import (
     append_step_summary,
     report_gate,

@@ -28,8 +28,8 @@ from cce_cli.commands.build_options import (
     add_verbose_argument,
     build_options,
 )
-from cce_cli.commands.inference_options import add_inference_arguments
 from cce_cli.commands.gate_options import add_gate_arguments, gate_spec
+from cce_cli.commands.inference_options import add_inference_arguments
 from cce_cli.commands.output_paths import evaluation_inputs, refuse_output_over_input
 from cce_cli.compare.gate import append_step_summary, report_gate
 from cce_cli.errors import CliError

@@ -171,8 +171,9 @@ def refuse_uncalibrated_gate(spec: GateSpec, group: DiffGroup, test: str) -> Non
     raise CliError(
         f"--fail-on-significant with --test bootstrap needs at least {BOOTSTRAP_CALIBRATED_N} "
         f"paired queries per gated metric, got {counts}: below that the percentile "
-        "bootstrap's p falls under alpha far more often than alpha when nothing changed (about 10% of the time at alpha 0.05 "
-        "with 10 queries); gate with --test t or --test randomization, or add queries "
+        "bootstrap's p falls under alpha far more often than alpha when nothing changed "
+        "(about 10% of the time at alpha 0.05 with 10 queries); gate with --test t or "
+        "--test randomization, or add queries "
         "(docs/gating.md#which-test-can-gate)"
     )
 

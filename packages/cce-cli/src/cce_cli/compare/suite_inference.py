@@ -20,6 +20,7 @@ recomputed over the same family (the metrics of each group) from the decision p'
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Final
 
@@ -157,3 +158,59 @@ def retest_suite(report: DiffReport, mean: str, unit: str = "query") -> DiffRepo
             for group in report.tags
         )
     return attrs.evolve(report, overall=overall, tags=tags, mean=mean, unit=unit)
+
+
+# --- how the renderings name the tested mean -------------------------------------------
+
+
+def tested_on(report: DiffReport) -> str:
+    """What the paired test ran on, as the headings say it ("on the per-query deltas"
+    for a comparison that is not a suite's)."""
+    if report.mean is None:
+        return "on the per-query deltas"
+    if report.unit == "member":
+        return (
+            "on the members' mean deltas (members as the unit: evidence about members "
+            "outside the suite)"
+        )
+    if report.mean == "macro":
+        return (
+            "of the macro mean (each member counts once: a query weighs 1 / (members × "
+            "its member's queries))"
+        )
+    return "on the per-query deltas pooled over every member (the micro mean)"
+
+
+def mean_note(report: DiffReport) -> str:
+    """ ", macro mean" (or micro, or member means) for a verdict's parenthesis; "" when
+    the comparison is not a suite's."""
+    if report.mean is None:
+        return ""
+    if report.unit == "member":
+        return ", member means as the unit"
+    return f", {report.mean} mean"
+
+
+def mean_heading(report: DiffReport) -> str:
+    """The heading of the mean-delta column: "mean delta", or "macro mean delta"."""
+    if report.mean is None:
+        return "mean delta"
+    return f"{report.mean if report.unit == 'query' else 'macro'} mean delta"
+
+
+def side_mean(report: DiffReport, item: MetricDiff, side: str) -> float | None:
+    """A side's ("base" or "head") mean of `item` over the paired queries, the same mean
+    the delta is (macro: the mean of the members' means), so head − base is the delta."""
+    members = report.members
+    values_of = (lambda row: row.base) if side == "base" else (lambda row: row.head)
+    if members is None or (report.mean == "micro" and report.unit == "query"):
+        values = [values_of(row) for row in item.rows]
+        return item.metric.average(values) if values else None
+    grouped: dict[str, list[float]] = {name: [] for name in members}
+    for row in item.rows:
+        owner = _member_of(row.id, members)
+        if owner is not None:
+            grouped[owner].append(values_of(row))
+    averaged = [item.metric.average(values) for values in grouped.values() if values]
+    means = [mean for mean in averaged if mean is not None]
+    return math.fsum(means) / len(means) if means else None

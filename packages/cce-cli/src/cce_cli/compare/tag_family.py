@@ -40,9 +40,7 @@ def adjust_tag_family(report: DiffReport, scope: str) -> DiffReport:
     tags = tuple(
         attrs.evolve(
             group,
-            metrics=tuple(
-                attrs.evolve(item, p_adjusted=next(adjusted)) for item in group.metrics
-            ),
+            metrics=tuple(attrs.evolve(item, p_adjusted=next(adjusted)) for item in group.metrics),
         )
         for group in report.tags
     )

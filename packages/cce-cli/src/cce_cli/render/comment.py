@@ -24,6 +24,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from cce_cli.compare.pairing import DiffGroup, DiffReport, MetricDiff
+from cce_cli.compare.suite_inference import mean_heading, mean_note, side_mean, tested_on
+from cce_cli.compare.tag_family import family_size
 from cce_cli.output import number_text, visible_controls
 from cce_cli.render.changes import ChangedQuery, changed_queries
 from cce_stats import paired_test
@@ -157,10 +159,14 @@ def verdict_finding(report: DiffReport, escape: Callable[[str], str] = md_text) 
             parts.append(f"significantly better on {_join(better)}")
         if worse:
             parts.append(f"significantly worse on {_join(worse)}")
-        return f"{head} is {' and '.join(parts)} than {base} ({_adjusted(report)} < {alpha})"
+        return (
+            f"{head} is {' and '.join(parts)} than {base} "
+            f"({_adjusted(report)} < {alpha}{mean_note(report)})"
+        )
     compared = _plural(len(metrics), "metric")
     return (
-        f"no significant change from {base} to {head} on {compared} ({_adjusted(report)} ≥ {alpha})"
+        f"no significant change from {base} to {head} on {compared} "
+        f"({_adjusted(report)} ≥ {alpha}{mean_note(report)})"
     )
 
 
@@ -193,7 +199,8 @@ def _mark(report: DiffReport, item: MetricDiff) -> str:
 
 def _aggregate_table(report: DiffReport, group: DiffGroup) -> list[str]:
     lines = [
-        f"| metric | base | head | delta | 95% CI | {_adjusted(report)} | wins / ties / losses |",
+        f"| metric | base | head | {_delta_heading(report)} | 95% CI | {_adjusted(report)} "
+        "| wins / ties / losses |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for item in group.metrics:
@@ -205,8 +212,8 @@ def _aggregate_table(report: DiffReport, group: DiffGroup) -> list[str]:
         ci = item.result.ci95
         interval = "n/a" if ci is None else f"[{format3_signed(ci[0])}, {format3_signed(ci[1])}]"
         lines.append(
-            f"| {label}{_mark(report, item)} | {_value3(_aggregate(item, 'base'))} "
-            f"| {_value3(_aggregate(item, 'head'))} | {delta} | {interval} | {p} "
+            f"| {label}{_mark(report, item)} | {_value3(side_mean(report, item, 'base'))} "
+            f"| {_value3(side_mean(report, item, 'head'))} | {delta} | {interval} | {p} "
             f"| {item.wins} / {item.ties} / {item.losses} |"
         )
     return lines
@@ -381,7 +388,7 @@ def _tags_block(report: DiffReport) -> list[str]:
     metrics = report.overall.metrics
     body = [
         "Mean delta per tag (head − base), with the "
-        f"{_adjusted(report)} of the tests within the tag.",
+        f"{_adjusted(report)} of the tests {_tag_family_text(report)}.",
         "",
         "| tag | queries | " + " | ".join(md_text(m.metric.label) for m in metrics) + " |",
         "|---|---:|" + "---:|" * len(metrics),
@@ -390,6 +397,18 @@ def _tags_block(report: DiffReport) -> list[str]:
         cells = " | ".join(_tag_cell(report, group.metric(m.metric.key)) for m in metrics)
         body.append(f"| {md_text(group.tag or '')} | {len(group.case_ids)} | {cells} |")
     return _details(f"Per tag ({_plural(len(report.tags), 'tag')})", body)
+
+
+def _tag_family_text(report: DiffReport) -> str:
+    """Over what the per-tag p's were adjusted (`--tag-correction`)."""
+    if report.tag_scope == "family" and report.tags is not None:
+        return f"over every tag × metric ({_plural(family_size(report.tags), 'test')})"
+    return "within the tag"
+
+
+def _delta_heading(report: DiffReport) -> str:
+    """The aggregate table's delta column: "delta", or a suite's "macro delta"."""
+    return "delta" if report.mean is None else mean_heading(report).replace(" mean", "")
 
 
 def _stats_block(report: DiffReport) -> list[str]:
@@ -401,10 +420,11 @@ def _stats_block(report: DiffReport) -> list[str]:
         else f"{report.correction}-adjusted over {_plural(family, 'metric')}"
     )
     body = [
-        f"{md_text(test.label)} on the per-query deltas (two-sided), {correction}, "
+        f"{md_text(test.label)} {md_text(tested_on(report))} (two-sided), {correction}, "
         f"alpha {number_text(report.alpha)}.",
         "",
-        f"| metric | n | mean delta | {md_text(test.statistic_name)} | p | {_adjusted(report)} "
+        f"| metric | n | {mean_heading(report)} | {md_text(test.statistic_name)} | p "
+        f"| {_adjusted(report)} "
         "| d_z |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
