@@ -186,15 +186,19 @@ def evaluate_gate(
     head: str,
     correction: str,
     alpha: float,
+    mean: str = "mean",
 ) -> tuple[str, ...]:
-    """Every reason the gate fails, in rule order then metric/case order; () = passed."""
+    """Every reason the gate fails, in rule order then metric/case order; () = passed.
+
+    `mean` names the tested mean in the significance reason ("macro mean" for a suite).
+    """
     reasons: list[str] = []
     if spec.fail_on_significant:
         for item in group.metrics:
             p = item.p_adjusted
             if p is not None and p < alpha and item.moved_worse:
                 reasons.append(
-                    f"{item.metric.label} got significantly worse: mean delta "
+                    f"{item.metric.label} got significantly worse: {mean} delta "
                     f"{format6_signed(item.result.mean_delta)}, {correction}-adjusted p "
                     f"{format6(p)} < alpha {_alpha_text(alpha)}"
                 )

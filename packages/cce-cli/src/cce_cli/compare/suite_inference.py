@@ -175,7 +175,7 @@ def tested_on(report: DiffReport) -> str:
         )
     if report.mean == "macro":
         return (
-            "of the macro mean (each member counts once: a query weighs 1 / (members × "
+            "of the macro mean, each member counting once (a query weighs 1 / (members × "
             "its member's queries))"
         )
     return "on the per-query deltas pooled over every member (the micro mean)"

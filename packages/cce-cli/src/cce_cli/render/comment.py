@@ -491,10 +491,19 @@ def _counts(report: DiffReport, worse: int, better: int) -> str:
     )
 
 
+def _means_text(report: DiffReport) -> str:
+    """What the base, head and delta columns average, in the legend's words."""
+    if report.mean == "micro" and report.unit == "query":
+        return "means over every paired query of the suite (micro)"
+    if report.mean is not None:
+        return "macro means (the mean of the members' means over their paired queries)"
+    return "means over the paired queries"
+
+
 def _legend(report: DiffReport) -> str:
     return (
         f"🟢 significantly better, 🔴 significantly worse ({_adjusted(report)} < "
-        f"{number_text(report.alpha)}). Base and head are means over the paired queries; "
+        f"{number_text(report.alpha)}). Base and head are {_means_text(report)}; "
         "wins / ties / losses count the queries where the head is better / equal / worse."
     )
 

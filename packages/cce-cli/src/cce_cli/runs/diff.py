@@ -22,7 +22,7 @@ from cce_cli.compare.gate import (
     evaluate_gate,
     refuse_uncalibrated_gate,
 )
-from cce_cli.compare.suite_inference import resolve_suite_mean, retest_suite
+from cce_cli.compare.suite_inference import mean_heading, resolve_suite_mean, retest_suite
 from cce_cli.compare.tag_family import adjust_tag_family
 from cce_cli.errors import CliError
 from cce_cli.evaluation.provenance import differing_fixtures
@@ -152,5 +152,6 @@ def gate_diff(diffed: SavedDiff, spec: GateSpec) -> SavedDiff:
         head=head_name,
         correction=report.correction,
         alpha=report.alpha,
+        mean=mean_heading(report).removesuffix(" delta"),
     )
     return attrs.evolve(diffed, report=attrs.evolve(report, gate_active=True, gate_reasons=reasons))

@@ -28,6 +28,7 @@ from cce_cli.compare.gate import GateSpec
 from cce_cli.compare.pairing import DiffReport
 from cce_cli.compare.suite_inference import (
     check_suite_inference,
+    mean_heading,
     resolve_suite_mean,
     retest_suite,
 )
@@ -407,5 +408,6 @@ def gate_suite(
         head=shown,
         correction=request.correction,
         alpha=request.alpha,
+        mean=mean_heading(comparison).removesuffix(" delta"),
     )
     return attrs.evolve(comparison, gate_active=True, gate_reasons=reasons)
