@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 RunCce = Callable[..., tuple[int, str, str]]
 
 
@@ -100,3 +102,44 @@ def test_bootstrap_refusal_names_the_blocking_metric_and_its_own_n(
     assert (status, out) == (1, "")
     assert "got tok-IoU on 2:" in err
     assert "MRR on" not in err
+
+
+DATA = Path(__file__).parent / "data"
+
+
+def test_by_tag_family_adjusts_every_tag_and_metric_at_once(run_cce: RunCce) -> None:
+    """--tag-correction family: Holm over every tag × metric's decision p (statsmodels'
+    multipletests on the same p's), and the text says which scope was used."""
+    from statsmodels.stats.multitest import multipletests
+
+    argv = ["diff", str(DATA / "diff-base.json"), str(DATA / "diff-head-shuffled.json")]
+    status, out, _ = run_cce(*argv, "--by-tag", "--format", "json")
+    assert status == 0
+    per_tag = json.loads(out)["tags"]
+    status, out, _ = run_cce(*argv, "--by-tag", "--format", "json", "--tag-correction", "family")
+    assert status == 0
+    family = json.loads(out)
+    assert family["tag_correction"] == "family"
+    cells = [
+        (tag, key, entry)
+        for tag, group in sorted(family["tags"].items())
+        for key, entry in group["metrics"].items()
+    ]
+    # The decision p: the printed p, except a constant-delta t-test's exact sign-flip p.
+    decision = []
+    for _, _, entry in cells:
+        deltas = [float(row["delta"]) for row in entry["per_query"]]
+        constant = max(deltas) - min(deltas) < 1e-12 and deltas[0] != 0.0
+        decision.append(_sign_flip_p(deltas) if constant else float(entry["p"]))
+    expected = multipletests(decision, method="holm")[1]
+    for (tag, key, entry), adjusted in zip(cells, expected, strict=True):
+        assert float(entry["p_adjusted"]) == pytest.approx(adjusted, abs=1e-5), (tag, key)
+        assert entry["p"] == per_tag[tag]["metrics"][key]["p"]
+    assert any(
+        entry["p_adjusted"] != per_tag[tag]["metrics"][key]["p_adjusted"]
+        for tag, key, entry in cells
+    )
+    status, text, _ = run_cce(*argv, "--by-tag", "--tag-correction", "family")
+    assert f"holm-adjusted over {len(cells)} tests (every tag × metric)" in text
+    status, text, _ = run_cce(*argv, "--by-tag")
+    assert "holm-adjusted over 4 metrics within the tag" in text
