@@ -26,7 +26,7 @@ from typing import Final
 
 import attrs
 
-from cce_cli.compare.pairing import DiffGroup, DiffReport, MetricDiff
+from cce_cli.compare.pairing import DiffGroup, DiffReport, MetricDiff, QueryDelta
 from cce_cli.errors import CliError
 from cce_stats import (
     MACRO_TESTS,
@@ -202,7 +202,10 @@ def side_mean(report: DiffReport, item: MetricDiff, side: str) -> float | None:
     """A side's ("base" or "head") mean of `item` over the paired queries, the same mean
     the delta is (macro: the mean of the members' means), so head − base is the delta."""
     members = report.members
-    values_of = (lambda row: row.base) if side == "base" else (lambda row: row.head)
+
+    def values_of(row: QueryDelta) -> float:
+        return row.base if side == "base" else row.head
+
     if members is None or (report.mean == "micro" and report.unit == "query"):
         values = [values_of(row) for row in item.rows]
         return item.metric.average(values) if values else None
