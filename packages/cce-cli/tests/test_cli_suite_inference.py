@@ -218,3 +218,36 @@ def test_floors_use_the_tested_mean(reports: tuple[Path, Path], run_cce: RunCce)
         "diff", str(base), str(head), "--mean", "macro", "--min-aggregate", "micro"
     )
     assert status == 2 and "name different means" in err
+
+
+def test_the_api_carries_the_tested_mean_and_serialises_to_the_cli_bytes(
+    reports: tuple[Path, Path], run_cce: RunCce
+) -> None:
+    from cce_cli.api import diff_saved_reports
+
+    base, head = reports
+    status, out, _ = run_cce("diff", str(base), str(head), "--format", "json", "--unit", "member")
+    assert status == 0
+    result = diff_saved_reports(str(base), str(head), unit="member")
+    assert result.json() == out
+    (row,) = result.aggregate_records()
+    assert (row["mean"], row["unit"], row["n"]) == ("macro", "member", 3)
+    assert f"{row['ci95_low']:+.6f}" == json.loads(out)["metrics"]["mrr"]["ci95_low"]
+
+
+def test_a_bootstrap_gate_over_three_members_is_refused_with_their_count(
+    reports: tuple[Path, Path], run_cce: RunCce
+) -> None:
+    base, head = reports
+    status, out, err = run_cce(
+        "diff",
+        str(base),
+        str(head),
+        "--unit",
+        "member",
+        "--test",
+        "bootstrap",
+        "--fail-on-significant",
+    )
+    assert (status, out) == (1, "")
+    assert "got MRR on 3:" in err

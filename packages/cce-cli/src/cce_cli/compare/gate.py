@@ -161,13 +161,14 @@ def refuse_uncalibrated_gate(spec: GateSpec, group: DiffGroup, test: str) -> Non
     blocking = [
         item
         for item in group.metrics
-        if item.result.p is not None and item.n < BOOTSTRAP_CALIBRATED_N
+        if item.result.p is not None and item.result.n < BOOTSTRAP_CALIBRATED_N
     ]
     if not blocking:
         return
-    # Each metric is tested on its own paired queries (token metrics on fewer), so
-    # the message names the metrics that block and their own n.
-    counts = ", ".join(f"{item.metric.label} on {item.n}" for item in blocking)
+    # Each metric is tested on its own paired queries (token metrics on fewer; a
+    # suite's member-level test on its members), so the message names the metrics
+    # that block and their own n.
+    counts = ", ".join(f"{item.metric.label} on {item.result.n}" for item in blocking)
     raise CliError(
         f"--fail-on-significant with --test bootstrap needs at least {BOOTSTRAP_CALIBRATED_N} "
         f"paired queries per gated metric, got {counts}: below that the percentile "
