@@ -251,3 +251,23 @@ def test_a_bootstrap_gate_over_three_members_is_refused_with_their_count(
     )
     assert (status, out) == (1, "")
     assert "got MRR on 3:" in err
+
+
+def test_a_saved_suite_diff_reads_back_with_its_mean_and_members(
+    reports: tuple[Path, Path], run_cce: RunCce, tmp_path: Path
+) -> None:
+    from cce_cli.compare.saved_diff import diff_from_document
+    from cce_cli.render.diff import render_diff_json
+
+    base, head = reports
+    body = _diff(run_cce, base, head)
+    reloaded = diff_from_document(body, "saved.json")
+    assert (reloaded.mean, reloaded.unit) == ("macro", "query")
+    assert reloaded.members is not None and set(reloaded.members) == set(SIZES)
+    again = json.loads(render_diff_json(reloaded))
+    assert again["metrics"]["mrr"]["mean_delta"] == body["metrics"]["mrr"]["mean_delta"]
+    assert again["members"] == body["members"]
+    saved = tmp_path / "diff.json"
+    saved.write_text(json.dumps(body), encoding="utf-8")
+    status, page, _ = run_cce("report", str(saved))
+    assert status == 0 and "of the macro mean" in page
