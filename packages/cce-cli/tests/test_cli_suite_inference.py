@@ -250,7 +250,7 @@ def test_a_bootstrap_gate_over_three_members_is_refused_with_their_count(
         "--fail-on-significant",
     )
     assert (status, out) == (1, "")
-    assert "got MRR on 3:" in err
+    assert "got 3 (MRR):" in err
 
 
 def test_a_saved_suite_diff_reads_back_with_its_mean_and_members(

@@ -168,7 +168,10 @@ def refuse_uncalibrated_gate(spec: GateSpec, group: DiffGroup, test: str) -> Non
     # Each metric is tested on its own paired queries (token metrics on fewer; a
     # suite's member-level test on its members), so the message names the metrics
     # that block and their own n.
-    counts = ", ".join(f"{item.metric.label} on {item.result.n}" for item in blocking)
+    by_n: dict[int, list[str]] = {}
+    for item in blocking:
+        by_n.setdefault(item.result.n, []).append(item.metric.label)
+    counts = " and ".join(f"{n} ({', '.join(labels)})" for n, labels in by_n.items())
     raise CliError(
         f"--fail-on-significant with --test bootstrap needs at least {BOOTSTRAP_CALIBRATED_N} "
         f"paired queries per gated metric, got {counts}: below that the percentile "
