@@ -35,11 +35,11 @@ def _scores(member: str, index: int) -> tuple[float, float]:
     return 0.6, 0.6 - 0.2 + spread + (0.01 if member == "small-b" else 0.0)
 
 
-def _suite_report(path: Path, backend: str, side: int) -> Path:
+def _suite_report(path: Path, backend: str, side: int, sizes: dict[str, int] | None = None) -> Path:
     members = []
     per_member_means: list[float] = []
     every: list[float] = []
-    for name, size in SIZES.items():
+    for name, size in (sizes or SIZES).items():
         values = [round(_scores(name, index)[side], 6) for index in range(size)]
         per_member_means.append(sum(values) / size)
         every += values
@@ -271,3 +271,37 @@ def test_a_saved_suite_diff_reads_back_with_its_mean_and_members(
     saved.write_text(json.dumps(body), encoding="utf-8")
     status, page, _ = run_cce("report", str(saved))
     assert status == 0 and "of the macro mean" in page
+
+
+def test_the_weighted_randomization_p_is_an_exact_count_of_weighted_sign_flips(
+    tmp_path: Path, run_cce: RunCce
+) -> None:
+    """Members of 8, 3 and 3 queries: at most 2^14 sign assignments, so the randomization
+    p is exact, and it is the share of weighted sums at least as far from zero as the
+    observed one, counted here directly over every assignment (a zero delta's sign
+    changes no sum, so counting it leaves the share as it is)."""
+    sizes = {"big": 8, "small-a": 3, "small-b": 3}
+    base = _suite_report(tmp_path / "base.json", "bm25", 0, sizes)
+    head = _suite_report(tmp_path / "head.json", "bm25", 1, sizes)
+    deltas, weights = [], []
+    for name, size in sizes.items():
+        for index in range(size):
+            before, after = _scores(name, index)
+            deltas.append(round(after, 6) - round(before, 6))
+            weights.append(1.0 / (len(sizes) * size))
+    products = np.array(deltas) * np.array(weights)
+    observed = abs(products.sum())
+    signs = np.array(
+        [
+            [1.0 if (mask >> bit) & 1 else -1.0 for bit in range(len(deltas))]
+            for mask in range(2 ** len(deltas))
+        ]
+    )
+    sums = np.abs(signs @ products)
+    expected = float(np.mean(sums >= observed * (1 - 1e-9)))
+    body = _diff(run_cce, base, head, "--test", "randomization")
+    mrr = body["metrics"]["mrr"]
+    assert body["mean"] == "macro"
+    assert float(mrr["p"]) == pytest.approx(expected, abs=1e-6)
+    macro = np.mean([np.mean(deltas[:8]), np.mean(deltas[8:11]), np.mean(deltas[11:])])
+    assert float(mrr["mean_delta"]) == pytest.approx(macro, abs=1e-6)
