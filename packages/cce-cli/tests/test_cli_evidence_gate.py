@@ -143,3 +143,17 @@ def test_by_tag_family_adjusts_every_tag_and_metric_at_once(run_cce: RunCce) -> 
     assert f"holm-adjusted over {len(cells)} tests (every tag × metric)" in text
     status, text, _ = run_cce(*argv, "--by-tag")
     assert "holm-adjusted over 4 metrics within the tag" in text
+
+
+def test_suite_only_flags_on_single_reports_are_usage_errors(
+    tmp_path: Path, run_cce: RunCce
+) -> None:
+    base, head = _two_constant_losses(tmp_path)
+    for flags in (["--unit", "member"], ["--mean", "micro"]):
+        status, out, err = run_cce("diff", str(base), str(head), *flags)
+        assert (status, out) == (2, ""), flags
+        assert "needs two suite reports" in err
+    status, _, err = run_cce(
+        "relevance", "eval/relevance/code.jsonl", "--compare", "bm25,hybrid", "--mean", "macro"
+    )
+    assert status == 2 and "applies to a suite" in err

@@ -4,8 +4,9 @@ Why it exists: CI archives `cce diff --format json`; `cce report` renders that f
 the HTML page later, without the two relevance reports it came from. This module owns
 the way back: the per-metric rows, tests and adjusted p-values as the document states
 them (only a t-test's decision p for constant deltas is recomputed, from the saved
-deltas), the per-tag groups, a suite's members and tested mean, and the gate. A document that is not
-a diff, or is missing a field, is a `CliError` naming the file and the field.
+deltas), the per-tag groups, a suite's members and tested mean, and the gate. A
+document that is not a diff, or is missing a field, is a `CliError` naming the file
+and the field.
 """
 
 from __future__ import annotations
@@ -194,14 +195,6 @@ def diff_from_document(body: Mapping[str, Any], path: str) -> DiffReport:
             for tag, entry in sorted(tags_body.items())
             if isinstance(entry, Mapping)
         )
-    members_body = body.get("members")
-    members = (
-        tuple(str(name) for name in members_body) if isinstance(members_body, Mapping) else None
-    )
-    mean = body.get("mean") if body.get("mean") in SUITE_MEANS else None
-    unit = body.get("unit") if body.get("unit") in SUITE_UNITS else "query"
-    member_unit = members if unit == "member" else None
-    tag_scope = "family" if body.get("tag_correction") == "family" else "tag"
     gate = _mapping(body.get("gate"))
     raw_reasons = gate.get("reasons")
     reasons: list[Any] = raw_reasons if isinstance(raw_reasons, list) else []

@@ -113,10 +113,11 @@ def diff_saved(
     )
     if report.members is not None:
         report = retest_suite(report, mean, request.unit)
-    elif request.unit != "query":
+    elif request.unit != "query" or request.mean is not None:
+        flag = "--unit member" if request.unit != "query" else f"--mean {request.mean}"
         raise CliError(
-            "--unit member needs two suite reports (cce.suite.report/v1): only a suite "
-            "has members to take as the unit",
+            f"{flag} needs two suite reports (cce.suite.report/v1): only a suite has "
+            "members whose means it could weigh or test",
             exit_code=2,
         )
     report = adjust_tag_family(report, request.tag_scope)
