@@ -336,21 +336,29 @@ class DiffResult:
         ]
 
     def aggregate_records(self) -> list[Record]:
-        """One dict per metric: the paired test over every paired query."""
+        """One dict per metric: the paired test over every paired query. `mean` names
+        the tested mean of a suite ("macro" or "micro"; None otherwise) and `unit` its
+        unit; `decision_p` is the p the gate adjusted (docs/statistics.md#constant-deltas)."""
+        ci = [item.result.ci95 for item in self.report.overall.metrics]
         return [
             {
                 "metric": item.metric.key,
+                "mean": self.report.mean,
+                "unit": self.report.unit,
                 "n": item.result.n,
                 "mean_delta": item.result.mean_delta,
+                "ci95_low": None if interval is None else interval[0],
+                "ci95_high": None if interval is None else interval[1],
                 "statistic": item.result.statistic,
                 "p": item.result.p,
+                "decision_p": item.result.decision_p,
                 "p_adjusted": item.p_adjusted,
                 "effect_size": item.effect_size,
                 "wins": item.wins,
                 "ties": item.ties,
                 "losses": item.losses,
             }
-            for item in self.report.overall.metrics
+            for item, interval in zip(self.report.overall.metrics, ci, strict=True)
         ]
 
 

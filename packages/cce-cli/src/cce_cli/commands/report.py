@@ -20,6 +20,7 @@ import attrs
 from cce_cli.commands.evidence_options import add_evidence_arguments, evidence_for
 from cce_cli.commands.output_paths import refuse_output_over_input
 from cce_cli.compare import pairing
+from cce_cli.compare.suite_inference import retest_suite
 from cce_cli.errors import CliError
 from cce_cli.formats import json_text
 from cce_cli.formats.evidence import Evidence
@@ -89,6 +90,9 @@ def _relevance_page(
         report, report, None, request.backends, "--backends BASE,HEAD"
     )
     diff = pairing.diff_reports(report, report, base, head, by_tag=True)
+    if diff.members is not None:
+        # A suite's page shows the mean its table reports, as `cce diff` tests it.
+        diff = retest_suite(diff, "macro")
     return render_diff_page(_with_evidence(diff, evidence))
 
 

@@ -161,15 +161,26 @@ def refuse_uncalibrated_gate(spec: GateSpec, group: DiffGroup, test: str) -> Non
     """
     if not spec.fail_on_significant or test != "bootstrap":
         return
-    tested = [item.n for item in group.metrics if item.result.p is not None]
-    if not tested or min(tested) >= BOOTSTRAP_CALIBRATED_N:
+    blocking = [
+        item
+        for item in group.metrics
+        if item.result.p is not None and item.result.n < BOOTSTRAP_CALIBRATED_N
+    ]
+    if not blocking:
         return
-    n = min(tested)
+    # Each metric is tested on its own paired queries (token metrics on fewer; a
+    # suite's member-level test on its members), so the message names the metrics
+    # that block and their own n.
+    by_n: dict[int, list[str]] = {}
+    for item in blocking:
+        by_n.setdefault(item.result.n, []).append(item.metric.label)
+    counts = " and ".join(f"{n} ({', '.join(labels)})" for n, labels in by_n.items())
     raise CliError(
         f"--fail-on-significant with --test bootstrap needs at least {BOOTSTRAP_CALIBRATED_N} "
-        f"paired queries, got {n}: below that the percentile bootstrap's p falls under alpha "
-        "far more often than alpha when nothing changed (about 10% of the time at alpha 0.05 "
-        "with 10 queries); gate with --test t or --test randomization, or add queries "
+        f"paired queries per gated metric, got {counts}: below that the percentile "
+        "bootstrap's p falls under alpha far more often than alpha when nothing changed "
+        "(about 10% of the time at alpha 0.05 with 10 queries); gate with --test t or "
+        "--test randomization, or add queries "
         "(docs/gating.md#which-test-can-gate)"
     )
 
@@ -182,15 +193,19 @@ def evaluate_gate(
     head: str,
     correction: str,
     alpha: float,
+    mean: str = "mean",
 ) -> tuple[str, ...]:
-    """Every reason the gate fails, in rule order then metric/case order; () = passed."""
+    """Every reason the gate fails, in rule order then metric/case order; () = passed.
+
+    `mean` names the tested mean in the significance reason ("macro mean" for a suite).
+    """
     reasons: list[str] = []
     if spec.fail_on_significant:
         for item in group.metrics:
             p = item.p_adjusted
             if p is not None and p < alpha and item.moved_worse:
                 reasons.append(
-                    f"{item.metric.label} got significantly worse: mean delta "
+                    f"{item.metric.label} got significantly worse: {mean} delta "
                     f"{format6_signed(item.result.mean_delta)}, {correction}-adjusted p "
                     f"{format6(p)} < alpha {_alpha_text(alpha)}"
                 )

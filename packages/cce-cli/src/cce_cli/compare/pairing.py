@@ -504,6 +504,13 @@ class DiffReport:
     # text (from the reports' rows or a results file) and what each side retrieved.
     queries: Mapping[str, str] = attrs.field(factory=dict)
     evidence: Evidence | None = None
+    # A suite comparison's tested mean and unit (`cce_cli.compare.suite_inference`):
+    # mean "macro" or "micro" (None: not a suite), unit "query" or "member".
+    mean: str | None = None
+    unit: str = "query"
+    tag_scope: str = "tag"
+    """What the correction adjusts over with `--by-tag`: "tag" (each tag's metrics) or
+    "family" (every tag × metric at once, `cce_cli.compare.tag_family`)."""
 
     @property
     def gate_passed(self) -> bool:
@@ -533,7 +540,11 @@ def _compare_group(
         if not rows and item.group in (TOKEN, COST):
             continue  # a token or cost metric neither side has for these queries
         partial.append((item, rows, test.run([row.delta for row in rows])))
-    adjusted = adjust_p_values([_finite_or_none(result.p) for _, _, result in partial], correction)
+    # The decision p, not the printed one: constant deltas print the reference's p = 0
+    # but decide on the exact sign-flip p (docs/statistics.md#constant-deltas).
+    adjusted = adjust_p_values(
+        [_finite_or_none(result.decision_p) for _, _, result in partial], correction
+    )
     diffs: list[MetricDiff] = []
     for (item, rows, result), p_adjusted in zip(partial, adjusted, strict=True):
         deltas = [row.delta for row in rows]

@@ -32,6 +32,7 @@ import attrs
 import jinja2
 
 from cce_cli.compare.pairing import DiffReport, MetricDiff, SavedReport
+from cce_cli.compare.suite_inference import mean_heading, side_mean, tested_on
 from cce_cli.evaluation.report import RunSummary
 from cce_cli.formats.evidence import Evidence
 from cce_cli.output import visible_controls
@@ -45,6 +46,7 @@ from cce_cli.render.comment import (
 )
 from cce_cli.render.cost import budget_of, curves_of_reports, recall_curve_chart, value_text
 from cce_metrics import Metric
+from cce_stats import paired_test
 
 __all__ = [
     "Page",
@@ -281,10 +283,8 @@ def _plain(value: Any) -> str:
 
 
 def _metric_row(report: DiffReport, item: MetricDiff) -> dict[str, Any]:
-    base = [row.base for row in item.rows]
-    head = [row.head for row in item.rows]
-    base_mean = item.metric.average(base) if base else None
-    head_mean = item.metric.average(head) if head else None
+    base_mean = side_mean(report, item, "base")
+    head_mean = side_mean(report, item, "head")
     ci = item.result.ci95
     status = ""
     if significant(report, item):
@@ -369,6 +369,11 @@ def render_diff_page(report: DiffReport) -> str:
     )
     status = "failed" if report.gate_reasons else "passed" if report.gate_active else "none"
     notes = list(report.gate_reasons)
+    if report.mean is not None:
+        notes.append(
+            f"{paired_test(report.test).label} {tested_on(report)}; base, head, delta and "
+            f"95% CI are the {mean_heading(report).replace(' delta', '')}"
+        )
     unpaired = len(report.unpaired_base) + len(report.unpaired_head)
     if unpaired:
         notes.append(

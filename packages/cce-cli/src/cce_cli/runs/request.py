@@ -62,6 +62,13 @@ class RunRequest:
     build: BuildOptions = attrs.field(factory=BuildOptions)
     member_prefix: str | None = None
     """A suite member's `name/`, which an external run's case ids may carry."""
+    mean: str | None = None
+    """On a suite, the mean `--compare` tests and shows (`--mean`); None: `min_aggregate`,
+    else macro."""
+    unit: str = "query"
+    """On a suite, `member` tests the members' mean deltas (`--unit`)."""
+    tag_scope: str = "tag"
+    """With `by_tag` on a suite's `--compare`, the correction's scope (`--tag-correction`)."""
 
     def for_member(self, fixtures: str, corpus: str, name: str, *, single_core: bool) -> RunRequest:
         """The request a suite member is scored with: this one, with the member's

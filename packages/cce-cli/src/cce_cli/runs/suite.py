@@ -26,6 +26,13 @@ import attrs
 
 from cce_cli.compare.gate import GateSpec
 from cce_cli.compare.pairing import DiffReport
+from cce_cli.compare.suite_inference import (
+    check_suite_inference,
+    mean_heading,
+    resolve_suite_mean,
+    retest_suite,
+)
+from cce_cli.compare.tag_family import adjust_tag_family
 from cce_cli.errors import CliError
 from cce_cli.evaluation.dask_executor import run_on_dask
 from cce_cli.evaluation.member_workers import member_workers
@@ -292,6 +299,10 @@ def run_suite(request: RunRequest) -> SuiteRun:
             "(B is the head); or gate two saved suite reports with `cce diff`",
             exit_code=2,
         )
+    if request.compare is not None:
+        # Refused before any member is scored: the mean and unit need a test that has a form.
+        mean = resolve_suite_mean(request.mean, request.min_aggregate)
+        check_suite_inference(mean, request.unit, request.test)
     manifest = read_manifest(str(request.fixtures))
     if request.export_qrels is not None:
         from cce_cli.formats.suite_qrels import write_suite_qrels
@@ -350,14 +361,15 @@ def flattened_backend(results: Sequence[MemberResult], backend: str) -> Any:
 def compare_suite(
     manifest: SuiteManifest, results: Sequence[MemberResult], request: RunRequest
 ) -> DiffReport:
-    """The paired comparison of `--compare A,B` over every query of the suite."""
+    """The paired comparison of `--compare A,B` over every query of the suite, tested on
+    the mean and unit the request names (`cce_cli.compare.suite_inference`)."""
     from cce_cli.compare.pairing import SavedReport, diff_reports
 
     base_name, head_name = backend_order(results)
     side = SavedReport(
         manifest.path, None, None, (), members=tuple(member.name for member in manifest.members)
     )
-    return diff_reports(
+    pooled = diff_reports(
         side,
         side,
         flattened_backend(results, base_name),
@@ -367,17 +379,20 @@ def compare_suite(
         alpha=request.alpha,
         by_tag=request.by_tag,
     )
+    mean = resolve_suite_mean(request.mean, request.min_aggregate)
+    return adjust_tag_family(retest_suite(pooled, mean, request.unit), request.tag_scope)
 
 
 def gate_suite(
     spec: GateSpec, comparison: DiffReport, results: Sequence[MemberResult], request: RunRequest
 ) -> DiffReport:
     """The comparison with the gate's verdict on it: floors (`--min`) test the head's macro
-    aggregate, or its micro aggregate with `--min-aggregate micro`."""
+    aggregate, or its micro aggregate with `--mean micro` (or `--min-aggregate micro`):
+    the mean the comparison tested."""
     from cce_cli.compare.gate import check_gate_metrics, evaluate_gate, refuse_uncalibrated_gate
 
     head = comparison.head.backend
-    which = request.min_aggregate or "macro"
+    which = comparison.mean or "macro"
 
     def head_value(item: Metric) -> float | None:
         found = aggregate(results, head, item)
@@ -393,5 +408,6 @@ def gate_suite(
         head=shown,
         correction=request.correction,
         alpha=request.alpha,
+        mean=mean_heading(comparison).removesuffix(" delta"),
     )
     return attrs.evolve(comparison, gate_active=True, gate_reasons=reasons)
