@@ -178,6 +178,66 @@ def test_hostile_strings_stay_inert(opened: Opened) -> None:
     assert dialogs == [] and errors == [] and len(requests) == 1
 
 
+REPO = Path(__file__).parents[3]
+
+
+@pytest.fixture(scope="module")
+def cost_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A relevance run with cost metrics, as its HTML page."""
+    target = tmp_path_factory.mktemp("cost") / "cost.html"
+    written = io.StringIO()
+    argv = [
+        "relevance",
+        str(REPO / "eval" / "relevance" / "code.jsonl"),
+        "--dir",
+        str(REPO / "eval" / "corpus" / "sample"),
+        "--backend",
+        "bm25,grep",
+        "--metrics",
+        "first-hit-tokens",
+        "--budgets",
+        "500,4000",
+        "--format",
+        "html",
+    ]
+    with contextlib.redirect_stdout(written):
+        code = main(argv)
+    assert code == 0
+    target.write_text(written.getvalue(), encoding="utf-8")
+    return target
+
+
+def test_the_recall_curve_draws_one_line_per_backend(browser: Any, cost_page: Path) -> None:
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on(
+        "console",
+        lambda message: errors.append(message.text) if message.type == "error" else None,
+    )
+    page.goto(cost_page.as_uri())
+    page.wait_for_load_state("load")
+    curve = page.locator("svg.curve")
+    assert curve.count() == 1
+    box = curve.bounding_box()
+    assert box is not None and box["width"] > 100 and box["height"] > 100
+    lines = curve.locator("polyline.series")
+    assert lines.count() == 2
+    for index in range(2):
+        drawn = lines.nth(index).bounding_box()
+        assert drawn is not None and drawn["width"] > 100
+    assert curve.locator("text", has_text="grep").count() == 1
+    # first-hit-tokens shows as whole tokens, not as a fraction.
+    assert page.locator("#metrics, table").first.text_content() is not None
+    output = os.environ.get("CCE_BROWSER_OUTPUT")
+    if output:
+        Path(output).mkdir(parents=True, exist_ok=True)
+        curve.scroll_into_view_if_needed()
+        page.screenshot(path=str(Path(output) / "cost.png"), full_page=True)
+    assert errors == []
+    page.close()
+
+
 @pytest.fixture(scope="module")
 def suite_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A two-member suite's page from `cce relevance SUITE.toml --format html`."""

@@ -389,7 +389,7 @@ def test_bootstrap_gates_significance_only_from_the_calibrated_n(
     assert (status, out) == (1, "")
     assert err.startswith(
         "error: --fail-on-significant with --test bootstrap needs at least 30 paired "
-        "queries, got 29: "
+        "queries per gated metric, got 29 (recall, MRR): "
     )
     assert "(docs/gating.md#which-test-can-gate)" in err
     assert run_cce("diff", str(base), str(head), "--test", "bootstrap")[0] == 0

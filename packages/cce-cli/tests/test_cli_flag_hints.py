@@ -33,7 +33,7 @@ SUGGESTIONS: tuple[tuple[str, str], ...] = (
     # compare/pairing.py: choosing a saved report's backends.
     *(("--backend", command) for command in ("diff",)),
     *(("--backends", command) for command in ("diff", "report")),
-    # commands/plan.py: "name the pair to plan for with --compare A,B".
+    # runs/plan.py: "name the pair to plan for with --compare A,B".
     ("--compare", "plan"),
     # evaluation/harness.py, commands/relevance.py: --compare, --metrics, --json.
     *(("--compare", command) for command in ("relevance",)),

@@ -71,7 +71,7 @@ def _sd(values: Sequence[float]) -> float:
 
 
 def test_plan_rows_follow_the_sizing_formulas(pilot: Path, run_cce: RunCce) -> None:
-    code, out, err = run_cce("plan", str(pilot), "--format", "json")
+    code, out, err = run_cce("plan", str(pilot), "--format", "json", "--correction", "none")
     assert (code, err) == (0, "")
     plan = json.loads(out)
     assert plan["schema"] == "cce.plan/v1"
@@ -113,7 +113,7 @@ def test_settings_change_the_plan(pilot: Path, run_cce: RunCce) -> None:
 
 
 def test_text_table(pilot: Path, run_cce: RunCce) -> None:
-    code, out, _ = run_cce("plan", str(pilot), "--compare", "bm25,hybrid")
+    code, out, _ = run_cce("plan", str(pilot), "--compare", "bm25,hybrid", "--correction", "none")
     assert code == 0
     lines = out.splitlines()
     assert lines[0] == f"sample-size plan: hybrid against bm25 ({pilot}), 8 paired queries"
@@ -249,7 +249,7 @@ def test_unreadable_and_invalid_files(tmp_path: Path, run_cce: RunCce) -> None:
 
 def test_the_sd_interval_and_the_queries_it_implies(pilot: Path, run_cce: RunCce) -> None:
     """A pilot's sd is an estimate: its chi-square interval and the sizes at both ends."""
-    code, out, _ = run_cce("plan", str(pilot), "--format", "json")
+    code, out, _ = run_cce("plan", str(pilot), "--format", "json", "--correction", "none")
     assert code == 0
     mrr = json.loads(out)["metrics"]["mrr"]
     deltas = [round(b, 6) - round(a, 6) for a, b in zip(MRR_A, MRR_B, strict=True)]
@@ -263,7 +263,7 @@ def test_the_sd_interval_and_the_queries_it_implies(pilot: Path, run_cce: RunCce
     ]
     assert mrr["queries_needed_range"][0] < mrr["queries_needed"] < mrr["queries_needed_range"][1]
     assert "sd_ci95" not in json.loads(out)["metrics"]["recall"]
-    text = run_cce("plan", str(pilot))[1].splitlines()
+    text = run_cce("plan", str(pilot), "--correction", "none")[1].splitlines()
     row = next(i for i, line in enumerate(text) if line.split()[:1] == ["MRR"])
     first, second = mrr["queries_needed_range"]
     assert text[row + 1].split() == [
@@ -278,3 +278,52 @@ def test_the_sd_interval_and_the_queries_it_implies(pilot: Path, run_cce: RunCce
         str(second),
         "queries",
     ]
+
+
+def test_the_plan_sizes_at_the_gates_effective_alpha(pilot: Path, run_cce: RunCce) -> None:
+    """By default the gate adjusts (holm) over every compared metric, here four, so each is
+    sized at 0.05 / 4; the plan says so, and --gate-metrics narrows the family."""
+    code, out, _ = run_cce("plan", str(pilot), "--format", "json")
+    assert code == 0
+    plan = json.loads(out)
+    assert (plan["alpha"], plan["correction"], plan["effective_alpha"]) == (
+        "0.050000",
+        "holm",
+        "0.012500",
+    )
+    assert plan["gated_metrics"] == ["precision_at_k", "recall", "mrr", "f1"]
+    deltas = [round(b, 6) - round(a, 6) for a, b in zip(MRR_A, MRR_B, strict=True)]
+    sd = _sd(deltas)
+    assert plan["metrics"]["mrr"]["queries_needed"] == required_sample_size(sd, 0.05, 0.0125)
+    assert float(plan["metrics"]["mrr"]["detectable_now"]) == pytest.approx(
+        minimum_detectable_effect(sd, 8, 0.0125), abs=5e-7
+    )
+    text = run_cce("plan", str(pilot))[1].splitlines()
+    assert (
+        "at effective alpha 0.0125 (the gate's alpha 0.05, holm-adjusted over 4 gated metrics)"
+        in text[1]
+    )
+    code, out, _ = run_cce("plan", str(pilot), "--format", "json", "--gate-metrics", "MRR,P@k")
+    narrowed = json.loads(out)
+    assert (narrowed["effective_alpha"], sorted(narrowed["metrics"])) == (
+        "0.025000",
+        ["mrr", "precision_at_k"],
+    )
+    code, _, err = run_cce("plan", str(pilot), "--gate-metrics", "ndcg")
+    assert code == 2 and "does not compare it" in err
+
+
+def test_plan_builds_a_frozen_request_from_its_flags() -> None:
+    import argparse
+
+    import attrs
+
+    from cce_cli.commands.plan import configure, plan_request
+    from cce_cli.runs.plan import PlanRequest
+
+    parser = argparse.ArgumentParser()
+    configure(parser)
+    request = plan_request(parser.parse_args(["pilot.json", "--correction", "bonferroni"]))
+    assert request == PlanRequest("pilot.json", correction="bonferroni")
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        request.alpha = 0.1  # type: ignore[misc]

@@ -243,7 +243,7 @@ def test_bootstrap_cannot_gate_significance_on_few_queries(
     assert (status, out) == (1, "")
     assert err.startswith(
         "error: --fail-on-significant with --test bootstrap needs at least 30 paired "
-        "queries, got 11: "
+        "queries per gated metric, got 11 (P@k, recall, MRR, F1): "
     )
     assert "gate with --test t or --test randomization" in err
     assert err.count("\n") == 1

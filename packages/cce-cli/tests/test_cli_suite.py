@@ -131,6 +131,31 @@ def test_compare_pairs_every_query_of_the_suite(suite: Path, run_cce: RunCce) ->
     assert compare["members"]["alpha"]["mrr"]["n"] == 4
 
 
+def test_compare_tests_the_macro_mean_by_default_and_micro_on_request(
+    suite: Path, run_cce: RunCce
+) -> None:
+    """The delta of the suite's comparison is the mean of the members' mean deltas (what
+    the table's macro row moves by), unless --mean micro pools every query."""
+    code, out, _ = run_cce("relevance", str(suite), "--json", "--compare", "bm25,hybrid")
+    assert code == 0
+    compare = json.loads(out)["compare"]
+    assert (compare["mean"], compare["unit"]) == ("macro", "query")
+    member_means = [float(row["mrr"]["mean_delta"]) for row in compare["members"].values()]
+    macro = sum(member_means) / len(member_means)
+    assert abs(float(compare["metrics"]["mrr"]["mean_delta"]) - macro) < 2e-6
+    code, out, _ = run_cce(
+        "relevance", str(suite), "--json", "--compare", "bm25,hybrid", "--mean", "micro"
+    )
+    compare = json.loads(out)["compare"]
+    pooled = [float(row["delta"]) for row in compare["metrics"]["mrr"]["per_query"]]
+    assert compare["mean"] == "micro"
+    assert abs(float(compare["metrics"]["mrr"]["mean_delta"]) - sum(pooled) / len(pooled)) < 2e-6
+    code, _, err = run_cce(
+        "relevance", str(suite), "--compare", "bm25,hybrid", "--test", "signed-rank"
+    )
+    assert code == 2 and "--unit member" in err
+
+
 def test_gated_suite_compare_appends_the_job_summary(
     suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cce: RunCce
 ) -> None:

@@ -253,7 +253,8 @@ def test_gate_metrics_test_only_the_named_metrics_corrected_over_them() -> None:
     both = GateSpec(fail_on_significant=True, gate_metrics=(metric("mrr"), metric("precision")))
     tested = gating_tests(both, report.overall, "holm")
     assert [item.metric.key for item, _ in tested] == ["mrr", "precision_at_k"]
-    raw = [item.result.p for item, _ in tested]
+    # The decision p (constant deltas decide at the sign-flip p, docs/statistics.md).
+    raw = [item.result.decision_p for item, _ in tested]
     expected = multipletests(raw, method="holm")[1]
     for (_, adjusted), reference in zip(tested, expected, strict=True):
         assert adjusted is not None and abs(adjusted - reference) < 1e-12

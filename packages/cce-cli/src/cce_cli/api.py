@@ -15,6 +15,7 @@ with the message the command would print (docs/python-api.md).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -137,11 +138,14 @@ class RelevanceReport:
         return self.render("json")
 
     def records(self) -> list[Record]:
-        """One dict per backend and query: backend, id, k, tags and every metric at full
-        precision (token metrics when the query has line ranges)."""
+        """One dict per backend and query: backend, id, k, tags, `no_vector` (the backend
+        asked for the query's vector and got none) and every metric at full precision
+        (token metrics when the query has line ranges, cost metrics when asked for and the
+        query has a target)."""
         rows: list[Record] = []
         for report in self.scored.reports:
             values = backend_values(report, self.scored.metrics)
+            without_vector = set(report.without_vector)
             for case, (_, scores) in zip(report.cases, values, strict=True):
                 rows.append(
                     {
@@ -149,6 +153,7 @@ class RelevanceReport:
                         "id": case.id,
                         "k": case.k,
                         "tags": list(case.tags),
+                        "no_vector": case.id in without_vector,
                         **scores,
                     }
                 )
@@ -164,6 +169,10 @@ class RelevanceReport:
             if report.tokens is not None:
                 for item in TOKEN_METRICS.defaults():
                     row[item.key] = report.tokens.value(item.key)
+            if report.cost is not None:
+                # Only a run that asked for cost metrics has them (None: no query's).
+                for item in report.cost.metrics:
+                    row[item.key] = report.cost.value(item.key)
             rows.append(row)
         return rows
 
@@ -266,9 +275,14 @@ class SuiteReport:
 
     def records(self) -> list[Record]:
         """One dict per member, backend and query: the member, backend, the case id and
-        its qualified `member/id`, tags, and every metric at full precision."""
+        its qualified `member/id`, tags, `no_vector` (as in `RelevanceReport.records`),
+        and every metric at full precision."""
         rows: list[Record] = []
         for result in self.run.results:
+            marked = {
+                entry["backend"]: set(entry.get("queries_without_vector", ()))
+                for entry in json.loads(result.report_json)["backends"]
+            }
             for backend, cases in result.values:
                 for case_id, scores in cases:
                     rows.append(
@@ -278,6 +292,7 @@ class SuiteReport:
                             "id": case_id,
                             "qualified_id": f"{result.name}/{case_id}",
                             "tags": list(result.tags.get(case_id, ())),
+                            "no_vector": case_id in marked.get(backend, ()),
                             **scores,
                         }
                     )
@@ -370,21 +385,29 @@ class DiffResult:
         ]
 
     def aggregate_records(self) -> list[Record]:
-        """One dict per metric: the paired test over every paired query."""
+        """One dict per metric: the paired test over every paired query. `mean` names
+        the tested mean of a suite ("macro" or "micro"; None otherwise) and `unit` its
+        unit; `decision_p` is the p the gate adjusted (docs/statistics.md#constant-deltas)."""
+        ci = [item.result.ci95 for item in self.report.overall.metrics]
         return [
             {
                 "metric": item.metric.key,
+                "mean": self.report.mean,
+                "unit": self.report.unit,
                 "n": item.result.n,
                 "mean_delta": item.result.mean_delta,
+                "ci95_low": None if interval is None else interval[0],
+                "ci95_high": None if interval is None else interval[1],
                 "statistic": item.result.statistic,
                 "p": item.result.p,
+                "decision_p": item.result.decision_p,
                 "p_adjusted": item.p_adjusted,
                 "effect_size": item.effect_size,
                 "wins": item.wins,
                 "ties": item.ties,
                 "losses": item.losses,
             }
-            for item in self.report.overall.metrics
+            for item, interval in zip(self.report.overall.metrics, ci, strict=True)
         ]
 
 

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import argparse
 
+import attrs
+
 from cce_cli.evaluation import configurations as backend_config
 from cce_cli.output import display_text, visible_controls, write_stdout
 from cce_retrieval import Param, backend_names, backend_spec
 
-__all__ = ["configure", "run"]
+__all__ = ["BackendsRequest", "configure", "list_backends", "run"]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -53,7 +55,25 @@ def listing(config: backend_config.BackendConfig) -> str:
     return "".join(visible_controls(line) + "\n" for line in lines)
 
 
+@attrs.frozen(slots=True)
+class BackendsRequest:
+    """One `cce backends`: where a `cce.toml` is looked for, or the one to read."""
+
+    path: str = "."
+    config: str | None = None
+
+
+def backends_request(args: argparse.Namespace) -> BackendsRequest:
+    """The listing the parsed arguments ask for."""
+    return BackendsRequest(str(args.path), args.config)
+
+
 def run(args: argparse.Namespace) -> int:
-    config = backend_config.config_for(args.config, str(args.path))
+    return list_backends(backends_request(args))
+
+
+def list_backends(request: BackendsRequest) -> int:
+    """Print every backend name and the configured ones found for `request`."""
+    config = backend_config.config_for(request.config, request.path)
     write_stdout(listing(config))
     return 0

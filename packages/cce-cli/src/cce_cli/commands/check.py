@@ -42,7 +42,7 @@ from cce_fixtures import (
 )
 from cce_retrieval import HashEmbedder, StoreError, describe_os_error, load_store
 
-__all__ = ["CHECK_SCHEMA", "configure", "run"]
+__all__ = ["CHECK_SCHEMA", "CheckRequest", "check_fixtures", "configure", "run"]
 
 CHECK_SCHEMA = "cce.check/v1"
 
@@ -223,24 +223,51 @@ def _render_json(problems: Sequence[Problem]) -> str:
     return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def run(args: argparse.Namespace) -> int:
-    """Check every file; print the problems; 1 when any is an error (or, strict, any)."""
+@attrs.frozen(slots=True)
+class CheckRequest:
+    """One `cce check`: the fixture files (or suite manifests), the one corpus or store
+    every file is checked against (else each header's), the output format, whether
+    warnings fail, and how corpora are built."""
+
+    fixtures: tuple[str, ...]
+    corpus: str | None = None
+    """`--dir`."""
+    store: str | None = None
+    format: str = "text"
+    strict: bool = False
+    build: BuildOptions = attrs.field(factory=BuildOptions)
+
+
+def check_request(args: argparse.Namespace) -> CheckRequest:
+    """The check the parsed arguments ask for; `--protection` with `--store` is refused."""
     if args.store is not None and args.protection is not None:
         raise CliError(
             "--protection applies when check builds the corpus; a --store was protected "
             "when it was indexed",
             2,
         )
-    corpora = _Corpora(
-        None if args.dir is None else str(args.dir),
-        None if args.store is None else str(args.store),
-        build_options(args),
+    return CheckRequest(
+        tuple(str(file) for file in args.fixtures),
+        corpus=None if args.dir is None else str(args.dir),
+        store=None if args.store is None else str(args.store),
+        format=args.format,
+        strict=bool(args.strict),
+        build=build_options(args),
     )
+
+
+def run(args: argparse.Namespace) -> int:
+    return check_fixtures(check_request(args))
+
+
+def check_fixtures(request: CheckRequest) -> int:
+    """Check every file; print the problems; 1 when any is an error (or, strict, any)."""
+    corpora = _Corpora(request.corpus, request.store, request.build)
     problems: list[Problem] = []
-    for file in _fixture_files([str(file) for file in args.fixtures], corpora):
+    for file in _fixture_files(request.fixtures, corpora):
         problems.extend(check_file(file, corpora))
     problems.extend(corpora.notes)
-    if args.format == "json":
+    if request.format == "json":
         write_stdout(_render_json(problems))
     elif problems:
         write_stdout("".join(problem.text() + "\n" for problem in problems))
@@ -248,4 +275,4 @@ def run(args: argparse.Namespace) -> int:
     warnings = len(problems) - errors
     if problems:
         print(f"cce check: {errors} error(s), {warnings} warning(s)", file=sys.stderr)
-    return 1 if errors or (args.strict and warnings) else 0
+    return 1 if errors or (request.strict and warnings) else 0

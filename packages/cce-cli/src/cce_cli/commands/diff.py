@@ -17,6 +17,7 @@ import argparse
 
 from cce_cli.commands.evidence_options import add_evidence_arguments, evidence_from_args
 from cce_cli.commands.gate_options import add_gate_arguments, gate_spec
+from cce_cli.commands.inference_options import add_inference_arguments
 from cce_cli.compare.gate import (
     append_step_summary,
     report_gate,
@@ -69,10 +70,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--min-aggregate",
         choices=("macro", "micro"),
-        default="macro",
-        help="for suite reports, which aggregate --min tests: macro (default; the mean of "
-        "the members' means) or micro (the mean over all queries)",
+        default=None,
+        help="for suite reports, which aggregate --min tests: macro (the mean of "
+        "the members' means) or micro (the mean over all queries); default: --mean's",
     )
+    add_inference_arguments(parser)
     parser.add_argument(
         "--strict",
         action="store_true",
@@ -96,6 +98,9 @@ def diff_request(args: argparse.Namespace) -> DiffRequest:
         gate=gate_spec(args),
         min_aggregate=args.min_aggregate,
         strict=bool(args.strict),
+        mean=args.mean,
+        unit=args.unit,
+        tag_scope=args.tag_scope,
     )
 
 

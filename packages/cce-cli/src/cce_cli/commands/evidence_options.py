@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Sequence
 
 from cce_cli.errors import CliError
 from cce_cli.formats import input_files
@@ -24,7 +25,7 @@ from cce_cli.formats.suite_manifest import (
 )
 from cce_retrieval import describe_os_error
 
-__all__ = ["add_evidence_arguments", "evidence_from_args"]
+__all__ = ["add_evidence_arguments", "evidence_for", "evidence_from_args"]
 
 
 def _results_text(path: str) -> str:
@@ -80,18 +81,28 @@ def _suite_corpora(manifest: SuiteManifest) -> dict[str, str | None]:
 
 
 def evidence_from_args(args: argparse.Namespace) -> Evidence | None:
-    """The evidence the options name, or None when none is given. With a suite manifest
-    as `--fixtures`, the results are a suite's: each member's code is read from its own
+    """The evidence the options name, or None when none is given."""
+    return evidence_for(
+        tuple(str(path) for path in args.results),
+        None if args.fixtures is None else str(args.fixtures),
+        None if args.corpus is None else str(args.corpus),
+    )
+
+
+def evidence_for(
+    results: Sequence[str], fixtures: str | None, corpus: str | None
+) -> Evidence | None:
+    """The evidence of `--results`, `--fixtures` and `--corpus` as a request holds them,
+    or None when neither results nor fixtures are given. With a suite manifest as
+    `--fixtures`, the results are a suite's: each member's code is read from its own
     corpus."""
-    results = [str(path) for path in args.results]
-    if not results and args.fixtures is None:
+    if not results and fixtures is None:
         return None
-    if results and args.fixtures is not None and looks_like_suite(str(args.fixtures)):
-        manifest = read_manifest(str(args.fixtures))
+    if results and fixtures is not None and looks_like_suite(fixtures):
+        manifest = read_manifest(fixtures)
         texts = [(path, _results_text(path)) for path in results]
         return suite_results_evidence(
-            texts, _suite_corpora(manifest), read_fixtures_or_suite(str(args.fixtures))
+            texts, _suite_corpora(manifest), read_fixtures_or_suite(fixtures)
         )
-    fixtures = None if args.fixtures is None else read_fixtures_or_suite(str(args.fixtures))
-    corpus = None if args.corpus is None else str(args.corpus)
-    return load_evidence(results, corpus=corpus, fixtures=fixtures)
+    fixture_set = None if fixtures is None else read_fixtures_or_suite(fixtures)
+    return load_evidence(list(results), corpus=corpus, fixtures=fixture_set)

@@ -187,7 +187,8 @@ def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         dest="minimums",
-        help="fail when the head's aggregate of METRIC is below VALUE (repeatable)",
+        help="fail when the head's aggregate of METRIC is below VALUE, or above it for a "
+        "metric where lower is better such as first-hit-tokens (repeatable)",
     )
     group.add_argument(
         "--correction",

@@ -17,6 +17,8 @@ import argparse
 import os
 import sys
 
+import attrs
+
 from cce_cli.errors import CliError
 from cce_cli.formats.git_url import has_credentials
 from cce_cli.formats.semble import (
@@ -29,7 +31,7 @@ from cce_cli.formats.semble import (
 )
 from cce_cli.output import visible_controls, write_stdout
 
-__all__ = ["configure", "import_semble", "run"]
+__all__ = ["SembleImportRequest", "configure", "import_semble", "run"]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -93,9 +95,23 @@ def _queries(count: int) -> str:
     return f"{count} quer{'y' if count == 1 else 'ies'}"
 
 
-def run(args: argparse.Namespace) -> int:
-    """Convert everything first, then write it all at once; list what was written."""
-    return import_semble(
+@attrs.frozen(slots=True)
+class SembleImportRequest:
+    """One `cce import semble`: the benchmark's annotations directory and repositories
+    file, the suite directory to write, which repositories, and whether to write the
+    others when some do not convert."""
+
+    annotations: str
+    repos: str
+    output: str
+    only: tuple[str, ...] = ()
+    skip: tuple[str, ...] = ()
+    keep_going: bool = False
+
+
+def semble_request(args: argparse.Namespace) -> SembleImportRequest:
+    """The import the parsed arguments ask for."""
+    return SembleImportRequest(
         args.annotations,
         args.repos,
         args.output,
@@ -105,23 +121,25 @@ def run(args: argparse.Namespace) -> int:
     )
 
 
-def import_semble(
-    annotations: str,
-    repos: str,
-    output: str,
-    *,
-    only: tuple[str, ...] = (),
-    skip: tuple[str, ...] = (),
-    keep_going: bool = False,
-) -> int:
+def run(args: argparse.Namespace) -> int:
+    """Convert everything first, then write it all at once; list what was written."""
+    return import_semble(semble_request(args))
+
+
+def import_semble(request: SembleImportRequest) -> int:
     """`cce import semble`: 0 when every chosen repository was written; with
     `keep_going`, 1 after writing those that converted when others did not."""
+    output = request.output
     if not output:
         raise CliError("-o needs a directory path: the suite directory to create", exit_code=2)
     conversion = convert_all(
-        annotations, repos, only=only, skip=skip, checkout_for=_cached_checkout
+        request.annotations,
+        request.repos,
+        only=request.only,
+        skip=request.skip,
+        checkout_for=_cached_checkout,
     )
-    if conversion.failures and (not keep_going or not conversion.members):
+    if conversion.failures and (not request.keep_going or not conversion.members):
         raise CliError(describe_failures(conversion.failures))
     suite = Suite(conversion.members)
     write_suite(suite, output)

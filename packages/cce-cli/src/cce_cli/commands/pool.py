@@ -310,8 +310,13 @@ def _pool_lines(request: PoolRequest, id_prefix: str = "") -> list[str]:
     backends = [backend_config.instantiate(name, config, external) for name in names]
     lines = []
     pooled: dict[str, list[list[SearchResult]]] = {name: [] for name in external}
+    # Backends that read files (grep, plugins) read them under the corpus the pool ranks.
+    root = corpus_checks.store_corpus_root(str(request.store)) if request.store else None
+    if request.store is None:
+        root = fixture_corpus(str(request.fixtures), request.corpus, fixture_set)
+    corpus_root = None if root is None else os.path.abspath(root)
     for case in fixture_set.cases:
-        query = harness.Query(case.query, embedder, case_id=case.id)
+        query = harness.Query(case.query, embedder, case_id=case.id, corpus_root=corpus_root)
         ranked = [harness.run_backend(index, backend, query, request.depth) for backend in backends]
         for name, results in zip(names, ranked, strict=True):
             if name in pooled:

@@ -13,6 +13,8 @@ import datetime
 import re
 import sys
 
+import attrs
+
 from cce_cli.commands.arguments import positive_int
 from cce_cli.commands.output_paths import refuse_output_over_input
 from cce_cli.errors import CliError
@@ -22,7 +24,7 @@ from cce_cli.output import write_output, write_stdout
 from cce_fixtures import MAX_K
 from cce_retrieval import describe_os_error, protect_text
 
-__all__ = ["configure", "looks_secret", "run"]
+__all__ = ["QueriesRequest", "configure", "list_queries", "looks_secret", "run"]
 
 _SINCE = re.compile(r"(\d{4}-\d{2}-\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2}))?Z?)?")
 _SINCE_FORM = "a UTC date like 2026-11-01 or 2026-11-01T12:00:00Z"
@@ -115,12 +117,48 @@ def render_queries(log: QueryLog) -> str:
     return "".join(f"{q.count:>6}  {q.last_seen}  {_escape(q.text)}\n" for q in log.queries)
 
 
+@attrs.frozen(slots=True)
+class QueriesRequest:
+    """One `cce queries`: the event logs, which queries count, and the optional draft
+    fixture file (its corpus and every case's k)."""
+
+    logs: tuple[str, ...]
+    min_count: int = 1
+    since: str | None = None
+    """A `YYYY-MM-DDTHH:MM:SSZ` stamp (`--since`, normalised by the parser)."""
+    limit: int | None = None
+    fixtures: str | None = None
+    corpus: str | None = None
+    k: int = _DRAFT_K
+
+
+def queries_request(args: argparse.Namespace) -> QueriesRequest:
+    """The listing (and draft) the parsed arguments ask for."""
+    return QueriesRequest(
+        tuple(str(path) for path in args.logs),
+        min_count=args.min_count,
+        since=args.since,
+        limit=args.limit,
+        fixtures=None if args.fixtures is None else str(args.fixtures),
+        corpus=args.corpus,
+        k=args.k,
+    )
+
+
 def run(args: argparse.Namespace) -> int:
+    return list_queries(queries_request(args))
+
+
+def list_queries(request: QueriesRequest) -> int:
     """Read every log, print the queries, and write the draft when asked."""
-    refuse_output_over_input([("--fixtures", args.fixtures)], [str(path) for path in args.logs])
-    sources = [(str(path), _read_log(str(path))) for path in args.logs]
+    refuse_output_over_input([("--fixtures", request.fixtures)], list(request.logs))
+    sources = [(path, _read_log(path)) for path in request.logs]
     log = read_query_log(
-        sources, looks_secret, min_count=args.min_count, since=args.since, limit=args.limit
+        sources,
+        looks_secret,
+        min_count=request.min_count,
+        since=request.since,
+        limit=request.limit,
     )
     for problem in log.problems[:5]:
         print(f"warning: {problem.path}:{problem.line}: {problem.reason}", file=sys.stderr)
@@ -132,16 +170,17 @@ def run(args: argparse.Namespace) -> int:
             "dropped because they look like credentials",
             file=sys.stderr,
         )
-    if args.fixtures is not None:
-        draft = draft_fixtures(log.queries, args.corpus, args.k)
+    if request.fixtures is not None:
+        draft = draft_fixtures(log.queries, request.corpus, request.k)
         try:
-            write_output(str(args.fixtures), draft.encode("utf-8"))
+            write_output(request.fixtures, draft.encode("utf-8"))
         except OSError as error:
             raise CliError(
-                f"could not write draft fixtures {args.fixtures}: {describe_os_error(error)}"
+                f"could not write draft fixtures {request.fixtures}: {describe_os_error(error)}"
             ) from None
         print(
-            f"wrote {_count(len(log.queries), 'draft case', 'draft cases')} to {args.fixtures}; "
+            f"wrote {_count(len(log.queries), 'draft case', 'draft cases')} to "
+            f"{request.fixtures}; "
             "fill in each "
             '"expected" (or run cce pool) before scoring',
             file=sys.stderr,

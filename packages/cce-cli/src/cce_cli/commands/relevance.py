@@ -29,6 +29,7 @@ from cce_cli.commands.build_options import (
     build_options,
 )
 from cce_cli.commands.gate_options import add_gate_arguments, gate_spec
+from cce_cli.commands.inference_options import add_inference_arguments
 from cce_cli.commands.output_paths import evaluation_inputs, refuse_output_over_input
 from cce_cli.compare.gate import append_step_summary, report_gate
 from cce_cli.errors import CliError
@@ -160,7 +161,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action=_SetOnce,
         help="comma list of metrics to add to P@k, recall, MRR and F1: "
         + ", ".join(item.name for item in METRICS if not item.default)
-        + " (docs/metrics.md#ranked-metrics)",
+        + " (docs/metrics.md#ranked-metrics); or cost metrics: first-hit-tokens, "
+        "recall@NNNNt (docs/metrics.md#cost-metrics)",
+    )
+    parser.add_argument(
+        "--budgets",
+        metavar="LIST",
+        action=_SetOnce,
+        help="comma list of token budgets, each adding the cost metric recall@Nt "
+        "(e.g. 500,4000; docs/metrics.md#cost-metrics)",
     )
     parser.add_argument(
         "--graded",
@@ -185,9 +194,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--min-aggregate",
         choices=("macro", "micro"),
         default=None,
-        help="on a suite, which aggregate --min tests: macro (default; the mean of the "
-        "members' means) or micro (the mean over all queries)",
+        help="on a suite, which aggregate --min tests: macro (the mean of the "
+        "members' means) or micro (the mean over all queries); default: --mean's",
     )
+    add_inference_arguments(parser)
     parser.add_argument(
         "--members",
         metavar="A,B",
@@ -229,6 +239,23 @@ def _check_gate_usage(request: RunRequest) -> None:
         )
 
 
+def _check_suite_only_flags(request: RunRequest) -> None:
+    """`--mean`, `--unit member` and `--tag-correction family` say how a suite's
+    comparison is tested; a single fixture set has no members, and `--by-tag` on it adds
+    aggregates, not tests, so on one they are usage errors rather than ignored."""
+    for flag, given in (
+        ("--mean", request.mean is not None),
+        ("--unit member", request.unit != "query"),
+        ("--tag-correction family", request.tag_scope != "tag"),
+    ):
+        if given:
+            raise CliError(
+                f"{flag} applies to a suite's --compare (cce relevance SUITE.toml) or to "
+                "`cce diff`; this run scores one fixture set",
+                exit_code=2,
+            )
+
+
 def run_request(args: argparse.Namespace) -> RunRequest:
     """The run the parsed arguments ask for; a gate flag that cannot apply is a usage
     error (exit 2)."""
@@ -239,6 +266,7 @@ def run_request(args: argparse.Namespace) -> RunRequest:
         backends=args.backend,
         compare=args.compare,
         metrics=args.metrics,
+        budgets=args.budgets,
         graded=bool(args.graded),
         granularity=args.granularity,
         test=args.test,
@@ -257,6 +285,9 @@ def run_request(args: argparse.Namespace) -> RunRequest:
         runs=tuple(str(option) for option in args.run),
         executor=args.executor,
         build=build_options(args),
+        mean=args.mean,
+        unit=args.unit,
+        tag_scope=args.tag_scope,
         members=args.members,
         timings=bool(args.timings),
     )
@@ -279,6 +310,7 @@ def run(args: argparse.Namespace) -> int:
             )
     request = run_request(args)
     _check_gate_usage(request)
+    _check_suite_only_flags(request)
     scored = score(request)
     reasons = gate_reasons(request, scored)
     if scored.results is not None:

@@ -17,9 +17,10 @@ from typing import Any
 
 import attrs
 
-from cce_cli.commands.evidence_options import add_evidence_arguments, evidence_from_args
+from cce_cli.commands.evidence_options import add_evidence_arguments, evidence_for
 from cce_cli.commands.output_paths import refuse_output_over_input
 from cce_cli.compare import pairing
+from cce_cli.compare.suite_inference import retest_suite
 from cce_cli.errors import CliError
 from cce_cli.formats import json_text
 from cce_cli.formats.evidence import Evidence
@@ -28,9 +29,9 @@ from cce_cli.formats.suite_manifest import SUITE_REPORT_SCHEMA
 from cce_cli.output import write_output, write_stdout
 from cce_retrieval import describe_os_error
 
-__all__ = ["PAGES", "configure", "run", "write_page"]
+__all__ = ["PAGES", "ReportRequest", "configure", "run", "write_page", "write_report_page"]
 
-PageBuilder = Callable[[Mapping[str, Any], str, argparse.Namespace, "Evidence | None"], str]
+PageBuilder = Callable[[Mapping[str, Any], str, "ReportRequest", "Evidence | None"], str]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -51,38 +52,67 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_evidence_arguments(parser)
 
 
+@attrs.frozen(slots=True)
+class ReportRequest:
+    """One `cce report`: the saved report, where the page goes (None: stdout), the two
+    backends to show of a relevance report, and the evidence to attach."""
+
+    report: str
+    output: str | None = None
+    backends: str | None = None
+    """`BASE,HEAD` (`--backends`)."""
+    results: tuple[str, ...] = ()
+    fixtures: str | None = None
+    corpus: str | None = None
+
+
+def report_request(args: argparse.Namespace) -> ReportRequest:
+    """The page the parsed arguments ask for."""
+    return ReportRequest(
+        str(args.report),
+        None if args.output is None else str(args.output),
+        args.backends,
+        tuple(str(path) for path in args.results),
+        None if args.fixtures is None else str(args.fixtures),
+        None if args.corpus is None else str(args.corpus),
+    )
+
+
 def _relevance_page(
-    body: Mapping[str, Any], path: str, args: argparse.Namespace, evidence: Evidence | None
+    body: Mapping[str, Any], path: str, request: ReportRequest, evidence: Evidence | None
 ) -> str:
     from cce_cli.render.html import render_diff_page, render_relevance_page
 
     report = pairing.parse_report(json.dumps(body), path)
-    if args.backends is None:
+    if request.backends is None:
         return render_relevance_page(report, evidence)
     base, head = pairing.select_backends(
-        report, report, None, args.backends, "--backends BASE,HEAD"
+        report, report, None, request.backends, "--backends BASE,HEAD"
     )
     diff = pairing.diff_reports(report, report, base, head, by_tag=True)
+    if diff.members is not None:
+        # A suite's page shows the mean its table reports, as `cce diff` tests it.
+        diff = retest_suite(diff, "macro")
     return render_diff_page(_with_evidence(diff, evidence))
 
 
 def _suite_page(
-    body: Mapping[str, Any], path: str, args: argparse.Namespace, evidence: Evidence | None
+    body: Mapping[str, Any], path: str, request: ReportRequest, evidence: Evidence | None
 ) -> str:
     from cce_cli.render.suite_page import render_suite_page
 
-    if args.backends is not None:  # a comparison over the suite: the diff page
-        return _relevance_page(body, path, args, evidence)
+    if request.backends is not None:  # a comparison over the suite: the diff page
+        return _relevance_page(body, path, request, evidence)
     return render_suite_page(body, path, evidence)
 
 
 def _diff_page(
-    body: Mapping[str, Any], path: str, args: argparse.Namespace, evidence: Evidence | None
+    body: Mapping[str, Any], path: str, request: ReportRequest, evidence: Evidence | None
 ) -> str:
     from cce_cli.compare.saved_diff import diff_from_document
     from cce_cli.render.html import render_diff_page
 
-    if args.backends is not None:
+    if request.backends is not None:
         raise CliError("--backends chooses within a relevance report; a diff has two sides", 2)
     return render_diff_page(_with_evidence(diff_from_document(body, path), evidence))
 
@@ -115,11 +145,13 @@ def write_page(output: str | None, page: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    return write_report_page(report_request(args))
+
+
+def write_report_page(request: ReportRequest) -> int:
     """Read the report, choose its page by schema, render, write."""
-    path = str(args.report)
-    refuse_output_over_input(
-        [("-o", args.output)], [path, args.fixtures, *(str(item) for item in args.results)]
-    )
+    path = request.report
+    refuse_output_over_input([("-o", request.output)], [path, request.fixtures, *request.results])
     text = pairing.read_report_text(path)
     try:
         body = json_text.loads(text)
@@ -136,8 +168,6 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(
             f"{path}: schema {json.dumps(schema)} has no HTML page; cce report reads {known}"
         )
-    evidence = evidence_from_args(args)
-    write_page(
-        None if args.output is None else str(args.output), builder(body, path, args, evidence)
-    )
+    evidence = evidence_for(request.results, request.fixtures, request.corpus)
+    write_page(request.output, builder(body, path, request, evidence))
     return 0

@@ -13,6 +13,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+import attrs
+
 from cce_cli.errors import CliError
 from cce_cli.evaluation.corpora import member_corpus
 from cce_cli.formats.git_url import redact_git_url
@@ -31,13 +33,33 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace) -> int:
-    manifest = read_manifest(str(args.manifest))
-    if args.action != "fetch":  # argparse's choices keep this unreachable
-        raise CliError(f"unknown suite action {args.action!r}", 2)
-    return fetch_members(
-        manifest.members, suite_cache_root(), keep_going=bool(getattr(args, "keep_going", False))
+@attrs.frozen(slots=True)
+class SuiteRequest:
+    """One `cce suite ACTION`: the action (`fetch`), the manifest and whether to go on
+    past a member that fails."""
+
+    manifest: str
+    action: str = "fetch"
+    keep_going: bool = False
+
+
+def suite_request(args: argparse.Namespace) -> SuiteRequest:
+    """The suite action the parsed arguments ask for."""
+    return SuiteRequest(
+        str(args.manifest), str(args.action), bool(getattr(args, "keep_going", False))
     )
+
+
+def run(args: argparse.Namespace) -> int:
+    return run_suite_action(suite_request(args))
+
+
+def run_suite_action(request: SuiteRequest) -> int:
+    """Read the manifest and carry out the action on every member."""
+    manifest = read_manifest(request.manifest)
+    if request.action != "fetch":  # argparse's choices keep this unreachable
+        raise CliError(f"unknown suite action {request.action!r}", 2)
+    return fetch_members(manifest.members, suite_cache_root(), keep_going=request.keep_going)
 
 
 def member_source(member: Member) -> str:

@@ -9,7 +9,8 @@ wording (docs/gating.md#the-gate):
   tested and the correction runs over them alone (`gating_tests`);
 - `--fail-on-query-regression [METRICS]`: a paired query worse by more than
   `--regression-tolerance` on any compared metric, or on the metrics listed;
-- `--min METRIC=VALUE`: the head's aggregate below a floor.
+- `--min METRIC=VALUE`: the head's aggregate below a floor; for a metric where lower is
+  better (`first-hit-tokens`) the bound is a ceiling: the aggregate above it fails.
 
 Metrics are named by their name, key or the label the tables print (`P@k`,
 `tok-IoU`). A floor or a regression list on a metric the compared reports lack is a
@@ -35,7 +36,7 @@ import attrs
 from cce_cli.compare.pairing import DiffGroup, MetricDiff
 from cce_cli.errors import CliError
 from cce_cli.output import display_text, number_text
-from cce_metrics import METRICS, TOKEN_METRICS, Metric, metric
+from cce_metrics import COST, COST_METRICS, METRICS, TOKEN_METRICS, Metric, metric
 from cce_retrieval import format6, format6_signed
 from cce_stats import BOOTSTRAP_CALIBRATED_N, adjust_p_values
 
@@ -93,7 +94,7 @@ def gate_metric(text: str) -> Metric:
         return metric(text)
     except ValueError as error:
         unknown = error
-    every: tuple[Metric, ...] = (*METRICS, *TOKEN_METRICS)
+    every: tuple[Metric, ...] = (*METRICS, *TOKEN_METRICS, *COST_METRICS)
     for found in every:
         if text == found.label:
             return found
@@ -115,6 +116,8 @@ def _how_to_add(item: Metric) -> str:
         return (
             "token metrics need expected anchors with line ranges (path@START-END) in the fixtures"
         )
+    if item.group == COST:
+        return f"add it with `cce relevance --metrics {item.name}`"
     if item.default:
         return f"{item.label} is in every report cce writes; the report was written elsewhere"
     return f"add it with `cce relevance --metrics {item.name}`"
@@ -172,15 +175,26 @@ def refuse_uncalibrated_gate(spec: GateSpec, group: DiffGroup, test: str) -> Non
     """
     if not spec.fail_on_significant or test != "bootstrap":
         return
-    tested = [item.n for item in group.metrics if item.result.p is not None]
-    if not tested or min(tested) >= BOOTSTRAP_CALIBRATED_N:
+    blocking = [
+        item
+        for item in group.metrics
+        if item.result.p is not None and item.result.n < BOOTSTRAP_CALIBRATED_N
+    ]
+    if not blocking:
         return
-    n = min(tested)
+    # Each metric is tested on its own paired queries (token metrics on fewer; a
+    # suite's member-level test on its members), so the message names the metrics
+    # that block and their own n.
+    by_n: dict[int, list[str]] = {}
+    for item in blocking:
+        by_n.setdefault(item.result.n, []).append(item.metric.label)
+    counts = " and ".join(f"{n} ({', '.join(labels)})" for n, labels in by_n.items())
     raise CliError(
         f"--fail-on-significant with --test bootstrap needs at least {BOOTSTRAP_CALIBRATED_N} "
-        f"paired queries, got {n}: below that the percentile bootstrap's p falls under alpha "
-        "far more often than alpha when nothing changed (about 10% of the time at alpha 0.05 "
-        "with 10 queries); gate with --test t or --test randomization, or add queries "
+        f"paired queries per gated metric, got {counts}: below that the percentile "
+        "bootstrap's p falls under alpha far more often than alpha when nothing changed "
+        "(about 10% of the time at alpha 0.05 with 10 queries); gate with --test t or "
+        "--test randomization, or add queries "
         "(docs/gating.md#which-test-can-gate)"
     )
 
@@ -195,7 +209,10 @@ def gating_tests(
         return [(item, item.p_adjusted) for item in group.metrics]
     chosen = [found for wanted in spec.gate_metrics if (found := group.metric(wanted.key))]
     raw = [
-        item.result.p if item.result.p is not None and math.isfinite(item.result.p) else None
+        # The decision p, as the report's own correction uses (docs/statistics.md).
+        item.result.decision_p
+        if item.result.decision_p is not None and math.isfinite(item.result.decision_p)
+        else None
         for item in chosen
     ]
     return list(zip(chosen, adjust_p_values(raw, correction), strict=True))
@@ -222,15 +239,19 @@ def evaluate_gate(
     head: str,
     correction: str,
     alpha: float,
+    mean: str = "mean",
 ) -> tuple[str, ...]:
-    """Every reason the gate fails, in rule order then metric/case order; () = passed."""
+    """Every reason the gate fails, in rule order then metric/case order; () = passed.
+
+    `mean` names the tested mean in the significance reason ("macro mean" for a suite).
+    """
     reasons: list[str] = []
     if spec.fail_on_significant:
         over = "" if spec.gate_metrics is None else " over the gating metrics"
         for item, p in gating_tests(spec, group, correction):
             if p is not None and p < alpha and item.moved_worse:
                 reasons.append(
-                    f"{item.metric.label} got significantly worse: mean delta "
+                    f"{item.metric.label} got significantly worse: {mean} delta "
                     f"{format6_signed(item.result.mean_delta)}, {correction}-adjusted p"
                     f"{over} {format6(p)} < alpha {_alpha_text(alpha)}"
                 )
@@ -254,8 +275,11 @@ def evaluate_gate(
         flag = f"--min {floored.name}={number_text(floor)}"
         if value is None:
             reasons.append(f"{head} has no {floored.label} to hold to {flag}")
-        elif value < floor:
+        elif floored.higher_is_better and value < floor:
             reasons.append(f"{floored.label} of {head} is {format6(value)}, below {flag}")
+        elif not floored.higher_is_better and value > floor:
+            # A lower-is-better metric (a cost in tokens): the bound is a ceiling.
+            reasons.append(f"{floored.label} of {head} is {format6(value)}, above {flag}")
     return tuple(reasons)
 
 

@@ -98,7 +98,7 @@ def compare_many(
     )
     runner = paired_test(test)
     means: list[list[float]] = []
-    tested: list[list[tuple[float, float | None]]] = []
+    tested: list[list[tuple[float, float | None, float | None]]] = []
     for rows in by_id:
         means.append(
             [
@@ -111,9 +111,11 @@ def compare_many(
         for item in metrics:
             deltas = [rows[c][item.key] - by_id[0][c][item.key] for c in shared]
             result = runner.run(deltas)
-            found.append((result.mean_delta, _p(result.p)))
+            found.append((result.mean_delta, _p(result.p), _p(result.decision_p)))
         tested.append(found)
-    flat = [p for found in tested for _, p in found]
+    # The decision p is what is corrected (constant deltas decide at the sign-flip p,
+    # docs/statistics.md#constant-deltas); the printed p stays the test's own.
+    flat = [decision for found in tested for _, _, decision in found]
     adjusted = adjust_p_values(flat, correction)
     system_rows = [
         SystemRow(
@@ -125,7 +127,7 @@ def compare_many(
     position = 0
     for index, found in enumerate(tested, start=1):
         cells = []
-        for item, mean, (delta, p) in zip(metrics, means[index], found, strict=True):
+        for item, mean, (delta, p, _) in zip(metrics, means[index], found, strict=True):
             cells.append(SystemCell(item, mean, delta, p, adjusted[position]))
             position += 1
         system_rows.append(SystemRow(sides[index][1].name, sides[index][0].path, tuple(cells)))

@@ -28,7 +28,7 @@ from cce_cli.formats import input_files, json_text
 from cce_cli.formats.evidence import Evidence
 from cce_cli.formats.schemas import REPORT_SCHEMA
 from cce_cli.formats.suite_manifest import SUITE_REPORT_SCHEMA
-from cce_metrics import METRICS, TOKEN, TOKEN_METRICS, Metric
+from cce_metrics import COST, COST_METRICS, METRICS, TOKEN, TOKEN_METRICS, Metric
 from cce_stats import (
     PairedTestResult,
     adjust_p_values,
@@ -183,9 +183,11 @@ def _score(path: str, where: str, value: object, item: Metric | None = None) -> 
 
 
 def _known(key: str) -> Metric | None:
-    """The registered metric whose report key is `key`, if any."""
+    """The registered metric whose report key is `key`, if any (a cost metric's key
+    names it even before its family member was looked up)."""
     every: tuple[Metric, ...] = (*METRICS, *TOKEN_METRICS)
-    return next((item for item in every if item.key == key), None)
+    found = next((item for item in every if item.key == key), None)
+    return found if found is not None else COST_METRICS.resolve(key)
 
 
 def _object(path: str, where: str, value: object) -> Mapping[str, Any]:
@@ -206,6 +208,21 @@ def _scores(path: str, where: str, body: Mapping[str, Any]) -> dict[str, float]:
             if item.report_key in tokens:
                 where_token = f"{where}.tokens.{item.report_key}"
                 values[item.key] = _score(path, where_token, tokens[item.report_key], item)
+    cost = body.get("cost")
+    if cost is not None:
+        values.update(_cost_scores(path, f"{where}.cost", _object(path, f"{where}.cost", cost)))
+    return values
+
+
+def _cost_scores(path: str, where: str, cost: Mapping[str, Any]) -> dict[str, float]:
+    """The cost metrics of a `cost` object (docs/report-formats.md#cost); a null value
+    (a query without a target) is left out, like an absent token score."""
+    values: dict[str, float] = {}
+    for key, raw in sorted(cost.items()):
+        item = COST_METRICS.resolve(key)
+        if item is None or raw is None:
+            continue  # `queries` and anything a later version adds
+        values[item.key] = _score(path, f"{where}.{key}", raw, item)
     return values
 
 
@@ -487,6 +504,13 @@ class DiffReport:
     # text (from the reports' rows or a results file) and what each side retrieved.
     queries: Mapping[str, str] = attrs.field(factory=dict)
     evidence: Evidence | None = None
+    # A suite comparison's tested mean and unit (`cce_cli.compare.suite_inference`):
+    # mean "macro" or "micro" (None: not a suite), unit "query" or "member".
+    mean: str | None = None
+    unit: str = "query"
+    tag_scope: str = "tag"
+    """What the correction adjusts over with `--by-tag`: "tag" (each tag's metrics) or
+    "family" (every tag × metric at once, `cce_cli.compare.tag_family`)."""
     gate_metrics: tuple[str, ...] = ()
     """`--gate-metrics` (metric keys, in the order named): the first is the primary
     metric headline counts, colours and orders use; () = the first metric shown."""
@@ -518,10 +542,14 @@ def _compare_group(
             for case_id, base, head in pairs
             if item.key in base and item.key in head
         )
-        if not rows and item.group == TOKEN:
-            continue  # a token metric neither side has for these queries
+        if not rows and item.group in (TOKEN, COST):
+            continue  # a token or cost metric neither side has for these queries
         partial.append((item, rows, test.run([row.delta for row in rows])))
-    adjusted = adjust_p_values([_finite_or_none(result.p) for _, _, result in partial], correction)
+    # The decision p, not the printed one: constant deltas print the reference's p = 0
+    # but decide on the exact sign-flip p (docs/statistics.md#constant-deltas).
+    adjusted = adjust_p_values(
+        [_finite_or_none(result.decision_p) for _, _, result in partial], correction
+    )
     diffs: list[MetricDiff] = []
     for (item, rows, result), p_adjusted in zip(partial, adjusted, strict=True):
         deltas = [row.delta for row in rows]
@@ -568,6 +596,14 @@ def _compared_metrics(
         item
         for item in TOKEN_METRICS
         if any(item.key in base and item.key in head for _, base, head in pairs)
+    ]
+    cost_keys = dict.fromkeys(key for _, base, _ in pairs for key in base)
+    chosen += [
+        item
+        for item in (COST_METRICS.resolve(key) for key in cost_keys)
+        if item is not None
+        and item.group == COST
+        and any(item.key in base and item.key in head for _, base, head in pairs)
     ]
     return chosen
 
@@ -656,6 +692,9 @@ def backend_values(
             token_value = case.score.value(item.key)
             if token_value is not None:
                 values[item.key] = token_value
+        if case.cost is not None:
+            # Only a run that asked for cost has it; a query without a target has none.
+            values.update((key, value) for key, value in case.cost.values if value is not None)
         rows.append((case.id, values))
     return rows
 
@@ -682,4 +721,6 @@ def head_aggregate(report: BackendReport, item: Metric) -> float | None:
         return report.averages.value(item.key)
     if item.key in TOKEN_METRICS and report.tokens is not None:
         return report.tokens.value(item.key)
+    if item.group == COST and report.cost is not None and item in report.cost.metrics:
+        return report.cost.value(item.key)
     return None

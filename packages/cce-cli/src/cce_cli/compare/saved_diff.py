@@ -3,8 +3,10 @@
 Why it exists: CI archives `cce diff --format json`; `cce report` renders that file as
 the HTML page later, without the two relevance reports it came from. This module owns
 the way back: the per-metric rows, tests and adjusted p-values as the document states
-them (nothing is recomputed), the per-tag groups and the gate. A document that is not
-a diff, or is missing a field, is a `CliError` naming the file and the field.
+them (only a t-test's decision p for constant deltas is recomputed, from the saved
+deltas), the per-tag groups, a suite's members and tested mean, and the gate. A
+document that is not a diff, or is missing a field, is a `CliError` naming the file
+and the field.
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ from cce_cli.compare.pairing import (
     decimal_number,
     outside_bounds,
 )
+from cce_cli.compare.suite_inference import SUITE_MEANS, SUITE_UNITS
 from cce_cli.errors import CliError
 from cce_metrics import METRICS, TOKEN_METRICS, Metric
-from cce_stats import PairedTestResult
+from cce_stats import PairedTestResult, member_means, paired_test
 
 __all__ = ["diff_from_document"]
 
@@ -69,7 +72,38 @@ def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _group(path: str, where: str, tag: str | None, body: Any, test: str) -> DiffGroup:
+def _fallback_p(
+    test: str, rows: list[QueryDelta], members: tuple[str, ...] | None = None
+) -> float | None:
+    """The decision p a saved t-test's printed p stands in for, from the saved deltas.
+
+    The document prints p (for constant deltas the reference's p = 0) and not the p a
+    decision uses; re-running the t-test on the per-query deltas (with `members`, a
+    member-level test's: on the members' mean deltas) gives it back, so a reloaded
+    result decides as the original did (docs/statistics.md#constant-deltas).
+    """
+    if test != "t" or len(rows) < 2:
+        return None
+    deltas = [row.delta for row in rows]
+    try:
+        if members is not None:
+            grouped = [
+                [row.delta for row in rows if row.id.startswith(f"{name}/")] for name in members
+            ]
+            deltas = member_means([group for group in grouped if group])
+        return paired_test("t").run(deltas).fallback_p
+    except ValueError:
+        return None
+
+
+def _group(
+    path: str,
+    where: str,
+    tag: str | None,
+    body: Any,
+    test: str,
+    member_unit: tuple[str, ...] | None = None,
+) -> DiffGroup:
     if not isinstance(body, Mapping):
         raise CliError(f"{path}: {where} must be an object of metrics")
     metrics: list[MetricDiff] = []
@@ -100,6 +134,7 @@ def _group(path: str, where: str, tag: str | None, body: Any, test: str) -> Diff
             _number(path, f"{here}.statistic", entry.get("statistic")),
             _number(path, f"{here}.p", entry.get("p")),
             None if low is None or high is None else (low, high),
+            _fallback_p(test, rows, member_unit),
         )
 
         def count(name: str, entry: Mapping[str, Any] = entry, here: str = here) -> int:
@@ -144,11 +179,19 @@ def diff_from_document(body: Mapping[str, Any], path: str) -> DiffReport:
     correction = body.get("correction") if isinstance(body.get("correction"), str) else "holm"
     alpha = _number(path, "alpha", body.get("alpha"))
     unpaired = _mapping(body.get("unpaired"))
+    members_body = body.get("members")
+    members = (
+        tuple(str(name) for name in members_body) if isinstance(members_body, Mapping) else None
+    )
+    mean = body.get("mean") if body.get("mean") in SUITE_MEANS else None
+    unit = body.get("unit") if body.get("unit") in SUITE_UNITS else "query"
+    member_unit = members if unit == "member" else None
+    tag_scope = "family" if body.get("tag_correction") == "family" else "tag"
     tags_body = body.get("tags")
     tags = None
     if isinstance(tags_body, Mapping):
         tags = tuple(
-            _group(path, f"tags.{tag}.metrics", tag, entry.get("metrics"), str(test))
+            _group(path, f"tags.{tag}.metrics", tag, entry.get("metrics"), str(test), member_unit)
             for tag, entry in sorted(tags_body.items())
             if isinstance(entry, Mapping)
         )
@@ -161,10 +204,14 @@ def diff_from_document(body: Mapping[str, Any], path: str) -> DiffReport:
         str(test),
         str(correction),
         0.05 if alpha is None else alpha,
-        _group(path, "metrics", None, body.get("metrics"), str(test)),
+        _group(path, "metrics", None, body.get("metrics"), str(test), member_unit),
         tuple(str(i) for i in unpaired.get("base", []) if isinstance(i, str)),
         tuple(str(i) for i in unpaired.get("head", []) if isinstance(i, str)),
         tags,
         gate_active=bool(reasons) or "passed" in gate,
         gate_reasons=tuple(str(reason) for reason in reasons),
+        members=members,
+        mean=str(mean) if mean is not None else None,
+        unit=str(unit),
+        tag_scope=tag_scope,
     )

@@ -23,10 +23,14 @@ from typing import Final
 
 import attrs
 
+from cce_cli.formats.cost_scores import CaseCost, cost_depth, summarise_cost
 from cce_cli.formats.judging import file_case, judge
 from cce_cli.formats.scores import BackendReport, CaseReport
 from cce_fixtures import Anchor, Case, FixtureSet
 from cce_metrics import (
+    COST,
+    COST_METRICS,
+    ESTIMATOR,
     METRICS,
     LineWeights,
     Metric,
@@ -35,6 +39,8 @@ from cce_metrics import (
     anchor_gains,
     judgment,
     macro_average,
+    reading_of_texts,
+    score_reading,
     score_tokens,
     token_average,
 )
@@ -70,8 +76,10 @@ __all__ = [
     "judge",
     "line_weights",
     "parse_backends",
+    "parse_cost_metrics",
     "parse_metrics",
     "run_backend",
+    "score_cost",
 ]
 
 BACKEND_NAMES: Final = ("bm25", "vector", "hybrid")
@@ -98,18 +106,52 @@ def parse_metrics(text: str | None) -> tuple[Metric, ...]:
     `text` is a comma list of registry names (`ndcg,map,hit,rprec`; blanks skipped,
     repeats and reference names allowed). The result is in registry order whatever the
     order of the list, so the reference columns never move. None gives the reference
-    four. Raises ValueError naming the unknown name and the valid ones.
+    four. Cost metric names (`first-hit-tokens`, `recall@500t`) are skipped here:
+    `parse_cost_metrics` reads them. Raises ValueError naming the unknown name and the
+    valid ones.
     """
     chosen = set(COMPARED_METRICS)
     for part in (text or "").split(","):
         name = rust_trim(part)
-        if not name:
+        if not name or _is_cost_name(name):
             continue
         if name not in METRICS.names():
             valid = ", ".join(METRICS.names())
-            raise ValueError(f"unknown metric {name!r} for --metrics; expected one of {valid}")
+            raise ValueError(
+                f"unknown metric {name!r} for --metrics; expected one of {valid}, or a cost "
+                "metric: first-hit-tokens, recall@NNNNt (docs/metrics.md#cost-metrics)"
+            )
         chosen.add(METRICS.get(name))
     return tuple(item for item in METRICS if item in chosen)
+
+
+def _is_cost_name(name: str) -> bool:
+    return name not in METRICS.names() and COST_METRICS.resolve(name) is not None
+
+
+def parse_cost_metrics(text: str | None, budgets: str | None = None) -> tuple[Metric, ...]:
+    """The cost metrics a run reports (docs/metrics.md#cost-metrics): the cost names of
+    the `--metrics` list `text`, then `recall@Nt` for each budget of the comma list
+    `budgets` (`--budgets 500,4000`), each once, in the order first named.
+
+    Empty when neither names one: the run then reads no deeper than k and its reports
+    carry no cost key. Raises ValueError for a budget that is not a positive integer.
+    """
+    chosen: list[Metric] = []
+    for part in (text or "").split(","):
+        name = rust_trim(part)
+        if name and _is_cost_name(name):
+            chosen.append(COST_METRICS.get(name))
+    for part in (budgets or "").split(","):
+        budget = rust_trim(part)
+        if not budget:
+            continue
+        if not budget.isascii() or not budget.isdigit() or int(budget) < 1:
+            raise ValueError(
+                f"--budgets takes positive token counts such as 500,4000; got {budget!r}"
+            )
+        chosen.append(COST_METRICS.get(f"recall@{int(budget)}t"))
+    return tuple(dict.fromkeys(chosen))
 
 
 def parse_backends(
@@ -229,6 +271,38 @@ def score_case(
     return QueryScore.from_judgment(judged)
 
 
+def score_cost(
+    case: Case,
+    results: Sequence[SearchResult],
+    metrics: Sequence[Metric],
+    *,
+    granularity: str = "chunk",
+) -> CaseCost:
+    """The cost metrics of one case from its ranking down to the metrics' depth
+    (docs/metrics.md#cost-metrics).
+
+    Each result costs the `cce.tokens/v1` estimate of its own text; its targets are the
+    expected and secondary anchors it matches, as nDCG counts them (at `file`
+    granularity the ranking is read as files, each once, against the anchors' paths).
+    """
+    depth = cost_depth(metrics)
+    judged_case = case
+    ranking = tuple(results)
+    if granularity == "file":
+        judged_case = file_case(case)
+        ranking = file_ranking(ranking)
+    ranking = ranking[:depth]
+    anchors = (*judged_case.expected, *judged_case.secondary)
+    read = reading_of_texts(
+        judge(ranking, anchors),
+        [hit.content for hit in ranking],
+        len(anchors),
+        tokenizer=ESTIMATOR,
+    )
+    values = [(item.key, score_reading(read, item)) for item in metrics]
+    return CaseCost(values, read, ranking)
+
+
 def evaluate_backend(
     index: Index,
     backend: str | Backend,
@@ -239,26 +313,71 @@ def evaluate_backend(
     graded: bool = False,
     granularity: str = "chunk",
     progress: Callable[[], None] | None = None,
+    cost_metrics: Sequence[Metric] = (),
 ) -> BackendReport:
     """Run every case (fixture order) on one backend and aggregate
     (docs/metrics.md#macro-averages). At `file` granularity the first `k` results are
-    judged as the files they name, each once. `progress()` is called after each query."""
+    judged as the files they name, each once. `progress()` is called after each query.
+
+    With `cost_metrics`, the backend is also asked for the metrics' depth (when it is
+    deeper than k) and each case carries its cost values; the quality metrics are
+    scored from exactly the ranking a run without them scores."""
     runner = _backend(backend)
+    depth = cost_depth(cost_metrics)
     reports: list[CaseReport] = []
+    without_vector: list[str] = []
     for case, query in zip(cases, queries, strict=True):
         started = time.perf_counter()
         results = tuple(runner.search(index, query, case.k)[: case.k])
         latency_ms = (time.perf_counter() - started) * 1000.0
+        cost = None
+        if cost_metrics:
+            # A backend's top k may depend on how many it is asked for (candidate pools,
+            # expansion): the quality metrics keep the ranking asked at k.
+            deep = results
+            if depth > case.k:
+                deep = tuple(runner.search(index, query, depth)[:depth])
+            cost = score_cost(case, deep, cost_metrics, granularity=granularity)
+        if query.has_no_vector(index):
+            without_vector.append(case.id)
         if granularity == "file":
             results = file_ranking(results)
             score = score_case(file_case(case), results, weights, graded=graded)
         else:
             score = score_case(case, results, weights, graded=graded)
-        reports.append(CaseReport(case.id, case.k, score, results, case.tags, latency_ms))
+        reports.append(
+            CaseReport(case.id, case.k, score, results, case.tags, cost, latency_ms=latency_ms)
+        )
         if progress is not None:
             progress()
     scores = [report.score for report in reports]
-    return BackendReport(runner.name, tuple(reports), macro_average(scores), token_average(scores))
+    summary = None
+    if cost_metrics:
+        costs = [report.cost for report in reports if report.cost is not None]
+        summary = summarise_cost(cost_metrics, costs, ESTIMATOR.id)
+    return BackendReport(
+        runner.name,
+        tuple(reports),
+        macro_average(scores),
+        token_average(scores),
+        summary,
+        tuple(without_vector),
+    )
+
+
+@attrs.define
+class _EmbedOnce:
+    """One case's query embedder: embeds on the first call and answers every later call
+    (another backend's) with the same vector, so a query is embedded (and a failed
+    embedding warned about) at most once per run."""
+
+    embedder: QueryEmbedder
+    vector: list[float] | None = None
+
+    def embed(self, text: str) -> list[float]:
+        if self.vector is None:
+            self.vector = self.embedder.embed(text)
+        return self.vector
 
 
 def evaluate(
@@ -271,13 +390,15 @@ def evaluate(
     granularity: str = "chunk",
     corpus_root: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    cost_metrics: Sequence[Metric] = (),
 ) -> tuple[BackendReport, ...]:
     """Evaluate each backend, in the given order, over all cases of the fixture set.
 
     `graded` gives expected anchors gain 2 in the ranked metrics (see `score_case`);
     `granularity` is one of `GRANULARITIES`; `corpus_root` is handed to every backend
     with each query (plugins read files from it); `progress(done, total)` is called after
-    each (backend, query), total being cases × backends.
+    each (backend, query), total being cases × backends; `cost_metrics` are scored
+    too (see `evaluate_backend`).
     """
     if granularity not in GRANULARITIES:
         raise ValueError(f"unknown granularity {granularity!r}; expected one of chunk, file")
@@ -286,10 +407,16 @@ def evaluate(
         _expected_spans(case.expected) for case in fixture_set.cases
     )
     weights = line_weights(index) if ranged else LineWeights.uniform()
-    queries = [
-        Query(case.query, embedder, case_id=case.id, corpus_root=corpus_root)
-        for case in fixture_set.cases
-    ]
+    # One embedding per case, shared by every backend; each backend gets its own Query
+    # so that `has_no_vector` tells whether that backend asked for the vector.
+    shared = [_EmbedOnce(embedder) for _ in fixture_set.cases]
+
+    def queries() -> list[Query]:
+        return [
+            Query(case.query, once, case_id=case.id, corpus_root=corpus_root)
+            for case, once in zip(fixture_set.cases, shared, strict=True)
+        ]
+
     total = len(fixture_set.cases) * len(backends)
     done = 0
 
@@ -304,11 +431,12 @@ def evaluate(
             index,
             backend,
             fixture_set.cases,
-            queries,
+            queries(),
             weights,
             graded=graded,
             granularity=granularity,
             progress=step if progress is not None else None,
+            cost_metrics=cost_metrics,
         )
         for backend in backends
     )
@@ -359,13 +487,38 @@ def _compare_metric(
     return MetricComparison(metric, deltas, aggregate, test.run(deltas))
 
 
+def _cost_values(report: BackendReport, metric: Metric) -> list[float | None]:
+    return [None if case.cost is None else case.cost.value(metric.key) for case in report.cases]
+
+
+def _compare_cost(
+    metric: Metric, a: BackendReport, b: BackendReport, test: PairedTest
+) -> MetricComparison | None:
+    """A cost metric of B against A (deltas B − A, unoriented like every delta), or None
+    when some case has no value on a side (a query without a target): the deltas are
+    listed case by case, so a metric some case lacks is not compared in-run."""
+    left, right = _cost_values(a, metric), _cost_values(b, metric)
+    deltas: list[float] = []
+    for base, head in zip(left, right, strict=True):
+        if base is None or head is None:
+            return None
+        deltas.append(head - base)
+    if a.cost is None or b.cost is None:
+        return None
+    base_mean, head_mean = a.cost.value(metric.key), b.cost.value(metric.key)
+    if base_mean is None or head_mean is None:
+        return None
+    return MetricComparison(metric, tuple(deltas), head_mean - base_mean, test.run(deltas))
+
+
 def compare_reports(
     a: BackendReport,
     b: BackendReport,
     metrics: Sequence[Metric] = COMPARED_METRICS,
     test: str = "t",
 ) -> Comparison:
-    """Pair the two reports case by case and test each metric's deltas B − A.
+    """Pair the two reports case by case and test each metric's deltas B − A; a cost
+    metric among `metrics` is compared on the cases' cost values.
 
     `test` names a paired test of `cce_stats.PAIRED_TESTS` (the reference's t-test by
     default); ValueError for an unknown name or mismatched case lists.
@@ -373,10 +526,16 @@ def compare_reports(
     if len(a.cases) != len(b.cases):
         raise ValueError(f"cannot pair {len(a.cases)} cases with {len(b.cases)}")
     paired = paired_test(test)
+    compared = [
+        _compare_cost(metric, a, b, paired)
+        if metric.group == COST
+        else _compare_metric(metric, a, b, paired)
+        for metric in metrics
+    ]
     return Comparison(
         a.backend,
         b.backend,
         tuple(case.id for case in a.cases),
-        tuple(_compare_metric(metric, a, b, paired) for metric in metrics),
+        tuple(item for item in compared if item is not None),
         paired.name,
     )

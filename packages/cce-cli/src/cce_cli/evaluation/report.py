@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import attrs
 
 from cce_cli.evaluation.harness import BackendReport, Comparison
+from cce_cli.formats.cost_scores import summarise_cost
 from cce_metrics import METRICS, TOKEN_METRICS, Metric, macro_average, token_average
 
 __all__ = ["RunSummary", "TagGroup", "tag_groups"]
@@ -47,6 +48,8 @@ class RunSummary:
     """Expected anchors gained 2 in the ranked metrics (docs/metrics.md#graded-relevance)."""
     granularity: str = "chunk"
     """What results were matched against anchors by (docs/harness.md#granularity)."""
+    cost_metrics: tuple[Metric, ...] = ()
+    """The cost metrics asked for (docs/metrics.md#cost-metrics); none by default."""
 
     @property
     def queries(self) -> int:
@@ -70,8 +73,14 @@ def tag_groups(
         for report in backends:
             cases = tuple(report.cases[index] for index in members)
             scores = [case.score for case in cases]
+            cost = None
+            if report.cost is not None:
+                costs = [case.cost for case in cases if case.cost is not None]
+                cost = summarise_cost(report.cost.metrics, costs, report.cost.tokenizer)
             reports.append(
-                BackendReport(report.backend, cases, macro_average(scores), token_average(scores))
+                BackendReport(
+                    report.backend, cases, macro_average(scores), token_average(scores), cost
+                )
             )
         groups.append(TagGroup(tag, tuple(reports)))
     return tuple(groups)

@@ -17,7 +17,7 @@ import attrs
 
 from cce_cli.evaluation.timings import MemberTimings
 from cce_cli.formats.suite_evidence import MemberEvidence
-from cce_metrics import METRICS, Metric
+from cce_metrics import COST, COST_METRICS, METRICS, Metric
 
 MemberValues = tuple[tuple[str, tuple[tuple[str, Mapping[str, float]], ...]], ...]
 """Per backend (in report order): its name and each case's (id, values by metric key)."""
@@ -63,11 +63,26 @@ class Aggregate:
 
 
 def chosen_metrics(results: Sequence[MemberResult]) -> tuple[Metric, ...]:
-    """The chunk metrics every member reported, in registry order."""
+    """The chunk metrics every member reported, in registry order, then the cost
+    metrics every member reported (docs/metrics.md#cost-metrics), in the order asked."""
     keys = set(results[0].metrics) if results else set()
     for result in results[1:]:
         keys &= set(result.metrics)
-    return tuple(item for item in METRICS if item.key in keys)
+    chunk = tuple(item for item in METRICS if item.key in keys)
+    return chunk + chosen_cost_metrics(results, keys)
+
+
+def chosen_cost_metrics(
+    results: Sequence[MemberResult], keys: set[str] | None = None
+) -> tuple[Metric, ...]:
+    """The cost metrics every member reported, in the order the first member lists them."""
+    if keys is None:
+        keys = set(results[0].metrics) if results else set()
+        for result in results[1:]:
+            keys &= set(result.metrics)
+    ordered = results[0].metrics if results else ()
+    found = (COST_METRICS.resolve(key) for key in ordered if key in keys)
+    return tuple(item for item in found if item is not None and item.group == COST)
 
 
 def backend_order(results: Sequence[MemberResult]) -> tuple[str, ...]:

@@ -6,8 +6,11 @@ how a run produced elsewhere is read back in (docs/gating.md#results-file). This
 owns the layout: a header line `{"corpus", "embedder", "schema"}`, then one line per
 (backend, case), backends in run order and cases in fixture order, each result with
 its rank, location, kind, chunk id, 6-decimal score and the indexes of the case's
-expected anchors it matched. Lines are `json.dumps(sort_keys=True, ensure_ascii=False,
-separators=(",", ":"))`, so the bytes are deterministic.
+expected anchors it matched. A run that asked for a cost metric adds to each line a
+`cost` object: the tokenizer's id and, down to the cost metrics' depth, each result's
+location and token count (docs/report-formats.md#cost). Lines are
+`json.dumps(sort_keys=True, ensure_ascii=False, separators=(",", ":"))`, so the bytes
+are deterministic.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import attrs
 
 from cce_cli.errors import CliError
 from cce_cli.formats import json_text
+from cce_cli.formats.cost_scores import CaseCost
 from cce_cli.formats.scores import BackendReport
 from cce_cli.output import write_output
 from cce_fixtures import Anchor, Case
@@ -78,18 +82,38 @@ def render_run(
                 }
                 for hit in case_report.results
             ]
-            lines.append(
-                _line(
-                    {
-                        "backend": report.backend,
-                        "id": case.id,
-                        "k": case.k,
-                        "query": case.query,
-                        "results": results,
-                    }
-                )
-            )
+            record: dict[str, Any] = {
+                "backend": report.backend,
+                "id": case.id,
+                "k": case.k,
+                "query": case.query,
+                "results": results,
+            }
+            if case_report.cost is not None:
+                record["cost"] = _cost_record(case_report.cost)
+            lines.append(_line(record))
     return "".join(lines)
+
+
+def _cost_record(cost: CaseCost) -> dict[str, Any]:
+    """What the cost metrics read for one case, so a reader can recompute them: the
+    tokenizer and, down to the depth, each result's location and token count."""
+    return {
+        "results": [
+            {
+                "end_line": hit.end_line,
+                "file_path": hit.file_path,
+                "kind": hit.kind,
+                "rank": rank,
+                "start_line": hit.start_line,
+                "tokens": tokens,
+            }
+            for rank, (hit, tokens) in enumerate(
+                zip(cost.results, cost.reading.tokens, strict=True), start=1
+            )
+        ],
+        "tokenizer": cost.reading.tokenizer,
+    }
 
 
 def write_run(path: str, text: str) -> None:

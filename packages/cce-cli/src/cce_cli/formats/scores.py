@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import attrs
 
+from cce_cli.formats.cost_scores import CaseCost, CostSummary
 from cce_metrics import MacroAverages, QueryScore, TokenAverages
 from cce_retrieval import SearchResult
 
@@ -27,6 +28,8 @@ class CaseReport:
     """The ranked results the score was computed from (for `--results`)."""
     tags: tuple[str, ...] = attrs.field(default=(), eq=False)
     """The case's tags (for `--by-tag`)."""
+    cost: CaseCost | None = None
+    """The cost metrics' values, only on a run that asked for one."""
     latency_ms: float = attrs.field(default=0.0, eq=False, repr=False)
     """Wall-clock milliseconds the backend's search took for this case (suite timings)."""
 
@@ -39,3 +42,9 @@ class BackendReport:
     cases: tuple[CaseReport, ...]
     averages: MacroAverages
     tokens: TokenAverages | None
+    cost: CostSummary | None = None
+    """The cost metrics' means, only on a run that asked for one."""
+    without_vector: tuple[str, ...] = ()
+    """The ids of the cases whose query this backend asked a vector for and got none
+    (an empty or all-zero embedding: docs/hostile-input.md#queries-without-a-vector),
+    in fixture order; empty for a backend that never asked."""

@@ -24,9 +24,12 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from cce_cli.compare.pairing import DiffGroup, DiffReport, MetricDiff
+from cce_cli.compare.suite_inference import mean_heading, mean_note, side_mean, tested_on
+from cce_cli.compare.tag_family import family_size
 from cce_cli.output import number_text, visible_controls
 from cce_cli.render.changes import ChangedQuery, changed_queries
 from cce_cli.render.member_table import MemberRow, aggregate_rows, member_rows, primary_metric
+from cce_metrics import Metric
 from cce_stats import paired_test
 
 __all__ = [
@@ -35,6 +38,7 @@ __all__ = [
     "differences",
     "format3",
     "format3_signed",
+    "in_unit",
     "md_text",
     "render_comment",
     "side_labels",
@@ -158,10 +162,14 @@ def verdict_finding(report: DiffReport, escape: Callable[[str], str] = md_text) 
             parts.append(f"significantly better on {_join(better)}")
         if worse:
             parts.append(f"significantly worse on {_join(worse)}")
-        return f"{head} is {' and '.join(parts)} than {base} ({_adjusted(report)} < {alpha})"
+        return (
+            f"{head} is {' and '.join(parts)} than {base} "
+            f"({_adjusted(report)} < {alpha}{mean_note(report)})"
+        )
     compared = _plural(len(metrics), "metric")
     return (
-        f"no significant change from {base} to {head} on {compared} ({_adjusted(report)} ≥ {alpha})"
+        f"no significant change from {base} to {head} on {compared} "
+        f"({_adjusted(report)} ≥ {alpha}{mean_note(report)})"
     )
 
 
@@ -177,14 +185,19 @@ def comment_verdict(report: DiffReport) -> str:
     return f"{gate}{scope}: {verdict_finding(report)}."
 
 
-def _aggregate(item: MetricDiff, side: str) -> float | None:
-    """A side's mean over the paired queries, so that head − base is the mean delta."""
-    values = [row.base if side == "base" else row.head for row in item.rows]
-    return item.metric.average(values) if values else None
+def _value3(value: float | None, metric: Metric | None = None) -> str:
+    if value is None:
+        return "n/a"
+    return in_unit(metric, value) if metric is not None else format3(value)
 
 
-def _value3(value: float | None) -> str:
-    return "n/a" if value is None else format3(value)
+def in_unit(metric: Metric, value: float, *, signed: bool = False) -> str:
+    """A value as the comment shows it: a token count (`first-hit-tokens`) in whole
+    tokens with thousands separators, any other metric in three decimals."""
+    if metric.unit != "tokens":
+        return format3_signed(value) if signed else format3(value)
+    text = f"{round(value) + 0:,}"
+    return f"+{text}" if signed and not text.startswith("-") else text
 
 
 def _mark(report: DiffReport, item: MetricDiff) -> str:
@@ -195,20 +208,27 @@ def _mark(report: DiffReport, item: MetricDiff) -> str:
 
 def _aggregate_table(report: DiffReport, group: DiffGroup) -> list[str]:
     lines = [
-        f"| metric | base | head | delta | 95% CI | {_adjusted(report)} | wins / ties / losses |",
+        f"| metric | base | head | {_delta_heading(report)} | 95% CI | {_adjusted(report)} "
+        "| wins / ties / losses |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for item in group.metrics:
         label = md_text(item.metric.label)
-        delta = format3_signed(item.result.mean_delta)
+        delta = in_unit(item.metric, item.result.mean_delta, signed=True)
         p = _p3(item.p_adjusted)
         if significant(report, item):
             label, delta, p = f"**{label}**", f"**{delta}**", f"**{p}**"
         ci = item.result.ci95
-        interval = "n/a" if ci is None else f"[{format3_signed(ci[0])}, {format3_signed(ci[1])}]"
+        interval = (
+            "n/a"
+            if ci is None
+            else f"[{in_unit(item.metric, ci[0], signed=True)}, "
+            f"{in_unit(item.metric, ci[1], signed=True)}]"
+        )
+        base = _value3(side_mean(report, item, "base"), item.metric)
+        head = _value3(side_mean(report, item, "head"), item.metric)
         lines.append(
-            f"| {label}{_mark(report, item)} | {_value3(_aggregate(item, 'base'))} "
-            f"| {_value3(_aggregate(item, 'head'))} | {delta} | {interval} | {p} "
+            f"| {label}{_mark(report, item)} | {base} | {head} | {delta} | {interval} | {p} "
             f"| {item.wins} / {item.ties} / {item.losses} |"
         )
     return lines
@@ -285,7 +305,8 @@ def _moves(change: ChangedQuery) -> str:
         if cell is None or cell[3] == 0.0:
             continue
         item, base, head, _ = cell
-        parts.append(f"{md_text(item.metric.label)} {format3(base)} → {format3(head)}")
+        shown = f"{in_unit(item.metric, base)} → {in_unit(item.metric, head)}"
+        parts.append(f"{md_text(item.metric.label)} {shown}")
     return " · ".join(parts)
 
 
@@ -434,7 +455,7 @@ def _tags_block(report: DiffReport) -> list[str]:
     metrics = report.overall.metrics
     body = [
         "Mean delta per tag (head − base), with the "
-        f"{_adjusted(report)} of the tests within the tag.",
+        f"{_adjusted(report)} of the tests {_tag_family_text(report)}.",
         "",
         "| tag | queries | " + " | ".join(md_text(m.metric.label) for m in metrics) + " |",
         "|---|---:|" + "---:|" * len(metrics),
@@ -443,6 +464,18 @@ def _tags_block(report: DiffReport) -> list[str]:
         cells = " | ".join(_tag_cell(report, group.metric(m.metric.key)) for m in metrics)
         body.append(f"| {md_text(group.tag or '')} | {len(group.case_ids)} | {cells} |")
     return _details(f"Per tag ({_plural(len(report.tags), 'tag')})", body)
+
+
+def _tag_family_text(report: DiffReport) -> str:
+    """Over what the per-tag p's were adjusted (`--tag-correction`)."""
+    if report.tag_scope == "family" and report.tags is not None:
+        return f"over every tag × metric ({_plural(family_size(report.tags), 'test')})"
+    return "within the tag"
+
+
+def _delta_heading(report: DiffReport) -> str:
+    """The aggregate table's delta column: "delta", or a suite's "macro delta"."""
+    return "delta" if report.mean is None else mean_heading(report).replace(" mean", "")
 
 
 def _stats_block(report: DiffReport) -> list[str]:
@@ -454,10 +487,11 @@ def _stats_block(report: DiffReport) -> list[str]:
         else f"{report.correction}-adjusted over {_plural(family, 'metric')}"
     )
     body = [
-        f"{md_text(test.label)} on the per-query deltas (two-sided), {correction}, "
+        f"{md_text(test.label)} {md_text(tested_on(report))} (two-sided), {correction}, "
         f"alpha {number_text(report.alpha)}.",
         "",
-        f"| metric | n | mean delta | {md_text(test.statistic_name)} | p | {_adjusted(report)} "
+        f"| metric | n | {mean_heading(report)} | {md_text(test.statistic_name)} | p "
+        f"| {_adjusted(report)} "
         "| d_z |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
@@ -527,10 +561,19 @@ def _counts(report: DiffReport, worse: int, better: int, other: int) -> str:
     )
 
 
+def _means_text(report: DiffReport) -> str:
+    """What the base, head and delta columns average, in the legend's words."""
+    if report.mean == "micro" and report.unit == "query":
+        return "means over every paired query of the suite (micro)"
+    if report.mean is not None:
+        return "macro means (the mean of the members' means over their paired queries)"
+    return "means over the paired queries"
+
+
 def _legend(report: DiffReport) -> str:
     return (
         f"🟢 significantly better, 🔴 significantly worse ({_adjusted(report)} < "
-        f"{number_text(report.alpha)}). Base and head are means over the paired queries; "
+        f"{number_text(report.alpha)}). Base and head are {_means_text(report)}; "
         "wins / ties / losses count the queries where the head is better / equal / worse."
     )
 

@@ -21,11 +21,14 @@ from typing import Any, Final
 import attrs
 
 from cce_cli.compare.pairing import DIFF_SCHEMA, DiffGroup, DiffReport, DiffSide, MetricDiff
+from cce_cli.compare.suite_inference import mean_heading, mean_note, tested_on
+from cce_cli.compare.tag_family import family_size
 from cce_cli.output import column, display_text, label_width, number_text
 from cce_cli.render.changes import changed_queries
+from cce_cli.render.cost import diff_cell
 from cce_cli.render.relevance import Renderer
 from cce_retrieval import format6, format6_signed
-from cce_stats import paired_test, wins_ties_losses
+from cce_stats import effect_size_dz, paired_test, wins_ties_losses
 
 __all__ = [
     "DIFF_RENDERERS",
@@ -67,7 +70,10 @@ def verdict(report: DiffReport) -> str:
         (worse if item.moved_worse else better).append(item.metric.label)
     adjusted = "p" if report.correction == "none" else f"{report.correction}-adjusted p"
     if not better and not worse:
-        text = f"no significant change on any metric ({adjusted} >= {_alpha(report.alpha)})"
+        text = (
+            f"no significant change on any metric ({adjusted} >= {_alpha(report.alpha)}"
+            f"{mean_note(report)})"
+        )
     else:
         parts = []
         if better:
@@ -76,7 +82,7 @@ def verdict(report: DiffReport) -> str:
             )
         if worse:
             parts.append(f"significantly worse on {', '.join(worse)}")
-        text = "; ".join(parts) + f" ({adjusted} < {_alpha(report.alpha)})"
+        text = "; ".join(parts) + f" ({adjusted} < {_alpha(report.alpha)}{mean_note(report)})"
     if report.gate_active:
         if report.gate_passed:
             text += "; gate passed"
@@ -88,15 +94,15 @@ def verdict(report: DiffReport) -> str:
     return text
 
 
-def _test_heading(report: DiffReport, family: int) -> str:
+def _test_heading(report: DiffReport, family: int, scope: str | None = None) -> str:
     test = paired_test(report.test)
     correction = (
         "no correction"
         if report.correction == "none"
-        else f"{report.correction}-adjusted over {family} metrics"
+        else f"{report.correction}-adjusted over {scope or f'{family} metrics'}"
     )
     alpha = _alpha(report.alpha)
-    return f"{test.label} on the per-query deltas (two-sided), {correction}, alpha {alpha}"
+    return f"{test.label} {tested_on(report)} (two-sided), {correction}, alpha {alpha}"
 
 
 def _shown(text: str | None) -> str:
@@ -122,11 +128,26 @@ def _unpaired_text(report: DiffReport) -> str | None:
 # --- text ------------------------------------------------------------------------------
 
 
+def _tag_scope(report: DiffReport, group: DiffGroup) -> str | None:
+    """The correction's family of a tag's tests when it is every tag × metric."""
+    if group.tag is None or report.tags is None:
+        return None
+    if report.tag_scope != "family":
+        return f"{len(group.metrics)} metrics within the tag"
+    return f"{family_size(report.tags)} tests (every tag × metric)"
+
+
+def _delta_heading(report: DiffReport) -> str:
+    """The text table's delta column: "mean-delta", or the suite's "macro-delta"."""
+    return mean_heading(report).replace(" mean delta", "-delta").replace(" ", "-")
+
+
 def _text_stats(report: DiffReport, group: DiffGroup) -> list[str]:
     statistic = paired_test(report.test).statistic_name
     lines = [
-        f"  {_test_heading(report, len(group.metrics))}",
-        f"  {'metric':<12}{'n':>5}{'mean-delta':>14}{'W/T/L':>12}{statistic:>12}{'p':>12}"
+        f"  {_test_heading(report, len(group.metrics), _tag_scope(report, group))}",
+        f"  {'metric':<12}{'n':>5}{_delta_heading(report):>14}{'W/T/L':>12}{statistic:>12}"
+        f"{'p':>12}"
         f"{'p-adj':>12}{'d_z':>12}{'95% CI':>26}",
     ]
     for item in group.metrics:
@@ -164,10 +185,11 @@ def render_diff_text(report: DiffReport) -> str:
                     continue
                 item, base, head, delta = cell
                 name = display_text(change.id) if first else ""
-                lines.append(
-                    f"  {name:<{width}}{item.metric.label:<12}{format6(base):>12}"
-                    f"{format6(head):>12}{format6_signed(delta):>12}"
+                shown = (
+                    f"{diff_cell(item.metric, base):>12}{diff_cell(item.metric, head):>12}"
+                    f"{diff_cell(item.metric, delta, signed=True):>12}"
                 )
+                lines.append(f"  {name:<{width}}{item.metric.label:<12}{shown}")
                 first = False
     else:
         lines.append("  (none)")
@@ -209,6 +231,8 @@ class MemberDelta:
     wins: int
     ties: int
     losses: int
+    effect_size: float | None = None
+    """The member's own d_z (its mean delta over the sd of its deltas)."""
 
 
 def member_deltas(report: DiffReport) -> list[MemberDelta]:
@@ -223,20 +247,33 @@ def member_deltas(report: DiffReport) -> list[MemberDelta]:
             oriented = deltas if item.metric.higher_is_better else [-d for d in deltas]
             wins, ties, losses = wins_ties_losses(oriented)
             mean = sum(deltas) / len(deltas) if deltas else None
-            found.append(MemberDelta(member, item, len(deltas), mean, wins, ties, losses))
+            found.append(
+                MemberDelta(
+                    member,
+                    item,
+                    len(deltas),
+                    mean,
+                    wins,
+                    ties,
+                    losses,
+                    effect_size_dz(deltas) if deltas else None,
+                )
+            )
     return found
 
 
 def _member_lines(report: DiffReport) -> list[str]:
-    lines = ["  per member: mean delta (wins/ties/losses)"]
+    lines = ["  per member: mean delta (wins/ties/losses), the member's own d_z"]
     width = max(10, *(len(display_text(member)) + 2 for member in report.members or ()))
-    lines.append(f"  {'member':<{width}}{'metric':<12}{'n':>6}{'mean-delta':>14}{'W/T/L':>12}")
+    lines.append(
+        f"  {'member':<{width}}{'metric':<12}{'n':>6}{'mean-delta':>14}{'W/T/L':>12}{'d_z':>12}"
+    )
     for row in member_deltas(report):
         mean = format6_signed(row.mean_delta) if row.mean_delta is not None else "n/a"
         record = f"{row.wins}/{row.ties}/{row.losses}"
         lines.append(
             f"  {display_text(row.member):<{width}}{row.metric.metric.label:<12}{row.queries:>6}"
-            f"{mean:>14}{record:>12}"
+            f"{mean:>14}{record:>12}{_signed(row.effect_size):>12}"
         )
     return lines
 
@@ -330,10 +367,16 @@ def diff_body(report: DiffReport) -> dict[str, Any]:
         "unpaired": {"base": list(report.unpaired_base), "head": list(report.unpaired_head)},
         "verdict": verdict(report),
     }
+    if report.mean is not None:
+        body["mean"] = report.mean
+        body["unit"] = report.unit
+    if report.tags is not None and report.tag_scope != "tag":
+        body["tag_correction"] = report.tag_scope
     if report.members is not None:
         members: dict[str, Any] = {}
         for row in member_deltas(report):
             members.setdefault(row.member, {})[row.metric.metric.key] = {
+                "effect_size": _signed_or_null(row.effect_size),
                 "losses": row.losses,
                 "mean_delta": _signed_or_null(row.mean_delta),
                 "n": row.queries,

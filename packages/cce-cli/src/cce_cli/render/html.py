@@ -32,6 +32,7 @@ import attrs
 import jinja2
 
 from cce_cli.compare.pairing import DiffReport, MetricDiff, SavedReport
+from cce_cli.compare.suite_inference import mean_heading, side_mean, tested_on
 from cce_cli.evaluation.report import RunSummary
 from cce_cli.formats.evidence import Evidence
 from cce_cli.output import visible_controls
@@ -43,7 +44,10 @@ from cce_cli.render.comment import (
     significant,
     verdict_finding,
 )
+from cce_cli.render.cost import budget_of, curves_of_reports, recall_curve_chart, value_text
 from cce_cli.render.member_table import MemberRow, aggregate_rows, member_rows, primary_metric
+from cce_metrics import Metric
+from cce_stats import paired_test
 
 __all__ = [
     "Page",
@@ -283,10 +287,8 @@ def _plain(value: Any) -> str:
 
 
 def _metric_row(report: DiffReport, item: MetricDiff) -> dict[str, Any]:
-    base = [row.base for row in item.rows]
-    head = [row.head for row in item.rows]
-    base_mean = item.metric.average(base) if base else None
-    head_mean = item.metric.average(head) if head else None
+    base_mean = side_mean(report, item, "base")
+    head_mean = side_mean(report, item, "head")
     ci = item.result.ci95
     status = ""
     if significant(report, item):
@@ -375,6 +377,11 @@ def render_diff_page(report: DiffReport) -> str:
     )
     status = "failed" if report.gate_reasons else "passed" if report.gate_active else "none"
     notes = list(report.gate_reasons)
+    if report.mean is not None:
+        notes.append(
+            f"{paired_test(report.test).label} {tested_on(report)}; base, head, delta and "
+            f"95% CI are the {mean_heading(report).replace(' delta', '')}"
+        )
     unpaired = len(report.unpaired_base) + len(report.unpaired_head)
     if unpaired:
         notes.append(
@@ -471,15 +478,21 @@ def render_relevance_page(
     report: SavedReport,
     evidence: Evidence | None = None,
     queries: Mapping[str, str] | None = None,
+    curves: Sequence[tuple[str, Sequence[tuple[int, float]]]] | None = None,
     tables: tuple[dict[str, Any], ...] = (),
 ) -> str:
-    """The page of one relevance report: every backend side by side, no deltas."""
+    """The page of one relevance report: every backend side by side, no deltas.
+
+    A report with cost metrics also gets the recall-versus-tokens chart: `curves` (each
+    backend's points, from an in-run reading) or else the report's `recall@NNNNt` means.
+    """
     from cce_metrics import METRICS, TOKEN_METRICS
 
     backends = report.backends
+    cost = saved_cost_metrics(report)
     metrics = [
         item
-        for item in (*METRICS, *TOKEN_METRICS)
+        for item in (*METRICS, *TOKEN_METRICS, *cost)
         if any(item.key in case.values for backend in backends for case in backend.cases)
     ]
     case_ids: list[str] = []
@@ -507,7 +520,7 @@ def render_relevance_page(
                 value = None if saved is None else saved.values.get(item.key)
                 cells.append(
                     {
-                        "text": "–" if value is None else format3(value),
+                        "text": "–" if value is None else value_text(item, value),
                         "title": "",
                         "sort": -1.0 if value is None else value,
                         "status": "",
@@ -530,7 +543,7 @@ def render_relevance_page(
         metric_rows.append(
             {
                 "label": item.label,
-                "values": ["n/a" if v is None else format3(v) for v in values],
+                "values": ["n/a" if v is None else value_text(item, v) for v in values],
                 "delta": "",
                 "ci": "",
                 "p": "",
@@ -556,6 +569,12 @@ def render_relevance_page(
         for item in metrics
         if first is not None
     )
+    if curves is None:
+        curves = saved_curves(report, cost)
+    curve_svg = recall_curve_chart(curves)
+    if curve_svg:
+        curve_chart = {"label": "recall within a token budget (log scale), per backend"}
+        charts = ({**curve_chart, "svg": curve_svg}, *charts)
     tag_names = sorted({tag for tags in tags_of.values() for tag in tags})
     tags = []
     for tag in tag_names:
@@ -570,7 +589,8 @@ def render_relevance_page(
                     and (value := cases[case_id].values.get(item.key)) is not None
                 ]
                 average = item.average(values) if values else None
-                cells.append({"text": "–" if average is None else format3(average), "status": ""})
+                shown = "–" if average is None else value_text(item, average)
+                cells.append({"text": shown, "status": ""})
         tags.append({"tag": tag, "n": len(members), "cells": cells})
     multi = len(backends) > 1
     page = Page(
@@ -613,6 +633,35 @@ def render_relevance_page(
     return render_page(page)
 
 
+def saved_cost_metrics(report: SavedReport) -> tuple[Metric, ...]:
+    """The cost metrics some case of the report carries, in the order first met."""
+    from cce_metrics import COST, COST_METRICS
+
+    keys = dict.fromkeys(
+        key for backend in report.backends for case in backend.cases for key in case.values
+    )
+    found = (COST_METRICS.resolve(key) for key in keys)
+    chosen = [item for item in found if item is not None and item.group == COST]
+    # first-hit-tokens first, then the recalls by budget, whatever order JSON keys took.
+    return tuple(sorted(chosen, key=lambda item: (budget_of(item) or 0, item.name)))
+
+
+def saved_curves(
+    report: SavedReport, cost: Sequence[Metric]
+) -> tuple[tuple[str, tuple[tuple[int, float], ...]], ...]:
+    """Each backend's recall curve from the report's own `recall@NNNNt` means."""
+    budgets = sorted((budget, item) for item in cost if (budget := budget_of(item)) is not None)
+    curves = []
+    for backend in report.backends:
+        points = []
+        for budget, item in budgets:
+            value = backend.aggregate(item)
+            if value is not None:
+                points.append((budget, value))
+        curves.append((backend.name, tuple(points)))
+    return tuple(curves)
+
+
 # --- a run of `cce relevance` ------------------------------------------------------------
 
 
@@ -625,7 +674,8 @@ def render_summary_page(summary: RunSummary, evidence: Evidence | None = None) -
     saved = parse_report(render_json(summary), "this run")
     comparison = summary.comparison
     if comparison is None:
-        return render_relevance_page(saved, evidence)
+        curves = curves_of_reports(summary.backends) if summary.cost_metrics else None
+        return render_relevance_page(saved, evidence, curves=curves)
     diff = diff_reports(
         saved,
         saved,

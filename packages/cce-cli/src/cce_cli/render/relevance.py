@@ -23,6 +23,7 @@ from cce_cli.evaluation.harness import BackendReport, Comparison
 from cce_cli.evaluation.report import RunSummary, TagGroup
 from cce_cli.formats.schemas import REPORT_SCHEMA
 from cce_cli.output import column, display_text
+from cce_cli.render.cost import cost_table
 from cce_cli.render.report_json import render_json, report_body
 from cce_fixtures import SCHEMA_ID as FIXTURE_SCHEMA
 from cce_metrics import Metric, TokenAverages
@@ -38,6 +39,8 @@ __all__ = [
     "render_human",
     "render_json",
     "report_body",
+    "without_vector_count",
+    "without_vector_note",
 ]
 
 
@@ -109,12 +112,49 @@ def render_human(summary: RunSummary) -> str:
     lines += _aggregate_tables(
         summary.backends, summary.queries, summary.metrics, summary.token_metrics
     )
+    cost_lines = cost_table(summary.backends)
+    if cost_lines:
+        lines += ["", *cost_lines]
     if summary.tags is not None:
         lines += _tag_tables(summary, summary.tags)
+    notes = [
+        without_vector_note(report.backend, report.without_vector, summary.queries)
+        for report in summary.backends
+        if report.without_vector
+    ]
+    if notes:
+        lines += ["", *notes]
     text = "\n".join(lines) + "\n"
     if summary.comparison is not None:
         text += render_compare(summary.comparison)
     return text
+
+
+_LISTED_IDS = 5
+"""How many query ids a note names before it only counts the rest."""
+
+
+def without_vector_count(backend: str, case_ids: Sequence[str], queries: int) -> str:
+    """`N of M queries have no vector on B (ids)`, naming the first few ids: the head of
+    the summary's note and of `--strict`'s refusal
+    (docs/report-formats.md#queries-without-a-vector)."""
+    shown = ", ".join(display_text(case_id) for case_id in case_ids[:_LISTED_IDS])
+    if len(case_ids) > _LISTED_IDS:
+        shown += f" and {len(case_ids) - _LISTED_IDS} more"
+    have = "query has" if len(case_ids) == 1 else "queries have"
+    return f"{len(case_ids)} of {queries} {have} no vector on {display_text(backend)} ({shown})"
+
+
+def without_vector_note(
+    backend: str, case_ids: Sequence[str], queries: int, member: str | None = None
+) -> str:
+    """The summary's note on the queries `backend` got no vector for (of suite `member`)."""
+    them = "it" if len(case_ids) == 1 else "them"
+    whose = "" if member is None else f"member {display_text(member)}: "
+    return (
+        f"  note: {whose}{without_vector_count(backend, case_ids, queries)}: the embedder gave "
+        f"{them} an empty or all-zero vector, so the vector signal ranked nothing for {them}"
+    )
 
 
 def _test_heading(test_name: str, n: int) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 from cce_cli.evaluation.harness import BackendReport, Comparison
 from cce_cli.evaluation.report import RunSummary
 from cce_cli.formats.schemas import REPORT_SCHEMA
+from cce_cli.render.cost import cost_averages_json, cost_case_json, cost_header_json
 from cce_metrics import Metric
 from cce_retrieval import format6, format6_signed
 from cce_stats import paired_test
@@ -34,6 +35,8 @@ def _aggregates_json(
         for metric in token_metrics:
             tokens[metric.report_key] = format6(report.tokens.value(metric.key))
         body["tokens"] = tokens
+    if report.cost is not None:
+        body["cost"] = cost_averages_json(report.cost)
     return body
 
 
@@ -60,9 +63,14 @@ def _backend_json(
                 metric.report_key: format6(_defined(score.value(metric.key)))
                 for metric in token_metrics
             }
+        if case.cost is not None:
+            row["cost"] = cost_case_json(case.cost)
         per_query.append(row)
     body = _aggregates_json(report, metrics, token_metrics)
     body["per_query"] = per_query
+    if report.without_vector:
+        # Only a run with such queries says so: the reference document has no such key.
+        body["queries_without_vector"] = list(report.without_vector)
     return body
 
 
@@ -114,6 +122,9 @@ def report_body(summary: RunSummary) -> dict[str, Any]:
     }
     if summary.comparison is not None:
         body["compare"] = _comparison_json(summary.comparison)
+    if summary.cost_metrics:
+        # Only a run that asked for a cost metric says how it was measured.
+        body["cost"] = cost_header_json(summary.cost_metrics)
     if summary.graded:
         # Only graded runs say so: the reference document has no such key.
         body["gains"] = "graded"

@@ -23,11 +23,14 @@ from cce_cli.evaluation.suite import (
     MemberResult,
     aggregate,
     backend_order,
+    chosen_cost_metrics,
     chosen_metrics,
 )
 from cce_cli.formats.suite_manifest import SUITE_REPORT_SCHEMA, Member, SuiteManifest
 from cce_cli.output import display_text
-from cce_metrics import Metric
+from cce_cli.render.cost import cost_cell, cost_header_json
+from cce_cli.render.relevance import without_vector_note
+from cce_metrics import COST, Metric
 from cce_retrieval import format6
 
 
@@ -73,6 +76,13 @@ def render_suite_html(
 
 def _cell(value: float | None) -> str | None:
     return None if value is None else format6(value)
+
+
+def _text_cell(item: Metric, value: float | None) -> str | None:
+    """A text-table cell: a cost metric as `cost_cell` shows it, any other in six decimals."""
+    if value is None:
+        return None
+    return cost_cell(item, value) if item.group == COST else format6(value)
 
 
 def _aggregates(
@@ -138,6 +148,10 @@ def suite_document(
         },
         "schema": SUITE_REPORT_SCHEMA,
     }
+    cost_metrics = chosen_cost_metrics(results)
+    if cost_metrics:
+        # Only a suite that asked for a cost metric says how it was measured.
+        document["cost"] = cost_header_json(cost_metrics)
     if comparison is not None:
         from cce_cli.render.diff import diff_body
 
@@ -226,6 +240,22 @@ def _row(label: str, values: Sequence[str | None], width: int) -> str:
     return f"  {label:<{width}}{cells}\n"
 
 
+def _without_vector_notes(results: Sequence[MemberResult]) -> list[str]:
+    """A note per member and backend that got no vector for some queries, read from the
+    member's report (docs/report-formats.md#queries-without-a-vector); none otherwise."""
+    notes: list[str] = []
+    for result in results:
+        report = json.loads(result.report_json)
+        for backend in report.get("backends", []):
+            case_ids = backend.get("queries_without_vector")
+            if case_ids:
+                note = without_vector_note(
+                    backend["backend"], case_ids, report["queries"], member=result.name
+                )
+                notes.append(note + "\n")
+    return ["\n", *notes] if notes else []
+
+
 def render_suite_text(
     manifest: SuiteManifest, results: Sequence[MemberResult], comparison: Any = None
 ) -> str:
@@ -247,15 +277,22 @@ def render_suite_text(
         lines.append(f"  {display_text(backend)}\n")
         lines.append(_row("member", [item.label for item in metrics], width))
         for result in results:
-            cells = [_cell(aggregate([result], backend, item).macro) for item in metrics]
+            cells = [_text_cell(item, aggregate([result], backend, item).macro) for item in metrics]
             lines.append(_row(display_text(result.name), cells, width))
         for group in manifest.groups():
             grouped = _grouped(manifest, results, group)
-            cells = [_cell(aggregate(grouped, backend, item).macro) for item in metrics]
+            cells = [_text_cell(item, aggregate(grouped, backend, item).macro) for item in metrics]
             lines.append(_row(f"group {display_text(group)}", cells, width))
         overall = [aggregate(results, backend, item) for item in metrics]
-        lines.append(_row("macro", [_cell(found.macro) for found in overall], width))
-        lines.append(_row("micro (all queries)", [_cell(found.micro) for found in overall], width))
+        macro = [
+            _text_cell(item, found.macro) for item, found in zip(metrics, overall, strict=True)
+        ]
+        micro = [
+            _text_cell(item, found.micro) for item, found in zip(metrics, overall, strict=True)
+        ]
+        lines.append(_row("macro", macro, width))
+        lines.append(_row("micro (all queries)", micro, width))
+    lines += _without_vector_notes(results)
     unparsed = [display_text(result.name) for result in results if result.without_parser]
     if unparsed:
         lines.append("\n")

@@ -24,6 +24,8 @@ from cce_cli.compare.gate import (
     refuse_uncalibrated_gate,
 )
 from cce_cli.compare.many import ManyComparison, compare_many
+from cce_cli.compare.suite_inference import mean_heading, resolve_suite_mean, retest_suite
+from cce_cli.compare.tag_family import adjust_tag_family
 from cce_cli.errors import CliError
 from cce_cli.evaluation.provenance import differing_fixtures
 from cce_cli.formats.evidence import Evidence
@@ -55,8 +57,16 @@ class DiffRequest:
     alpha: float = 0.05
     by_tag: bool = False
     gate: GateSpec = attrs.field(factory=GateSpec)
-    min_aggregate: str = "macro"
+    min_aggregate: str | None = None
+    """For suite reports, the aggregate `--min` floors; None: the tested mean."""
     strict: bool = False
+    mean: str | None = None
+    """For suite reports, the mean tested and shown (`--mean`); None: `min_aggregate`,
+    else macro (`cce_cli.compare.suite_inference`)."""
+    unit: str = "query"
+    """For suite reports, `member` tests the members' mean deltas (`--unit`)."""
+    tag_scope: str = "tag"
+    """With `by_tag`, the correction's scope: each tag, or every tag × metric (`family`)."""
 
 
 @attrs.frozen(slots=True)
@@ -93,8 +103,9 @@ def diff_saved(
 ) -> SavedDiff:
     """Load, pair and test the two reports, add the `evidence` (read after the reports),
     and judge the gate when one is on; the unpaired cases are a warning on stderr."""
-    base = pairing.load_report(request.base, request.min_aggregate)
-    head = pairing.load_report(request.head, request.min_aggregate)
+    mean = resolve_suite_mean(request.mean, request.min_aggregate)
+    base = pairing.load_report(request.base, mean)
+    head = pairing.load_report(request.head, mean)
     check_fixtures_alike(base, head, request.strict)
     base_backend, head_backend = pairing.select_backends(
         base, head, request.backend, request.backends
@@ -109,11 +120,21 @@ def diff_saved(
         alpha=request.alpha,
         by_tag=request.by_tag,
     )
+    if report.members is not None:
+        report = retest_suite(report, mean, request.unit)
+    elif request.unit != "query" or request.mean is not None:
+        flag = "--unit member" if request.unit != "query" else f"--mean {request.mean}"
+        raise CliError(
+            f"{flag} needs two suite reports (cce.suite.report/v1): only a suite has "
+            "members whose means it could weigh or test",
+            exit_code=2,
+        )
+    report = adjust_tag_family(report, request.tag_scope)
     loaded = evidence() if evidence is not None else None
     if loaded is not None:
         queries = {**loaded.queries(), **report.queries}
         report = attrs.evolve(report, evidence=loaded, queries=queries)
-    over = request.min_aggregate if head.members is not None else None
+    over = mean if head.members is not None else None
     diffed = gate_diff(SavedDiff(report, head_backend, head.path), request.gate, over)
     unpaired = len(report.unpaired_base) + len(report.unpaired_head)
     if unpaired:
@@ -176,6 +197,7 @@ def gate_diff(diffed: SavedDiff, spec: GateSpec, suite_aggregate: str | None = N
         head=head_name,
         correction=report.correction,
         alpha=report.alpha,
+        mean=mean_heading(report).removesuffix(" delta"),
     )
     scope = gate_scope(spec, report.overall, report.correction)
     gated = attrs.evolve(report, gate_active=True, gate_reasons=reasons, gate_scope=scope)

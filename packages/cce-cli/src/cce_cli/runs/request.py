@@ -34,7 +34,9 @@ class RunRequest:
     compare: str | None = None
     """`A,B`: compare exactly two backends (B is the head)."""
     metrics: str | None = None
-    """A comma list of metrics added to the default ones."""
+    """A comma list of metrics added to the default ones (cost metrics included)."""
+    budgets: str | None = None
+    """A comma list of token budgets, each adding `recall@Nt` (`--budgets`)."""
     graded: bool = False
     granularity: str = "chunk"
     test: str = "t"
@@ -60,6 +62,13 @@ class RunRequest:
     build: BuildOptions = attrs.field(factory=BuildOptions)
     member_prefix: str | None = None
     """A suite member's `name/`, which an external run's case ids may carry."""
+    mean: str | None = None
+    """On a suite, the mean `--compare` tests and shows (`--mean`); None: `min_aggregate`,
+    else macro."""
+    unit: str = "query"
+    """On a suite, `member` tests the members' mean deltas (`--unit`)."""
+    tag_scope: str = "tag"
+    """With `by_tag` on a suite's `--compare`, the correction's scope (`--tag-correction`)."""
     members: str | None = None
     """On a suite, `--members a,b`: score only these members (comma-separated)."""
     timings: bool = False

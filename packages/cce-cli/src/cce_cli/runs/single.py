@@ -162,6 +162,7 @@ def _evaluate(
     embedder: QueryEmbedder,
     chosen: Sequence[str | Backend],
     corpus_root: str | None = None,
+    cost_metrics: Sequence[Metric] = (),
 ) -> tuple[harness.BackendReport, ...]:
     """Evaluate in the chosen order; an in-memory corpus is re-embedded for a backend
     that asks for another embedder (its own index, its own query vectors)."""
@@ -200,6 +201,7 @@ def _evaluate(
                     granularity=request.granularity,
                     corpus_root=corpus_root,
                     progress=progress,
+                    cost_metrics=cost_metrics,
                 )
         except (EmbeddingSpaceError, BackendConfigError, QueryVectorError) as error:
             raise CliError(str(error)) from None
@@ -249,6 +251,15 @@ def _choose_metrics(request: RunRequest) -> tuple[Metric, ...]:
     return metrics
 
 
+def _choose_cost_metrics(request: RunRequest) -> tuple[Metric, ...]:
+    """The cost metrics `--metrics` and `--budgets` ask for; a bad budget is a usage
+    error (exit 2)."""
+    try:
+        return harness.parse_cost_metrics(request.metrics, request.budgets)
+    except ValueError as error:
+        raise CliError(str(error), exit_code=2) from None
+
+
 @attrs.frozen
 class Scored:
     """One fixture set scored: the rendering and the full-precision reports behind it."""
@@ -265,6 +276,8 @@ class Scored:
     render_as: Callable[[str], str] | None = attrs.field(default=None, eq=False, repr=False)
     """The run in another registered format (`render_as("html")`), as the command would
     print it with that `--format`."""
+    cost_metrics: tuple[Metric, ...] = ()
+    """The cost metrics asked for (none by default)."""
     index_seconds: float = 0.0
     """Wall-clock seconds to build (or load from the build cache) or open the index."""
     parsed_chunks: tuple[int, int] = (0, 0)
@@ -277,6 +290,7 @@ def score(request: RunRequest) -> Scored:
     `--export-qrels`; the caller prints the rendering and gates."""
     metrics = _choose_metrics(request)
     refuse_unrecognised_manifest(str(request.fixtures))
+    cost_metrics = _choose_cost_metrics(request)
     fixture_set = read_fixtures(str(request.fixtures))
     # A suite's members are configured from the manifest's directory, not their own.
     start = request.config_start or str(request.fixtures)
@@ -330,7 +344,7 @@ def score(request: RunRequest) -> Scored:
             backend = run_checks.RepairedBackend(backend, normaliser)
         chosen.append(backend)
     corpus_root = os.path.abspath(root) if root is not None else None
-    reports = _evaluate(request, fixture_set, index, embedder, chosen, corpus_root)
+    reports = _evaluate(request, fixture_set, index, embedder, chosen, corpus_root, cost_metrics)
     run_checks.check_results(
         fixture_set,
         index,
@@ -342,8 +356,12 @@ def score(request: RunRequest) -> Scored:
         granularity=request.granularity,
         strict=request.strict,
     )
+    if request.strict:
+        _refuse_without_vector(reports, len(fixture_set.cases))
     comparison = (
-        harness.compare_reports(reports[0], reports[1], metrics, test=request.test)
+        harness.compare_reports(
+            reports[0], reports[1], (*metrics, *cost_metrics), test=request.test
+        )
         if request.compare
         else None
     )
@@ -368,6 +386,7 @@ def score(request: RunRequest) -> Scored:
             tags=tags,
             graded=request.graded,
             granularity=request.granularity,
+            cost_metrics=cost_metrics,
         )
         if renderer.name == "html":
             # The page shows what every query retrieved, read from the run itself; Jinja2
@@ -419,6 +438,7 @@ def score(request: RunRequest) -> Scored:
         tuple(metrics),
         results,
         render_as,
+        cost_metrics,
         parsed_chunks=parsed_share(index.chunks),
         index_seconds=index_seconds,
     )
@@ -429,6 +449,20 @@ def parsed_share(chunks: Sequence[Any]) -> tuple[int, int]:
     whole-file chunks of files in languages cce does not parse."""
     parsed = sum(1 for chunk in chunks if chunk.language != UNPARSED_LANGUAGE)
     return parsed, len(chunks)
+
+
+def _refuse_without_vector(reports: Sequence[BackendReport], queries: int) -> None:
+    """`--strict`: a query a backend got no vector for would be scored as that backend's
+    miss (docs/hostile-input.md#queries-without-a-vector); refuse the run instead."""
+    for report in reports:
+        if report.without_vector:
+            count = render.without_vector_count(report.backend, report.without_vector, queries)
+            them = "it" if len(report.without_vector) == 1 else "them"
+            raise CliError(
+                f"--strict: {count}: the embedder gave {them} an empty or all-zero vector (a "
+                "failed embedding, warned above, or only words its model does not know); "
+                f"fix the embedder or its server, or drop --strict to score {them} as misses"
+            )
 
 
 def _saved(report: BackendReport, metrics: Sequence[Metric]) -> SavedBackend:
@@ -481,7 +515,7 @@ def gate_reasons(request: RunRequest, scored: Scored) -> tuple[str, ...]:
     return compare_gate(
         request.gate,
         scored.reports,
-        scored.metrics,
+        (*scored.metrics, *scored.cost_metrics),
         test=request.test,
         correction=request.correction,
         alpha=request.alpha,

@@ -26,6 +26,13 @@ import attrs
 
 from cce_cli.compare.gate import GateSpec
 from cce_cli.compare.pairing import DiffReport
+from cce_cli.compare.suite_inference import (
+    check_suite_inference,
+    mean_heading,
+    resolve_suite_mean,
+    retest_suite,
+)
+from cce_cli.compare.tag_family import adjust_tag_family
 from cce_cli.errors import CliError
 from cce_cli.evaluation.dask_executor import run_on_dask
 from cce_cli.evaluation.member_workers import member_workers
@@ -88,7 +95,7 @@ def score_member(task: MemberTask) -> MemberResult:
         scored.text,
         values,
         tags,
-        tuple(item.key for item in scored.metrics),
+        tuple(item.key for item in (*scored.metrics, *scored.cost_metrics)),
         results_text,
         _member_evidence(task, scored) if task.wants_evidence else None,
         MemberTimings(
@@ -321,6 +328,10 @@ def run_suite(request: RunRequest) -> SuiteRun:
             "(B is the head); or gate two saved suite reports with `cce diff`",
             exit_code=2,
         )
+    if request.compare is not None:
+        # Refused before any member is scored: the mean and unit need a test that has a form.
+        mean = resolve_suite_mean(request.mean, request.min_aggregate)
+        check_suite_inference(mean, request.unit, request.test)
     manifest = read_manifest(str(request.fixtures))
     if request.members is not None:
         manifest = select_members(manifest, request.members)
@@ -383,14 +394,15 @@ def flattened_backend(results: Sequence[MemberResult], backend: str) -> Any:
 def compare_suite(
     manifest: SuiteManifest, results: Sequence[MemberResult], request: RunRequest
 ) -> DiffReport:
-    """The paired comparison of `--compare A,B` over every query of the suite."""
+    """The paired comparison of `--compare A,B` over every query of the suite, tested on
+    the mean and unit the request names (`cce_cli.compare.suite_inference`)."""
     from cce_cli.compare.pairing import SavedReport, diff_reports
 
     base_name, head_name = backend_order(results)
     side = SavedReport(
         manifest.path, None, None, (), members=tuple(member.name for member in manifest.members)
     )
-    return diff_reports(
+    pooled = diff_reports(
         side,
         side,
         flattened_backend(results, base_name),
@@ -400,13 +412,16 @@ def compare_suite(
         alpha=request.alpha,
         by_tag=request.by_tag,
     )
+    mean = resolve_suite_mean(request.mean, request.min_aggregate)
+    return adjust_tag_family(retest_suite(pooled, mean, request.unit), request.tag_scope)
 
 
 def gate_suite(
     spec: GateSpec, comparison: DiffReport, results: Sequence[MemberResult], request: RunRequest
 ) -> DiffReport:
     """The comparison with the gate's verdict on it: floors (`--min`) test the head's macro
-    aggregate, or its micro aggregate with `--min-aggregate micro`."""
+    aggregate, or its micro aggregate with `--mean micro` (or `--min-aggregate micro`):
+    the mean the comparison tested."""
     from cce_cli.compare.gate import (
         check_gate_metrics,
         evaluate_gate,
@@ -415,7 +430,7 @@ def gate_suite(
     )
 
     head = comparison.head.backend
-    which = request.min_aggregate or "macro"
+    which = comparison.mean or "macro"
 
     def head_value(item: Metric) -> float | None:
         found = aggregate(results, head, item)
@@ -431,6 +446,7 @@ def gate_suite(
         head=shown,
         correction=request.correction,
         alpha=request.alpha,
+        mean=mean_heading(comparison).removesuffix(" delta"),
     )
     return attrs.evolve(
         comparison,
