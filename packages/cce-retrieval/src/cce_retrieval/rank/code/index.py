@@ -17,6 +17,7 @@ the outer chunk's own text. `max_chunk_lines` cuts a longer piece into windows.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import weakref
@@ -106,8 +107,13 @@ class CodeIndex:
             id_ranks = id_order_ranks([chunk.chunk_id for chunk in chunks])
             bm25 = _bm25(chunks, id_ranks, options)
         by_stem: dict[str, list[int]] = {}
+        stems: dict[str, list[int]] = {}  # a file's chunks are adjacent: one stem per file
         for i, chunk in enumerate(chunks):
-            by_stem.setdefault(text.file_stem(chunk.file_path), []).append(i)
+            path = chunk.file_path
+            found = stems.get(path)
+            if found is None:
+                found = stems[path] = by_stem.setdefault(text.file_stem(path), [])
+            found.append(i)
         return cls(chunks, source, id_ranks, bm25, by_stem)
 
 
@@ -136,13 +142,13 @@ def _bm25(chunks: Sequence[Chunk], id_ranks: IntArray, options: CodeOptions) -> 
             found = term_ids[term] = len(term_ids)
         return found
 
-    # Each distinct word's terms, laid out flat (`expansion[starts[w]:starts[w + 1]]`).
-    expansion: list[int] = []
-    sizes = np.zeros(len(word_ids), dtype=np.int64)
-    for word, wid in word_ids.items():
-        word_terms = text.identifier_terms(word) if split else (word,)
-        sizes[wid] = len(word_terms)
-        expansion.extend(term_id(term) for term in word_terms)
+    # Each distinct word's terms, laid out flat (`expansion[starts[w]:starts[w + 1]]`);
+    # term ids are given in first-seen order, as `term_id` would give them one by one.
+    expanded = [text.identifier_terms(word) if split else (word,) for word in word_ids]
+    flat_terms = [term for word_terms in expanded for term in word_terms]
+    term_ids.update((term, i) for i, term in enumerate(dict.fromkeys(flat_terms)))
+    expansion = list(map(term_ids.__getitem__, flat_terms))
+    sizes = np.fromiter(map(len, expanded), np.int64, len(expanded))
     starts = np.zeros(len(word_ids) + 1, dtype=np.int64)
     np.cumsum(sizes, out=starts[1:])
     entry_words = np.fromiter(map(word_ids.__getitem__, flat_words), np.int64, len(flat_words))
@@ -292,7 +298,7 @@ def _gaps(stored: Sequence[Chunk], members: list[int], root: str, path: str) -> 
     Only when every stored chunk of the file is still where the file has it: a file
     changed since indexing, or protected differently, gets no gaps.
     """
-    real_root = os.path.realpath(root)
+    real_root = _real_root(root)
     target = os.path.realpath(os.path.join(real_root, path))
     if os.path.commonpath([real_root, target]) != real_root:
         return []  # a stored path that leads out of the corpus is never read
@@ -310,22 +316,18 @@ def _gaps(stored: Sequence[Chunk], members: list[int], root: str, path: str) -> 
         lines = protect_text(raw, STRICT, path).split("\n")
         if not all(_still_at(stored[i], lines) for i in members):
             return []
-    covered = bytearray(len(lines) + 2)
-    for i in members:
-        chunk = stored[i]
-        covered[chunk.start_line : chunk.end_line + 1] = b"\x01" * (
-            chunk.end_line - chunk.start_line + 1
-        )
-    runs: list[tuple[int, int]] = []  # (first, end) line numbers, end exclusive
-    line = 1
-    while line <= len(lines):
-        if covered[line]:
-            line += 1
-            continue
-        first = line
-        while line <= len(lines) and not covered[line]:
-            line += 1
-        runs.append((first, line))
+    # Line i is covered when more chunks start at or before it than end before it.
+    starts = np.fromiter((stored[i].start_line for i in members), np.int64, len(members))
+    ends = np.fromiter((stored[i].end_line for i in members), np.int64, len(members))
+    depth = np.cumsum(
+        np.bincount(starts, minlength=len(lines) + 2)[: len(lines) + 2]
+        - np.bincount(ends + 1, minlength=len(lines) + 2)[: len(lines) + 2]
+    )
+    uncovered_mask = np.zeros(len(lines) + 2, dtype=np.int8)
+    uncovered_mask[1 : len(lines) + 1] = depth[1 : len(lines) + 1] <= 0
+    edges = np.flatnonzero(np.diff(uncovered_mask))
+    # (first, end) line numbers, end exclusive: a run opens where the mask rises.
+    runs = [(int(a) + 1, int(b) + 1) for a, b in zip(edges[::2], edges[1::2], strict=True)]
     if protect_runs and runs:
         # The runs protected as one text (one call per file): lines from two runs side
         # by side can only make the redactor see more, never less.
@@ -344,6 +346,11 @@ def _gaps(stored: Sequence[Chunk], members: list[int], root: str, path: str) -> 
             body, start, last = span
             pieces.append((_gap_chunk(path, start, last, body), NO_SOURCE, -start))
     return pieces
+
+
+@functools.lru_cache(maxsize=16)
+def _real_root(root: str) -> str:
+    return os.path.realpath(root)
 
 
 _COMMENT_LINE = re.compile(r"^\s*(?://|/\*|\*|#(?:\s|#|!|\[|$)|@|--|;;|$)")
