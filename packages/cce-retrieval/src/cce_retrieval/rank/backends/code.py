@@ -122,6 +122,11 @@ _INDEX_PARAMS = (
         "(needs its root; off: false)",
     ),
     Param(
+        "split_unparsed", bool, True,
+        help="cut whole-file chunks of unparsed languages before each definition line "
+        "(off: false)",
+    ),
+    Param(
         "max_chunk_lines", int, _OPTIONS.max_chunk_lines, 0, None,
         help="cut longer chunks into windows of this many lines (off: 0)",
     ),
@@ -186,6 +191,7 @@ def _lexical(values: Mapping[str, ParamValue], name: str) -> CodeBackend:
         chunks=str(values["chunks"]),
         max_chunk_lines=int(values["max_chunk_lines"]),
         gap_chunks=bool(values["gap_chunks"]),
+        split_unparsed=bool(values["split_unparsed"]),
         k1=float(values["k1"]),
         b=float(values["b"]),
     )

@@ -28,7 +28,7 @@ import attrs
 import numpy as np
 
 from cce_metrics import estimate_tokens
-from cce_retrieval.chunk.chunker import chunk_id
+from cce_retrieval.chunk.chunker import PLAINTEXT, chunk_id
 from cce_retrieval.model import Chunk, Index
 from cce_retrieval.parity.tokenizer import tokenize
 from cce_retrieval.protect.strict import STRICT, protect_text
@@ -52,6 +52,7 @@ class CodeOptions:
     chunks: str = "tiled"
     max_chunk_lines: int = 25
     gap_chunks: bool = True
+    split_unparsed: bool = True
     k1: float = 1.2
     b: float = 0.75
 
@@ -231,7 +232,12 @@ def _cut(
         if options.chunks == "stored":
             pieces = [(stored[i], i, i) for i in members]
         else:
-            pieces = _non_overlapping(stored, members, tiled=options.chunks == "tiled")
+            pieces = _non_overlapping(
+                stored,
+                members,
+                tiled=options.chunks == "tiled",
+                split_unparsed=options.split_unparsed,
+            )
             if root is not None:
                 pieces = _attach_leading_comments(
                     sorted(
@@ -278,7 +284,10 @@ def _merged(stored: Sequence[Chunk], pieces: list[Piece], size: int) -> list[Pie
             if first < start:  # a comment attached before the outer chunk's first line
                 lead = group[0][0].content.split("\n")[: start - first]
                 body = "\n".join([*lead, body])
-            merged.append((_piece(parent, first, last, body), outer, outer))
+            joined = _piece(parent, first, last, body)
+            if parent.language == PLAINTEXT:  # cut at definitions: the first one names it
+                joined = attrs.evolve(joined, kind=group[0][0].kind)
+            merged.append((joined, outer, outer))
         group.clear()
 
     for piece in pieces:
@@ -443,7 +452,9 @@ def _contains(outer: Chunk, inner: Chunk) -> bool:
     return outer.start_line <= inner.start_line and inner.end_line <= outer.end_line
 
 
-def _non_overlapping(stored: Sequence[Chunk], members: list[int], *, tiled: bool) -> list[Piece]:
+def _non_overlapping(
+    stored: Sequence[Chunk], members: list[int], *, tiled: bool, split_unparsed: bool = False
+) -> list[Piece]:
     """One file's outermost chunks in line order; when `tiled`, each cut at the nested
     chunks it holds (recursively) into pieces that share no line."""
     order = sorted(members, key=lambda i: (stored[i].start_line, -stored[i].end_line, i))
@@ -457,9 +468,62 @@ def _non_overlapping(stored: Sequence[Chunk], members: list[int], *, tiled: bool
     for i, nested in outermost:
         if tiled and nested:
             pieces.extend((chunk, origin, i) for chunk, origin in _tile(stored, i, nested))
+        elif split_unparsed and stored[i].language == PLAINTEXT:
+            pieces.extend((chunk, i, i) for chunk in _at_definitions(stored[i]))
         else:
             pieces.append((stored[i], i, i))
     return pieces
+
+
+_DEFINITION_KEYWORD = re.compile(
+    r"^(?: {0,4}|\t)(?:(?:export|public|private|protected|internal|static|final|abstract|"
+    r"async|pub(?:\([a-z]+\))?|inline|virtual|extern|override|open|sealed|data|unsafe|"
+    r"constexpr|friend)\s+)*"
+    r"(?:func|type|class|struct|interface|enum|def|fn|impl|trait|module|namespace|object|"
+    r"record|fun|function|union|typedef|template|protocol|extension|macro_rules!)\b"
+)
+_FUNCTION_HEADER = re.compile(
+    r"^(?: {0,4}|\t)(?!(?:return|if|else|for|while|switch|case|do|throw|delete|new|goto|"
+    r"using|sizeof|co_return|co_await|co_yield|yield|await|defer|go|assert)\b)"
+    r"(?:[A-Za-z_][\w:<>,]*[*&]*\s+[*&]*)+~?[A-Za-z_][\w:]*\s*\([^;=]*$"
+)
+"""A line that starts a definition at low indentation (at most four columns or one
+tab), in any of the common languages: a definition keyword after modifiers (`func`,
+`type`, `class`, `struct`, `impl`, `fn`, ...), or a C-like function header (a return
+type, a name, an opening parenthesis; no `=` and no `;` after it)."""
+
+_ATTACHED_LINE = re.compile(r"^\s*(?://|/\*|\*|#(?:\s|#|!|\[|$)|@|--|;;)")
+"""A comment, decorator or attribute line: stays with the definition below it."""
+
+
+def _at_definitions(chunk: Chunk) -> list[Chunk]:
+    """A whole-file chunk of a language the chunker does not parse, cut before each
+    line that starts a definition (with the comment lines right above it), so each
+    piece holds one definition, whose first line names it for the definition boost."""
+    lines = chunk.content.split("\n")
+    cuts = [0]
+    for i, line in enumerate(lines):
+        if i == 0 or not (_DEFINITION_KEYWORD.match(line) or _FUNCTION_HEADER.match(line)):
+            continue
+        start = i
+        while start > cuts[-1] and _ATTACHED_LINE.match(lines[start - 1]):
+            start -= 1
+        if start > cuts[-1]:
+            cuts.append(start)
+    if len(cuts) == 1:
+        return [chunk]
+    pieces: list[Chunk] = []
+    for first, end in zip(cuts, [*cuts[1:], len(lines)], strict=True):
+        span = _trimmed(lines[first:end], chunk.start_line + first)
+        if span is not None:
+            body, start, last = span
+            pieces.append(attrs.evolve(_piece(chunk, start, last, body), kind=DEFINITION))
+    return pieces
+
+
+DEFINITION = "definition"
+"""The node kind of a piece cut at a definition line of an unparsed file: not "module",
+so its first line may name what it defines."""
 
 
 def _tile(stored: Sequence[Chunk], outer: int, nested: list[int]) -> list[tuple[Chunk, int]]:
