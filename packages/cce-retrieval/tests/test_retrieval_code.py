@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import attrs
 import numpy as np
 import pytest
 
@@ -22,6 +23,7 @@ ALL_OFF: dict[str, object] = {
     "chunks": "stored",
     "max_chunk_lines": 0,
     "gap_chunks": False,
+    "split_unparsed": False,
     "rank_scores": False,
     "file_boost": 0.0,
     "repeat_decay": 1.0,
@@ -39,6 +41,7 @@ TECHNIQUES = {
     "chunks": "stored",
     "max_chunk_lines": 0,
     "gap_chunks": False,
+    "split_unparsed": False,
     "rank_scores": False,
     "file_boost": 0.0,
     "repeat_decay": 1.0,
@@ -484,3 +487,52 @@ def test_code_hybrid_adds_what_only_the_vector_finds() -> None:
     assert [r.file_path for r in lexical] == ["a.py"]
     assert [r.file_path for r in off] == ["a.py"]
     assert {r.file_path for r in fused} == {"a.py", "c.py"}
+
+
+GO_FILE = (
+    "package router\n"
+    "\n"
+    "// Router dispatches requests.\n"
+    "type Router struct {\n"
+    "\troutes map[string]Handler\n"
+    "}\n"
+    "\n"
+    "// ServeHTTP answers one request.\n"
+    "func (r *Router) ServeHTTP(w Writer, req *Request) {\n"
+    "\tr.routes[req.Path].Serve(w, req)\n"
+    "}\n"
+    "\n"
+    "func helper() int {\n"
+    "\treturn 1\n"
+    "}"
+)
+
+
+def unparsed_go_index() -> Index:
+    whole = chunk("router.go", 1, 15, GO_FILE, kind="module")
+    return make_index([attrs.evolve(whole, language="plaintext")])
+
+
+def test_split_unparsed_cuts_a_whole_file_chunk_at_its_definitions() -> None:
+    index = unparsed_go_index()
+    on = search(index, "serve http", only(chunks="tiled", split_unparsed=True))
+    off = search(index, "serve http", only(chunks="tiled"))
+    # The comment above a definition stays with it; the package line is a piece alone.
+    assert spans(on)[0] == ("router.go", 8, 11)
+    assert on[0].content.startswith("// ServeHTTP") and on[0].content.endswith("}")
+    assert sorted(spans(search(index, "router", only(chunks="tiled", split_unparsed=True)))) == [
+        ("router.go", 1, 1), ("router.go", 3, 6), ("router.go", 8, 11)
+    ]  # fmt: skip
+    assert spans(off) == [("router.go", 1, 15)]
+
+
+def test_split_unparsed_leaves_parsed_languages_alone() -> None:
+    index = make_index([chunk("router.py", 1, 15, GO_FILE, kind="module")])
+    cut = spans(search(index, "serve http", only(chunks="tiled", split_unparsed=True)))
+    assert cut == [("router.py", 1, 15)]
+
+
+def test_split_unparsed_pieces_name_their_definition() -> None:
+    index = unparsed_go_index()
+    found = search(index, "helper", only(chunks="tiled", split_unparsed=True, definition_boost=3.0))
+    assert spans(found)[0] == ("router.go", 13, 15)

@@ -122,9 +122,9 @@ _INDEX_PARAMS = (
         "(needs its root; off: false)",
     ),
     Param(
-        "split_unparsed", bool, True,
+        "split_unparsed", bool, False,
         help="cut whole-file chunks of unparsed languages before each definition line "
-        "(off: false)",
+        "(experimental: not a measured gain; off: false)",
     ),
     Param(
         "max_chunk_lines", int, _OPTIONS.max_chunk_lines, 0, None,

@@ -52,7 +52,7 @@ class CodeOptions:
     chunks: str = "tiled"
     max_chunk_lines: int = 25
     gap_chunks: bool = True
-    split_unparsed: bool = True
+    split_unparsed: bool = False
     k1: float = 1.2
     b: float = 0.75
 

@@ -200,10 +200,8 @@ def _definition_patterns(name: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
     escaped = re.escape(name)
     keywords = "|".join(re.escape(word) for word in _DEFINITION_WORDS)
     qualifier = rf"(?:{_IDENT}(?:\.|::))*"
-    receiver = r"(?:\([^()\n]*\)\s*)?"  # a Go method's receiver: `func (c *Context) JSON(`
     keyword_form = re.compile(
-        rf"(?:^|(?<=\s))(?:{keywords})\s+{receiver}{qualifier}{escaped}(?:\s|[<({{:\[;]|$)",
-        re.MULTILINE,
+        rf"(?:^|(?<=\s))(?:{keywords})\s+{qualifier}{escaped}(?:\s|[<({{:\[;]|$)", re.MULTILINE
     )
     # A definition chunk whose first line names it before `(`: C functions and methods
     # of JavaScript classes, which no keyword introduces.
