@@ -481,12 +481,35 @@ def test_code_hybrid_adds_what_only_the_vector_finds() -> None:
         embedder="toy", chunks=chunks, embeddings=matrix, embedder_model="m", embedding_dim=3
     )
     query = Query("fetch", FixedEmbedder())
-    fused = create_backend("code-hybrid").search(index, query, 10)
+    fused = create_backend("code-hybrid", {"vector_scope": "corpus"}).search(index, query, 10)
     lexical = create_backend("code").search(index, query, 10)
     off = create_backend("code-hybrid", {"vector_weight": 0.0}).search(index, query, 10)
     assert [r.file_path for r in lexical] == ["a.py"]
     assert [r.file_path for r in off] == ["a.py"]
     assert {r.file_path for r in fused} == {"a.py", "c.py"}
+    within_pool = create_backend("code-hybrid").search(index, query, 10)
+    assert [r.file_path for r in within_pool] == ["a.py"]  # the default scope adds nothing
+
+
+def test_code_hybrid_pool_scope_reorders_what_bm25_found() -> None:
+    chunks = [
+        chunk("a.py", 1, 1, "def fetch(url): fetch(url) return url"),
+        chunk("b.py", 1, 1, "def get(url): fetch url once"),
+        chunk("c.py", 1, 1, "def download(address): return address"),
+    ]
+    index = Index(
+        embedder="toy",
+        chunks=chunks,
+        embeddings=np.asarray([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 1.0]]),
+        embedder_model="m",
+        embedding_dim=3,
+    )
+    query = Query("fetch", FixedEmbedder())
+    params = {**ALL_OFF, "rank_scores": True, "vector_scope": "pool"}
+    reordered = create_backend("code-hybrid", {**params, "vector_weight": 0.9})
+    plain = create_backend("code-hybrid", {**params, "vector_weight": 0.0})
+    assert [r.file_path for r in plain.search(index, query, 10)] == ["a.py", "b.py"]
+    assert [r.file_path for r in reordered.search(index, query, 10)] == ["b.py", "a.py"]
 
 
 GO_FILE = (
