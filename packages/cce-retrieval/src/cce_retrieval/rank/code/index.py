@@ -186,26 +186,28 @@ def _with_path_terms(
     terms: IntArray,
     counts: IntArray,
 ) -> tuple[IntArray, IntArray, IntArray]:
-    """The entries with each chunk's path terms appended (made once per file)."""
-    by_path: dict[str, tuple[list[int], list[int]]] = {}
-    path_docs: list[int] = []
-    path_terms: list[int] = []
-    path_counts: list[int] = []
-    for doc, chunk in enumerate(chunks):
-        made = by_path.get(chunk.file_path)
-        if made is None:
-            extra = _path_counts(chunk.file_path, options)
-            made = by_path[chunk.file_path] = (
-                [term_id(term) for term in extra],
-                list(extra.values()),
-            )
-        path_docs.extend([doc] * len(made[0]))
-        path_terms.extend(made[0])
-        path_counts.extend(made[1])
+    """The entries with each chunk's path terms appended (made once per file; a file's
+    chunks are consecutive, so each file's block is laid out by numpy at once)."""
+    block_docs: list[IntArray] = []
+    block_terms: list[IntArray] = []
+    block_counts: list[IntArray] = []
+    first = 0
+    while first < len(chunks):
+        path = chunks[first].file_path
+        end = first + 1
+        while end < len(chunks) and chunks[end].file_path == path:
+            end += 1
+        extra = _path_counts(path, options)
+        ids = np.asarray([term_id(term) for term in extra], dtype=np.int64)
+        tally = np.asarray(list(extra.values()), dtype=np.int64)
+        block_docs.append(np.repeat(np.arange(first, end, dtype=np.int64), len(ids)))
+        block_terms.append(np.tile(ids, end - first))
+        block_counts.append(np.tile(tally, end - first))
+        first = end
     return (
-        np.concatenate([docs, np.asarray(path_docs, dtype=np.int64)]),
-        np.concatenate([terms, np.asarray(path_terms, dtype=np.int64)]),
-        np.concatenate([counts, np.asarray(path_counts, dtype=np.int64)]),
+        np.concatenate([docs, *block_docs]),
+        np.concatenate([terms, *block_terms]),
+        np.concatenate([counts, *block_counts]),
     )
 
 
