@@ -18,6 +18,7 @@ the outer chunk's own text. `max_chunk_lines` cuts a longer piece into windows.
 from __future__ import annotations
 
 import functools
+import gc
 import os
 import re
 import weakref
@@ -94,6 +95,18 @@ class CodeIndex:
     ) -> CodeIndex:
         """Derive the code index; `root` is the corpus directory gap chunks are read from
         (none without it)."""
+        # The build allocates tens of thousands of chunks and lists and no reference
+        # cycle; the cyclic collector would only re-walk them (about 6% of the build).
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return cls._build(derived, options, root)
+        finally:
+            if collecting:
+                gc.enable()
+
+    @classmethod
+    def _build(cls, derived: RetrievalIndex, options: CodeOptions, root: str | None) -> CodeIndex:
         if options.plain:
             chunks: Sequence[Chunk] = derived.chunks
             source = np.arange(len(chunks), dtype=np.int64)
