@@ -266,10 +266,28 @@ def _cut(
             pieces = _merged(stored, pieces, size)
         for chunk, origin, _outer in pieces:
             if size > 0:
-                picked.extend((part, origin) for part in _windows(chunk, size))
+                picked.extend((_named(part), origin) for part in _windows(chunk, size))
             else:
-                picked.append((chunk, origin))
+                picked.append((_named(chunk), origin))
     return picked
+
+
+def _named(chunk: Chunk) -> Chunk:
+    """`chunk` with its id and token estimate, when it was cut as a draft (`_draft`)."""
+    if chunk.chunk_id:
+        return chunk
+    body = chunk.content
+    return Chunk(
+        chunk_id=chunk_id(chunk.file_path, chunk.start_line, chunk.end_line, body.encode()),
+        file_path=chunk.file_path,
+        start_line=chunk.start_line,
+        end_line=chunk.end_line,
+        chunk_type=chunk.chunk_type,
+        kind=chunk.kind,
+        language=chunk.language,
+        content=body,
+        token_count=estimate_tokens(body),
+    )
 
 
 Piece = tuple[Chunk, int, int]
@@ -578,7 +596,7 @@ def _gap(
     if span is None:
         return []
     body, first, last = span
-    return [(_piece(parent, first, last, body), origin)]
+    return [(_draft(parent, first, last, body), origin)]
 
 
 _WORD_CHAR = re.compile(r"[A-Za-z0-9_]")
@@ -597,6 +615,23 @@ def _trimmed(lines: list[str], first: int) -> tuple[str, int, int] | None:
     if _WORD_CHAR.search(body) is None:
         return None
     return body, first + start, first + end - 1
+
+
+def _draft(parent: Chunk, first: int, last: int, body: str) -> Chunk:
+    """A piece cut from `parent` without its id and token estimate yet: most pieces
+    between a class's methods are joined with their neighbours (`_merged`) and never
+    ranked alone, so `_named` hashes only the pieces that are."""
+    return Chunk(
+        chunk_id="",
+        file_path=parent.file_path,
+        start_line=first,
+        end_line=last,
+        chunk_type=parent.chunk_type,
+        kind=parent.kind,
+        language=parent.language,
+        content=body,
+        token_count=0,
+    )
 
 
 def _piece(parent: Chunk, first: int, last: int, body: str) -> Chunk:
