@@ -27,6 +27,7 @@ RUNGS = (
     ("code-6-tiled", "+ outermost chunks cut at nested definitions"),
     ("code-7-gaps", "+ gap chunks, leading comments joined"),
     ("code-8-windows", "+ 25-line windows (= `code`)"),
+    ("code-9-split-unparsed", "+ definition cuts in unparsed languages (opt-in)"),
 )
 
 

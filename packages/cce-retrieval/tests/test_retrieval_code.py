@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import attrs
 import numpy as np
 import pytest
 
@@ -22,6 +23,7 @@ ALL_OFF: dict[str, object] = {
     "chunks": "stored",
     "max_chunk_lines": 0,
     "gap_chunks": False,
+    "split_unparsed": False,
     "rank_scores": False,
     "file_boost": 0.0,
     "repeat_decay": 1.0,
@@ -39,6 +41,7 @@ TECHNIQUES = {
     "chunks": "stored",
     "max_chunk_lines": 0,
     "gap_chunks": False,
+    "split_unparsed": False,
     "rank_scores": False,
     "file_boost": 0.0,
     "repeat_decay": 1.0,
@@ -478,9 +481,81 @@ def test_code_hybrid_adds_what_only_the_vector_finds() -> None:
         embedder="toy", chunks=chunks, embeddings=matrix, embedder_model="m", embedding_dim=3
     )
     query = Query("fetch", FixedEmbedder())
-    fused = create_backend("code-hybrid").search(index, query, 10)
+    fused = create_backend("code-hybrid", {"vector_scope": "corpus"}).search(index, query, 10)
     lexical = create_backend("code").search(index, query, 10)
     off = create_backend("code-hybrid", {"vector_weight": 0.0}).search(index, query, 10)
     assert [r.file_path for r in lexical] == ["a.py"]
     assert [r.file_path for r in off] == ["a.py"]
     assert {r.file_path for r in fused} == {"a.py", "c.py"}
+    within_pool = create_backend("code-hybrid").search(index, query, 10)
+    assert [r.file_path for r in within_pool] == ["a.py"]  # the default scope adds nothing
+
+
+def test_code_hybrid_pool_scope_reorders_what_bm25_found() -> None:
+    chunks = [
+        chunk("a.py", 1, 1, "def fetch(url): fetch(url) return url"),
+        chunk("b.py", 1, 1, "def get(url): fetch url once"),
+        chunk("c.py", 1, 1, "def download(address): return address"),
+    ]
+    index = Index(
+        embedder="toy",
+        chunks=chunks,
+        embeddings=np.asarray([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 1.0]]),
+        embedder_model="m",
+        embedding_dim=3,
+    )
+    query = Query("fetch", FixedEmbedder())
+    params = {**ALL_OFF, "rank_scores": True, "vector_scope": "pool"}
+    reordered = create_backend("code-hybrid", {**params, "vector_weight": 0.9})
+    plain = create_backend("code-hybrid", {**params, "vector_weight": 0.0})
+    assert [r.file_path for r in plain.search(index, query, 10)] == ["a.py", "b.py"]
+    assert [r.file_path for r in reordered.search(index, query, 10)] == ["b.py", "a.py"]
+
+
+GO_FILE = (
+    "package router\n"
+    "\n"
+    "// Router dispatches requests.\n"
+    "type Router struct {\n"
+    "\troutes map[string]Handler\n"
+    "}\n"
+    "\n"
+    "// ServeHTTP answers one request.\n"
+    "func (r *Router) ServeHTTP(w Writer, req *Request) {\n"
+    "\tr.routes[req.Path].Serve(w, req)\n"
+    "}\n"
+    "\n"
+    "func helper() int {\n"
+    "\treturn 1\n"
+    "}"
+)
+
+
+def unparsed_go_index() -> Index:
+    whole = chunk("router.go", 1, 15, GO_FILE, kind="module")
+    return make_index([attrs.evolve(whole, language="plaintext")])
+
+
+def test_split_unparsed_cuts_a_whole_file_chunk_at_its_definitions() -> None:
+    index = unparsed_go_index()
+    on = search(index, "serve http", only(chunks="tiled", split_unparsed=True))
+    off = search(index, "serve http", only(chunks="tiled"))
+    # The comment above a definition stays with it; the package line is a piece alone.
+    assert spans(on)[0] == ("router.go", 8, 11)
+    assert on[0].content.startswith("// ServeHTTP") and on[0].content.endswith("}")
+    assert sorted(spans(search(index, "router", only(chunks="tiled", split_unparsed=True)))) == [
+        ("router.go", 1, 1), ("router.go", 3, 6), ("router.go", 8, 11)
+    ]  # fmt: skip
+    assert spans(off) == [("router.go", 1, 15)]
+
+
+def test_split_unparsed_leaves_parsed_languages_alone() -> None:
+    index = make_index([chunk("router.py", 1, 15, GO_FILE, kind="module")])
+    cut = spans(search(index, "serve http", only(chunks="tiled", split_unparsed=True)))
+    assert cut == [("router.py", 1, 15)]
+
+
+def test_split_unparsed_pieces_name_their_definition() -> None:
+    index = unparsed_go_index()
+    found = search(index, "helper", only(chunks="tiled", split_unparsed=True, definition_boost=3.0))
+    assert spans(found)[0] == ("router.go", 13, 15)

@@ -28,6 +28,7 @@ from cce_retrieval.rank.hybrid import unit_query
 __all__ = ["CODE_BACKENDS", "HASH_EMBEDDER", "CodeBackend", "CodeHybridBackend"]
 
 HASH_EMBEDDER = "hash"
+VECTOR_SCOPES = ("corpus", "pool")
 
 _STEPS = RankSteps()
 _OPTIONS = CodeOptions()
@@ -62,11 +63,12 @@ class CodeHybridBackend:
 
     name: str = "code-hybrid"
     lexical: CodeBackend = CodeBackend()
-    vector_weight: float = 0.5
-    symbol_vector_weight: float = 0.3
+    vector_weight: float = 0.03
+    symbol_vector_weight: float = 0.0
     hash_vector: bool = False
     embedder: str = ""
     model: str = ""
+    vector_scope: str = "pool"
 
     def weight(self, index: Index, query: str) -> float:
         """The vector signal's weight for `query`: none for the hash embedder unless asked
@@ -91,7 +93,8 @@ class CodeHybridBackend:
             vector = query.vector()
             check_query_vector(index, vector)
             cosines = retrieval_index(index).cosines(unit_query(index, vector))
-            near = vector_pool(code, cosines, pool, steps.rrf_k)
+            within = pooled.keys() if self.vector_scope == "pool" else None
+            near = vector_pool(code, cosines, pool, steps.rrf_k, within)
             pooled = fuse(pooled, near, weight)
         return rerank(code, pooled, query.text, k, steps, ordered=weight == 0.0)
 
@@ -120,6 +123,11 @@ _INDEX_PARAMS = (
         "gap_chunks", bool, True,
         help="also rank the lines no stored chunk covers, read from the corpus "
         "(needs its root; off: false)",
+    ),
+    Param(
+        "split_unparsed", bool, False,
+        help="cut whole-file chunks of unparsed languages before each definition line "
+        "(experimental: not a measured gain; off: false)",
     ),
     Param(
         "max_chunk_lines", int, _OPTIONS.max_chunk_lines, 0, None,
@@ -162,16 +170,21 @@ _STEP_PARAMS = (
 
 _VECTOR_PARAMS = (
     Param(
-        "vector_weight", float, 0.5, 0.0, 1.0,
+        "vector_weight", float, 0.03, 0.0, 1.0,
         help="weight of the vector rank for natural-language queries (off: 0)",
     ),
     Param(
-        "symbol_vector_weight", float, 0.3, 0.0, 1.0,
+        "symbol_vector_weight", float, 0.0, 0.0, 1.0,
         help="weight of the vector rank for identifier queries (off: 0)",
     ),
     Param(
         "hash_vector", bool, False,
         help="fuse the hash embedder's vector too (a hashed bag of the words BM25 reads)",
+    ),
+    Param(
+        "vector_scope", str, "pool", choices=VECTOR_SCOPES,
+        help="where the vector looks: the whole index, or only the lexical pool it "
+        "re-orders (\"pool\")",
     ),
     Param("embedder", str, "", help="embedder the index must be built with ('' = as recorded)"),
     Param("model", str, "", help="embedding model the index must be built with ('' = as recorded)"),
@@ -186,6 +199,7 @@ def _lexical(values: Mapping[str, ParamValue], name: str) -> CodeBackend:
         chunks=str(values["chunks"]),
         max_chunk_lines=int(values["max_chunk_lines"]),
         gap_chunks=bool(values["gap_chunks"]),
+        split_unparsed=bool(values["split_unparsed"]),
         k1=float(values["k1"]),
         b=float(values["b"]),
     )
@@ -215,6 +229,7 @@ def _make_code_hybrid(values: Mapping[str, ParamValue]) -> Backend:
         bool(values["hash_vector"]),
         str(values["embedder"]),
         str(values["model"]),
+        str(values["vector_scope"]),
     )
 
 

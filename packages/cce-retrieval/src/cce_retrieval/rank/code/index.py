@@ -17,6 +17,8 @@ the outer chunk's own text. `max_chunk_lines` cuts a longer piece into windows.
 
 from __future__ import annotations
 
+import functools
+import gc
 import os
 import re
 import weakref
@@ -27,7 +29,7 @@ import attrs
 import numpy as np
 
 from cce_metrics import estimate_tokens
-from cce_retrieval.chunk.chunker import chunk_id
+from cce_retrieval.chunk.chunker import PLAINTEXT, chunk_id
 from cce_retrieval.model import Chunk, Index
 from cce_retrieval.parity.tokenizer import tokenize
 from cce_retrieval.protect.strict import STRICT, protect_text
@@ -51,6 +53,7 @@ class CodeOptions:
     chunks: str = "tiled"
     max_chunk_lines: int = 25
     gap_chunks: bool = True
+    split_unparsed: bool = False
     k1: float = 1.2
     b: float = 0.75
 
@@ -92,6 +95,18 @@ class CodeIndex:
     ) -> CodeIndex:
         """Derive the code index; `root` is the corpus directory gap chunks are read from
         (none without it)."""
+        # The build allocates tens of thousands of chunks and lists and no reference
+        # cycle; the cyclic collector would only re-walk them (about 6% of the build).
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return cls._build(derived, options, root)
+        finally:
+            if collecting:
+                gc.enable()
+
+    @classmethod
+    def _build(cls, derived: RetrievalIndex, options: CodeOptions, root: str | None) -> CodeIndex:
         if options.plain:
             chunks: Sequence[Chunk] = derived.chunks
             source = np.arange(len(chunks), dtype=np.int64)
@@ -106,8 +121,13 @@ class CodeIndex:
             id_ranks = id_order_ranks([chunk.chunk_id for chunk in chunks])
             bm25 = _bm25(chunks, id_ranks, options)
         by_stem: dict[str, list[int]] = {}
+        stems: dict[str, list[int]] = {}  # a file's chunks are adjacent: one stem per file
         for i, chunk in enumerate(chunks):
-            by_stem.setdefault(text.file_stem(chunk.file_path), []).append(i)
+            path = chunk.file_path
+            found = stems.get(path)
+            if found is None:
+                found = stems[path] = by_stem.setdefault(text.file_stem(path), [])
+            found.append(i)
         return cls(chunks, source, id_ranks, bm25, by_stem)
 
 
@@ -136,13 +156,13 @@ def _bm25(chunks: Sequence[Chunk], id_ranks: IntArray, options: CodeOptions) -> 
             found = term_ids[term] = len(term_ids)
         return found
 
-    # Each distinct word's terms, laid out flat (`expansion[starts[w]:starts[w + 1]]`).
-    expansion: list[int] = []
-    sizes = np.zeros(len(word_ids), dtype=np.int64)
-    for word, wid in word_ids.items():
-        word_terms = text.identifier_terms(word) if split else (word,)
-        sizes[wid] = len(word_terms)
-        expansion.extend(term_id(term) for term in word_terms)
+    # Each distinct word's terms, laid out flat (`expansion[starts[w]:starts[w + 1]]`);
+    # term ids are given in first-seen order, as `term_id` would give them one by one.
+    expanded = [text.identifier_terms(word) if split else (word,) for word in word_ids]
+    flat_terms = [term for word_terms in expanded for term in word_terms]
+    term_ids.update((term, i) for i, term in enumerate(dict.fromkeys(flat_terms)))
+    expansion = list(map(term_ids.__getitem__, flat_terms))
+    sizes = np.fromiter(map(len, expanded), np.int64, len(expanded))
     starts = np.zeros(len(word_ids) + 1, dtype=np.int64)
     np.cumsum(sizes, out=starts[1:])
     entry_words = np.fromiter(map(word_ids.__getitem__, flat_words), np.int64, len(flat_words))
@@ -179,26 +199,28 @@ def _with_path_terms(
     terms: IntArray,
     counts: IntArray,
 ) -> tuple[IntArray, IntArray, IntArray]:
-    """The entries with each chunk's path terms appended (made once per file)."""
-    by_path: dict[str, tuple[list[int], list[int]]] = {}
-    path_docs: list[int] = []
-    path_terms: list[int] = []
-    path_counts: list[int] = []
-    for doc, chunk in enumerate(chunks):
-        made = by_path.get(chunk.file_path)
-        if made is None:
-            extra = _path_counts(chunk.file_path, options)
-            made = by_path[chunk.file_path] = (
-                [term_id(term) for term in extra],
-                list(extra.values()),
-            )
-        path_docs.extend([doc] * len(made[0]))
-        path_terms.extend(made[0])
-        path_counts.extend(made[1])
+    """The entries with each chunk's path terms appended (made once per file; a file's
+    chunks are consecutive, so each file's block is laid out by numpy at once)."""
+    block_docs: list[IntArray] = []
+    block_terms: list[IntArray] = []
+    block_counts: list[IntArray] = []
+    first = 0
+    while first < len(chunks):
+        path = chunks[first].file_path
+        end = first + 1
+        while end < len(chunks) and chunks[end].file_path == path:
+            end += 1
+        extra = _path_counts(path, options)
+        ids = np.asarray([term_id(term) for term in extra], dtype=np.int64)
+        tally = np.asarray(list(extra.values()), dtype=np.int64)
+        block_docs.append(np.repeat(np.arange(first, end, dtype=np.int64), len(ids)))
+        block_terms.append(np.tile(ids, end - first))
+        block_counts.append(np.tile(tally, end - first))
+        first = end
     return (
-        np.concatenate([docs, np.asarray(path_docs, dtype=np.int64)]),
-        np.concatenate([terms, np.asarray(path_terms, dtype=np.int64)]),
-        np.concatenate([counts, np.asarray(path_counts, dtype=np.int64)]),
+        np.concatenate([docs, *block_docs]),
+        np.concatenate([terms, *block_terms]),
+        np.concatenate([counts, *block_counts]),
     )
 
 
@@ -225,7 +247,12 @@ def _cut(
         if options.chunks == "stored":
             pieces = [(stored[i], i, i) for i in members]
         else:
-            pieces = _non_overlapping(stored, members, tiled=options.chunks == "tiled")
+            pieces = _non_overlapping(
+                stored,
+                members,
+                tiled=options.chunks == "tiled",
+                split_unparsed=options.split_unparsed,
+            )
             if root is not None:
                 pieces = _attach_leading_comments(
                     sorted(
@@ -239,10 +266,28 @@ def _cut(
             pieces = _merged(stored, pieces, size)
         for chunk, origin, _outer in pieces:
             if size > 0:
-                picked.extend((part, origin) for part in _windows(chunk, size))
+                picked.extend((_named(part), origin) for part in _windows(chunk, size))
             else:
-                picked.append((chunk, origin))
+                picked.append((_named(chunk), origin))
     return picked
+
+
+def _named(chunk: Chunk) -> Chunk:
+    """`chunk` with its id and token estimate, when it was cut as a draft (`_draft`)."""
+    if chunk.chunk_id:
+        return chunk
+    body = chunk.content
+    return Chunk(
+        chunk_id=chunk_id(chunk.file_path, chunk.start_line, chunk.end_line, body.encode()),
+        file_path=chunk.file_path,
+        start_line=chunk.start_line,
+        end_line=chunk.end_line,
+        chunk_type=chunk.chunk_type,
+        kind=chunk.kind,
+        language=chunk.language,
+        content=body,
+        token_count=estimate_tokens(body),
+    )
 
 
 Piece = tuple[Chunk, int, int]
@@ -272,7 +317,10 @@ def _merged(stored: Sequence[Chunk], pieces: list[Piece], size: int) -> list[Pie
             if first < start:  # a comment attached before the outer chunk's first line
                 lead = group[0][0].content.split("\n")[: start - first]
                 body = "\n".join([*lead, body])
-            merged.append((_piece(parent, first, last, body), outer, outer))
+            joined = _piece(parent, first, last, body)
+            if parent.language == PLAINTEXT:  # cut at definitions: the first one names it
+                joined = attrs.evolve(joined, kind=group[0][0].kind)
+            merged.append((joined, outer, outer))
         group.clear()
 
     for piece in pieces:
@@ -292,7 +340,7 @@ def _gaps(stored: Sequence[Chunk], members: list[int], root: str, path: str) -> 
     Only when every stored chunk of the file is still where the file has it: a file
     changed since indexing, or protected differently, gets no gaps.
     """
-    real_root = os.path.realpath(root)
+    real_root = _real_root(root)
     target = os.path.realpath(os.path.join(real_root, path))
     if os.path.commonpath([real_root, target]) != real_root:
         return []  # a stored path that leads out of the corpus is never read
@@ -310,22 +358,18 @@ def _gaps(stored: Sequence[Chunk], members: list[int], root: str, path: str) -> 
         lines = protect_text(raw, STRICT, path).split("\n")
         if not all(_still_at(stored[i], lines) for i in members):
             return []
-    covered = bytearray(len(lines) + 2)
-    for i in members:
-        chunk = stored[i]
-        covered[chunk.start_line : chunk.end_line + 1] = b"\x01" * (
-            chunk.end_line - chunk.start_line + 1
-        )
-    runs: list[tuple[int, int]] = []  # (first, end) line numbers, end exclusive
-    line = 1
-    while line <= len(lines):
-        if covered[line]:
-            line += 1
-            continue
-        first = line
-        while line <= len(lines) and not covered[line]:
-            line += 1
-        runs.append((first, line))
+    # Line i is covered when more chunks start at or before it than end before it.
+    starts = np.fromiter((stored[i].start_line for i in members), np.int64, len(members))
+    ends = np.fromiter((stored[i].end_line for i in members), np.int64, len(members))
+    depth = np.cumsum(
+        np.bincount(starts, minlength=len(lines) + 2)[: len(lines) + 2]
+        - np.bincount(ends + 1, minlength=len(lines) + 2)[: len(lines) + 2]
+    )
+    uncovered_mask = np.zeros(len(lines) + 2, dtype=np.int8)
+    uncovered_mask[1 : len(lines) + 1] = depth[1 : len(lines) + 1] <= 0
+    edges = np.flatnonzero(np.diff(uncovered_mask))
+    # (first, end) line numbers, end exclusive: a run opens where the mask rises.
+    runs = [(int(a) + 1, int(b) + 1) for a, b in zip(edges[::2], edges[1::2], strict=True)]
     if protect_runs and runs:
         # The runs protected as one text (one call per file): lines from two runs side
         # by side can only make the redactor see more, never less.
@@ -344,6 +388,11 @@ def _gaps(stored: Sequence[Chunk], members: list[int], root: str, path: str) -> 
             body, start, last = span
             pieces.append((_gap_chunk(path, start, last, body), NO_SOURCE, -start))
     return pieces
+
+
+@functools.lru_cache(maxsize=16)
+def _real_root(root: str) -> str:
+    return os.path.realpath(root)
 
 
 _COMMENT_LINE = re.compile(r"^\s*(?://|/\*|\*|#(?:\s|#|!|\[|$)|@|--|;;|$)")
@@ -436,7 +485,9 @@ def _contains(outer: Chunk, inner: Chunk) -> bool:
     return outer.start_line <= inner.start_line and inner.end_line <= outer.end_line
 
 
-def _non_overlapping(stored: Sequence[Chunk], members: list[int], *, tiled: bool) -> list[Piece]:
+def _non_overlapping(
+    stored: Sequence[Chunk], members: list[int], *, tiled: bool, split_unparsed: bool = False
+) -> list[Piece]:
     """One file's outermost chunks in line order; when `tiled`, each cut at the nested
     chunks it holds (recursively) into pieces that share no line."""
     order = sorted(members, key=lambda i: (stored[i].start_line, -stored[i].end_line, i))
@@ -450,9 +501,62 @@ def _non_overlapping(stored: Sequence[Chunk], members: list[int], *, tiled: bool
     for i, nested in outermost:
         if tiled and nested:
             pieces.extend((chunk, origin, i) for chunk, origin in _tile(stored, i, nested))
+        elif split_unparsed and stored[i].language == PLAINTEXT:
+            pieces.extend((chunk, i, i) for chunk in _at_definitions(stored[i]))
         else:
             pieces.append((stored[i], i, i))
     return pieces
+
+
+_DEFINITION_KEYWORD = re.compile(
+    r"^(?: {0,4}|\t)(?:(?:export|public|private|protected|internal|static|final|abstract|"
+    r"async|pub(?:\([a-z]+\))?|inline|virtual|extern|override|open|sealed|data|unsafe|"
+    r"constexpr|friend)\s+)*"
+    r"(?:func|type|class|struct|interface|enum|def|fn|impl|trait|module|namespace|object|"
+    r"record|fun|function|union|typedef|template|protocol|extension|macro_rules!)\b"
+)
+_FUNCTION_HEADER = re.compile(
+    r"^(?: {0,4}|\t)(?!(?:return|if|else|for|while|switch|case|do|throw|delete|new|goto|"
+    r"using|sizeof|co_return|co_await|co_yield|yield|await|defer|go|assert)\b)"
+    r"(?:[A-Za-z_][\w:<>,]*[*&]*\s+[*&]*)+~?[A-Za-z_][\w:]*\s*\([^;=]*$"
+)
+"""A line that starts a definition at low indentation (at most four columns or one
+tab), in any of the common languages: a definition keyword after modifiers (`func`,
+`type`, `class`, `struct`, `impl`, `fn`, ...), or a C-like function header (a return
+type, a name, an opening parenthesis; no `=` and no `;` after it)."""
+
+_ATTACHED_LINE = re.compile(r"^\s*(?://|/\*|\*|#(?:\s|#|!|\[|$)|@|--|;;)")
+"""A comment, decorator or attribute line: stays with the definition below it."""
+
+
+def _at_definitions(chunk: Chunk) -> list[Chunk]:
+    """A whole-file chunk of a language the chunker does not parse, cut before each
+    line that starts a definition (with the comment lines right above it), so each
+    piece holds one definition, whose first line names it for the definition boost."""
+    lines = chunk.content.split("\n")
+    cuts = [0]
+    for i, line in enumerate(lines):
+        if i == 0 or not (_DEFINITION_KEYWORD.match(line) or _FUNCTION_HEADER.match(line)):
+            continue
+        start = i
+        while start > cuts[-1] and _ATTACHED_LINE.match(lines[start - 1]):
+            start -= 1
+        if start > cuts[-1]:
+            cuts.append(start)
+    if len(cuts) == 1:
+        return [chunk]
+    pieces: list[Chunk] = []
+    for first, end in zip(cuts, [*cuts[1:], len(lines)], strict=True):
+        span = _trimmed(lines[first:end], chunk.start_line + first)
+        if span is not None:
+            body, start, last = span
+            pieces.append(attrs.evolve(_piece(chunk, start, last, body), kind=DEFINITION))
+    return pieces
+
+
+DEFINITION = "definition"
+"""The node kind of a piece cut at a definition line of an unparsed file: not "module",
+so its first line may name what it defines."""
 
 
 def _tile(stored: Sequence[Chunk], outer: int, nested: list[int]) -> list[tuple[Chunk, int]]:
@@ -492,7 +596,7 @@ def _gap(
     if span is None:
         return []
     body, first, last = span
-    return [(_piece(parent, first, last, body), origin)]
+    return [(_draft(parent, first, last, body), origin)]
 
 
 _WORD_CHAR = re.compile(r"[A-Za-z0-9_]")
@@ -511,6 +615,23 @@ def _trimmed(lines: list[str], first: int) -> tuple[str, int, int] | None:
     if _WORD_CHAR.search(body) is None:
         return None
     return body, first + start, first + end - 1
+
+
+def _draft(parent: Chunk, first: int, last: int, body: str) -> Chunk:
+    """A piece cut from `parent` without its id and token estimate yet: most pieces
+    between a class's methods are joined with their neighbours (`_merged`) and never
+    ranked alone, so `_named` hashes only the pieces that are."""
+    return Chunk(
+        chunk_id="",
+        file_path=parent.file_path,
+        start_line=first,
+        end_line=last,
+        chunk_type=parent.chunk_type,
+        kind=parent.kind,
+        language=parent.language,
+        content=body,
+        token_count=0,
+    )
 
 
 def _piece(parent: Chunk, first: int, last: int, body: str) -> Chunk:

@@ -14,7 +14,7 @@ to the pool before the same steps.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 import attrs
 import numpy as np
@@ -93,9 +93,21 @@ def fuse(
     return {doc: score for doc, score in fused.items() if score > 0.0}
 
 
-def vector_pool(code: CodeIndex, cosines: FloatArray, pool: int, rrf_k: float) -> dict[int, float]:
-    """The `pool` chunks nearest the query (positive cosine only), scored by rank."""
+def vector_pool(
+    code: CodeIndex,
+    cosines: FloatArray,
+    pool: int,
+    rrf_k: float,
+    within: Collection[int] | None = None,
+) -> dict[int, float]:
+    """The `pool` chunks nearest the query (positive cosine only), scored by rank; only
+    among the chunks `within` when given (the lexical pool: the vector then re-orders
+    what BM25 found and adds nothing)."""
     per_chunk = np.where(code.source >= 0, cosines[np.maximum(code.source, 0)], 0.0)
+    if within is not None:
+        kept = np.zeros(len(per_chunk), dtype=bool)
+        kept[np.fromiter(within, np.int64, len(within))] = True
+        per_chunk = np.where(kept, per_chunk, 0.0)
     positive = np.flatnonzero(per_chunk > 0.0)
     if not len(positive):
         return {}

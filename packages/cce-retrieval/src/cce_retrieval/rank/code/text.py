@@ -66,6 +66,8 @@ def identifier_terms(word: str) -> tuple[str, ...]:
     its parts, so BM25 weighs it more); `HandlerStack` gives `handlerstack`, `handler`,
     `stack`.
     """
+    if word.isalpha() and word.islower():
+        return (word,)  # one lowercase part (most words): nothing to split
     lower = word.lower()
     if "_" in word:
         parts = [part for part in lower.split("_") if part]
