@@ -247,7 +247,11 @@ def test_the_same_input_gives_the_same_bytes(
         ("app.route", "symbol"),
         ("how", "symbol"),
         ("how does routing work", "architecture"),
-        ("How does routing work", "semantic"),
+        # semble's rule: the query stripped has no space; "how " in any case.
+        ("How does routing work", "architecture"),
+        ("HOW are hooks run", "architecture"),
+        (" Blueprint ", "symbol"),
+        ("however it is saved", "semantic"),
         ("where is the session saved", "semantic"),
     ],
 )
@@ -597,6 +601,74 @@ def test_targets_written_from_the_benchmark_root_are_read_from_it(
         ["a.py"],
         ["lib/b.py", "c.py@2-3"],
     ]
+
+
+def test_a_path_outside_the_root_in_a_file_written_from_the_repository_root_is_named(
+    tmp_path: Path, run_cce: RunCce
+) -> None:
+    """A file that writes its targets from the repository root (most start with the root)
+    and names one file beside the root (a sibling module): that target is not one
+    written from the benchmark root but a repository path semble never indexes. It is
+    kept as written and the summary says so, apart from the benchmark-root count."""
+    repos = _write(tmp_path / "repos.json", [_repo(benchmark_root="core/src")])
+    _write(
+        tmp_path / "ann" / "web.json",
+        [
+            {"query": "Table", "relevant": ["core/src/db/Table.kt"]},
+            {"query": "Column", "relevant": ["./core/src//db/Column.kt"]},
+            {
+                "query": "schema utilities",
+                "relevant": ["jdbc/src/db/SchemaUtils.kt"],
+                "secondary": ["core/src/db/SchemaApi.kt"],
+            },
+        ],
+    )
+    code, stdout, stderr = _import(run_cce, tmp_path / "ann", repos, tmp_path / "out")
+    assert (code, stderr) == (0, "")
+    assert stdout.splitlines()[0] == (
+        "fixtures/web.jsonl: 3 queries, 1 target outside the benchmark root kept as written "
+        "(no search of the root finds it)"
+    )
+    lines = (tmp_path / "out" / "fixtures" / "web.jsonl").read_text().splitlines()
+    cases = [json.loads(line) for line in lines[1:]]
+    assert [case["expected"] for case in cases] == [
+        ["db/Table.kt"],
+        ["db/Column.kt"],
+        ["jdbc/src/db/SchemaUtils.kt"],
+    ]
+    assert cases[2]["secondary"] == ["db/SchemaApi.kt"]
+
+
+def test_unknown_task_fields_and_a_missing_category_import(tmp_path: Path, run_cce: RunCce) -> None:
+    """Older annotation files: no `category`, and `seed` / `related` (string or ranged
+    targets) that semble's loader ignores; the import ignores them too."""
+    repos = _write(tmp_path / "repos.json", [_repo()])
+    _write(
+        tmp_path / "ann" / "web.json",
+        [
+            {"query": "How are routes matched", "relevant": ["src/routing.py"], "secondary": []},
+            {
+                "query": "Router",
+                "relevant": [{"path": "src/routing.py", "start_line": 3, "end_line": 9}],
+                "secondary": [],
+                "seed": {"path": "src/app.py", "line": 19},
+                "related": [
+                    "src/routing.py",
+                    {"path": "src/app.py", "start_line": 1, "end_line": 2},
+                ],
+            },
+        ],
+    )
+    code, stdout, stderr = _import(run_cce, tmp_path / "ann", repos, tmp_path / "out")
+    assert (code, stderr) == (0, "")
+    assert stdout.splitlines()[0] == "fixtures/web.jsonl: 2 queries"
+    lines = (tmp_path / "out" / "fixtures" / "web.jsonl").read_text().splitlines()
+    cases = [json.loads(line) for line in lines[1:]]
+    assert [(case["expected"], case["tags"]) for case in cases] == [
+        (["routing.py"], ["architecture"]),
+        (["routing.py@3-9"], ["symbol"]),
+    ]
+    assert all("seed" not in case and "related" not in case for case in cases)
 
 
 def test_a_cached_checkout_decides_between_the_two_readings(

@@ -158,6 +158,13 @@ def _summary(suite: Suite, output: str) -> str:
         if member.root_relative:
             count = member.root_relative
             line += f", {count} target{'' if count == 1 else 's'} read from the benchmark root"
+        if member.outside_root:
+            count = member.outside_root
+            line += (
+                f", {count} target{'' if count == 1 else 's'} outside the benchmark root kept "
+                "as written (no search of the root finds "
+                f"{'it' if count == 1 else 'them'})"
+            )
         lines.append(line)
     total = sum(member.cases for member in suite.members)
     lines.append(

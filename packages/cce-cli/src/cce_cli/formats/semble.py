@@ -18,7 +18,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
@@ -81,6 +81,10 @@ class Member:
     repository root (see `_target_anchor`)."""
     checked: bool = False
     """Whether every target was found in a checkout of the pinned commit."""
+    outside_root: int = 0
+    """How many targets of a file written from the repository root lie outside the
+    benchmark root: kept as written, they name no file of the indexed corpus, so no
+    search finds them (as in semble, which indexes only the benchmark root)."""
 
     @property
     def fixtures(self) -> str:
@@ -337,10 +341,12 @@ def group_name(language: str) -> str:
 
 
 def default_category(query: str) -> str:
-    """semble's category of a task that names none, from the query's shape."""
-    if " " not in query:
+    """semble's category of a task that names none, from the query's shape: `symbol` if
+    the query, stripped, has no space; `architecture` if it starts with `how ` in any
+    case (`How does routing work`); else `semantic`."""
+    if " " not in query.strip():
         return "symbol"
-    if query.startswith("how "):
+    if query.lower().startswith("how "):
         return "architecture"
     return "semantic"
 
@@ -386,9 +392,13 @@ class _Reading:
     """Which convention each target of one repository was read in, checked against a
     checkout of its pinned commit when there is one."""
 
-    def __init__(self, checkout: str | None) -> None:
+    def __init__(self, checkout: str | None, from_repository_root: bool = False) -> None:
         self.checkout = checkout
+        # Without a checkout, the file's own convention tells a path written from the
+        # benchmark root from a repository path outside it (see `_written_from_repository`).
+        self.from_repository_root = from_repository_root
         self.root_relative = 0
+        self.outside_root = 0
 
     def _exists(self, relative: str) -> bool:
         assert self.checkout is not None
@@ -408,7 +418,10 @@ class _Reading:
         if self.checkout is None:
             if from_repository is not None:
                 return from_repository
-            self.root_relative += 1
+            if self.from_repository_root:
+                self.outside_root += 1
+            else:
+                self.root_relative += 1
             return path
         in_repository = from_repository is not None and self._exists(f"{root}/{from_repository}")
         in_root = self._exists(f"{root}/{path}")
@@ -429,6 +442,40 @@ class _Reading:
             f"{json.dumps(root)} of {repo.name} at {repo.revision}, read from the repository "
             "root or from the benchmark root; fix the path or leave the target out"
         )
+
+
+def _target_paths(tasks: Sequence[object]) -> Iterator[str]:
+    """Every target path of well-formed tasks (malformed ones are reported elsewhere)."""
+    for task in tasks:
+        if not isinstance(task, dict):
+            continue
+        for key in ("relevant", "secondary"):
+            targets = task.get(key)
+            if not isinstance(targets, list):
+                continue
+            for target in targets:
+                path = target.get("path") if isinstance(target, dict) else target
+                if isinstance(path, str):
+                    yield path
+
+
+def _written_from_repository(tasks: Sequence[object], root: str | None) -> bool:
+    """Whether an annotation file writes its targets from the repository root: more of
+    its paths start with the benchmark root than not. A path outside the root in such a
+    file (exposed's `exposed-jdbc/...` under root `exposed-core/src/main/kotlin`) is then
+    a repository path semble never indexes, not one written from the benchmark root."""
+    if root is None:
+        return False
+    prefix = root + "/"
+    inside = outside = 0
+    for path in _target_paths(tasks):
+        # Empty and `.` parts dropped, as `_clean_path` does (`./src//a.py` is `src/a.py`).
+        cleaned = "/".join(part for part in path.split("/") if part not in ("", "."))
+        if cleaned.startswith(prefix):
+            inside += 1
+        else:
+            outside += 1
+    return inside > outside
 
 
 def _inside(path: str, directory: str) -> bool:
@@ -537,7 +584,7 @@ def convert_repository_all(
     width = max(2, len(str(len(tasks))))
     lines = [json.dumps({"schema": SCHEMA_ID}, separators=(",", ":"))]
     problems: list[str] = []
-    reading = _Reading(checkout)
+    reading = _Reading(checkout, _written_from_repository(tasks, repo.root))
     for number, task in enumerate(tasks, start=1):
         case_id = f"{repo.name}-{number:0{width}d}"
         where = f"{path}: task {number} ({case_id})"
@@ -560,6 +607,7 @@ def convert_repository_all(
         len(tasks),
         reading.root_relative,
         checkout is not None,
+        reading.outside_root,
     )
     return member, []
 
