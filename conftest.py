@@ -7,6 +7,10 @@ or a requested file is missing the test is skipped, so a plain checkout runs gre
 `CCE_REQUIRE_REFERENCE=1` (CI sets it, see `.ci/run`) the same condition fails the test, so
 reference checks can never stop running silently.
 
+The shared development suite of ranking work (`semble-dev`) lies beside the reference
+data (`$CCE_REFERENCE_DIR/../bench/semble-dev`, or `../shared/bench/semble-dev` next to
+the checkout); the `semble_dev` fixture finds it under the same rule.
+
 This file sits at the workspace root so that the one rule serves all five packages' suites
 (pytest loads it for every test path below the root).
 """
@@ -44,3 +48,21 @@ def _reference_path(*parts: str) -> Path:
 def reference_path() -> Callable[..., Path]:
     """`reference_path(*parts)`: the path below `$CCE_REFERENCE_DIR`, or skip (or fail)."""
     return _reference_path
+
+
+def _semble_dev() -> Path:
+    root = os.environ.get(REFERENCE_DIR_ENV, "")
+    shared = (
+        Path(root).absolute().parent if root else Path(__file__).resolve().parent.parent / "shared"
+    )
+    path = shared / "bench" / "semble-dev"
+    if not (path / "suite.toml").is_file():
+        _unavailable(f"the development suite {path} does not exist")
+    return path
+
+
+@pytest.fixture(scope="session")
+def semble_dev() -> Path:
+    """The shared development suite's folder (suite.toml, fixtures/, corpora/), or skip
+    (or fail, with `CCE_REQUIRE_REFERENCE=1`) when it is absent."""
+    return _semble_dev()

@@ -33,7 +33,6 @@ from cce_retrieval import format6
 RunCce = Callable[..., tuple[int, str, str]]
 REPO = Path(__file__).resolve().parents[3]
 CODE = str(REPO / "eval" / "relevance" / "code.jsonl")
-SEMBLE_DEV = Path("/work/shared/bench/semble-dev/suite.toml")
 
 
 def test_a_run_is_the_commands_report_in_every_format(run_cce: RunCce) -> None:
@@ -162,10 +161,12 @@ def test_a_suite_is_the_commands_report(run_cce: RunCce, tmp_path: Path) -> None
     )
 
 
-@pytest.mark.skipif(not SEMBLE_DEV.is_file(), reason="the shared semble dev suite is absent")
-def test_the_semble_dev_suite_through_the_api_is_the_commands_json(run_cce: RunCce) -> None:
-    code, out, _ = run_cce("relevance", str(SEMBLE_DEV), "--backend", "bm25", "--json")
-    suite = run_suite(str(SEMBLE_DEV), backends="bm25")
+def test_the_semble_dev_suite_through_the_api_is_the_commands_json(
+    run_cce: RunCce, semble_dev: Path
+) -> None:
+    suite_toml = semble_dev / "suite.toml"
+    code, out, _ = run_cce("relevance", str(suite_toml), "--backend", "bm25", "--json")
+    suite = run_suite(str(suite_toml), backends="bm25")
     assert code == 0 and suite.json() == out
     assert json.loads(out)["schema"] == "cce.suite.report/v1"
 

@@ -33,7 +33,6 @@ from cce_retrieval import HashEmbedder, build_index
 
 REPO = Path(__file__).resolve().parents[3]
 SAMPLE = REPO / "eval" / "corpus" / "sample"
-FLASK_MEMBER = Path("/work/shared/bench/semble-dev")
 TOLERANCE = 1e-9
 
 # ir_measures' readers are untyped: each yields named tuples (query_id, doc_id, ...).
@@ -269,16 +268,14 @@ def test_a_suite_exports_qualified_qrels_and_run_that_reproduce_each_member(
             assert (row["ndcg_at_k"], row["ap_at_k"]) == (f"{ndcg:.6f}", f"{ap:.6f}")
 
 
-@pytest.mark.skipif(
-    not (FLASK_MEMBER / "corpora" / "flask").is_dir(),
-    reason="the semble dev suite's flask member is not on this machine",
-)
 @pytest.mark.parametrize("granularity", ["chunk", "file"])
-def test_the_flask_member_reproduces_in_ir_measures(tmp_path: Path, granularity: str) -> None:
-    text = (FLASK_MEMBER / "fixtures" / "flask.jsonl").read_text(encoding="utf-8")
+def test_the_flask_member_reproduces_in_ir_measures(
+    tmp_path: Path, granularity: str, semble_dev: Path
+) -> None:
+    text = (semble_dev / "fixtures" / "flask.jsonl").read_text(encoding="utf-8")
     fixture_set = parse_fixtures(text)
     assert any(case.secondary for case in fixture_set.cases)
-    index = build_index(str(FLASK_MEMBER / "corpora" / "flask"), HashEmbedder()).index
+    index = build_index(str(semble_dev / "corpora" / "flask"), HashEmbedder()).index
     reports = harness.evaluate(
         index, HashEmbedder(), fixture_set, ["bm25"], granularity=granularity
     )
