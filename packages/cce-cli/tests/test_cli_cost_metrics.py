@@ -253,6 +253,28 @@ def test_the_text_summary_shows_first_hit_as_tokens(fixtures: Path, run_cce: Run
     assert "R@500t" in out
 
 
+def test_the_compare_block_names_a_lower_is_better_metric_and_keeps_its_columns_apart(
+    fixtures: Path, run_cce: RunCce
+) -> None:
+    code, out, _ = run_cce(
+        "relevance",
+        str(fixtures),
+        "--dir",
+        str(SAMPLE),
+        "--compare",
+        "bm25,hybrid",
+        "--metrics",
+        "mrr,first-hit-tokens",
+    )
+    assert code == 0
+    assert "positive = hybrid wins; for 1st-hit tok, negative = hybrid wins)" in out
+    header = next(line for line in out.splitlines() if line.lstrip().startswith("query "))
+    # Each delta label stands apart from the one before it.
+    assert " dF1 " in header and " d1st-hit tok" in header
+    test_rows = [line for line in out.splitlines() if line.startswith("  1st-hit tok ")]
+    assert len(test_rows) == 1 and test_rows[0].split()[2][0] in "+-"
+
+
 @pytest.mark.parametrize("budgets", ["0", "abc", "5e2", "-3"])
 def test_a_bad_budget_is_a_usage_error(fixtures: Path, run_cce: RunCce, budgets: str) -> None:
     code, _, err = run_cce("relevance", str(fixtures), "--dir", str(SAMPLE), "--budgets", budgets)

@@ -166,25 +166,44 @@ def _test_heading(test_name: str, n: int) -> str:
 
 def render_compare(comparison: Comparison) -> str:
     """Per-case deltas and the paired-test block (docs/report-formats.md#compare-block), starting
-    with a blank line."""
+    with a blank line.
+
+    The reference's metrics keep the reference's columns; a longer label (a cost metric's,
+    `1st-hit tok`) widens its own column, and a metric where lower is better is named in
+    the heading, since its deltas are B − A like every other (a negative one is a win)."""
     metrics = [metric.metric for metric in comparison.metrics]
+    widths = [max(12, len(metric.label) + 2) for metric in metrics]
+    label_width = max([10, *(len(metric.label) + 1 for metric in metrics)])
+    winner = display_text(comparison.b)
+    lower = [metric.label for metric in metrics if not metric.higher_is_better]
+    reading = f"positive = {winner} wins"
+    if lower:
+        reading += f"; for {', '.join(lower)}, negative = {winner} wins"
     lines = [
         "",
-        f"  per-query deltas ({display_text(comparison.a)} → {display_text(comparison.b)}; "
-        f"positive = {display_text(comparison.b)} wins)",
-        f"  {'query':<24}" + "".join(f"{'d' + metric.label:>12}" for metric in metrics),
+        f"  per-query deltas ({display_text(comparison.a)} → {winner}; {reading})",
+        f"  {'query':<24}"
+        + "".join(
+            f"{'d' + metric.label:>{width}}" for metric, width in zip(metrics, widths, strict=True)
+        ),
     ]
     for row, case_id in enumerate(comparison.case_ids):
-        cells = "".join(f"{format6_signed(m.deltas[row]):>12}" for m in comparison.metrics)
+        cells = "".join(
+            column(format6_signed(m.deltas[row]), width)
+            for m, width in zip(comparison.metrics, widths, strict=True)
+        )
         lines.append(f"  {display_text(case_id):<24}{cells}")
-    mean_cells = "".join(f"{format6_signed(m.aggregate_delta):>12}" for m in comparison.metrics)
+    mean_cells = "".join(
+        column(format6_signed(m.aggregate_delta), width)
+        for m, width in zip(comparison.metrics, widths, strict=True)
+    )
     lines.append(f"  {'mean':<24}{mean_cells}")
     n = comparison.metrics[0].result.n if comparison.metrics else 0
     statistic_name = paired_test(comparison.test).statistic_name
     lines += [
         "",
         _test_heading(comparison.test, n),
-        f"  {'metric':<10}{'mean-delta':>14}{statistic_name:>12}{'p':>12}{'95% CI':>26}",
+        f"  {'metric':<{label_width}}{'mean-delta':>14}{statistic_name:>12}{'p':>12}{'95% CI':>26}",
     ]
     for metric in comparison.metrics:
         result = metric.result
@@ -196,7 +215,7 @@ def render_compare(comparison: Comparison) -> str:
             else f"[{format6_signed(result.ci95[0])}, {format6_signed(result.ci95[1])}]"
         )
         lines.append(
-            f"  {metric.label:<10}{column(format6_signed(result.mean_delta), 14)}"
+            f"  {metric.label:<{label_width}}{column(format6_signed(result.mean_delta), 14)}"
             f"{column(statistic_cell, 12)}{column(p_cell, 12)}{column(ci_cell, 26)}"
         )
     return "\n".join(lines) + "\n"
