@@ -26,8 +26,9 @@ RUNGS = (
     ("code-5-codefiles", "+ code files only"),
     ("code-6-tiled", "+ outermost chunks cut at nested definitions"),
     ("code-7-gaps", "+ gap chunks, leading comments joined"),
-    ("code-8-windows", "+ 25-line windows (= `code`)"),
-    ("code-9-split-unparsed", "+ definition cuts in unparsed languages (opt-in)"),
+    ("code-8-windows", "+ 25-line windows"),
+    ("code-9-acronyms", "+ path parts matching query-word initials (= `code`)"),
+    ("code-10-split-unparsed", "+ definition cuts in unparsed languages (opt-in)"),
 )
 
 

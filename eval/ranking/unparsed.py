@@ -36,7 +36,7 @@ def main() -> int:
             "--config",
             CONFIG,
             "--compare",
-            "code-8-windows,code-9-split-unparsed",
+            "code-9-acronyms,code-10-split-unparsed",
             "--metrics",
             "ndcg",
         ]

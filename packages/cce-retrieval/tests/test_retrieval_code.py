@@ -28,6 +28,7 @@ ALL_OFF: dict[str, object] = {
     "file_boost": 0.0,
     "repeat_decay": 1.0,
     "stem_boost": 0.0,
+    "acronym_stems": False,
     "definition_boost": 0.0,
     "path_penalty": 1.0,
     "reexport_penalty": 1.0,
@@ -46,6 +47,7 @@ TECHNIQUES = {
     "file_boost": 0.0,
     "repeat_decay": 1.0,
     "stem_boost": 0.0,
+    "acronym_stems": False,
     "definition_boost": 0.0,
     "path_penalty": 1.0,
     "reexport_penalty": 1.0,
@@ -402,6 +404,32 @@ def test_stem_boost_lifts_files_named_like_the_query_words() -> None:
     plain = search(index, "session storage", only(rank_scores=True))
     assert plain[0].file_path == "helpers.py"
     assert boosted[0].file_path == "sessions.py"
+
+
+def test_query_acronyms_are_initials_of_consecutive_keywords() -> None:
+    found = text.query_acronyms("file system operations like read")
+    assert found["fs"] == 2 and found["fso"] == 3 and found["sol"] == 3
+    # A stopword or a short word breaks the run: no initials across "and" or "to".
+    across = text.query_acronyms("server-sent events and subscriptions to go")
+    assert across == {"se": 2, "sse": 3, "ss": 2}  # `sent events` gives `se` as well
+
+
+def test_acronym_stems_let_a_file_named_by_initials_match_the_words() -> None:
+    index = make_index(
+        [
+            chunk("loop.c", 1, 1, "file system calls: read write open stat system file"),
+            chunk("fs.c", 1, 1, "int uv_fs_read(void) { return read(fd); } /* system */"),
+        ]
+    )
+    query = "file system read write"
+    plain = search(index, query, only(rank_scores=True, stem_boost=1.0))
+    boosted = search(index, query, only(rank_scores=True, stem_boost=1.0, acronym_stems=True))
+    assert [r.file_path for r in plain] == ["loop.c", "fs.c"]
+    assert [r.file_path for r in boosted] == ["fs.c", "loop.c"]
+    # The rule only widens the stem boost: without it, it changes nothing.
+    assert spans(search(index, query, only(rank_scores=True, acronym_stems=True))) == spans(
+        search(index, query, only(rank_scores=True))
+    )
 
 
 def test_definition_boost_lifts_the_chunk_that_defines_the_queried_name() -> None:

@@ -155,6 +155,11 @@ _STEP_PARAMS = (
         help="boost by the share of query words in the file stem or folder (off: 0)",
     ),
     Param(
+        "acronym_stems", bool, True,
+        help="let a file stem or folder spelling the initials of consecutive query "
+        "words match them (`fs` for `file system`; off: false)",
+    ),
+    Param(
         "definition_boost", float, _STEPS.definition_boost, 0.0, None,
         help="boost of chunks defining a queried identifier (off: 0)",
     ),
@@ -212,6 +217,7 @@ def _lexical(values: Mapping[str, ParamValue], name: str) -> CodeBackend:
         definition_boost=float(values["definition_boost"]),
         path_penalty=float(values["path_penalty"]),
         reexport_penalty=float(values["reexport_penalty"]),
+        acronym_stems=bool(values["acronym_stems"]),
     )
     return CodeBackend(name, options, steps, int(values["pool"]))
 

@@ -58,6 +58,7 @@ class RankSteps:
     definition_boost: float = 3.0  # off: 0
     path_penalty: float = 0.3  # off: 1
     reexport_penalty: float = 0.5  # off: 1
+    acronym_stems: bool = True  # off: false
 
     @property
     def inert(self) -> bool:
@@ -149,7 +150,9 @@ def rerank(
             )  # fmt: skip
     else:
         if steps.stem_boost > 0.0:
-            _boost_stems(chunks, scores, query, top * steps.stem_boost)
+            _boost_stems(
+                chunks, scores, query, top * steps.stem_boost, acronyms=steps.acronym_stems
+            )
         embedded = text.embedded_symbols(query)
         if embedded and steps.definition_boost > 0.0:
             lowered = [name.lower() for name in embedded]
@@ -216,14 +219,25 @@ def _matches(keywords: frozenset[str], parts: frozenset[str]) -> int:
 
 
 def _boost_stems(
-    chunks: Sequence[Chunk], scores: dict[int, float], query: str, unit: float
+    chunks: Sequence[Chunk],
+    scores: dict[int, float],
+    query: str,
+    unit: float,
+    *,
+    acronyms: bool = False,
 ) -> None:
-    """Add `unit * share of query words matched by the file stem or parent folder`."""
+    """Add `unit * share of query words matched by the file stem or parent folder`; with
+    `acronyms`, a path part spelling the initials of consecutive query words matches
+    each of those words."""
     keywords = text.query_keywords(query)
     if not keywords:
         return
+    initials = text.query_acronyms(query) if acronyms else {}
     for doc in list(scores):
-        share = _matches(keywords, text.path_parts(chunks[doc].file_path)) / len(keywords)
+        parts = text.path_parts(chunks[doc].file_path)
+        found = _matches(keywords, parts)
+        found += max((size for name, size in initials.items() if name in parts), default=0)
+        share = min(found, len(keywords)) / len(keywords)
         if share >= MIN_STEM_SHARE:
             scores[doc] += unit * share
 

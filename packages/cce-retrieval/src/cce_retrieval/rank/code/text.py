@@ -29,6 +29,7 @@ __all__ = [
     "path_class",
     "path_parts",
     "path_terms",
+    "query_acronyms",
     "query_keywords",
     "query_terms",
     "stem_matches",
@@ -149,6 +150,26 @@ def query_keywords(query: str) -> frozenset[str]:
         for word in words(query)
         if len(word) > 2 and word.lower() not in QUERY_STOPWORDS and not word.isdigit()
     )
+
+
+def query_acronyms(query: str, longest: int = 3) -> dict[str, int]:
+    """Initials of 2 to `longest` consecutive query keywords, each with the number of
+    words it stands for (`file system` -> `fs`: 2). Code abbreviates a concept in file
+    names (`fs.c`, `sse.ts`, `ipc.rs`) that a question spells out; a stopword or a short
+    word breaks the run."""
+    found: dict[str, int] = {}
+    run: list[str] = []
+    for word in [*words(query), ""]:
+        lower = word.lower()
+        if len(word) > 2 and word.isalpha() and lower not in QUERY_STOPWORDS:
+            run.append(lower)
+            continue
+        for size in range(2, longest + 1):
+            for start in range(len(run) - size + 1):
+                initials = "".join(part[0] for part in run[start : start + size])
+                found[initials] = max(found.get(initials, 0), size)
+        run = []
+    return found
 
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
