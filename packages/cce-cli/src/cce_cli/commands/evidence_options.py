@@ -12,9 +12,7 @@ import argparse
 import os
 from collections.abc import Sequence
 
-from cce_cli.errors import CliError
-from cce_cli.formats import input_files
-from cce_cli.formats.evidence import Evidence, load_evidence
+from cce_cli.formats.evidence import Evidence, load_evidence, read_results_text
 from cce_cli.formats.suite_evidence import suite_results_evidence
 from cce_cli.formats.suite_fixtures import read_fixtures_or_suite
 from cce_cli.formats.suite_manifest import (
@@ -23,20 +21,8 @@ from cce_cli.formats.suite_manifest import (
     looks_like_suite,
     read_manifest,
 )
-from cce_retrieval import describe_os_error
 
 __all__ = ["add_evidence_arguments", "evidence_for", "evidence_from_args"]
-
-
-def _results_text(path: str) -> str:
-    try:
-        data = input_files.read_input(path, input_files.RESULTS)
-    except OSError as error:
-        raise CliError(f"could not read results {path}: {describe_os_error(error)}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise CliError(f"could not read results {path}: it is not valid UTF-8") from None
 
 
 def add_evidence_arguments(parser: argparse.ArgumentParser) -> None:
@@ -100,7 +86,7 @@ def evidence_for(
         return None
     if results and fixtures is not None and looks_like_suite(fixtures):
         manifest = read_manifest(fixtures)
-        texts = [(path, _results_text(path)) for path in results]
+        texts = [(path, read_results_text(path)) for path in results]
         return suite_results_evidence(
             texts, _suite_corpora(manifest), read_fixtures_or_suite(fixtures)
         )

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final, TypeVar
 
 from cce_cli.errors import CliError
+from cce_cli.evaluation.member_workers import collect_in_order
 from cce_cli.output import display_text
 
 __all__ = [
@@ -254,19 +255,12 @@ def run_on_dask(
         try:
             executor = client.get_executor()
             futures = [executor.submit(work, task) for task in tasks]
-            try:
-                results: list[_Result] = []
-                for done, future in enumerate(futures):
-                    if progress is not None:
-                        progress(done, len(tasks), names[done])
-                    results.append(_result(client, future, names[done], shown, timeout))
-                if progress is not None:
-                    progress(len(tasks), len(tasks), "")
-                return results
-            except BaseException:
-                for future in futures:
-                    future.cancel()
-                raise
+            return collect_in_order(
+                futures,
+                names,
+                lambda future, name: _result(client, future, name, shown, timeout),
+                progress,
+            )
         finally:
             with contextlib.suppress(Exception):
                 _bounded(lambda: client.close(timeout=timeout), timeout + 5)

@@ -5,15 +5,22 @@ Why it exists: each worker is a forked copy of the command, with its own index i
 `--jobs 48` used to fork 48 of them for 48 members on a two-core machine, so they only
 competed for the cores and multiplied the memory; and `--jobs 8` for three members asked
 for five workers that had nothing to do. This module owns that cap and the one stderr
-line that says it applied (docs/suites.md).
+line that says it applied (docs/suites.md), and how a suite awaits its members' results,
+whether the workers are local processes or a Dask cluster: in member order, with a
+progress line before each wait, every pending member cancelled when one fails.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import sys
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
-__all__ = ["available_cores", "member_workers"]
+__all__ = ["available_cores", "collect_in_order", "member_workers"]
+
+_Result = TypeVar("_Result")
 
 
 def available_cores() -> int:
@@ -40,3 +47,27 @@ def member_workers(jobs: int, members: int) -> int:
             file=sys.stderr,
         )
     return workers
+
+
+def collect_in_order(
+    futures: Sequence[concurrent.futures.Future[_Result]],
+    names: Sequence[str],
+    result_of: Callable[[concurrent.futures.Future[_Result], str], _Result],
+    progress: Callable[[int, int, str], None] | None,
+) -> list[_Result]:
+    """`result_of(future, name)` for every future, in order; `progress(done, total, name)`
+    before each wait and `progress(total, total, "")` after the last. On any exception,
+    Ctrl-C included, every future is cancelled before it propagates."""
+    try:
+        results: list[_Result] = []
+        for done, future in enumerate(futures):
+            if progress is not None:
+                progress(done, len(futures), names[done])
+            results.append(result_of(future, names[done]))
+        if progress is not None:
+            progress(len(futures), len(futures), "")
+        return results
+    except BaseException:
+        for future in futures:
+            future.cancel()
+        raise

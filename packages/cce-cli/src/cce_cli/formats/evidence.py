@@ -45,6 +45,7 @@ __all__ = [
     "load_evidence",
     "read_code",
     "read_fixtures",
+    "read_results_text",
     "stored_code",
 ]
 
@@ -150,7 +151,9 @@ def read_fixtures(path: str) -> FixtureSet:
         raise CliError(str(error)) from None
 
 
-def _read_text(path: str, what: str) -> str:
+def read_results_text(path: str, what: str = "results") -> str:
+    """The text of the results file at `path`; a CliError naming it as `what` when it
+    cannot be read or is not UTF-8."""
     try:
         data = input_files.read_input(path, input_files.RESULTS)
     except OSError as error:
@@ -296,7 +299,7 @@ def load_evidence(
     `corpus` overrides the corpus directory each file's header names (a report is often
     rendered elsewhere than where it was run); `fixtures` adds the expected anchors.
     """
-    texts = [(path, _read_text(path, "results")) for path in results]
+    texts = [(path, read_results_text(path)) for path in results]
     return evidence_from_runs(texts, corpus=corpus, fixtures=fixtures)
 
 

@@ -11,14 +11,16 @@ errors name the file and the fix), anything else through `read_fixtures`.
 
 from __future__ import annotations
 
-import tomllib
-
 import attrs
 
 from cce_cli.errors import CliError
-from cce_cli.formats import input_files
 from cce_cli.formats.evidence import read_fixtures
-from cce_cli.formats.suite_manifest import SUITE_SCHEMA, looks_like_suite, read_manifest
+from cce_cli.formats.suite_manifest import (
+    SUITE_SCHEMA,
+    looks_like_suite,
+    read_manifest,
+    toml_unless_json,
+)
 from cce_fixtures import FixtureSet
 
 __all__ = ["read_fixtures_or_suite", "refuse_unrecognised_manifest"]
@@ -27,17 +29,7 @@ __all__ = ["read_fixtures_or_suite", "refuse_unrecognised_manifest"]
 def _reads_as_toml(path: str) -> bool:
     """Whether `path` is TOML rather than JSON lines: what a manifest missing both its
     `schema` and its `[[members]]` still is."""
-    try:
-        data = input_files.read_input(path, input_files.SUITE_MANIFEST)
-    except OSError:
-        return False
-    if data.lstrip()[:1] in (b"{", b""):
-        return False
-    try:
-        document = tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
-        return False
-    return bool(document)
+    return bool(toml_unless_json(path))
 
 
 def read_fixtures_or_suite(path: str) -> FixtureSet:

@@ -15,7 +15,7 @@ import os
 import re
 import tomllib
 from collections.abc import Mapping
-from typing import Final
+from typing import Any, Final
 
 import attrs
 
@@ -82,22 +82,29 @@ class SuiteManifest:
         return tuple(sorted({group for member in self.members for group in member.groups}))
 
 
+def toml_unless_json(path: str) -> dict[str, Any] | None:
+    """The TOML document at `path`, or None when the file is unreadable, blank, opens a
+    JSON object, or is not UTF-8 TOML: the test that tells a manifest (or TOML meant as
+    one) from a fixture file, leaving anything else to the fixture reader."""
+    try:
+        data = input_files.read_input(path, input_files.SUITE_MANIFEST)
+    except OSError:
+        return None
+    if data.lstrip()[:1] in (b"{", b""):
+        return None
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        return None
+
+
 def looks_like_suite(path: str) -> bool:
     """Whether `path` is a suite manifest rather than a fixture file: a regular file whose
     first non-blank character does not open a JSON object and whose TOML has a `schema`
     or `members` key (a wrong or missing schema is then `read_manifest`'s error, naming
     the file). Anything unreadable is left to the fixture reader."""
-    try:
-        data = input_files.read_input(path, input_files.SUITE_MANIFEST)
-    except OSError:
-        return False
-    if data.lstrip()[:1] in (b"{", b""):
-        return False
-    try:
-        document = tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
-        return False
-    return "schema" in document or "members" in document
+    document = toml_unless_json(path)
+    return document is not None and ("schema" in document or "members" in document)
 
 
 def read_manifest(path: str) -> SuiteManifest:

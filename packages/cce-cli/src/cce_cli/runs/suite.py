@@ -35,7 +35,7 @@ from cce_cli.compare.suite_inference import (
 from cce_cli.compare.tag_family import adjust_tag_family
 from cce_cli.errors import CliError
 from cce_cli.evaluation.dask_executor import run_on_dask
-from cce_cli.evaluation.member_workers import member_workers
+from cce_cli.evaluation.member_workers import collect_in_order, member_workers
 from cce_cli.evaluation.suite import MemberResult, aggregate, backend_order
 from cce_cli.evaluation.timings import MemberTimings
 from cce_cli.formats.suite_evidence import MemberEvidence, member_evidence
@@ -233,26 +233,17 @@ def _collect(
     progress: Callable[[int, int, str], None] | None,
 ) -> list[MemberResult]:
     futures = [pool.submit(score_member, task) for task in tasks]
+    return collect_in_order(futures, [task.member.name for task in tasks], _member_result, progress)
+
+
+def _member_result(future: concurrent.futures.Future[MemberResult], name: str) -> MemberResult:
     try:
-        results: list[MemberResult] = []
-        for done, future in enumerate(futures):
-            if progress is not None:
-                progress(done, len(tasks), tasks[done].member.name)
-            try:
-                results.append(future.result())
-            except concurrent.futures.process.BrokenProcessPool:
-                raise CliError(
-                    "a worker process ended without a result before member "
-                    f"{tasks[done].member.name!r} was scored (it was killed, or code it ran, "
-                    "such as a plugin, ended the process itself)"
-                ) from None
-        if progress is not None:
-            progress(len(tasks), len(tasks), "")
-        return results
-    except BaseException:
-        for future in futures:
-            future.cancel()
-        raise
+        return future.result()
+    except concurrent.futures.process.BrokenProcessPool:
+        raise CliError(
+            f"a worker process ended without a result before member {name!r} was scored "
+            "(it was killed, or code it ran, such as a plugin, ended the process itself)"
+        ) from None
 
 
 def member_tasks(

@@ -273,21 +273,10 @@ def _cut(
 
 
 def _named(chunk: Chunk) -> Chunk:
-    """`chunk` with its id and token estimate, when it was cut as a draft (`_draft`)."""
+    """`chunk` with its id and token estimate, when it was cut as a draft (`_piece`)."""
     if chunk.chunk_id:
         return chunk
-    body = chunk.content
-    return Chunk(
-        chunk_id=chunk_id(chunk.file_path, chunk.start_line, chunk.end_line, body.encode()),
-        file_path=chunk.file_path,
-        start_line=chunk.start_line,
-        end_line=chunk.end_line,
-        chunk_type=chunk.chunk_type,
-        kind=chunk.kind,
-        language=chunk.language,
-        content=body,
-        token_count=estimate_tokens(body),
-    )
+    return _piece(chunk, chunk.start_line, chunk.end_line, chunk.content)
 
 
 Piece = tuple[Chunk, int, int]
@@ -596,7 +585,7 @@ def _gap(
     if span is None:
         return []
     body, first, last = span
-    return [(_draft(parent, first, last, body), origin)]
+    return [(_piece(parent, first, last, body, draft=True), origin)]
 
 
 _WORD_CHAR = re.compile(r"[A-Za-z0-9_]")
@@ -617,12 +606,13 @@ def _trimmed(lines: list[str], first: int) -> tuple[str, int, int] | None:
     return body, first + start, first + end - 1
 
 
-def _draft(parent: Chunk, first: int, last: int, body: str) -> Chunk:
-    """A piece cut from `parent` without its id and token estimate yet: most pieces
-    between a class's methods are joined with their neighbours (`_merged`) and never
-    ranked alone, so `_named` hashes only the pieces that are."""
+def _piece(parent: Chunk, first: int, last: int, body: str, *, draft: bool = False) -> Chunk:
+    """Lines `first` to `last` of `parent`, holding `body`. A `draft` is cut without its
+    id and token estimate yet: most pieces between a class's methods are joined with
+    their neighbours (`_merged`) and never ranked alone, so `_named` hashes only the
+    pieces that are."""
     return Chunk(
-        chunk_id="",
+        chunk_id="" if draft else chunk_id(parent.file_path, first, last, body.encode("utf-8")),
         file_path=parent.file_path,
         start_line=first,
         end_line=last,
@@ -630,21 +620,7 @@ def _draft(parent: Chunk, first: int, last: int, body: str) -> Chunk:
         kind=parent.kind,
         language=parent.language,
         content=body,
-        token_count=0,
-    )
-
-
-def _piece(parent: Chunk, first: int, last: int, body: str) -> Chunk:
-    return Chunk(
-        chunk_id=chunk_id(parent.file_path, first, last, body.encode("utf-8")),
-        file_path=parent.file_path,
-        start_line=first,
-        end_line=last,
-        chunk_type=parent.chunk_type,
-        kind=parent.kind,
-        language=parent.language,
-        content=body,
-        token_count=estimate_tokens(body),
+        token_count=0 if draft else estimate_tokens(body),
     )
 
 
