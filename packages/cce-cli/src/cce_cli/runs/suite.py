@@ -19,7 +19,7 @@ import json
 import multiprocessing
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -196,22 +196,62 @@ def run_members(
             progress(len(tasks), len(tasks), "")
         return results
     context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
-    pool = concurrent.futures.ProcessPoolExecutor(
-        workers, mp_context=context, initializer=_ignore_interrupts
-    )
-    try:
-        results = _collect(pool, tasks, progress)
-    except BaseException:
-        _stop(pool)
-        raise
-    pool.shutdown(wait=True)
+    with _interrupts_held():
+        pool = concurrent.futures.ProcessPoolExecutor(
+            workers, mp_context=context, initializer=_ignore_interrupts
+        )
+        try:
+            results = _collect(pool, tasks, progress)
+        except BaseException:
+            _stop(pool)
+            raise
+        pool.shutdown(wait=True)
     return results
+
+
+_HOLDS_SIGNALS = hasattr(signal, "pthread_sigmask")
+_POLL_SECONDS = 0.1
+"""How long a wait for a member's result lasts before a held Ctrl-C is let through."""
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """SIGINT blocked while the pool runs, so a Ctrl-C is raised only where
+    `_let_interrupts_through` lets it in, never inside the executor's own locks.
+
+    A `KeyboardInterrupt` that lands between a lock's acquisition and the `with` block
+    that releases it (inside `ProcessPoolExecutor.submit`, say) leaves the lock held; the
+    executor's manager thread then waits on it forever, and so does the interpreter's
+    exit, which joins that thread: the command printed `error: interrupted` and never
+    ended. The pool's threads start while the signal is blocked and keep it blocked, so
+    the kernel can hand a Ctrl-C to no thread but this one, at the moments it chooses.
+    Leaving restores the mask, which delivers a Ctrl-C still pending."""
+    if not _HOLDS_SIGNALS:
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _let_interrupts_through() -> None:
+    """Deliver a Ctrl-C held by `_interrupts_held` here, where no lock is held: the
+    handler raises `KeyboardInterrupt` (and counts it) at the next bytecode."""
+    if _HOLDS_SIGNALS and signal.SIGINT in signal.sigpending():
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 
 
 def _ignore_interrupts() -> None:
     """A member worker leaves Ctrl-C to the command: a terminal sends it to the whole
-    process group, and the command stops the workers itself (`_stop`)."""
+    process group, and the command stops the workers itself (`_stop`). The worker was
+    forked while the command held SIGINT blocked; it unblocks it, so that what it starts
+    gets the usual signal mask (with SIGINT ignored)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if _HOLDS_SIGNALS:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _stop(pool: concurrent.futures.ProcessPoolExecutor) -> None:
@@ -238,7 +278,12 @@ def _collect(
 
 def _member_result(future: concurrent.futures.Future[MemberResult], name: str) -> MemberResult:
     try:
-        return future.result()
+        while True:
+            _let_interrupts_through()
+            try:
+                return future.result(timeout=_POLL_SECONDS)
+            except concurrent.futures.TimeoutError:
+                continue
     except concurrent.futures.process.BrokenProcessPool:
         raise CliError(
             f"a worker process ended without a result before member {name!r} was scored "
