@@ -173,7 +173,7 @@ def render_compare(comparison: Comparison) -> str:
     the heading, since its deltas are B − A like every other (a negative one is a win)."""
     metrics = [metric.metric for metric in comparison.metrics]
     widths = [max(12, len(metric.label) + 2) for metric in metrics]
-    label_width = max([10, *(len(metric.label) + 1 for metric in metrics)])
+    label_width = max([10, *(len(metric.label) for metric in metrics)])
     winner = display_text(comparison.b)
     lower = [metric.label for metric in metrics if not metric.higher_is_better]
     reading = f"positive = {winner} wins"
