@@ -120,11 +120,7 @@ def trec_run_text(
         for case, case_report in zip(fixture_set.cases, report.cases, strict=True):
             seen_docs: set[str] = set()
             for hit in case_report.results:
-                docno = (
-                    hit.file_path
-                    if granularity == "file"
-                    else f"{hit.file_path}:{hit.start_line}-{hit.end_line}"
-                )
+                docno = _result_docno(hit, granularity)
                 if docno in seen_docs:  # a run holds each document once per query
                     continue
                 seen_docs.add(docno)
@@ -226,8 +222,7 @@ def judged_run_text(
                 if first is not None:
                     docno = docnos[first]
                 else:
-                    own = hit.file_path if granularity == "file" else _chunk_docno(hit)
-                    docno = _unique(own, taken)
+                    docno = _unique(_result_docno(hit, granularity), taken)
                 score = len(considered) - rank + 1
                 lines.append(f"{qid} Q0 {docno} {rank} {score} {report.backend}")
     return "".join(line + "\n" for line in lines)
@@ -249,5 +244,8 @@ def run_text(
     return "".join(prefix + line + "\n" for line in text.splitlines() if line)
 
 
-def _chunk_docno(hit: SearchResult) -> str:
+def _result_docno(hit: SearchResult, granularity: str) -> str:
+    """A result's own docno: `path:start-end`, or `path` at `file` granularity."""
+    if granularity == "file":
+        return hit.file_path
     return f"{hit.file_path}:{hit.start_line}-{hit.end_line}"
