@@ -111,10 +111,15 @@ def read_trec_results(path: str, text: str) -> dict[str, tuple[SearchResult, ...
 
 
 def trec_run_text(
-    fixture_set: FixtureSet, reports: Iterable[BackendReport], *, granularity: str = "chunk"
+    fixture_set: FixtureSet,
+    reports: Iterable[BackendReport],
+    *,
+    granularity: str = "chunk",
+    prefix: str = "",
 ) -> str:
     """A TREC run of every report's results: `qid Q0 path:start-end rank score tag`, or
-    at `file` granularity `qid Q0 path rank score tag`, the docnos `qrels_text` writes."""
+    at `file` granularity `qid Q0 path rank score tag`, the docnos `qrels_text` writes;
+    `prefix` qualifies the query ids (a suite's `member/`)."""
     lines: list[str] = []
     for report in reports:
         for case, case_report in zip(fixture_set.cases, report.cases, strict=True):
@@ -125,7 +130,7 @@ def trec_run_text(
                     continue
                 seen_docs.add(docno)
                 lines.append(
-                    f"{case.id} Q0 {docno} {hit.rank} {format6(hit.score)} {report.backend}"
+                    f"{prefix}{case.id} Q0 {docno} {hit.rank} {format6(hit.score)} {report.backend}"
                 )
     return "".join(line + "\n" for line in lines)
 
@@ -240,8 +245,7 @@ def run_text(
     qualified by `prefix`."""
     if results_format == "trec-judged":
         return judged_run_text(fixture_set, reports, granularity=granularity, prefix=prefix)
-    text = trec_run_text(fixture_set, reports, granularity=granularity)
-    return "".join(prefix + line + "\n" for line in text.splitlines() if line)
+    return trec_run_text(fixture_set, reports, granularity=granularity, prefix=prefix)
 
 
 def _result_docno(hit: SearchResult, granularity: str) -> str:
