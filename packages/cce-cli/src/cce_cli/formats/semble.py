@@ -27,6 +27,7 @@ from cce_cli.errors import CliError
 from cce_cli.formats import input_files, json_text
 from cce_cli.formats.git_url import strip_credentials
 from cce_cli.formats.semble_paths import Reading, Repo, clean_path, written_from_repository
+from cce_cli.formats.suite_manifest import FULL_COMMIT, GROUP_NAME, MEMBER_NAME, SUITE_SCHEMA
 from cce_fixtures import SCHEMA_ID, Anchor, AnchorError
 from cce_retrieval import describe_os_error, write_atomic
 
@@ -50,20 +51,13 @@ __all__ = [
     "write_suite",
 ]
 
-SUITE_SCHEMA: Final = "cce.suite/v1"
 MANIFEST_NAME: Final = "suite.toml"
 FIXTURES_DIR: Final = "fixtures"
 # semble scores nDCG@10, so every imported case judges the first ten results.
 IMPORTED_K: Final = 10
 
-# A name becomes a member name and a file name: `.`, `..` and `-rf` are never one.
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-_GROUP = re.compile(r"[A-Za-z0-9._-]+")
 # Line numbers cce's anchors can hold (a u64).
 _MAX_LINE: Final = 2**64 - 1
-# A full commit id: SHA-1 (40) or SHA-256 (64) hex digits, lower case as git prints them,
-# so that a later `HEAD == rev` check compares like with like.
-_REVISION = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 @attrs.frozen
@@ -264,7 +258,7 @@ def _read_repo(path: str, number: int, entry: object, seen: dict[str, int]) -> R
         raise CliError(f"{where}: must be a JSON object, not {_kind(entry)}")
     name = _string_field(entry, "name", where, "give the repository a name")
     where = f"{path}: repository {number} ({json.dumps(name)})"
-    if not _NAME.fullmatch(name):
+    if not MEMBER_NAME.fullmatch(name):
         raise CliError(
             f"{where}: name {json.dumps(name)} may only use letters, digits, '.', '_' "
             "and '-', starting with a letter or digit; rename it (and its annotation file)"
@@ -278,7 +272,7 @@ def _read_repo(path: str, number: int, entry: object, seen: dict[str, int]) -> R
     language = _string_field(entry, "language", where, "name the repository's language")
     url = _string_field(entry, "url", where, "give the URL git clones the repository from")
     revision = _string_field(entry, "revision", where, "pin the repository to a commit")
-    if not _REVISION.fullmatch(revision):
+    if not FULL_COMMIT.fullmatch(revision):
         raise CliError(
             f"{where}: revision {json.dumps(revision)} is not a full commit id; "
             "write all 40 hex digits in lower case (git rev-parse <ref> prints them)"
@@ -306,7 +300,7 @@ def group_name(language: str) -> str:
     may not hold as one `-` (`Objective C` is `objective-c`); `other` if nothing is left."""
     spelled = "".join(_LANGUAGE_SPELLINGS.get(char, char) for char in language.strip().lower())
     name = re.sub(r"[^a-z0-9._-]+", "-", spelled).strip("-")
-    return name if _GROUP.fullmatch(name) else "other"
+    return name if GROUP_NAME.fullmatch(name) else "other"
 
 
 def default_category(query: str) -> str:
