@@ -5,9 +5,10 @@ queries as `annotations/<name>.json` plus a `repos.json` that pins each reposito
 a commit. `cce import semble` turns that into a `cce.suite/v1` manifest and one
 `cce.relevance/v1` fixture file per repository, so the benchmark runs under cce as is.
 This module owns the reading (every error names the file, the task, the cause and the
-fix), the conversion rules (docs/relevance.md#importing-the-semble-benchmark), the
-manifest's TOML text, and writing the whole suite atomically. It never touches the
-network: the repositories themselves are fetched when a suite runs.
+fix), the conversion rules (docs/relevance.md#importing-the-semble-benchmark; where a
+target's path points is `cce_cli.formats.semble_paths`), the manifest's TOML text, and
+writing the whole suite atomically. It never touches the network: the repositories
+themselves are fetched when a suite runs.
 """
 
 from __future__ import annotations
