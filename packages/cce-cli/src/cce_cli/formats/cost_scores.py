@@ -51,6 +51,14 @@ def _pairs(values: Iterable[tuple[str, float | None]]) -> tuple[tuple[str, float
     return tuple(values)
 
 
+def _keyed(pairs: Iterable[tuple[str, float | None]], key: str) -> float | None:
+    """The value paired with `key`; KeyError when no pair has it."""
+    for found, value in pairs:
+        if found == key:
+            return value
+    raise KeyError(key)
+
+
 @attrs.frozen(slots=True)
 class CaseCost:
     """One case's cost values (by metric key; None where the query has no target), the
@@ -62,10 +70,7 @@ class CaseCost:
 
     def value(self, key: str) -> float | None:
         """The value of the cost metric keyed `key` (None: undefined for this query)."""
-        for found, value in self.values:
-            if found == key:
-                return value
-        raise KeyError(key)
+        return _keyed(self.values, key)
 
 
 @attrs.frozen(slots=True)
@@ -82,10 +87,7 @@ class CostSummary:
 
     def value(self, key: str) -> float | None:
         """The mean of the cost metric keyed `key`; None when no query defines it."""
-        for found, value in self.averages:
-            if found == key:
-                return value
-        raise KeyError(key)
+        return _keyed(self.averages, key)
 
 
 def summarise_cost(

@@ -151,17 +151,17 @@ def read_fixtures(path: str) -> FixtureSet:
         raise CliError(str(error)) from None
 
 
-def read_results_text(path: str, what: str = "results") -> str:
-    """The text of the results file at `path`; a CliError naming it as `what` when it
-    cannot be read or is not UTF-8."""
+def read_results_text(path: str) -> str:
+    """The text of the results file at `path`; a CliError naming it when it cannot be
+    read or is not UTF-8."""
     try:
         data = input_files.read_input(path, input_files.RESULTS)
     except OSError as error:
-        raise CliError(f"could not read {what} {path}: {describe_os_error(error)}") from None
+        raise CliError(f"could not read results {path}: {describe_os_error(error)}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise CliError(f"could not read {what} {path}: it is not valid UTF-8") from None
+        raise CliError(f"could not read results {path}: it is not valid UTF-8") from None
 
 
 def _inside(root: str, relative: str) -> str | None:

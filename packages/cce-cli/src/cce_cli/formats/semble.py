@@ -5,9 +5,10 @@ queries as `annotations/<name>.json` plus a `repos.json` that pins each reposito
 a commit. `cce import semble` turns that into a `cce.suite/v1` manifest and one
 `cce.relevance/v1` fixture file per repository, so the benchmark runs under cce as is.
 This module owns the reading (every error names the file, the task, the cause and the
-fix), the conversion rules (docs/relevance.md#importing-the-semble-benchmark), the
-manifest's TOML text, and writing the whole suite atomically. It never touches the
-network: the repositories themselves are fetched when a suite runs.
+fix), the conversion rules (docs/relevance.md#importing-the-semble-benchmark; where a
+target's path points is `cce_cli.formats.semble_paths`), the manifest's TOML text, and
+writing the whole suite atomically. It never touches the network: the repositories
+themselves are fetched when a suite runs.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
@@ -26,6 +27,8 @@ import attrs
 from cce_cli.errors import CliError
 from cce_cli.formats import input_files, json_text
 from cce_cli.formats.git_url import strip_credentials
+from cce_cli.formats.semble_paths import Reading, Repo, clean_path, written_from_repository
+from cce_cli.formats.suite_manifest import FULL_COMMIT, GROUP_NAME, MEMBER_NAME, SUITE_SCHEMA
 from cce_fixtures import SCHEMA_ID, Anchor, AnchorError
 from cce_retrieval import describe_os_error, write_atomic
 
@@ -49,20 +52,13 @@ __all__ = [
     "write_suite",
 ]
 
-SUITE_SCHEMA: Final = "cce.suite/v1"
 MANIFEST_NAME: Final = "suite.toml"
 FIXTURES_DIR: Final = "fixtures"
 # semble scores nDCG@10, so every imported case judges the first ten results.
 IMPORTED_K: Final = 10
 
-# A name becomes a member name and a file name: `.`, `..` and `-rf` are never one.
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-_GROUP = re.compile(r"[A-Za-z0-9._-]+")
 # Line numbers cce's anchors can hold (a u64).
 _MAX_LINE: Final = 2**64 - 1
-# A full commit id: SHA-1 (40) or SHA-256 (64) hex digits, lower case as git prints them,
-# so that a later `HEAD == rev` check compares like with like.
-_REVISION = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 @attrs.frozen
@@ -187,38 +183,6 @@ def _kind(value: object) -> str:
     return "an object"
 
 
-def _clean_path(text: str, where: str, what: str) -> str:
-    """A repository-relative path with `/` separators, empty and `.` parts dropped.
-
-    Absolute paths and `..` parts are refused: both would reach outside the repository.
-    """
-    if text.startswith(("/", "\\")) or re.match(r"[A-Za-z]:", text):
-        raise CliError(
-            f"{where}: {what} {json.dumps(text)} is absolute; "
-            "write it relative to the repository root, with '/' separators"
-        )
-    if "\\" in text:
-        raise CliError(
-            f"{where}: {what} {json.dumps(text)} contains '\\'; use '/' as the separator"
-        )
-    parts = [part for part in text.split("/") if part not in ("", ".")]
-    if ".." in parts:
-        raise CliError(
-            f"{where}: {what} {json.dumps(text)} contains '..'; "
-            "write the path from the repository root without '..'"
-        )
-    return "/".join(parts)
-
-
-@attrs.frozen
-class _Repo:
-    name: str
-    language: str
-    url: str
-    revision: str
-    root: str | None
-
-
 def _string_field(entry: Mapping[str, Any], key: str, where: str, fix: str) -> str:
     if key not in entry:
         raise CliError(f'{where}: missing field "{key}"; {fix}')
@@ -258,7 +222,7 @@ class Conversion:
     failures: tuple[Failure, ...]
 
 
-def read_repos(path: str) -> list[_Repo]:
+def read_repos(path: str) -> list[Repo]:
     """The repositories of `REPOS.json`, in its order, every field checked; the first
     problem is the error (`read_repos_all` collects them all)."""
     repos, failures = read_repos_all(path)
@@ -267,7 +231,7 @@ def read_repos(path: str) -> list[_Repo]:
     return repos
 
 
-def read_repos_all(path: str) -> tuple[list[_Repo], list[Failure]]:
+def read_repos_all(path: str) -> tuple[list[Repo], list[Failure]]:
     """The repositories of `REPOS.json` that are well formed, and a failure for each
     entry that is not (named by its position when it has no usable name)."""
     entries = _load_json(path)
@@ -276,7 +240,7 @@ def read_repos_all(path: str) -> tuple[list[_Repo], list[Failure]]:
             f"{path}: must be a JSON array of repositories, not {_kind(entries)}; "
             'write [{"name", "language", "url", "revision", "benchmark_root"}, ...]'
         )
-    repos: list[_Repo] = []
+    repos: list[Repo] = []
     failures: list[Failure] = []
     seen: dict[str, int] = {}
     for number, entry in enumerate(entries, start=1):
@@ -289,13 +253,13 @@ def read_repos_all(path: str) -> tuple[list[_Repo], list[Failure]]:
     return repos, failures
 
 
-def _read_repo(path: str, number: int, entry: object, seen: dict[str, int]) -> _Repo:
+def _read_repo(path: str, number: int, entry: object, seen: dict[str, int]) -> Repo:
     where = f"{path}: repository {number}"
     if not isinstance(entry, dict):
         raise CliError(f"{where}: must be a JSON object, not {_kind(entry)}")
     name = _string_field(entry, "name", where, "give the repository a name")
     where = f"{path}: repository {number} ({json.dumps(name)})"
-    if not _NAME.fullmatch(name):
+    if not MEMBER_NAME.fullmatch(name):
         raise CliError(
             f"{where}: name {json.dumps(name)} may only use letters, digits, '.', '_' "
             "and '-', starting with a letter or digit; rename it (and its annotation file)"
@@ -309,7 +273,7 @@ def _read_repo(path: str, number: int, entry: object, seen: dict[str, int]) -> _
     language = _string_field(entry, "language", where, "name the repository's language")
     url = _string_field(entry, "url", where, "give the URL git clones the repository from")
     revision = _string_field(entry, "revision", where, "pin the repository to a commit")
-    if not _REVISION.fullmatch(revision):
+    if not FULL_COMMIT.fullmatch(revision):
         raise CliError(
             f"{where}: revision {json.dumps(revision)} is not a full commit id; "
             "write all 40 hex digits in lower case (git rev-parse <ref> prints them)"
@@ -323,9 +287,9 @@ def _read_repo(path: str, number: int, entry: object, seen: dict[str, int]) -> _
     cleaned = None
     if root is not None:
         _require_encodable(root, where)
-        cleaned = _clean_path(root, where, "benchmark_root")
+        cleaned = clean_path(root, where, "benchmark_root")
     group = group_name(language)
-    return _Repo(name, group, url, revision, cleaned or None)
+    return Repo(name, group, url, revision, cleaned or None)
 
 
 _LANGUAGE_SPELLINGS: Final = {"+": "p", "#": "sharp"}
@@ -337,7 +301,7 @@ def group_name(language: str) -> str:
     may not hold as one `-` (`Objective C` is `objective-c`); `other` if nothing is left."""
     spelled = "".join(_LANGUAGE_SPELLINGS.get(char, char) for char in language.strip().lower())
     name = re.sub(r"[^a-z0-9._-]+", "-", spelled).strip("-")
-    return name if _GROUP.fullmatch(name) else "other"
+    return name if GROUP_NAME.fullmatch(name) else "other"
 
 
 def default_category(query: str) -> str:
@@ -351,7 +315,7 @@ def default_category(query: str) -> str:
     return "semantic"
 
 
-def _target_anchor(target: object, repo: _Repo, where: str, reading: _Reading) -> str:
+def _target_anchor(target: object, repo: Repo, where: str, reading: Reading) -> str:
     """One semble target as a cce anchor: its path relative to the benchmark root,
     `@a-b` if ranged.
 
@@ -379,108 +343,13 @@ def _target_anchor(target: object, repo: _Repo, where: str, reading: _Reading) -
             f"{where}: must be a path string or an object with a path, not {_kind(target)}; "
             'write "dir/file.py" or {"path": "dir/file.py", "start_line": 1, "end_line": 9}'
         )
-    path = _clean_path(path_text, where, "path")
+    path = clean_path(path_text, where, "path")
     if not path:
         raise CliError(f"{where}: path {json.dumps(path_text)} names no file; write a file path")
     path = reading.resolve(path, path_text, repo, where)
     anchor = path if line_range is None else f"{path}@{line_range[0]}-{line_range[1]}"
     _check_round_trip(anchor, path, line_range, where)
     return anchor
-
-
-class _Reading:
-    """Which convention each target of one repository was read in, checked against a
-    checkout of its pinned commit when there is one."""
-
-    def __init__(self, checkout: str | None, from_repository_root: bool = False) -> None:
-        self.checkout = checkout
-        # Without a checkout, the file's own convention tells a path written from the
-        # benchmark root from a repository path outside it (see `_written_from_repository`).
-        self.from_repository_root = from_repository_root
-        self.root_relative = 0
-        self.outside_root = 0
-
-    def _exists(self, relative: str) -> bool:
-        assert self.checkout is not None
-        full = os.path.join(self.checkout, relative)
-        return os.path.isfile(full) and _inside(full, self.checkout)
-
-    def resolve(self, path: str, path_text: str, repo: _Repo, where: str) -> str:
-        root = repo.root
-        if root is None:
-            if self.checkout is not None and not self._exists(path):
-                raise CliError(
-                    f"{where}: path {json.dumps(path_text)} is not a file of {repo.name} at "
-                    f"{repo.revision}; fix the path or leave the target out"
-                )
-            return path
-        from_repository = path[len(root) + 1 :] if path.startswith(root + "/") else None
-        if self.checkout is None:
-            if from_repository is not None:
-                return from_repository
-            if self.from_repository_root:
-                self.outside_root += 1
-            else:
-                self.root_relative += 1
-            return path
-        in_repository = from_repository is not None and self._exists(f"{root}/{from_repository}")
-        in_root = self._exists(f"{root}/{path}")
-        if in_repository and in_root:
-            raise CliError(
-                f"{where}: path {json.dumps(path_text)} names a file both from the repository "
-                f"root and from the benchmark root {json.dumps(root)}; write it from the "
-                "repository root in full to say which"
-            )
-        if in_repository:
-            assert from_repository is not None
-            return from_repository
-        if in_root:
-            self.root_relative += 1
-            return path
-        raise CliError(
-            f"{where}: path {json.dumps(path_text)} is not a file under the benchmark root "
-            f"{json.dumps(root)} of {repo.name} at {repo.revision}, read from the repository "
-            "root or from the benchmark root; fix the path or leave the target out"
-        )
-
-
-def _target_paths(tasks: Sequence[object]) -> Iterator[str]:
-    """Every target path of well-formed tasks (malformed ones are reported elsewhere)."""
-    for task in tasks:
-        if not isinstance(task, dict):
-            continue
-        for key in ("relevant", "secondary"):
-            targets = task.get(key)
-            if not isinstance(targets, list):
-                continue
-            for target in targets:
-                path = target.get("path") if isinstance(target, dict) else target
-                if isinstance(path, str):
-                    yield path
-
-
-def _written_from_repository(tasks: Sequence[object], root: str | None) -> bool:
-    """Whether an annotation file writes its targets from the repository root: more of
-    its paths start with the benchmark root than not. A path outside the root in such a
-    file (exposed's `exposed-jdbc/...` under root `exposed-core/src/main/kotlin`) is then
-    a repository path semble never indexes, not one written from the benchmark root."""
-    if root is None:
-        return False
-    prefix = root + "/"
-    inside = outside = 0
-    for path in _target_paths(tasks):
-        # Empty and `.` parts dropped, as `_clean_path` does (`./src//a.py` is `src/a.py`).
-        cleaned = "/".join(part for part in path.split("/") if part not in ("", "."))
-        if cleaned.startswith(prefix):
-            inside += 1
-        else:
-            outside += 1
-    return inside > outside
-
-
-def _inside(path: str, directory: str) -> bool:
-    real_directory = os.path.realpath(directory)
-    return os.path.realpath(path).startswith(real_directory + os.sep)
 
 
 def _target_range(target: Mapping[str, Any], where: str) -> tuple[int, int] | None:
@@ -531,7 +400,7 @@ def _check_round_trip(
 
 
 def _targets(
-    task: Mapping[str, Any], key: str, repo: _Repo, where: str, reading: _Reading
+    task: Mapping[str, Any], key: str, repo: Repo, where: str, reading: Reading
 ) -> tuple[list[str], list[str]]:
     """The anchors of `task[key]`, and one problem per target that cannot be one."""
     value = task.get(key)
@@ -557,7 +426,7 @@ def _targets(
     return anchors, problems
 
 
-def convert_repository(path: str, repo: _Repo, checkout: str | None = None) -> Member:
+def convert_repository(path: str, repo: Repo, checkout: str | None = None) -> Member:
     """One annotation file as a member: its fixture text and its manifest entry; the
     first problem is the error (`convert_repository_all` collects them all)."""
     member, problems = convert_repository_all(path, repo, checkout)
@@ -567,7 +436,7 @@ def convert_repository(path: str, repo: _Repo, checkout: str | None = None) -> M
 
 
 def convert_repository_all(
-    path: str, repo: _Repo, checkout: str | None = None
+    path: str, repo: Repo, checkout: str | None = None
 ) -> tuple[Member | None, list[str]]:
     """One annotation file as a member, or None and every problem of every task.
 
@@ -584,7 +453,7 @@ def convert_repository_all(
     width = max(2, len(str(len(tasks))))
     lines = [json.dumps({"schema": SCHEMA_ID}, separators=(",", ":"))]
     problems: list[str] = []
-    reading = _Reading(checkout, _written_from_repository(tasks, repo.root))
+    reading = Reading(checkout, written_from_repository(tasks, repo.root))
     for number, task in enumerate(tasks, start=1):
         case_id = f"{repo.name}-{number:0{width}d}"
         where = f"{path}: task {number} ({case_id})"
@@ -613,7 +482,7 @@ def convert_repository_all(
 
 
 def _case_line(
-    task: object, case_id: str, repo: _Repo, where: str, reading: _Reading
+    task: object, case_id: str, repo: Repo, where: str, reading: Reading
 ) -> tuple[str, list[str]]:
     if not isinstance(task, dict):
         raise CliError(f"{where}: must be a JSON object, not {_kind(task)}")

@@ -26,11 +26,13 @@ from cce_cli.formats.git_url import redact_git_url
 SUITE_SCHEMA: Final = "cce.suite/v1"
 SUITE_REPORT_SCHEMA: Final = "cce.suite.report/v1"
 """The schema of the report a suite run writes (`cce_cli.render.suite`)."""
-_NAME: Final = re.compile(r"[A-Za-z0-9._-]+")
+GROUP_NAME: Final = re.compile(r"[A-Za-z0-9._-]+")
 # A member name becomes a file name and a case-id prefix: it starts with a letter or a
 # digit, so `.`, `..` and option-like `-rf` are never one.
-_MEMBER_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-_FULL_COMMIT: Final = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+MEMBER_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+# A full commit id: SHA-1 (40) or SHA-256 (64) hex digits, lower case as git prints them,
+# so that a later `HEAD == rev` check compares like with like.
+FULL_COMMIT: Final = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _MEMBER_KEYS: Final = frozenset({"name", "fixtures", "corpus", "git", "rev", "root", "groups"})
 
 
@@ -184,7 +186,7 @@ def _member(path: str, base: str, position: int, raw: object) -> Member:
     if not isinstance(raw, Mapping):
         raise CliError(f"{where}: each member is a [[members]] table")
     name = raw.get("name")
-    if not isinstance(name, str) or _MEMBER_NAME.fullmatch(name) is None:
+    if not isinstance(name, str) or MEMBER_NAME.fullmatch(name) is None:
         raise CliError(
             f"{where}: name must be letters, digits, '.', '_' or '-', starting with a "
             f"letter or digit (got {name!r}); give every member a short unique name"
@@ -199,7 +201,7 @@ def _member(path: str, base: str, position: int, raw: object) -> Member:
     fixtures = _string(raw, "fixtures", where, "the path of its fixture file")
     groups = raw.get("groups", [])
     if not isinstance(groups, list) or not all(
-        isinstance(group, str) and _NAME.fullmatch(group) for group in groups
+        isinstance(group, str) and GROUP_NAME.fullmatch(group) for group in groups
     ):
         raise CliError(f'{where}: groups must be a list of names, e.g. groups = ["python"]')
     has_corpus, has_git = "corpus" in raw, "git" in raw
@@ -217,7 +219,7 @@ def _member(path: str, base: str, position: int, raw: object) -> Member:
     else:
         url = _string(raw, "git", where, "a repository URL or path git accepts")
         rev = raw.get("rev")
-        if not isinstance(rev, str) or _FULL_COMMIT.fullmatch(rev) is None:
+        if not isinstance(rev, str) or FULL_COMMIT.fullmatch(rev) is None:
             raise CliError(
                 f"{where}: rev must be a full commit id (40 lowercase hex digits, "
                 f"got {rev!r}); pin the commit, not a branch or tag"

@@ -111,25 +111,26 @@ def read_trec_results(path: str, text: str) -> dict[str, tuple[SearchResult, ...
 
 
 def trec_run_text(
-    fixture_set: FixtureSet, reports: Iterable[BackendReport], *, granularity: str = "chunk"
+    fixture_set: FixtureSet,
+    reports: Iterable[BackendReport],
+    *,
+    granularity: str = "chunk",
+    prefix: str = "",
 ) -> str:
     """A TREC run of every report's results: `qid Q0 path:start-end rank score tag`, or
-    at `file` granularity `qid Q0 path rank score tag`, the docnos `qrels_text` writes."""
+    at `file` granularity `qid Q0 path rank score tag`, the docnos `qrels_text` writes;
+    `prefix` qualifies the query ids (a suite's `member/`)."""
     lines: list[str] = []
     for report in reports:
         for case, case_report in zip(fixture_set.cases, report.cases, strict=True):
             seen_docs: set[str] = set()
             for hit in case_report.results:
-                docno = (
-                    hit.file_path
-                    if granularity == "file"
-                    else f"{hit.file_path}:{hit.start_line}-{hit.end_line}"
-                )
+                docno = _result_docno(hit, granularity)
                 if docno in seen_docs:  # a run holds each document once per query
                     continue
                 seen_docs.add(docno)
                 lines.append(
-                    f"{case.id} Q0 {docno} {hit.rank} {format6(hit.score)} {report.backend}"
+                    f"{prefix}{case.id} Q0 {docno} {hit.rank} {format6(hit.score)} {report.backend}"
                 )
     return "".join(line + "\n" for line in lines)
 
@@ -226,8 +227,7 @@ def judged_run_text(
                 if first is not None:
                     docno = docnos[first]
                 else:
-                    own = hit.file_path if granularity == "file" else _chunk_docno(hit)
-                    docno = _unique(own, taken)
+                    docno = _unique(_result_docno(hit, granularity), taken)
                 score = len(considered) - rank + 1
                 lines.append(f"{qid} Q0 {docno} {rank} {score} {report.backend}")
     return "".join(line + "\n" for line in lines)
@@ -245,9 +245,11 @@ def run_text(
     qualified by `prefix`."""
     if results_format == "trec-judged":
         return judged_run_text(fixture_set, reports, granularity=granularity, prefix=prefix)
-    text = trec_run_text(fixture_set, reports, granularity=granularity)
-    return "".join(prefix + line + "\n" for line in text.splitlines() if line)
+    return trec_run_text(fixture_set, reports, granularity=granularity, prefix=prefix)
 
 
-def _chunk_docno(hit: SearchResult) -> str:
+def _result_docno(hit: SearchResult, granularity: str) -> str:
+    """A result's own docno: `path:start-end`, or `path` at `file` granularity."""
+    if granularity == "file":
+        return hit.file_path
     return f"{hit.file_path}:{hit.start_line}-{hit.end_line}"
