@@ -55,8 +55,8 @@ class MemberTask:
     member: Member
     request: RunRequest
     wants_results: bool = False
-    """Whether the suite writes `--results`, so the member returns its lines."""
-    results_format: str = "run"
+    """Whether the suite writes `--results` (in the request's `results_format`), so the
+    member returns its lines."""
     wants_evidence: bool = False
     """Whether the suite renders HTML, so the member returns its results and their code."""
 
@@ -131,9 +131,9 @@ def _member_results(task: MemberTask, scored: Scored) -> str:
 
     prefix = f"{task.member.name}/"
     granularity = task.request.granularity
-    if task.results_format in trec.RUN_FORMATS:
+    if task.request.results_format in trec.RUN_FORMATS:
         return trec.run_text(
-            task.results_format,
+            task.request.results_format,
             scored.fixture_set,
             scored.reports,
             granularity=granularity,
@@ -309,7 +309,6 @@ def member_tasks(
                 single_core=single_core,
             ),
             wants_results=request.results is not None,
-            results_format=request.results_format,
             wants_evidence=request.format == "html",
         )
         for member in manifest.members
