@@ -34,6 +34,7 @@ from cce_cli.compare.suite_inference import (
 )
 from cce_cli.compare.tag_family import adjust_tag_family
 from cce_cli.errors import CliError
+from cce_cli.evaluation.building import cache_root
 from cce_cli.evaluation.dask_executor import run_on_dask
 from cce_cli.evaluation.member_workers import collect_in_order, member_workers
 from cce_cli.evaluation.suite import MemberResult, aggregate, backend_order
@@ -315,14 +316,6 @@ def member_tasks(
     ]
 
 
-def suite_cache_root() -> str:
-    """The cache directory's root (`cce_cli.commands.build_options.cache_root`), where git
-    members are checked out beside the build cache."""
-    from cce_cli.evaluation.building import cache_root
-
-    return cache_root()
-
-
 @attrs.frozen(slots=True)
 class SuiteRun:
     """A suite scored: its manifest, every member's result in manifest order, the
@@ -387,7 +380,7 @@ def run_suite(request: RunRequest) -> SuiteRun:
         )
     executor = request.executor or manifest.executor
     jobs = 1 if executor is not None else (request.build.jobs or 1)
-    tasks = member_tasks(manifest, request, suite_cache_root(), executor is not None or jobs > 1)
+    tasks = member_tasks(manifest, request, cache_root(), executor is not None or jobs > 1)
     shown = sys.stderr is not None and request.build.wants_progress()
     results = run_members(tasks, jobs, executor, _member_progress if shown else None)
     if request.results is not None:
