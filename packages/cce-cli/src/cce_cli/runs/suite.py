@@ -110,25 +110,30 @@ def score_member(task: MemberTask) -> MemberResult:
     )
 
 
-def _member_evidence(task: MemberTask, scored: Scored) -> MemberEvidence:
-    """The member's results and the code its store kept, qualified by its name."""
-    from cce_cli.formats.evidence import stored_code
+def _member_run(task: MemberTask, scored: Scored) -> str:
+    """The member's results as its own `cce.run/v1` file (ids not yet qualified)."""
     from cce_cli.formats.results_file import render_run
 
-    run_text = render_run(
+    return render_run(
         str(task.request.corpus),
         scored.embedder,
         scored.fixture_set.cases,
         scored.reports,
         granularity=task.request.granularity,
     )
+
+
+def _member_evidence(task: MemberTask, scored: Scored) -> MemberEvidence:
+    """The member's results and the code its store kept, qualified by its name."""
+    from cce_cli.formats.evidence import stored_code
+
+    run_text = _member_run(task, scored)
     return member_evidence(task.member.name, run_text, stored_code(scored.reports))
 
 
 def _member_results(task: MemberTask, scored: Scored) -> str:
     """What `--results` holds for this member, its case ids qualified as `member/id`."""
     from cce_cli.formats import trec
-    from cce_cli.formats.results_file import render_run
 
     prefix = f"{task.member.name}/"
     granularity = task.request.granularity
@@ -140,15 +145,9 @@ def _member_results(task: MemberTask, scored: Scored) -> str:
             granularity=granularity,
             prefix=prefix,
         )
-    text = render_run(
-        str(task.request.corpus),
-        scored.embedder,
-        scored.fixture_set.cases,
-        scored.reports,
-        granularity=granularity,
-    )
     lines = []
-    for line in text.splitlines()[1:]:  # the header is the suite's, written once
+    # The header is the suite's, written once.
+    for line in _member_run(task, scored).splitlines()[1:]:
         record = json.loads(line)
         record["id"] = prefix + record["id"]
         record["member"] = task.member.name
