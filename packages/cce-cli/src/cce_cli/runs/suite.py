@@ -20,12 +20,24 @@ import multiprocessing
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
 
 import attrs
 
-from cce_cli.compare.gate import GateSpec
-from cce_cli.compare.pairing import DiffReport
+from cce_cli.compare.gate import (
+    GateSpec,
+    check_gate_metrics,
+    evaluate_gate,
+    gate_scope,
+    refuse_uncalibrated_gate,
+)
+from cce_cli.compare.pairing import (
+    DiffReport,
+    SavedBackend,
+    SavedCase,
+    SavedReport,
+    backend_values,
+    diff_reports,
+)
 from cce_cli.compare.suite_inference import (
     check_suite_inference,
     mean_heading,
@@ -43,8 +55,9 @@ from cce_cli.formats.suite_evidence import MemberEvidence, member_evidence
 from cce_cli.formats.suite_manifest import Member, SuiteManifest, read_manifest, select_members
 from cce_cli.output import display_text
 from cce_cli.runs.request import RunRequest
-from cce_cli.runs.single import Scored
+from cce_cli.runs.single import Scored, score
 from cce_metrics import Metric
+from cce_retrieval import PluginError, PluginInterrupt
 
 
 @attrs.frozen(slots=True)
@@ -67,10 +80,6 @@ def score_member(task: MemberTask) -> MemberResult:
 
     Runs in a worker process or on a Dask worker; a `CliError` or a plugin's failure is
     returned to the caller as a `CliError` with the member's name on it."""
-    from cce_cli.compare.pairing import backend_values
-    from cce_cli.runs.single import score
-    from cce_retrieval import PluginError, PluginInterrupt
-
     try:
         scored = score(task.request)
     except CliError as error:
@@ -403,11 +412,9 @@ def _member_progress(done: int, total: int, running: str) -> None:
     print(f"members: {done}/{total} done{waiting}", file=sys.stderr, flush=True)
 
 
-def flattened_backend(results: Sequence[MemberResult], backend: str) -> Any:
+def flattened_backend(results: Sequence[MemberResult], backend: str) -> SavedBackend:
     """`backend`'s cases over the whole suite, ids qualified as `member/case-id`, in
     manifest and case order, with full-precision values."""
-    from cce_cli.compare.pairing import SavedBackend, SavedCase
-
     cases = [
         SavedCase(f"{result.name}/{case_id}", values, result.tags.get(case_id, ()))
         for result in results
@@ -423,8 +430,6 @@ def compare_suite(
 ) -> DiffReport:
     """The paired comparison of `--compare A,B` over every query of the suite, tested on
     the mean and unit the request names (`cce_cli.compare.suite_inference`)."""
-    from cce_cli.compare.pairing import SavedReport, diff_reports
-
     base_name, head_name = backend_order(results)
     side = SavedReport(
         manifest.path, None, None, (), members=tuple(member.name for member in manifest.members)
@@ -449,13 +454,6 @@ def gate_suite(
     """The comparison with the gate's verdict on it: floors (`--min`) test the head's macro
     aggregate, or its micro aggregate with `--mean micro` (or `--min-aggregate micro`):
     the mean the comparison tested."""
-    from cce_cli.compare.gate import (
-        check_gate_metrics,
-        evaluate_gate,
-        gate_scope,
-        refuse_uncalibrated_gate,
-    )
-
     head = comparison.head.backend
     which = comparison.mean or "macro"
 
