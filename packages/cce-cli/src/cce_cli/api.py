@@ -135,7 +135,6 @@ class RelevanceReport:
     def render(self, format_name: str = "json") -> str:
         """The report as `--format format_name` prints it (`text`, `json`, `html`)."""
         _check_format(format_name, RENDERERS)
-        assert self.scored.render_as is not None
         return self.scored.render_as(format_name)
 
     def json(self) -> str:
