@@ -62,6 +62,12 @@ __all__ = [
 Record = dict[str, Any]
 
 
+def _check_format(format_name: str, registered: Mapping[str, object]) -> None:
+    """Refuse a format no renderer of the report's kind is registered for."""
+    if format_name not in registered:
+        raise CliError(f"unknown format {format_name!r}: choose {', '.join(registered)}")
+
+
 @attrs.frozen(slots=True)
 class GateVerdict:
     """The gate's verdict: whether a gate was on, and why it failed (empty: it passed)."""
@@ -128,9 +134,7 @@ class RelevanceReport:
 
     def render(self, format_name: str = "json") -> str:
         """The report as `--format format_name` prints it (`text`, `json`, `html`)."""
-        if format_name not in RENDERERS:
-            raise CliError(f"unknown format {format_name!r}: choose {', '.join(RENDERERS)}")
-        assert self.scored.render_as is not None
+        _check_format(format_name, RENDERERS)
         return self.scored.render_as(format_name)
 
     def json(self) -> str:
@@ -234,8 +238,7 @@ class SuiteReport:
         """The suite report as `--format format_name` prints it (`text`, `json`, `html`)."""
         from cce_cli.render.suite import render_suite
 
-        if format_name not in RENDERERS:
-            raise CliError(f"unknown format {format_name!r}: choose {', '.join(RENDERERS)}")
+        _check_format(format_name, RENDERERS)
         return render_suite(
             self.run.manifest,
             self.run.results,
@@ -361,10 +364,8 @@ class DiffResult:
 
     def render(self, format_name: str = "json") -> str:
         """The diff as `cce diff --format format_name` prints it."""
-        renderer = DIFF_RENDERERS.get(format_name)
-        if renderer is None:
-            raise CliError(f"unknown format {format_name!r}: choose {', '.join(DIFF_RENDERERS)}")
-        return renderer.render(self.report)
+        _check_format(format_name, DIFF_RENDERERS)
+        return DIFF_RENDERERS[format_name].render(self.report)
 
     def json(self) -> str:
         """The `cce.relevance.diff/v1` document, byte for byte as `--format json` prints it."""

@@ -5,11 +5,8 @@ index, and all of them take the same knobs for how fast that goes. None of the k
 changes a byte of output: they choose the number of worker processes, whether the
 incremental build cache (in the user cache directory, or `CCE_CACHE_DIR`) is read and
 written, and whether a progress bar is drawn on stderr. See
-docs/index-store.md#build-cache and docs/index-store.md#progress.
-
-Progress uses tqdm: a small, long-maintained, pure-Python dependency whose bars show
-rate and ETA and can wait a moment before appearing (`delay`), so quick runs stay
-silent. Bars go to stderr only, and by default only when stderr is a terminal.
+docs/index-store.md#build-cache and docs/index-store.md#progress. What the knobs do
+is `cce_cli.evaluation.building`; this module only turns the flags into `BuildOptions`.
 """
 
 from __future__ import annotations
@@ -56,12 +53,6 @@ def build_options(args: argparse.Namespace) -> BuildOptions:
         protection=getattr(args, "protection", None),
         verbose=bool(getattr(args, "verbose", False)),
     )
-
-
-def wants_progress(args: argparse.Namespace) -> bool:
-    """Whether to draw bars: `--progress`/`--no-progress`, else whether stderr is a
-    terminal (never when stderr is closed)."""
-    return build_options(args).wants_progress()
 
 
 def add_protection_argument(parser: argparse.ArgumentParser, default: str | None) -> None:

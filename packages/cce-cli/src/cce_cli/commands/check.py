@@ -27,7 +27,7 @@ import attrs
 from cce_cli.commands.build_options import add_build_options, add_protection_argument, build_options
 from cce_cli.errors import CliError
 from cce_cli.evaluation.anchor_check import CorpusFacts, Problem, fixture_problems
-from cce_cli.evaluation.building import BuildOptions
+from cce_cli.evaluation.building import BuildOptions, cache_root
 from cce_cli.evaluation.corpus_checks import stale_store_message, store_corpus_root
 from cce_cli.evaluation.corpus_paths import corpus_path, unusable_corpus
 from cce_cli.evaluation.indexes import build_or_fail
@@ -160,10 +160,9 @@ def _fixture_files(paths: Sequence[str], corpora: _Corpora) -> list[str]:
                 2,
             )
         from cce_cli.evaluation.corpora import member_corpus
-        from cce_cli.runs.suite import suite_cache_root
 
         for member in read_manifest(path).members:
-            corpora.member_corpora[member.fixtures] = member_corpus(member, suite_cache_root())
+            corpora.member_corpora[member.fixtures] = member_corpus(member, cache_root())
             files.append(member.fixtures)
     return files
 

@@ -30,7 +30,7 @@ from cce_cli.errors import CliError
 from cce_cli.evaluation import configurations as backend_config
 from cce_cli.evaluation import corpus_checks, harness, run_checks
 from cce_cli.evaluation.anchor_check import file_line_count
-from cce_cli.evaluation.building import BuildOptions
+from cce_cli.evaluation.building import BuildOptions, cache_root
 from cce_cli.evaluation.corpora import local_member_corpus, member_corpus
 from cce_cli.evaluation.corpus_paths import corpus_path, rust_parent
 from cce_cli.evaluation.indexes import open_store, remote_problem
@@ -275,12 +275,10 @@ def _pool_suite(request: PoolRequest) -> list[str]:
             raise CliError(f"{flag} does not apply to a suite: its members name their corpora", 2)
     if request.runs:
         raise CliError("--run does not apply to a suite's pool; pool its members one by one", 2)
-    from cce_cli.runs.suite import suite_cache_root
-
     manifest = read_manifest(str(request.fixtures))
     wanted = backend_config.requested(request.backends, runs=request.runs)
     config = request.config or backend_config.config_for(None, manifest.path, wanted).path
-    cache = suite_cache_root()
+    cache = cache_root()
     lines: list[str] = []
     for member in manifest.members:
         member_request = attrs.evolve(
@@ -379,9 +377,7 @@ def _apply(request: PoolRequest) -> int:
         os.makedirs(str(request.output), exist_ok=True)
     except OSError as error:
         raise CliError(f"could not make {request.output}: {describe_os_error(error)}") from None
-    from cce_cli.runs.suite import suite_cache_root
-
-    cache = suite_cache_root()
+    cache = cache_root()
     merged: list[_MergedFixtures] = []
     for member, prefix in zip(manifest.members, prefixes, strict=True):
         mine = tuple(

@@ -16,11 +16,11 @@ import sys
 import attrs
 
 from cce_cli.errors import CliError
+from cce_cli.evaluation.building import cache_root
 from cce_cli.evaluation.corpora import member_corpus
 from cce_cli.formats.git_url import redact_git_url
 from cce_cli.formats.suite_manifest import GitCorpus, Member, read_manifest
 from cce_cli.output import display_text, visible_controls, write_stdout
-from cce_cli.runs.suite import suite_cache_root
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -59,7 +59,7 @@ def run_suite_action(request: SuiteRequest) -> int:
     manifest = read_manifest(request.manifest)
     if request.action != "fetch":  # argparse's choices keep this unreachable
         raise CliError(f"unknown suite action {request.action!r}", 2)
-    return fetch_members(manifest.members, suite_cache_root(), keep_going=request.keep_going)
+    return fetch_members(manifest.members, cache_root(), keep_going=request.keep_going)
 
 
 def member_source(member: Member) -> str:

@@ -270,12 +270,12 @@ class Scored:
     reports: tuple[harness.BackendReport, ...]
     comparison: harness.Comparison | None
     metrics: tuple[Metric, ...]
+    render_as: Callable[[str], str] = attrs.field(eq=False, repr=False)
+    """The run in another registered format (`render_as("html")`), as the command would
+    print it with that `--format`."""
     results: str | None = None
     """What `--results` asks written (a `cce.run/v1` or TREC run), written by the caller
     once the gate has been evaluated, so a refused gate leaves no file behind."""
-    render_as: Callable[[str], str] | None = attrs.field(default=None, eq=False, repr=False)
-    """The run in another registered format (`render_as("html")`), as the command would
-    print it with that `--format`."""
     cost_metrics: tuple[Metric, ...] = ()
     """The cost metrics asked for (none by default)."""
     index_seconds: float = 0.0
@@ -436,8 +436,8 @@ def score(request: RunRequest) -> Scored:
         tuple(reports),
         comparison,
         tuple(metrics),
-        results,
         render_as,
+        results,
         cost_metrics,
         parsed_chunks=parsed_share(index.chunks),
         index_seconds=index_seconds,

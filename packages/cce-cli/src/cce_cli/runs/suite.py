@@ -20,12 +20,24 @@ import multiprocessing
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
 
 import attrs
 
-from cce_cli.compare.gate import GateSpec
-from cce_cli.compare.pairing import DiffReport
+from cce_cli.compare.gate import (
+    GateSpec,
+    check_gate_metrics,
+    evaluate_gate,
+    gate_scope,
+    refuse_uncalibrated_gate,
+)
+from cce_cli.compare.pairing import (
+    DiffReport,
+    SavedBackend,
+    SavedCase,
+    SavedReport,
+    backend_values,
+    diff_reports,
+)
 from cce_cli.compare.suite_inference import (
     check_suite_inference,
     mean_heading,
@@ -34,6 +46,7 @@ from cce_cli.compare.suite_inference import (
 )
 from cce_cli.compare.tag_family import adjust_tag_family
 from cce_cli.errors import CliError
+from cce_cli.evaluation.building import cache_root
 from cce_cli.evaluation.dask_executor import run_on_dask
 from cce_cli.evaluation.member_workers import collect_in_order, member_workers
 from cce_cli.evaluation.suite import MemberResult, aggregate, backend_order
@@ -42,8 +55,9 @@ from cce_cli.formats.suite_evidence import MemberEvidence, member_evidence
 from cce_cli.formats.suite_manifest import Member, SuiteManifest, read_manifest, select_members
 from cce_cli.output import display_text
 from cce_cli.runs.request import RunRequest
-from cce_cli.runs.single import Scored
+from cce_cli.runs.single import Scored, score
 from cce_metrics import Metric
+from cce_retrieval import PluginError, PluginInterrupt
 
 
 @attrs.frozen(slots=True)
@@ -55,8 +69,8 @@ class MemberTask:
     member: Member
     request: RunRequest
     wants_results: bool = False
-    """Whether the suite writes `--results`, so the member returns its lines."""
-    results_format: str = "run"
+    """Whether the suite writes `--results` (in the request's `results_format`), so the
+    member returns its lines."""
     wants_evidence: bool = False
     """Whether the suite renders HTML, so the member returns its results and their code."""
 
@@ -66,10 +80,6 @@ def score_member(task: MemberTask) -> MemberResult:
 
     Runs in a worker process or on a Dask worker; a `CliError` or a plugin's failure is
     returned to the caller as a `CliError` with the member's name on it."""
-    from cce_cli.compare.pairing import backend_values
-    from cce_cli.runs.single import score
-    from cce_retrieval import PluginError, PluginInterrupt
-
     try:
         scored = score(task.request)
     except CliError as error:
@@ -109,45 +119,44 @@ def score_member(task: MemberTask) -> MemberResult:
     )
 
 
-def _member_evidence(task: MemberTask, scored: Scored) -> MemberEvidence:
-    """The member's results and the code its store kept, qualified by its name."""
-    from cce_cli.formats.evidence import stored_code
+def _member_run(task: MemberTask, scored: Scored) -> str:
+    """The member's results as its own `cce.run/v1` file (ids not yet qualified)."""
     from cce_cli.formats.results_file import render_run
 
-    run_text = render_run(
+    return render_run(
         str(task.request.corpus),
         scored.embedder,
         scored.fixture_set.cases,
         scored.reports,
         granularity=task.request.granularity,
     )
+
+
+def _member_evidence(task: MemberTask, scored: Scored) -> MemberEvidence:
+    """The member's results and the code its store kept, qualified by its name."""
+    from cce_cli.formats.evidence import stored_code
+
+    run_text = _member_run(task, scored)
     return member_evidence(task.member.name, run_text, stored_code(scored.reports))
 
 
 def _member_results(task: MemberTask, scored: Scored) -> str:
     """What `--results` holds for this member, its case ids qualified as `member/id`."""
     from cce_cli.formats import trec
-    from cce_cli.formats.results_file import render_run
 
     prefix = f"{task.member.name}/"
     granularity = task.request.granularity
-    if task.results_format in trec.RUN_FORMATS:
+    if task.request.results_format in trec.RUN_FORMATS:
         return trec.run_text(
-            task.results_format,
+            task.request.results_format,
             scored.fixture_set,
             scored.reports,
             granularity=granularity,
             prefix=prefix,
         )
-    text = render_run(
-        str(task.request.corpus),
-        scored.embedder,
-        scored.fixture_set.cases,
-        scored.reports,
-        granularity=granularity,
-    )
     lines = []
-    for line in text.splitlines()[1:]:  # the header is the suite's, written once
+    # The header is the suite's, written once.
+    for line in _member_run(task, scored).splitlines()[1:]:
         record = json.loads(line)
         record["id"] = prefix + record["id"]
         record["member"] = task.member.name
@@ -309,19 +318,10 @@ def member_tasks(
                 single_core=single_core,
             ),
             wants_results=request.results is not None,
-            results_format=request.results_format,
             wants_evidence=request.format == "html",
         )
         for member in manifest.members
     ]
-
-
-def suite_cache_root() -> str:
-    """The cache directory's root (`cce_cli.commands.build_options.cache_root`), where git
-    members are checked out beside the build cache."""
-    from cce_cli.evaluation.building import cache_root
-
-    return cache_root()
 
 
 @attrs.frozen(slots=True)
@@ -388,7 +388,7 @@ def run_suite(request: RunRequest) -> SuiteRun:
         )
     executor = request.executor or manifest.executor
     jobs = 1 if executor is not None else (request.build.jobs or 1)
-    tasks = member_tasks(manifest, request, suite_cache_root(), executor is not None or jobs > 1)
+    tasks = member_tasks(manifest, request, cache_root(), executor is not None or jobs > 1)
     shown = sys.stderr is not None and request.build.wants_progress()
     results = run_members(tasks, jobs, executor, _member_progress if shown else None)
     if request.results is not None:
@@ -412,11 +412,9 @@ def _member_progress(done: int, total: int, running: str) -> None:
     print(f"members: {done}/{total} done{waiting}", file=sys.stderr, flush=True)
 
 
-def flattened_backend(results: Sequence[MemberResult], backend: str) -> Any:
+def flattened_backend(results: Sequence[MemberResult], backend: str) -> SavedBackend:
     """`backend`'s cases over the whole suite, ids qualified as `member/case-id`, in
     manifest and case order, with full-precision values."""
-    from cce_cli.compare.pairing import SavedBackend, SavedCase
-
     cases = [
         SavedCase(f"{result.name}/{case_id}", values, result.tags.get(case_id, ()))
         for result in results
@@ -432,8 +430,6 @@ def compare_suite(
 ) -> DiffReport:
     """The paired comparison of `--compare A,B` over every query of the suite, tested on
     the mean and unit the request names (`cce_cli.compare.suite_inference`)."""
-    from cce_cli.compare.pairing import SavedReport, diff_reports
-
     base_name, head_name = backend_order(results)
     side = SavedReport(
         manifest.path, None, None, (), members=tuple(member.name for member in manifest.members)
@@ -458,13 +454,6 @@ def gate_suite(
     """The comparison with the gate's verdict on it: floors (`--min`) test the head's macro
     aggregate, or its micro aggregate with `--mean micro` (or `--min-aggregate micro`):
     the mean the comparison tested."""
-    from cce_cli.compare.gate import (
-        check_gate_metrics,
-        evaluate_gate,
-        gate_scope,
-        refuse_uncalibrated_gate,
-    )
-
     head = comparison.head.backend
     which = comparison.mean or "macro"
 
