@@ -31,7 +31,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cce_stats._checks import finite_float, finite_floats
+from cce_stats._checks import finite_float, finite_floats, is_constant
 from cce_stats.distributions import MIN_DF, t_two_sided_critical, t_two_sided_p
 from cce_stats.generator import DEFAULT_SEED
 from cce_stats.paired import paired_test
@@ -53,10 +53,6 @@ __all__ = [
 MACRO_TESTS: tuple[str, ...] = ("t", "randomization")
 """The paired tests that have a weighted form, by their registry names."""
 
-# The t-test's constant-delta rule: a spread within 16 machine epsilons of the largest
-# magnitude is rounding noise, and a t built on it would explode.
-_MACHINE_EPSILON = 2.220446049250313e-16
-_CONSTANT_TOLERANCE_ULPS = 16.0
 _CONFIDENCE_ALPHA = 0.05
 
 
@@ -142,11 +138,6 @@ def _checked_weights(deltas: Sequence[float], weights: Sequence[float]) -> list[
     return converted
 
 
-def _is_constant(deltas: Sequence[float]) -> bool:
-    lo, hi = min(deltas), max(deltas)
-    return hi - lo <= _CONSTANT_TOLERANCE_ULPS * _MACHINE_EPSILON * max(abs(lo), abs(hi))
-
-
 def weighted_t_test(
     deltas: Sequence[float], weights: Sequence[float], mean_delta: float | None = None
 ) -> WeightedTTest:
@@ -176,7 +167,7 @@ def weighted_t_test(
         return WeightedTTest(n, mean, None, None, None, None, None, None)
     squared_weights = math.fsum(w * w for w in weighting)
     df = max(MIN_DF, total_weight * total_weight / squared_weights - 1.0)
-    if _is_constant(values):
+    if is_constant(values):
         p = 1.0 if all(d == 0.0 for d in values) else math.ldexp(1.0, 1 - n)
         return WeightedTTest(n, mean, None, df, None, p, (mean, mean), None)
     residuals = [d - mean for d in values]
