@@ -28,7 +28,7 @@ drawn like these?", and with few members it has little power.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from cce_stats._checks import finite_float, finite_floats, is_constant
@@ -56,12 +56,20 @@ MACRO_TESTS: tuple[str, ...] = ("t", "randomization")
 _CONFIDENCE_ALPHA = 0.05
 
 
+def _fsum_sum(values: Iterable[float]) -> float:
+    """The correctly rounded sum; ValueError when it overflows the float range."""
+    try:
+        total = math.fsum(values)
+    except OverflowError:
+        total = math.inf
+    if not math.isfinite(total):
+        raise ValueError("deltas are too large to sum in floating point")
+    return total
+
+
 def _fsum_mean(values: Sequence[float]) -> float:
     """The correctly rounded mean: one right answer whatever the order of the values."""
-    try:
-        return math.fsum(values) / len(values)
-    except OverflowError:
-        raise ValueError("deltas are too large to sum in floating point") from None
+    return _fsum_sum(values) / len(values)
 
 
 def _grouped(deltas_by_member: Sequence[Sequence[float]]) -> list[list[float]]:
@@ -184,16 +192,6 @@ def weighted_t_test(
     )
 
 
-def _fsum_sum(values: object) -> float:
-    try:
-        total = math.fsum(values)  # type: ignore[arg-type]
-    except OverflowError:
-        total = math.inf
-    if not math.isfinite(total):
-        raise ValueError("deltas are too large to sum in floating point")
-    return total
-
-
 def weighted_randomization_test(
     deltas: Sequence[float],
     weights: Sequence[float],
@@ -224,6 +222,17 @@ def weighted_randomization_test(
     return PairedTestResult(inner.test, inner.n, mean, mean, inner.p, None)
 
 
+def _macro_weighted(
+    deltas_by_member: Sequence[Sequence[float]],
+) -> tuple[list[float], list[float], float]:
+    """The suite's deltas flattened member by member, their macro weights, the macro mean."""
+    members = _grouped(deltas_by_member)
+    deltas = [delta for member in members for delta in member]
+    weights = macro_weights([len(member) for member in members])
+    macro_mean = _fsum_mean([_fsum_mean(member) for member in members])
+    return deltas, weights, macro_mean
+
+
 def macro_paired_test(
     deltas_by_member: Sequence[Sequence[float]],
     test: str = "t",
@@ -247,10 +256,7 @@ def macro_paired_test(
             f"no macro-weighted form of the {test!r} test; expected one of: "
             f"{', '.join(MACRO_TESTS)} (or test the member means with member_level_test)"
         )
-    members = _grouped(deltas_by_member)
-    deltas = [delta for member in members for delta in member]
-    weights = macro_weights([len(member) for member in members])
-    macro_mean = _fsum_mean([_fsum_mean(member) for member in members])
+    deltas, weights, macro_mean = _macro_weighted(deltas_by_member)
     if test == "randomization":
         result = weighted_randomization_test(deltas, weights, flips=flips, seed=seed)
         return PairedTestResult(result.test, result.n, macro_mean, macro_mean, result.p, None)
@@ -265,10 +271,7 @@ def macro_effect_size(deltas_by_member: Sequence[Sequence[float]]) -> float | No
     member spread enters as it does in the macro mean, not as pooling every query
     would weigh it. None when undefined (fewer than two deltas, constant deltas).
     """
-    members = _grouped(deltas_by_member)
-    deltas = [delta for member in members for delta in member]
-    weights = macro_weights([len(member) for member in members])
-    macro_mean = _fsum_mean([_fsum_mean(member) for member in members])
+    deltas, weights, macro_mean = _macro_weighted(deltas_by_member)
     return weighted_t_test(deltas, weights, mean_delta=macro_mean).effect_size
 
 
