@@ -23,6 +23,7 @@ import math
 from collections.abc import Iterable, Sequence
 
 __all__ = [
+    "constant_sign_flip_p",
     "finite_float",
     "finite_floats",
     "finite_mean",
@@ -109,6 +110,15 @@ def is_constant(deltas: Sequence[float]) -> bool:
     """
     lo, hi = min(deltas), max(deltas)
     return hi - lo <= _CONSTANT_TOLERANCE_ULPS * _MACHINE_EPSILON * max(abs(lo), abs(hi))
+
+
+def constant_sign_flip_p(n: int, all_zero: bool) -> float:
+    """The exact sign-flip p of n constant deltas: 2^(1 - n), or 1.0 when all are zero.
+
+    All n deltas share one sign and one magnitude, so of the 2^n sign assignments only
+    the observed one and its mirror reach the observed |mean|.
+    """
+    return 1.0 if all_zero else math.ldexp(1.0, 1 - n)
 
 
 def rescaled(deltas: Sequence[float]) -> tuple[list[float], int]:

@@ -31,7 +31,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from cce_stats._checks import finite_float, finite_floats, is_constant
+from cce_stats._checks import constant_sign_flip_p, finite_float, finite_floats, is_constant
 from cce_stats.distributions import MIN_DF, t_two_sided_critical, t_two_sided_p
 from cce_stats.generator import DEFAULT_SEED
 from cce_stats.paired import paired_test
@@ -176,7 +176,7 @@ def weighted_t_test(
     squared_weights = math.fsum(w * w for w in weighting)
     df = max(MIN_DF, total_weight * total_weight / squared_weights - 1.0)
     if is_constant(values):
-        p = 1.0 if all(d == 0.0 for d in values) else math.ldexp(1.0, 1 - n)
+        p = constant_sign_flip_p(n, all_zero=all(d == 0.0 for d in values))
         return WeightedTTest(n, mean, None, df, None, p, (mean, mean), None)
     residuals = [d - mean for d in values]
     sandwich = _fsum_sum((w * r) ** 2 for w, r in zip(weighting, residuals, strict=True))

@@ -14,7 +14,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cce_stats._checks import finite_floats, is_constant, rescaled
+from cce_stats._checks import constant_sign_flip_p, finite_floats, is_constant, rescaled
 from cce_stats.distributions import (
     reference_seq_sum,
     reference_t_two_sided_critical,
@@ -75,9 +75,7 @@ class PairedTTest:
         """
         if not self.constant:
             return None
-        if self.p == 1.0:
-            return 1.0
-        return math.ldexp(1.0, 1 - self.n)
+        return constant_sign_flip_p(self.n, all_zero=self.p == 1.0)
 
     @property
     def decision_p(self) -> float | None:
