@@ -53,6 +53,15 @@ def recomputed(tokens: list[int], hits: list[set[int]], n: int) -> dict[str, flo
     return values
 
 
+def means_and_cells(values: dict[str, list[float]]) -> tuple[dict[str, float], str]:
+    """Each metric's mean (0.0 with no value) and the row's cells, tokens whole."""
+    means = {n: sum(v) / max(len(v), 1) for n, v in values.items()}
+    cells = " ".join(
+        f"{means[n]:>16.0f}" if n == "first-hit-tokens" else f"{means[n]:>16.3f}" for n in NAMES
+    )
+    return means, cells
+
+
 def main() -> None:
     manifest_path = sys.argv[1]
     backends = sys.argv[2].split(",") if len(sys.argv) > 2 else ["bm25", "grep"]
@@ -87,22 +96,14 @@ def main() -> None:
                     values[item.name].append(value)
             elapsed = time.perf_counter() - started
             count = len(values[NAMES[0]])
-            means = {n: sum(v) / max(len(v), 1) for n, v in values.items()}
+            means, cells = means_and_cells(values)
             for n in NAMES:
                 every[name][n].extend(values[n])
                 macro[name][n].append(means[n])
-            cells = " ".join(
-                f"{means[n]:>16.0f}" if n == "first-hit-tokens" else f"{means[n]:>16.3f}"
-                for n in NAMES
-            )
             print(f"{member['name']:<10} {name:<7} {count:>3} {cells}   ({elapsed:.2f} s)")
     for label, table in (("micro", every), ("macro", macro)):
         for name in backends:
-            means = {n: sum(v) / max(len(v), 1) for n, v in table[name].items()}
-            cells = " ".join(
-                f"{means[n]:>16.0f}" if n == "first-hit-tokens" else f"{means[n]:>16.3f}"
-                for n in NAMES
-            )
+            _, cells = means_and_cells(table[name])
             print(f"{label:<10} {name:<7} {len(table[name][NAMES[0]]):>3} {cells}")
 
 

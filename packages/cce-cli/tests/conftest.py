@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pathlib
 import shutil
+import subprocess
 from collections.abc import Callable
 
 import pytest
@@ -46,6 +47,29 @@ def run_cce(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str,
         return code, captured.out, captured.err
 
     return run
+
+
+def _run_git(cwd: pathlib.Path, *args: str) -> str:
+    env = {
+        "GIT_AUTHOR_NAME": "cce",
+        "GIT_AUTHOR_EMAIL": "cce@example.invalid",
+        "GIT_COMMITTER_NAME": "cce",
+        "GIT_COMMITTER_EMAIL": "cce@example.invalid",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "PATH": "/usr/bin:/bin:/usr/local/bin",
+    }
+    done = subprocess.run(
+        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def git() -> Callable[..., str]:
+    """`git(cwd, *args)` runs git in `cwd` with a fixed identity and neither the system's
+    nor the user's configuration, and returns its stdout, stripped; a failure raises."""
+    return _run_git
 
 
 REPORT_DATA = pathlib.Path(__file__).parent / "data" / "report"

@@ -120,15 +120,30 @@ def fixtures(tmp_path: Path) -> Path:
 BUDGETS = (100, 500, 2000)
 
 
+def _relevance(run_cce: RunCce, fixtures: Path, *extra: str) -> tuple[int, str, str]:
+    """`cce relevance` of the cost fixtures over the sample corpus, with `extra` options."""
+    return run_cce("relevance", str(fixtures), "--dir", str(SAMPLE), *extra)
+
+
+def _saved_grep_and_bm25(run_cce: RunCce, fixtures: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """Saved first-hit-tokens reports of grep (the base) and bm25 (the head)."""
+    base, head = tmp_path / "base.json", tmp_path / "head.json"
+    for path, backend in ((base, "grep"), (head, "bm25")):
+        code, out, _ = _relevance(
+            run_cce, fixtures, "--backend", backend, "--metrics", "first-hit-tokens", "--json"
+        )
+        assert code == 0
+        path.write_text(out, encoding="utf-8")
+    return base, head
+
+
 def _run(
     run_cce: RunCce, fixtures: Path, tmp_path: Path, *extra: str
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     results = tmp_path / "run.jsonl"
-    code, out, err = run_cce(
-        "relevance",
-        str(fixtures),
-        "--dir",
-        str(SAMPLE),
+    code, out, err = _relevance(
+        run_cce,
+        fixtures,
         "--backend",
         "bm25,grep",
         "--metrics",
@@ -204,9 +219,7 @@ def test_a_default_run_has_no_cost_anywhere(
     fixtures: Path, tmp_path: Path, run_cce: RunCce
 ) -> None:
     results = tmp_path / "plain.jsonl"
-    code, out, _ = run_cce(
-        "relevance", str(fixtures), "--dir", str(SAMPLE), "--json", "--results", str(results)
-    )
+    code, out, _ = _relevance(run_cce, fixtures, "--json", "--results", str(results))
     assert code == 0
     assert "cost" not in out
     assert '"cost"' not in results.read_text(encoding="utf-8")
@@ -216,11 +229,9 @@ def test_the_quality_metrics_do_not_move_when_cost_is_asked(
     fixtures: Path, tmp_path: Path, run_cce: RunCce
 ) -> None:
     with_cost, _ = _run(run_cce, fixtures, tmp_path)
-    code, out, _ = run_cce(
-        "relevance",
-        str(fixtures),
-        "--dir",
-        str(SAMPLE),
+    code, out, _ = _relevance(
+        run_cce,
+        fixtures,
         "--backend",
         "bm25,grep",
         "--metrics",
@@ -238,11 +249,9 @@ def test_the_quality_metrics_do_not_move_when_cost_is_asked(
 
 
 def test_the_text_summary_shows_first_hit_as_tokens(fixtures: Path, run_cce: RunCce) -> None:
-    code, out, _ = run_cce(
-        "relevance",
-        str(fixtures),
-        "--dir",
-        str(SAMPLE),
+    code, out, _ = _relevance(
+        run_cce,
+        fixtures,
         "--backend",
         "bm25",
         "--budgets",
@@ -256,11 +265,9 @@ def test_the_text_summary_shows_first_hit_as_tokens(fixtures: Path, run_cce: Run
 def test_the_compare_block_names_a_lower_is_better_metric_and_keeps_its_columns_apart(
     fixtures: Path, run_cce: RunCce
 ) -> None:
-    code, out, _ = run_cce(
-        "relevance",
-        str(fixtures),
-        "--dir",
-        str(SAMPLE),
+    code, out, _ = _relevance(
+        run_cce,
+        fixtures,
         "--compare",
         "bm25,hybrid",
         "--metrics",
@@ -277,7 +284,7 @@ def test_the_compare_block_names_a_lower_is_better_metric_and_keeps_its_columns_
 
 @pytest.mark.parametrize("budgets", ["0", "abc", "5e2", "-3"])
 def test_a_bad_budget_is_a_usage_error(fixtures: Path, run_cce: RunCce, budgets: str) -> None:
-    code, _, err = run_cce("relevance", str(fixtures), "--dir", str(SAMPLE), "--budgets", budgets)
+    code, _, err = _relevance(run_cce, fixtures, "--budgets", budgets)
     assert code == 2
     assert "--budgets takes positive token counts" in err
 
@@ -354,11 +361,9 @@ def test_min_on_first_hit_tokens_is_a_ceiling(fixtures: Path, run_cce: RunCce) -
 
 
 def test_compare_tests_the_per_query_cost_deltas(fixtures: Path, run_cce: RunCce) -> None:
-    code, out, _ = run_cce(
-        "relevance",
-        str(fixtures),
-        "--dir",
-        str(SAMPLE),
+    code, out, _ = _relevance(
+        run_cce,
+        fixtures,
         "--compare",
         "grep,bm25",
         "--metrics",
@@ -378,21 +383,7 @@ def test_compare_tests_the_per_query_cost_deltas(fixtures: Path, run_cce: RunCce
 
 
 def test_diff_orients_cost_wins_and_losses(fixtures: Path, tmp_path: Path, run_cce: RunCce) -> None:
-    base, head = tmp_path / "base.json", tmp_path / "head.json"
-    for path, backend in ((base, "grep"), (head, "bm25")):
-        code, out, _ = run_cce(
-            "relevance",
-            str(fixtures),
-            "--dir",
-            str(SAMPLE),
-            "--backend",
-            backend,
-            "--metrics",
-            "first-hit-tokens",
-            "--json",
-        )
-        assert code == 0
-        path.write_text(out, encoding="utf-8")
+    base, head = _saved_grep_and_bm25(run_cce, fixtures, tmp_path)
     code, out, _ = run_cce("diff", str(base), str(head), "--format", "json")
     assert code == 0
     diffed = json.loads(out)
@@ -518,11 +509,9 @@ def test_the_python_api_carries_cost_and_prints_the_command_bytes(
         metrics="first-hit-tokens",
         budgets="500",
     )
-    code, out, _ = run_cce(
-        "relevance",
-        str(fixtures),
-        "--dir",
-        str(SAMPLE),
+    code, out, _ = _relevance(
+        run_cce,
+        fixtures,
         "--backend",
         "bm25,grep",
         "--metrics",
@@ -544,21 +533,7 @@ def test_the_python_api_carries_cost_and_prints_the_command_bytes(
 def test_the_pull_request_comment_shows_first_hit_in_whole_tokens(
     fixtures: Path, tmp_path: Path, run_cce: RunCce
 ) -> None:
-    base, head = tmp_path / "base.json", tmp_path / "head.json"
-    for path, backend in ((base, "grep"), (head, "bm25")):
-        code, out, _ = run_cce(
-            "relevance",
-            str(fixtures),
-            "--dir",
-            str(SAMPLE),
-            "--backend",
-            backend,
-            "--metrics",
-            "first-hit-tokens",
-            "--json",
-        )
-        assert code == 0
-        path.write_text(out, encoding="utf-8")
+    base, head = _saved_grep_and_bm25(run_cce, fixtures, tmp_path)
     code, out, _ = run_cce("diff", str(base), str(head), "--format", "markdown")
     assert code == 0
     row = next(line for line in out.splitlines() if line.startswith("| 1st-hit tok"))
@@ -598,11 +573,9 @@ def test_a_saved_report_page_draws_the_curve_from_its_budgets(
     fixtures: Path, tmp_path: Path, run_cce: RunCce
 ) -> None:
     saved = tmp_path / "saved.json"
-    code, out, _ = run_cce(
-        "relevance",
-        str(fixtures),
-        "--dir",
-        str(SAMPLE),
+    code, out, _ = _relevance(
+        run_cce,
+        fixtures,
         "--backend",
         "bm25,grep",
         "--metrics",
@@ -626,9 +599,7 @@ def test_a_saved_report_page_draws_the_curve_from_its_budgets(
 
 
 def test_an_unknown_metric_names_the_cost_metrics_too(fixtures: Path, run_cce: RunCce) -> None:
-    code, _, err = run_cce(
-        "relevance", str(fixtures), "--dir", str(SAMPLE), "--metrics", "recall@0t"
-    )
+    code, _, err = _relevance(run_cce, fixtures, "--metrics", "recall@0t")
     assert code == 2
     assert err.count("\n") == 1
     assert "unknown metric 'recall@0t' for --metrics" in err

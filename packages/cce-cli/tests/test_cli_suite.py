@@ -172,36 +172,22 @@ def test_gated_suite_compare_appends_the_job_summary(
     assert ("Gate failed" in text) == (code == 3)
 
 
-def _git(cwd: Path, *args: str) -> str:
-    env = {
-        "GIT_AUTHOR_NAME": "cce",
-        "GIT_AUTHOR_EMAIL": "cce@example.invalid",
-        "GIT_COMMITTER_NAME": "cce",
-        "GIT_COMMITTER_EMAIL": "cce@example.invalid",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": "/dev/null",
-        "PATH": "/usr/bin:/bin:/usr/local/bin",
-    }
-    done = subprocess.run(
-        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True
-    )
-    return done.stdout.strip()
-
-
 @pytest.fixture
-def git_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, str, Path]:
+def git_suite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, git: Callable[..., str]
+) -> tuple[Path, str, Path]:
     """A suite whose one member is a file:// git repository: the sample corpus under
     `src/`, committed, then changed in a later commit that the manifest does not pin."""
     if shutil.which("git") is None:
         pytest.skip("needs git")
     origin = tmp_path / "origin"
     shutil.copytree(SAMPLE, origin / "src")
-    _git(origin, "init", "--quiet")
-    _git(origin, "add", "-A")
-    _git(origin, "commit", "--quiet", "-m", "sample")
-    pinned = _git(origin, "rev-parse", "HEAD")
+    git(origin, "init", "--quiet")
+    git(origin, "add", "-A")
+    git(origin, "commit", "--quiet", "-m", "sample")
+    pinned = git(origin, "rev-parse", "HEAD")
     (origin / "src" / "config.py").unlink()
-    _git(origin, "commit", "--quiet", "-am", "drop config.py")
+    git(origin, "commit", "--quiet", "-am", "drop config.py")
     write_fixtures(tmp_path / "fixtures" / "sample.jsonl", CODE[1:])
     manifest = tmp_path / "suite.toml"
     manifest.write_text(

@@ -26,41 +26,26 @@ CODE = (REPO / "eval" / "relevance" / "code.jsonl").read_text(encoding="utf-8").
 HEADER = '{"schema":"cce.relevance/v1"}'
 
 RunCce = Callable[..., tuple[int, str, str]]
+RunGit = Callable[..., str]
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-
-
-def _git(cwd: Path, *args: str) -> str:
-    env = {
-        "GIT_AUTHOR_NAME": "cce",
-        "GIT_AUTHOR_EMAIL": "cce@example.invalid",
-        "GIT_COMMITTER_NAME": "cce",
-        "GIT_COMMITTER_EMAIL": "cce@example.invalid",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": "/dev/null",
-        "PATH": "/usr/bin:/bin:/usr/local/bin",
-    }
-    done = subprocess.run(
-        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True
-    )
-    return done.stdout.strip()
 
 
 class Origin:
     """A repository: the sample corpus under `src/`, a sibling `other/` directory, and
     a later commit the manifests do not pin."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, git: RunGit) -> None:
         self.path = root / "origin"
         shutil.copytree(SAMPLE, self.path / "src")
         (self.path / "other").mkdir()
         (self.path / "other" / "big.txt").write_text("x" * 10_000, encoding="utf-8")
-        _git(self.path, "init", "--quiet")
-        _git(self.path, "add", "-A")
-        _git(self.path, "commit", "--quiet", "-m", "sample")
-        self.pinned = _git(self.path, "rev-parse", "HEAD")
+        git(self.path, "init", "--quiet")
+        git(self.path, "add", "-A")
+        git(self.path, "commit", "--quiet", "-m", "sample")
+        self.pinned = git(self.path, "rev-parse", "HEAD")
         (self.path / "src" / "config.py").unlink()
-        _git(self.path, "commit", "--quiet", "-am", "drop config.py")
+        git(self.path, "commit", "--quiet", "-am", "drop config.py")
 
     @property
     def url(self) -> str:
@@ -97,8 +82,8 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-def origin(tmp_path: Path) -> Origin:
-    return Origin(tmp_path)
+def origin(tmp_path: Path, git: RunGit) -> Origin:
+    return Origin(tmp_path, git)
 
 
 def only_checkout(cache: Path) -> Path:
@@ -108,7 +93,7 @@ def only_checkout(cache: Path) -> Path:
 
 
 def test_only_the_pinned_commit_and_only_root_are_fetched(
-    tmp_path: Path, cache: Path, origin: Origin, run_cce: RunCce
+    tmp_path: Path, cache: Path, origin: Origin, run_cce: RunCce, git: RunGit
 ) -> None:
     manifest = write_suite(tmp_path, [("sample", origin.url, origin.pinned, "src")])
     code, _, err = run_cce("suite", "fetch", str(manifest))
@@ -116,7 +101,7 @@ def test_only_the_pinned_commit_and_only_root_are_fetched(
     checkout = only_checkout(cache)
     assert (checkout / "src" / "config.py").is_file()  # the pinned commit, not the tip
     assert not (checkout / "other").exists()  # outside root: not checked out
-    assert _git(checkout, "rev-list", "--count", "HEAD") == "1"  # one commit, no history
+    assert git(checkout, "rev-list", "--count", "HEAD") == "1"  # one commit, no history
     assert (checkout / ".git" / "shallow").is_file()
     # A run reuses it as it is: no note, same inode.
     inode = checkout.stat().st_ino
@@ -126,13 +111,13 @@ def test_only_the_pinned_commit_and_only_root_are_fetched(
 
 
 def test_a_server_refusing_a_commit_by_id_gets_one_full_fetch(
-    tmp_path: Path, cache: Path, origin: Origin, run_cce: RunCce
+    tmp_path: Path, cache: Path, origin: Origin, run_cce: RunCce, git: RunGit
 ) -> None:
     # The old protocol without allowReachableSHA1InWant refuses `fetch <commit>`.
     Path(os.environ["GIT_CONFIG_GLOBAL"]).write_text(
         "[protocol]\n\tversion = 0\n", encoding="utf-8"
     )
-    _git(origin.path, "config", "uploadpack.allowReachableSHA1InWant", "false")
+    git(origin.path, "config", "uploadpack.allowReachableSHA1InWant", "false")
     manifest = write_suite(tmp_path, [("sample", origin.url, origin.pinned, "src")])
     code, _, err = run_cce("suite", "fetch", str(manifest))
     assert code == 0, err
@@ -245,7 +230,7 @@ def test_staging_directories_of_killed_runs_are_removed(
 
 
 def test_a_root_that_leaves_the_checkout_through_a_link_is_refused(
-    tmp_path: Path, cache: Path, run_cce: RunCce
+    tmp_path: Path, cache: Path, run_cce: RunCce, git: RunGit
 ) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -254,10 +239,10 @@ def test_a_root_that_leaves_the_checkout_through_a_link_is_refused(
     repository.mkdir()
     (repository / "rootlink").symlink_to(outside)
     (repository / "README").write_text("x\n", encoding="utf-8")
-    _git(repository, "init", "--quiet")
-    _git(repository, "add", "-A")
-    _git(repository, "commit", "--quiet", "-m", "link")
-    rev = _git(repository, "rev-parse", "HEAD")
+    git(repository, "init", "--quiet")
+    git(repository, "add", "-A")
+    git(repository, "commit", "--quiet", "-m", "link")
+    rev = git(repository, "rev-parse", "HEAD")
     manifest = write_suite(tmp_path, [("linked", f"file://{repository}", rev, "rootlink")])
     code, out, err = run_cce("relevance", str(manifest), "--backend", "bm25")
     assert (code, out) == (1, "")

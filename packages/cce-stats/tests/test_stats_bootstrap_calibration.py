@@ -24,20 +24,24 @@ RESAMPLES = 1_000
 ALPHA = 0.05
 
 
-def _false_positive_rate(n: int, seed: int) -> float:
-    """Share of null normal samples of size n whose percentile-test p is below ALPHA."""
+def _false_positive_rate(
+    n: int, seed: int, *, samples: int = SAMPLES, resamples: int = RESAMPLES, chunk: int = 200
+) -> float:
+    """Share of null normal samples of size n whose percentile-test p is below ALPHA.
+
+    The samples are drawn `chunk` at a time, each resampled `resamples` times.
+    """
     rng = np.random.default_rng(seed)
     rejected = 0
-    chunk = 200
-    for _ in range(SAMPLES // chunk):
+    for _ in range(samples // chunk):
         deltas = rng.standard_normal((chunk, n))
-        picks = rng.integers(0, n, size=(chunk, RESAMPLES, n))
+        picks = rng.integers(0, n, size=(chunk, resamples, n))
         means = np.take_along_axis(deltas[:, None, :], picks, axis=2).mean(axis=2)
         at_most = (means <= 0.0).sum(axis=1)
         at_least = (means >= 0.0).sum(axis=1)
-        p = np.minimum(1.0, 2.0 * (np.minimum(at_most, at_least) + 1) / (RESAMPLES + 1))
+        p = np.minimum(1.0, 2.0 * (np.minimum(at_most, at_least) + 1) / (resamples + 1))
         rejected += int((p < ALPHA).sum())
-    return rejected / SAMPLES
+    return rejected / samples
 
 
 def test_percentile_bootstrap_is_too_liberal_below_the_calibrated_n() -> None:
@@ -60,18 +64,7 @@ FULL_RESAMPLES = 10_000
 
 def _full_false_positive_rate(n: int, seed: int) -> float:
     """`_false_positive_rate` with `BootstrapTest`'s own 10,000 resamples and 20,000 samples."""
-    rng = np.random.default_rng(seed)
-    rejected = 0
-    chunk = 20
-    for _ in range(LARGE_SAMPLES // chunk):
-        deltas = rng.standard_normal((chunk, n))
-        picks = rng.integers(0, n, size=(chunk, FULL_RESAMPLES, n))
-        means = np.take_along_axis(deltas[:, None, :], picks, axis=2).mean(axis=2)
-        at_most = (means <= 0.0).sum(axis=1)
-        at_least = (means >= 0.0).sum(axis=1)
-        p = np.minimum(1.0, 2.0 * (np.minimum(at_most, at_least) + 1) / (FULL_RESAMPLES + 1))
-        rejected += int((p < ALPHA).sum())
-    return rejected / LARGE_SAMPLES
+    return _false_positive_rate(n, seed, samples=LARGE_SAMPLES, resamples=FULL_RESAMPLES, chunk=20)
 
 
 @pytest.mark.slow

@@ -24,7 +24,7 @@ Both read at most `COST_DEPTH` (50) results, whatever the case's k, and are unde
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Final
 
 from cce_metrics.evaluation import (
@@ -112,20 +112,25 @@ def first_hit_tokens(reading: Reading, cap: int = FIRST_HIT_CAP) -> float | None
     return float(cap if spent is None else spent)
 
 
-def _reading_at(judged: Judgment, depth: int) -> Reading | None:
-    return None if judged.reading is None else judged.reading.head(depth)
+def _reading_score(
+    score_read: Callable[[Reading], float | None],
+) -> Callable[[Judgment], float | None]:
+    """A cost metric's score: `score_read` on the judgment's reading cut at `COST_DEPTH`,
+    None for a judgment without a reading."""
+
+    def score(judged: Judgment) -> float | None:
+        read = judged.reading
+        return None if read is None else score_read(read.head(COST_DEPTH))
+
+    return score
 
 
 def _budget_metric(budget: int) -> Metric:
-    def score(judged: Judgment) -> float | None:
-        read = _reading_at(judged, COST_DEPTH)
-        return None if read is None else recall_within_budget(read, budget)
-
     return Metric(
         f"recall@{budget}t",
         f"recall_at_{budget}t",
         f"R@{budget}t",
-        score,
+        _reading_score(lambda read: recall_within_budget(read, budget)),
         higher_is_better=True,
         default=False,
         group=COST,
@@ -148,16 +153,12 @@ def first_hit_tokens_metric(cap: int = FIRST_HIT_CAP) -> Metric:
 
 
 def _first_hit_metric(cap: int) -> Metric:
-    def score(judged: Judgment) -> float | None:
-        read = _reading_at(judged, COST_DEPTH)
-        return None if read is None else first_hit_tokens(read, cap)
-
     default_cap = cap == FIRST_HIT_CAP
     return Metric(
         "first-hit-tokens" if default_cap else f"first-hit-tokens:cap={cap}",
         "first_hit_tokens" if default_cap else f"first_hit_tokens_cap_{cap}",
         "1st-hit tok" if default_cap else f"1st-hit tok (cap {cap})",
-        score,
+        _reading_score(lambda read: first_hit_tokens(read, cap)),
         higher_is_better=False,
         default=False,
         group=COST,
@@ -230,10 +231,7 @@ def evaluate_cost(
     """
     if isinstance(metrics, str | bytes):
         raise TypeError(f"metrics is the single string {metrics!r}; pass a list of names")
-    chosen: list[tuple[str, Metric]] = []
-    for name in dict.fromkeys(metrics):
-        item = COST_METRICS.get(name)
-        chosen.append((name, item))
+    chosen = [(name, COST_METRICS.get(name)) for name in dict.fromkeys(metrics)]
     depth = max((item.depth or COST_DEPTH for _, item in chosen), default=COST_DEPTH)
     judged = checked_qrels(qrels)
     per_query: dict[str, dict[str, float]] = {}

@@ -23,11 +23,11 @@ import math
 from collections.abc import Iterable, Sequence
 
 __all__ = [
+    "constant_sign_flip_p",
     "finite_float",
     "finite_floats",
     "finite_mean",
-    "require_finite",
-    "require_finite_values",
+    "is_constant",
     "rescaled",
 ]
 
@@ -36,6 +36,11 @@ __all__ = [
 # deltas inside are used as they are and every bit of the reference is kept.
 _SAFE_LOW = 2.0**-400
 _SAFE_HIGH = 2.0**400
+
+# f64 machine epsilon (2^-52); deltas whose spread is within 16 of these relative to
+# the largest magnitude are "constant" (the reference t-test's rule).
+_MACHINE_EPSILON = 2.220446049250313e-16
+_CONSTANT_TOLERANCE_ULPS = 16.0
 
 
 def _as_float(name: str, value: object) -> float:
@@ -82,22 +87,6 @@ def finite_floats(name: str, values: Iterable[float]) -> list[float]:
     return converted
 
 
-def require_finite(name: str, value: float) -> None:
-    """Raise ValueError unless `value` is a finite real number."""
-    if not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-
-
-def require_finite_values(name: str, values: Iterable[float]) -> None:
-    """Raise ValueError naming the first non-finite entry of `values`, if any."""
-    for index, value in enumerate(values):
-        if not math.isfinite(value):
-            raise ValueError(
-                f"{name}[{index}] is {value!r}; every value must be a finite number "
-                "(NaN and infinities usually mean a score was computed from bad input)"
-            )
-
-
 def finite_mean(deltas: Sequence[float]) -> float:
     """Return the strictly left-to-right mean of `deltas` (0.0 for none).
 
@@ -110,6 +99,26 @@ def finite_mean(deltas: Sequence[float]) -> float:
     if not math.isfinite(total):
         raise ValueError("deltas are too large to sum in floating point")
     return total / len(deltas) if deltas else 0.0
+
+
+def is_constant(deltas: Sequence[float]) -> bool:
+    """True when the spread of `deltas` (at least one) is rounding noise.
+
+    The paired t-test's rule: a spread within 16 machine epsilons of the largest
+    magnitude would give a variance of rounding noise and a t near 1e16, so t, d_z
+    and their kin are undefined there.
+    """
+    lo, hi = min(deltas), max(deltas)
+    return hi - lo <= _CONSTANT_TOLERANCE_ULPS * _MACHINE_EPSILON * max(abs(lo), abs(hi))
+
+
+def constant_sign_flip_p(n: int, all_zero: bool) -> float:
+    """The exact sign-flip p of n constant deltas: 2^(1 - n), or 1.0 when all are zero.
+
+    All n deltas share one sign and one magnitude, so of the 2^n sign assignments only
+    the observed one and its mirror reach the observed |mean|.
+    """
+    return 1.0 if all_zero else math.ldexp(1.0, 1 - n)
 
 
 def rescaled(deltas: Sequence[float]) -> tuple[list[float], int]:

@@ -12,15 +12,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from cce_stats._checks import finite_floats, rescaled
+from cce_stats._checks import finite_floats, is_constant, rescaled
 from cce_stats.distributions import reference_seq_sum as seq_sum
 
 __all__ = ["effect_size_dz", "sample_sd", "wins_ties_losses"]
-
-# The t-test's rule for "constant" deltas (16 machine epsilons of the largest magnitude):
-# below it the sample sd is rounding noise and d_z would explode, so it is undefined.
-_MACHINE_EPSILON = 2.220446049250313e-16
-_CONSTANT_TOLERANCE_ULPS = 16.0
 
 
 def effect_size_dz(deltas: Sequence[float]) -> float | None:
@@ -37,9 +32,7 @@ def effect_size_dz(deltas: Sequence[float]) -> float | None:
     n = len(deltas)
     if n < 2:
         return None
-    lo = min(deltas)
-    hi = max(deltas)
-    if hi - lo <= _CONSTANT_TOLERANCE_ULPS * _MACHINE_EPSILON * max(abs(lo), abs(hi)):
+    if is_constant(deltas):
         return None
     deltas, _ = rescaled(deltas)
     mean = seq_sum(deltas) / n

@@ -66,15 +66,21 @@ def _as_float(name: str, value: float) -> float:
         return float(value)
 
 
-def _sample_size(n: int) -> int:
-    """`n` as a Python int >= 2 (numpy integers included); ValueError otherwise."""
+def _whole_number(name: str, value: int, minimum: int) -> int:
+    """`value` as a Python int >= `minimum` (numpy integers included, bools not);
+    ValueError otherwise."""
     try:
-        converted = None if isinstance(n, bool) else operator.index(n)
+        converted = None if isinstance(value, bool) else operator.index(value)
     except TypeError:
         converted = None
-    if converted is None or converted < _MIN_SAMPLE_SIZE:
-        raise ValueError(f"n must be an integer >= {_MIN_SAMPLE_SIZE}, got {n!r}")
+    if converted is None or converted < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return converted
+
+
+def _sample_size(n: int) -> int:
+    """`n` as a Python int >= 2 (numpy integers included); ValueError otherwise."""
+    return _whole_number("n", n, _MIN_SAMPLE_SIZE)
 
 
 def _one_sided_upper_quantile(tail: float, df: float) -> float:
@@ -194,12 +200,7 @@ def effective_alpha(alpha: float, family_size: int, correction: str) -> float:
     or an unknown correction.
     """
     alpha = _open_unit_interval("alpha", alpha)
-    try:
-        size = None if isinstance(family_size, bool) else operator.index(family_size)
-    except TypeError:
-        size = None
-    if size is None or size < 1:
-        raise ValueError(f"family_size must be an integer >= 1, got {family_size!r}")
+    size = _whole_number("family_size", family_size, 1)
     if correction not in CORRECTIONS:
         valid = ", ".join(CORRECTIONS)
         raise ValueError(f"unknown correction {correction!r}; expected one of: {valid}")

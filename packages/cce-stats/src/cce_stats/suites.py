@@ -28,10 +28,10 @@ drawn like these?", and with few members it has little power.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from cce_stats._checks import finite_float, finite_floats
+from cce_stats._checks import constant_sign_flip_p, finite_float, finite_floats, is_constant
 from cce_stats.distributions import MIN_DF, t_two_sided_critical, t_two_sided_p
 from cce_stats.generator import DEFAULT_SEED
 from cce_stats.paired import paired_test
@@ -53,19 +53,23 @@ __all__ = [
 MACRO_TESTS: tuple[str, ...] = ("t", "randomization")
 """The paired tests that have a weighted form, by their registry names."""
 
-# The t-test's constant-delta rule: a spread within 16 machine epsilons of the largest
-# magnitude is rounding noise, and a t built on it would explode.
-_MACHINE_EPSILON = 2.220446049250313e-16
-_CONSTANT_TOLERANCE_ULPS = 16.0
 _CONFIDENCE_ALPHA = 0.05
+
+
+def _fsum_sum(values: Iterable[float]) -> float:
+    """The correctly rounded sum; ValueError when it overflows the float range."""
+    try:
+        total = math.fsum(values)
+    except OverflowError:
+        total = math.inf
+    if not math.isfinite(total):
+        raise ValueError("deltas are too large to sum in floating point")
+    return total
 
 
 def _fsum_mean(values: Sequence[float]) -> float:
     """The correctly rounded mean: one right answer whatever the order of the values."""
-    try:
-        return math.fsum(values) / len(values)
-    except OverflowError:
-        raise ValueError("deltas are too large to sum in floating point") from None
+    return _fsum_sum(values) / len(values)
 
 
 def _grouped(deltas_by_member: Sequence[Sequence[float]]) -> list[list[float]]:
@@ -142,11 +146,6 @@ def _checked_weights(deltas: Sequence[float], weights: Sequence[float]) -> list[
     return converted
 
 
-def _is_constant(deltas: Sequence[float]) -> bool:
-    lo, hi = min(deltas), max(deltas)
-    return hi - lo <= _CONSTANT_TOLERANCE_ULPS * _MACHINE_EPSILON * max(abs(lo), abs(hi))
-
-
 def weighted_t_test(
     deltas: Sequence[float], weights: Sequence[float], mean_delta: float | None = None
 ) -> WeightedTTest:
@@ -176,8 +175,8 @@ def weighted_t_test(
         return WeightedTTest(n, mean, None, None, None, None, None, None)
     squared_weights = math.fsum(w * w for w in weighting)
     df = max(MIN_DF, total_weight * total_weight / squared_weights - 1.0)
-    if _is_constant(values):
-        p = 1.0 if all(d == 0.0 for d in values) else math.ldexp(1.0, 1 - n)
+    if is_constant(values):
+        p = constant_sign_flip_p(n, all_zero=all(d == 0.0 for d in values))
         return WeightedTTest(n, mean, None, df, None, p, (mean, mean), None)
     residuals = [d - mean for d in values]
     sandwich = _fsum_sum((w * r) ** 2 for w, r in zip(weighting, residuals, strict=True))
@@ -191,16 +190,6 @@ def weighted_t_test(
     return WeightedTTest(
         n, mean, standard_error, df, t, p, (mean - half_width, mean + half_width), effect_size
     )
-
-
-def _fsum_sum(values: object) -> float:
-    try:
-        total = math.fsum(values)  # type: ignore[arg-type]
-    except OverflowError:
-        total = math.inf
-    if not math.isfinite(total):
-        raise ValueError("deltas are too large to sum in floating point")
-    return total
 
 
 def weighted_randomization_test(
@@ -233,6 +222,17 @@ def weighted_randomization_test(
     return PairedTestResult(inner.test, inner.n, mean, mean, inner.p, None)
 
 
+def _macro_weighted(
+    deltas_by_member: Sequence[Sequence[float]],
+) -> tuple[list[float], list[float], float]:
+    """The suite's deltas flattened member by member, their macro weights, the macro mean."""
+    members = _grouped(deltas_by_member)
+    deltas = [delta for member in members for delta in member]
+    weights = macro_weights([len(member) for member in members])
+    macro_mean = _fsum_mean([_fsum_mean(member) for member in members])
+    return deltas, weights, macro_mean
+
+
 def macro_paired_test(
     deltas_by_member: Sequence[Sequence[float]],
     test: str = "t",
@@ -256,10 +256,7 @@ def macro_paired_test(
             f"no macro-weighted form of the {test!r} test; expected one of: "
             f"{', '.join(MACRO_TESTS)} (or test the member means with member_level_test)"
         )
-    members = _grouped(deltas_by_member)
-    deltas = [delta for member in members for delta in member]
-    weights = macro_weights([len(member) for member in members])
-    macro_mean = _fsum_mean([_fsum_mean(member) for member in members])
+    deltas, weights, macro_mean = _macro_weighted(deltas_by_member)
     if test == "randomization":
         result = weighted_randomization_test(deltas, weights, flips=flips, seed=seed)
         return PairedTestResult(result.test, result.n, macro_mean, macro_mean, result.p, None)
@@ -274,10 +271,7 @@ def macro_effect_size(deltas_by_member: Sequence[Sequence[float]]) -> float | No
     member spread enters as it does in the macro mean, not as pooling every query
     would weigh it. None when undefined (fewer than two deltas, constant deltas).
     """
-    members = _grouped(deltas_by_member)
-    deltas = [delta for member in members for delta in member]
-    weights = macro_weights([len(member) for member in members])
-    macro_mean = _fsum_mean([_fsum_mean(member) for member in members])
+    deltas, weights, macro_mean = _macro_weighted(deltas_by_member)
     return weighted_t_test(deltas, weights, mean_delta=macro_mean).effect_size
 
 

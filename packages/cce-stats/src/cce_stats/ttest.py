@@ -14,7 +14,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cce_stats._checks import finite_floats, rescaled
+from cce_stats._checks import constant_sign_flip_p, finite_floats, is_constant, rescaled
 from cce_stats.distributions import (
     reference_seq_sum,
     reference_t_two_sided_critical,
@@ -23,10 +23,6 @@ from cce_stats.distributions import (
 
 __all__ = ["PairedTTest", "paired_t_test"]
 
-# f64 machine epsilon (2^-52); the constant-delta tolerance is 16 of these relative
-# to the largest delta magnitude.
-_MACHINE_EPSILON = 2.220446049250313e-16
-_CONSTANT_TOLERANCE_ULPS = 16.0
 _CONFIDENCE_ALPHA = 0.05
 
 
@@ -79,9 +75,7 @@ class PairedTTest:
         """
         if not self.constant:
             return None
-        if self.p == 1.0:
-            return 1.0
-        return math.ldexp(1.0, 1 - self.n)
+        return constant_sign_flip_p(self.n, all_zero=self.p == 1.0)
 
     @property
     def decision_p(self) -> float | None:
@@ -119,14 +113,7 @@ def paired_t_test(deltas: Sequence[float]) -> PairedTTest:
         return PairedTTest(n=n, mean_delta=mean, t=None, p=None, ci95=None)
 
     first = deltas[0]
-    lo = first
-    hi = first
-    for delta in deltas:
-        lo = min(lo, delta)
-        hi = max(hi, delta)
-    scale = max(abs(lo), abs(hi))
-    tolerance = _CONSTANT_TOLERANCE_ULPS * _MACHINE_EPSILON * scale
-    if hi - lo <= tolerance:
+    if is_constant(deltas):
         p_constant = 1.0 if mean == 0.0 else 0.0
         return PairedTTest(n=n, mean_delta=first, t=None, p=p_constant, ci95=(first, first))
 
