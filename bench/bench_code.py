@@ -11,7 +11,6 @@ a BM25 build (docs/ranking.md#speed). Usage: `uv run python bench/bench_code.py 
 
 from __future__ import annotations
 
-import math
 import os
 import statistics
 import sys
@@ -20,6 +19,7 @@ from collections.abc import Callable
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from bench_search import percentile
 from corpus import default_corpus
 from queries import make_queries
 
@@ -36,11 +36,6 @@ from cce_retrieval.store.sidecar import load_store
 QUERIES = 200
 BUILD_REPEATS = 3
 TOP_K = 10
-
-
-def percentile(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
 
 
 def main() -> int:

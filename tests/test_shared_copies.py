@@ -12,13 +12,15 @@ other copies; this workspace-level test can, and fails the day they part:
   files (`write_run`, `write_qrels`): the same bytes, no temporary left, and a failed
   write keeps the previous file;
 - the input file readers of cce_retrieval and cce_fixtures (`read_input_file`): the same
-  bytes, or the same refusal, for a regular file, one over the limit, a FIFO and a device.
+  bytes, or the same refusal, for a regular file, one over the limit, a FIFO and a device;
+  and the names their refusals give each kind of file (`file_type_name`), every kind.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -30,6 +32,7 @@ from hypothesis import strategies as st
 import cce_fixtures.input_file as fixtures_input
 import cce_fixtures.rust_text as fixtures_text
 import cce_metrics.tokens as metrics_tokens
+import cce_retrieval.file_kinds as retrieval_file_kinds
 import cce_retrieval.parity.text as retrieval_text
 import cce_retrieval.store.fileio as retrieval_fileio
 from cce_metrics.trec import format_qrels, format_run, write_qrels, write_run
@@ -168,3 +171,20 @@ def test_the_input_file_readers_agree(tmp_path: Path) -> None:
         errno.EINVAL,
     )
     assert fixtures_input.MAX_FIXTURE_BYTES == 1 << 30
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        stat.S_IFREG,
+        stat.S_IFDIR,
+        stat.S_IFCHR,
+        stat.S_IFBLK,
+        stat.S_IFIFO,
+        stat.S_IFSOCK,
+        stat.S_IFLNK,
+    ],
+)
+def test_the_file_kind_names_agree(kind: int) -> None:
+    mode = kind | 0o644
+    assert retrieval_file_kinds.file_type_name(mode) == fixtures_input.file_type_name(mode)

@@ -16,12 +16,10 @@ import os
 import sys
 import tempfile
 
+from ablation import CONFIG, DEFAULT_SUITE
+
 import cce_retrieval.chunk.chunker as chunker
 from cce_cli.main import main as cce
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_SUITE = os.path.join(HERE, "..", "..", "..", "shared", "bench", "semble-dev", "suite.toml")
-CONFIG = os.path.join(HERE, "cce.toml")
 
 
 def main() -> int:

@@ -35,24 +35,6 @@ ALL_OFF: dict[str, object] = {
 }
 """Every technique at its off value."""
 
-TECHNIQUES = {
-    "split_identifiers": False,
-    "path_terms": False,
-    "code_files_only": False,
-    "chunks": "stored",
-    "max_chunk_lines": 0,
-    "gap_chunks": False,
-    "split_unparsed": False,
-    "rank_scores": False,
-    "file_boost": 0.0,
-    "repeat_decay": 1.0,
-    "stem_boost": 0.0,
-    "acronym_stems": False,
-    "definition_boost": 0.0,
-    "path_penalty": 1.0,
-    "reexport_penalty": 1.0,
-}
-
 
 def chunk(
     path: str, start: int, end: int, content: str, kind: str = "function_definition"
@@ -106,7 +88,7 @@ def test_code_backends_are_listed_with_every_technique_and_its_range() -> None:
     assert names[:3] == ("bm25", "vector", "hybrid")
     assert "code" in names and "code-hybrid" in names
     code = backend_spec("code")
-    for key, off in TECHNIQUES.items():
+    for key, off in ALL_OFF.items():
         param = code.param(key)
         assert param is not None, key
         assert param.coerce(off) == off  # the off value is in range
@@ -288,14 +270,7 @@ def gap_index(tmp_path: Path) -> tuple[Index, str]:
 def test_gap_chunks_rank_lines_no_stored_chunk_covers(gap_index: tuple[Index, str]) -> None:
     index, root = gap_index
     assert spans(index.chunks) == [("app.py", 6, 7)]
-    on = spans(
-        search(
-            index,
-            "max retries",
-            GAPS,
-            root=root,
-        )
-    )
+    on = spans(search(index, "max retries", GAPS, root=root))
     off = spans(search(index, "max retries", NO_GAPS, root=root))
     rootless = search(index, "max retries", GAPS)
     assert on == [("app.py", 1, 3)]
@@ -304,12 +279,7 @@ def test_gap_chunks_rank_lines_no_stored_chunk_covers(gap_index: tuple[Index, st
 
 def test_a_comment_before_a_definition_joins_it(gap_index: tuple[Index, str]) -> None:
     index, root = gap_index
-    found = search(
-        index,
-        "dispatch incoming",
-        GAPS,
-        root=root,
-    )
+    found = search(index, "dispatch incoming", GAPS, root=root)
     assert spans(found) == [("app.py", 5, 7)]
     assert found[0].content.startswith("# Dispatch") and "return request" in found[0].content
 
@@ -317,12 +287,7 @@ def test_a_comment_before_a_definition_joins_it(gap_index: tuple[Index, str]) ->
 def test_gap_chunks_are_left_out_when_the_file_changed(gap_index: tuple[Index, str]) -> None:
     index, root = gap_index
     Path(root, "app.py").write_text("MAX_RETRIES = 5\n", encoding="utf-8")
-    changed = search(
-        index,
-        "max retries",
-        GAPS,
-        root=root,
-    )
+    changed = search(index, "max retries", GAPS, root=root)
     assert changed == []
 
 
@@ -332,12 +297,7 @@ def test_gap_chunks_are_protected_like_a_strict_store(tmp_path: Path) -> None:
         secret + "\ndef run():\n    return API_KEY\n", encoding="utf-8"
     )
     index = build_index(str(tmp_path), HashEmbedder()).index
-    found = search(
-        index,
-        "api key",
-        GAPS,
-        root=str(tmp_path),
-    )
+    found = search(index, "api key", GAPS, root=str(tmp_path))
     assert found and all("sk-live-0123456789" not in r.content for r in found)
 
 

@@ -20,6 +20,7 @@ pay for.
 
 from __future__ import annotations
 
+import itertools
 import os
 import stat
 import sys
@@ -56,16 +57,13 @@ def special_model_file(directory: str) -> str | None:
 
     Checked by `stat`, which never blocks on a FIFO, before the loader opens anything. A
     link that leads nowhere is left to the loader, which names it."""
-    folders: list[str] = []
-    for path, mode in _entry_modes(directory):
-        if stat.S_ISDIR(mode):
-            folders.append(path)
-        elif not stat.S_ISREG(mode):
+    top = _entry_modes(directory)
+    folders = [path for path, mode in top if stat.S_ISDIR(mode)]
+    # The folders are listed lazily, only once the top level holds nothing special.
+    nested = itertools.chain.from_iterable(map(_entry_modes, folders))
+    for path, mode in itertools.chain(top, nested):
+        if not stat.S_ISDIR(mode) and not stat.S_ISREG(mode):
             return _not_regular(path, mode)
-    for folder in folders:
-        for path, mode in _entry_modes(folder):
-            if not stat.S_ISDIR(mode) and not stat.S_ISREG(mode):
-                return _not_regular(path, mode)
     return None
 
 

@@ -167,6 +167,17 @@ def embedder_names() -> tuple[str, ...]:
     return tuple(EMBEDDERS)
 
 
+def _registered(name: str) -> EmbedderSpec | None:
+    """The spec registered as `name`, built in or from a plugin; None when there is none."""
+    spec = EMBEDDERS.get(name)
+    if spec is None:
+        # Plugins are looked for only for a name the built-ins lack: a hash store's
+        # queries never pay for reading the installed packages' entry points.
+        load_embedder_plugins()
+        spec = EMBEDDERS.get(name)
+    return spec
+
+
 def embedder_spec(name: str, *, fallback: bool = False) -> EmbedderSpec:
     """The spec registered as `name`.
 
@@ -174,12 +185,7 @@ def embedder_spec(name: str, *, fallback: bool = False) -> EmbedderSpec:
     an unrecognised `embedder` field and `cce index --embedder <other>` have always
     meant); without it, an unknown name is an EmbedderConfigError listing the choices.
     """
-    spec = EMBEDDERS.get(name)
-    if spec is None:
-        # Plugins are looked for only for a name the built-ins lack: a hash store's
-        # queries never pay for reading the installed packages' entry points.
-        load_embedder_plugins()
-        spec = EMBEDDERS.get(name)
+    spec = _registered(name)
     if spec is not None:
         return spec
     if fallback:
@@ -233,10 +239,7 @@ def query_embedder(index: Index, environ: Mapping[str, str] | None = None) -> Em
 def unavailable_embedder(index: Index) -> str | None:
     """Why `index` cannot be queried here, when its recorded embedder is not registered
     and the store is not one hash could have made; None otherwise."""
-    if index.embedder in EMBEDDERS:
-        return None
-    load_embedder_plugins()
-    if index.embedder in EMBEDDERS:
+    if _registered(index.embedder) is not None:
         return None
     width = int(index.embeddings.shape[1]) if index.embeddings.ndim == 2 else 0
     if index.embedder_model is None and index.embedding_dim is None and width in (0, EMBED_DIM):

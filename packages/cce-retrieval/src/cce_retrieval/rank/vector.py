@@ -76,11 +76,6 @@ class VectorIndex:
                 present[rows[values != 0.0]] = True
         return present
 
-    @property
-    def vectorless(self) -> int:
-        """How many chunks rankings leave out for having no vector."""
-        return 0 if self._ranked is None else self.n_chunks - len(self._ranked)
-
     def cosines(self, qvec: Sequence[float]) -> FloatArray:
         """`cosine(qvec, chunk_embedding)` for every chunk, in store order, bit-exact.
 

@@ -21,7 +21,6 @@ __all__ = [
     "QUERY_STOPWORDS",
     "TermCounts",
     "code_file",
-    "count_code_terms",
     "defines",
     "embedded_symbols",
     "file_stem",
@@ -77,15 +76,6 @@ def identifier_terms(word: str) -> tuple[str, ...]:
     if len(parts) >= 2:
         return (lower, *parts)
     return (lower,) if lower.strip("_") else ()
-
-
-def count_code_terms(text: str) -> TermCounts:
-    """Each identifier term of `text` with its count (the code-aware text field)."""
-    counts: TermCounts = Counter()
-    for word, count in Counter(words(text)).items():
-        for term in identifier_terms(word):
-            counts[term] += count
-    return counts
 
 
 def query_terms(text: str) -> list[str]:
