@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from cce_cli.compare.pairing import SavedBackend, SavedReport
+from cce_cli.compare.saved_report import SavedBackend, SavedReport
 from cce_cli.errors import CliError
 from cce_metrics import METRICS, Metric
 from cce_stats import adjust_p_values, paired_test

@@ -31,7 +31,8 @@ from typing import Any, Final
 import attrs
 import jinja2
 
-from cce_cli.compare.pairing import DiffReport, MetricDiff, SavedReport
+from cce_cli.compare.pairing import DiffReport, MetricDiff
+from cce_cli.compare.saved_report import SavedReport
 from cce_cli.compare.suite_inference import mean_heading, side_mean, tested_on
 from cce_cli.evaluation.report import RunSummary
 from cce_cli.formats.evidence import Evidence
@@ -668,7 +669,8 @@ def saved_curves(
 def render_summary_page(summary: RunSummary, evidence: Evidence | None = None) -> str:
     """The page of an in-memory run: its report as `--json` would save it, so the page
     is the one `cce report` makes of that file; with `--compare A,B`, A against B."""
-    from cce_cli.compare.pairing import diff_reports, parse_report
+    from cce_cli.compare.pairing import diff_reports
+    from cce_cli.compare.saved_report import parse_report
     from cce_cli.render.report_json import render_json
 
     saved = parse_report(render_json(summary), "this run")

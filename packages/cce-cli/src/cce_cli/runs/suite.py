@@ -415,7 +415,7 @@ def _member_progress(done: int, total: int, running: str) -> None:
 def flattened_backend(results: Sequence[MemberResult], backend: str) -> Any:
     """`backend`'s cases over the whole suite, ids qualified as `member/case-id`, in
     manifest and case order, with full-precision values."""
-    from cce_cli.compare.pairing import SavedBackend, SavedCase
+    from cce_cli.compare.saved_report import SavedBackend, SavedCase
 
     cases = [
         SavedCase(f"{result.name}/{case_id}", values, result.tags.get(case_id, ()))
@@ -432,7 +432,8 @@ def compare_suite(
 ) -> DiffReport:
     """The paired comparison of `--compare A,B` over every query of the suite, tested on
     the mean and unit the request names (`cce_cli.compare.suite_inference`)."""
-    from cce_cli.compare.pairing import SavedReport, diff_reports
+    from cce_cli.compare.pairing import diff_reports
+    from cce_cli.compare.saved_report import SavedReport
 
     base_name, head_name = backend_order(results)
     side = SavedReport(
