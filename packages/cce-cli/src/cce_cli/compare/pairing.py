@@ -43,6 +43,7 @@ __all__ = [
     "backend_values",
     "diff_backend_reports",
     "diff_reports",
+    "finite_or_none",
     "head_aggregate",
 ]
 
@@ -153,7 +154,8 @@ class DiffReport:
         return not self.gate_reasons
 
 
-def _finite_or_none(p: float | None) -> float | None:
+def finite_or_none(p: float | None) -> float | None:
+    """`p`, or None for a missing or non-finite one (what `adjust_p_values` leaves out)."""
     return p if p is not None and math.isfinite(p) else None
 
 
@@ -179,7 +181,7 @@ def _compare_group(
     # The decision p, not the printed one: constant deltas print the reference's p = 0
     # but decide on the exact sign-flip p (docs/statistics.md#constant-deltas).
     adjusted = adjust_p_values(
-        [_finite_or_none(result.decision_p) for _, _, result in partial], correction
+        [finite_or_none(result.decision_p) for _, _, result in partial], correction
     )
     diffs: list[MetricDiff] = []
     for (item, rows, result), p_adjusted in zip(partial, adjusted, strict=True):
