@@ -319,7 +319,7 @@ def render_diff_page(report: DiffReport) -> str:
         for case_id in tagged.case_ids:
             tags_of.setdefault(case_id, []).append(tagged.tag or "")
     by_metric = [{row.id: row for row in item.rows} for item in group.metrics]
-    primary = primary_metric(report, report.gate_metrics)
+    primary = primary_metric(report)
     primary_rows = {} if primary is None else {row.id: row for row in primary.rows}
     rows: list[dict[str, Any]] = []
     for index, case_id in enumerate(group.case_ids):
