@@ -47,6 +47,7 @@ __all__ = [
     "member_effect_sizes",
     "resolve_suite_mean",
     "retest_suite",
+    "tested_mean",
 ]
 
 SUITE_MEANS: Final = ("macro", "micro")
@@ -199,11 +200,18 @@ def mean_note(report: DiffReport) -> str:
     return f", {report.mean} mean"
 
 
+def tested_mean(report: DiffReport) -> str | None:
+    """The mean the deltas average, as headings name it: "macro" or "micro" (member
+    means as the unit average to the macro mean); None when not a suite's."""
+    if report.mean is None:
+        return None
+    return report.mean if report.unit == "query" else "macro"
+
+
 def mean_heading(report: DiffReport) -> str:
     """The heading of the mean-delta column: "mean delta", or "macro mean delta"."""
-    if report.mean is None:
-        return "mean delta"
-    return f"{report.mean if report.unit == 'query' else 'macro'} mean delta"
+    mean = tested_mean(report)
+    return "mean delta" if mean is None else f"{mean} mean delta"
 
 
 def side_mean(report: DiffReport, item: MetricDiff, side: str) -> float | None:

@@ -24,7 +24,13 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from cce_cli.compare.pairing import DiffGroup, DiffReport, MetricDiff
-from cce_cli.compare.suite_inference import mean_heading, mean_note, side_mean, tested_on
+from cce_cli.compare.suite_inference import (
+    mean_heading,
+    mean_note,
+    side_mean,
+    tested_mean,
+    tested_on,
+)
 from cce_cli.compare.tag_family import family_size
 from cce_cli.output import number_text, visible_controls
 from cce_cli.render.changes import ChangedQuery, changed_queries
@@ -475,7 +481,8 @@ def _tag_family_text(report: DiffReport) -> str:
 
 def _delta_heading(report: DiffReport) -> str:
     """The aggregate table's delta column: "delta", or a suite's "macro delta"."""
-    return "delta" if report.mean is None else mean_heading(report).replace(" mean", "")
+    mean = tested_mean(report)
+    return "delta" if mean is None else f"{mean} delta"
 
 
 def _stats_block(report: DiffReport) -> list[str]:

@@ -33,7 +33,7 @@ import jinja2
 
 from cce_cli.compare.pairing import DiffReport, MetricDiff
 from cce_cli.compare.saved_report import SavedReport
-from cce_cli.compare.suite_inference import mean_heading, side_mean, tested_on
+from cce_cli.compare.suite_inference import side_mean, tested_mean, tested_on
 from cce_cli.evaluation.report import RunSummary
 from cce_cli.formats.evidence import Evidence
 from cce_cli.output import visible_controls
@@ -381,7 +381,7 @@ def render_diff_page(report: DiffReport) -> str:
     if report.mean is not None:
         notes.append(
             f"{paired_test(report.test).label} {tested_on(report)}; base, head, delta and "
-            f"95% CI are the {mean_heading(report).replace(' delta', '')}"
+            f"95% CI are the {tested_mean(report)} mean"
         )
     unpaired = len(report.unpaired_base) + len(report.unpaired_head)
     if unpaired:
