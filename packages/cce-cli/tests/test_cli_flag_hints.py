@@ -30,7 +30,7 @@ SUGGESTIONS: tuple[tuple[str, str], ...] = (
     *(("--dir", command) for command in ("relevance", "pool", "check")),
     # commands/relevance.py: store refusal "evaluate a corpus directory with --dir".
     ("--dir", "relevance"),
-    # compare/pairing.py: choosing a saved report's backends.
+    # compare/saved_report.py: choosing a saved report's backends.
     *(("--backend", command) for command in ("diff",)),
     *(("--backends", command) for command in ("diff", "report")),
     # runs/plan.py: "name the pair to plan for with --compare A,B".

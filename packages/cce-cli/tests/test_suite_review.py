@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from cce_cli.compare.pairing import SavedBackend, SavedCase, SavedReport, diff_reports
+from cce_cli.compare.pairing import diff_reports
+from cce_cli.compare.saved_report import SavedBackend, SavedCase, SavedReport
 from cce_cli.render.comment import COMMENT_LIMIT, md_text, render_comment
 from cce_cli.render.member_table import aggregate_rows, member_rows
 

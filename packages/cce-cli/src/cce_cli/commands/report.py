@@ -19,7 +19,7 @@ import attrs
 
 from cce_cli.commands.evidence_options import add_evidence_arguments, evidence_for
 from cce_cli.commands.output_paths import refuse_output_over_input
-from cce_cli.compare import pairing
+from cce_cli.compare import pairing, saved_report
 from cce_cli.compare.suite_inference import retest_suite
 from cce_cli.errors import CliError
 from cce_cli.formats import json_text
@@ -83,10 +83,10 @@ def _relevance_page(
 ) -> str:
     from cce_cli.render.html import render_diff_page, render_relevance_page
 
-    report = pairing.parse_report(json.dumps(body), path)
+    report = saved_report.parse_report(json.dumps(body), path)
     if request.backends is None:
         return render_relevance_page(report, evidence)
-    base, head = pairing.select_backends(
+    base, head = saved_report.select_backends(
         report, report, None, request.backends, "--backends BASE,HEAD"
     )
     diff = pairing.diff_reports(report, report, base, head, by_tag=True)
@@ -152,7 +152,7 @@ def write_report_page(request: ReportRequest) -> int:
     """Read the report, choose its page by schema, render, write."""
     path = request.report
     refuse_output_over_input([("-o", request.output)], [path, request.fixtures, *request.results])
-    text = pairing.read_report_text(path)
+    text = saved_report.read_report_text(path)
     try:
         body = json_text.loads(text)
     except json.JSONDecodeError as error:

@@ -25,7 +25,6 @@ the number of paired queries: the percentile bootstrap below
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 from collections.abc import Callable
@@ -33,7 +32,7 @@ from typing import Final
 
 import attrs
 
-from cce_cli.compare.pairing import DiffGroup, MetricDiff
+from cce_cli.compare.pairing import DiffGroup, MetricDiff, finite_or_none
 from cce_cli.errors import CliError
 from cce_cli.output import display_text, number_text
 from cce_metrics import COST, COST_METRICS, METRICS, TOKEN_METRICS, Metric, metric
@@ -208,13 +207,8 @@ def gating_tests(
     if spec.gate_metrics is None:
         return [(item, item.p_adjusted) for item in group.metrics]
     chosen = [found for wanted in spec.gate_metrics if (found := group.metric(wanted.key))]
-    raw = [
-        # The decision p, as the report's own correction uses (docs/statistics.md).
-        item.result.decision_p
-        if item.result.decision_p is not None and math.isfinite(item.result.decision_p)
-        else None
-        for item in chosen
-    ]
+    # The decision p, as the report's own correction uses (docs/statistics.md).
+    raw = [finite_or_none(item.result.decision_p) for item in chosen]
     return list(zip(chosen, adjust_p_values(raw, correction), strict=True))
 
 

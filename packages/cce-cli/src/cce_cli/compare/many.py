@@ -12,12 +12,12 @@ left out of all tests and counted (docs/gating.md#several-systems).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import attrs
 
-from cce_cli.compare.pairing import SavedBackend, SavedReport
+from cce_cli.compare.pairing import finite_or_none
+from cce_cli.compare.saved_report import SavedBackend, SavedReport
 from cce_cli.errors import CliError
 from cce_metrics import METRICS, Metric
 from cce_stats import adjust_p_values, paired_test
@@ -71,10 +71,6 @@ class ManyComparison:
         return (len(self.rows) - 1) * len(self.metrics)
 
 
-def _p(value: float | None) -> float | None:
-    return value if value is not None and math.isfinite(value) else None
-
-
 def compare_many(
     sides: Sequence[tuple[SavedReport, SavedBackend]],
     *,
@@ -111,7 +107,9 @@ def compare_many(
         for item in metrics:
             deltas = [rows[c][item.key] - by_id[0][c][item.key] for c in shared]
             result = runner.run(deltas)
-            found.append((result.mean_delta, _p(result.p), _p(result.decision_p)))
+            found.append(
+                (result.mean_delta, finite_or_none(result.p), finite_or_none(result.decision_p))
+            )
         tested.append(found)
     # The decision p is what is corrected (constant deltas decide at the sign-flip p,
     # docs/statistics.md#constant-deltas); the printed p stays the test's own.

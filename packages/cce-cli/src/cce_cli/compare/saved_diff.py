@@ -22,9 +22,8 @@ from cce_cli.compare.pairing import (
     DiffSide,
     MetricDiff,
     QueryDelta,
-    decimal_number,
-    outside_bounds,
 )
+from cce_cli.compare.saved_report import decimal_number, outside_bounds
 from cce_cli.compare.suite_inference import SUITE_MEANS, SUITE_UNITS
 from cce_cli.errors import CliError
 from cce_metrics import METRICS, TOKEN_METRICS, Metric

@@ -21,7 +21,7 @@ recomputed over the same family (the metrics of each group) from the decision p'
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final
 
 import attrs
@@ -47,6 +47,7 @@ __all__ = [
     "member_effect_sizes",
     "resolve_suite_mean",
     "retest_suite",
+    "tested_mean",
 ]
 
 SUITE_MEANS: Final = ("macro", "micro")
@@ -94,24 +95,32 @@ def _member_of(case_id: str, members: Sequence[str]) -> str | None:
     return max(found, key=len) if found else None
 
 
-def deltas_by_member(item: MetricDiff, members: Sequence[str]) -> list[list[float]]:
-    """`item`'s per-query deltas grouped by member, in member order; members without a
-    paired query on it are left out (they have no mean)."""
+def _by_member(
+    item: MetricDiff, members: Sequence[str], value_of: Callable[[QueryDelta], float]
+) -> dict[str, list[float]]:
+    """`value_of` each of `item`'s rows, grouped by member in member order (a member
+    without a paired query on it has an empty list)."""
     grouped: dict[str, list[float]] = {name: [] for name in members}
     for row in item.rows:
         owner = _member_of(row.id, members)
         if owner is not None:
-            grouped[owner].append(row.delta)
-    return [deltas for deltas in grouped.values() if deltas]
+            grouped[owner].append(value_of(row))
+    return grouped
+
+
+def _delta(row: QueryDelta) -> float:
+    return row.delta
+
+
+def deltas_by_member(item: MetricDiff, members: Sequence[str]) -> list[list[float]]:
+    """`item`'s per-query deltas grouped by member, in member order; members without a
+    paired query on it are left out (they have no mean)."""
+    return [deltas for deltas in _by_member(item, members, _delta).values() if deltas]
 
 
 def member_effect_sizes(item: MetricDiff, members: Sequence[str]) -> dict[str, float | None]:
     """Each member's own d_z on `item` (None for fewer than two queries or no spread)."""
-    grouped: dict[str, list[float]] = {name: [] for name in members}
-    for row in item.rows:
-        owner = _member_of(row.id, members)
-        if owner is not None:
-            grouped[owner].append(row.delta)
+    grouped = _by_member(item, members, _delta)
     return {name: effect_size_dz(deltas) for name, deltas in grouped.items() if deltas}
 
 
@@ -191,11 +200,18 @@ def mean_note(report: DiffReport) -> str:
     return f", {report.mean} mean"
 
 
+def tested_mean(report: DiffReport) -> str | None:
+    """The mean the deltas average, as headings name it: "macro" or "micro" (member
+    means as the unit average to the macro mean); None when not a suite's."""
+    if report.mean is None:
+        return None
+    return report.mean if report.unit == "query" else "macro"
+
+
 def mean_heading(report: DiffReport) -> str:
     """The heading of the mean-delta column: "mean delta", or "macro mean delta"."""
-    if report.mean is None:
-        return "mean delta"
-    return f"{report.mean if report.unit == 'query' else 'macro'} mean delta"
+    mean = tested_mean(report)
+    return "mean delta" if mean is None else f"{mean} mean delta"
 
 
 def side_mean(report: DiffReport, item: MetricDiff, side: str) -> float | None:
@@ -209,11 +225,7 @@ def side_mean(report: DiffReport, item: MetricDiff, side: str) -> float | None:
     if members is None or (report.mean == "micro" and report.unit == "query"):
         values = [values_of(row) for row in item.rows]
         return item.metric.average(values) if values else None
-    grouped: dict[str, list[float]] = {name: [] for name in members}
-    for row in item.rows:
-        owner = _member_of(row.id, members)
-        if owner is not None:
-            grouped[owner].append(values_of(row))
+    grouped = _by_member(item, members, values_of)
     averaged = [item.metric.average(values) for values in grouped.values() if values]
     means = [mean for mean in averaged if mean is not None]
     return math.fsum(means) / len(means) if means else None

@@ -24,7 +24,13 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from cce_cli.compare.pairing import DiffGroup, DiffReport, MetricDiff
-from cce_cli.compare.suite_inference import mean_heading, mean_note, side_mean, tested_on
+from cce_cli.compare.suite_inference import (
+    mean_heading,
+    mean_note,
+    side_mean,
+    tested_mean,
+    tested_on,
+)
 from cce_cli.compare.tag_family import family_size
 from cce_cli.output import number_text, visible_controls
 from cce_cli.render.changes import ChangedQuery, changed_queries
@@ -358,7 +364,7 @@ def _changed_blocks(
         if report.queries
         else ["| id | base → head |", "|---|---|"]
     )
-    primary = primary_metric(report, report.gate_metrics)
+    primary = primary_metric(report)
     on = "" if primary is None else f" on {_html_text(primary.metric.label)}"
     for title, changes in (
         (f"got worse{on}, worst first", worse),
@@ -403,7 +409,7 @@ def _member_cells(row: MemberRow) -> str:
 def _members_block(report: DiffReport, keep: int) -> list[str]:
     """For a suite: the primary metric per member (at most `keep` member rows) with the
     macro and micro rows, then, collapsed, every metric's delta per member."""
-    item = primary_metric(report, report.gate_metrics)
+    item = primary_metric(report)
     if report.members is None or item is None:
         return []
     rows = member_rows(report, item)
@@ -475,7 +481,8 @@ def _tag_family_text(report: DiffReport) -> str:
 
 def _delta_heading(report: DiffReport) -> str:
     """The aggregate table's delta column: "delta", or a suite's "macro delta"."""
-    return "delta" if report.mean is None else mean_heading(report).replace(" mean", "")
+    mean = tested_mean(report)
+    return "delta" if mean is None else f"{mean} delta"
 
 
 def _stats_block(report: DiffReport) -> list[str]:
@@ -551,7 +558,7 @@ def _counts(report: DiffReport, worse: int, better: int, other: int) -> str:
     paired = len(report.overall.case_ids)
     unchanged = paired - worse - better
     elsewhere = f" ({other} of them moved on other metrics)" if other else ""
-    primary = primary_metric(report, report.gate_metrics)
+    primary = primary_metric(report)
     on = "" if primary is None else f" on {md_text(primary.metric.label)}"
     return (
         f"{_plural(paired, 'paired query', 'paired queries')}{on}: {worse} worse, "
@@ -592,7 +599,7 @@ def _split(
     """Queries worse on the primary metric (worst first), better on it (best first), and
     those that moved on other metrics only (in `changed_queries` order); ties keep the
     order `changed_queries` gives."""
-    primary = primary_metric(report, report.gate_metrics)
+    primary = primary_metric(report)
     if primary is None:
         return [], [], list(changes)
     position = report.overall.metrics.index(primary)

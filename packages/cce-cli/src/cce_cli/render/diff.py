@@ -21,7 +21,7 @@ from typing import Any, Final
 import attrs
 
 from cce_cli.compare.pairing import DIFF_SCHEMA, DiffGroup, DiffReport, DiffSide, MetricDiff
-from cce_cli.compare.suite_inference import mean_heading, mean_note, tested_on
+from cce_cli.compare.suite_inference import mean_note, tested_mean, tested_on
 from cce_cli.compare.tag_family import family_size
 from cce_cli.output import column, display_text, label_width, number_text
 from cce_cli.render.changes import changed_queries
@@ -139,7 +139,8 @@ def _tag_scope(report: DiffReport, group: DiffGroup) -> str | None:
 
 def _delta_heading(report: DiffReport) -> str:
     """The text table's delta column: "mean-delta", or the suite's "macro-delta"."""
-    return mean_heading(report).replace(" mean delta", "-delta").replace(" ", "-")
+    mean = tested_mean(report)
+    return "mean-delta" if mean is None else f"{mean}-delta"
 
 
 def _text_stats(report: DiffReport, group: DiffGroup) -> list[str]:

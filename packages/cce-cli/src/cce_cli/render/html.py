@@ -31,8 +31,9 @@ from typing import Any, Final
 import attrs
 import jinja2
 
-from cce_cli.compare.pairing import DiffReport, MetricDiff, SavedReport
-from cce_cli.compare.suite_inference import mean_heading, side_mean, tested_on
+from cce_cli.compare.pairing import DiffReport, MetricDiff
+from cce_cli.compare.saved_report import SavedReport
+from cce_cli.compare.suite_inference import side_mean, tested_mean, tested_on
 from cce_cli.evaluation.report import RunSummary
 from cce_cli.formats.evidence import Evidence
 from cce_cli.output import visible_controls
@@ -318,7 +319,7 @@ def render_diff_page(report: DiffReport) -> str:
         for case_id in tagged.case_ids:
             tags_of.setdefault(case_id, []).append(tagged.tag or "")
     by_metric = [{row.id: row for row in item.rows} for item in group.metrics]
-    primary = primary_metric(report, report.gate_metrics)
+    primary = primary_metric(report)
     primary_rows = {} if primary is None else {row.id: row for row in primary.rows}
     rows: list[dict[str, Any]] = []
     for index, case_id in enumerate(group.case_ids):
@@ -380,7 +381,7 @@ def render_diff_page(report: DiffReport) -> str:
     if report.mean is not None:
         notes.append(
             f"{paired_test(report.test).label} {tested_on(report)}; base, head, delta and "
-            f"95% CI are the {mean_heading(report).replace(' delta', '')}"
+            f"95% CI are the {tested_mean(report)} mean"
         )
     unpaired = len(report.unpaired_base) + len(report.unpaired_head)
     if unpaired:
@@ -668,7 +669,8 @@ def saved_curves(
 def render_summary_page(summary: RunSummary, evidence: Evidence | None = None) -> str:
     """The page of an in-memory run: its report as `--json` would save it, so the page
     is the one `cce report` makes of that file; with `--compare A,B`, A against B."""
-    from cce_cli.compare.pairing import diff_reports, parse_report
+    from cce_cli.compare.pairing import diff_reports
+    from cce_cli.compare.saved_report import parse_report
     from cce_cli.render.report_json import render_json
 
     saved = parse_report(render_json(summary), "this run")

@@ -41,10 +41,10 @@ class MemberRow:
         return f"{self.wins}/{self.ties}/{self.losses}"
 
 
-def primary_metric(report: DiffReport, preferred: Sequence[str] = ()) -> MetricDiff | None:
-    """The metric the headline, colours and order use: the first of `preferred` (metric
-    keys or labels, e.g. the gating metrics) the comparison carries, else its first."""
-    for wanted in preferred:
+def primary_metric(report: DiffReport) -> MetricDiff | None:
+    """The metric the headline, colours and order use: the first of the report's gating
+    metrics (keys or labels) the comparison carries, else its first."""
+    for wanted in report.gate_metrics:
         for item in report.overall.metrics:
             if wanted.casefold() in (item.metric.key.casefold(), item.metric.label.casefold()):
                 return item

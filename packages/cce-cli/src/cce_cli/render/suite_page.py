@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from cce_cli.compare.pairing import parse_report
+from cce_cli.compare.saved_report import parse_report
 from cce_cli.formats.evidence import Evidence
 from cce_cli.render.comment import format3
 from cce_cli.render.html import render_relevance_page

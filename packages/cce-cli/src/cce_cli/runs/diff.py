@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from cce_cli.compare import pairing
+from cce_cli.compare import pairing, saved_report
 from cce_cli.compare.gate import (
     GateSpec,
     check_gate_metrics,
@@ -75,12 +75,12 @@ class SavedDiff:
     backend (its aggregates) and the head report's path."""
 
     report: pairing.DiffReport
-    head_backend: pairing.SavedBackend
+    head_backend: saved_report.SavedBackend
     head_path: str
 
 
 def check_fixtures_alike(
-    base: pairing.SavedReport, head: pairing.SavedReport, strict: bool
+    base: saved_report.SavedReport, head: saved_report.SavedReport, strict: bool
 ) -> None:
     """Warn (refuse with `strict`) when both reports' provenance names different
     fixture files: their per-query scores answer different questions."""
@@ -104,10 +104,10 @@ def diff_saved(
     """Load, pair and test the two reports, add the `evidence` (read after the reports),
     and judge the gate when one is on; the unpaired cases are a warning on stderr."""
     mean = resolve_suite_mean(request.mean, request.min_aggregate)
-    base = pairing.load_report(request.base, mean)
-    head = pairing.load_report(request.head, mean)
+    base = saved_report.load_report(request.base, mean)
+    head = saved_report.load_report(request.head, mean)
     check_fixtures_alike(base, head, request.strict)
-    base_backend, head_backend = pairing.select_backends(
+    base_backend, head_backend = saved_report.select_backends(
         base, head, request.backend, request.backends
     )
     report = pairing.diff_reports(
@@ -159,7 +159,7 @@ def compare_saved_many(
     backend is `backend` in every report, or each report's only one."""
     sides = []
     for path in paths:
-        report = pairing.load_report(path, aggregate)
+        report = saved_report.load_report(path, aggregate)
         if backend is not None:
             chosen = report.backend(backend, "--backend NAME")
         elif len(report.backends) == 1:

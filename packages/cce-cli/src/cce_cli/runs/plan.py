@@ -30,6 +30,7 @@ from typing import Any, Final
 import attrs
 
 from cce_cli.compare import pairing as diff_model
+from cce_cli.compare import saved_report
 from cce_cli.errors import CliError
 from cce_cli.formats import json_text
 from cce_cli.formats.schemas import REPORT_SCHEMA
@@ -206,7 +207,7 @@ def _from_report(
     text: str, path: str, compare: str | None
 ) -> tuple[str, str, int, list[tuple[str, str, list[float]]]]:
     pair = None if compare is None else _split_compare(compare)
-    report = diff_model.parse_report(text, path)
+    report = saved_report.parse_report(text, path)
     if pair is not None:
         name_a, name_b = pair
     elif len(report.backends) == 2:
@@ -249,13 +250,13 @@ def _diff_field(path: str, where: str, value: object) -> Mapping[str, Any]:
 
 
 def _diff_delta(path: str, where: str, value: object, item: Metric | None) -> float:
-    number = diff_model.decimal_number(value)
+    number = saved_report.decimal_number(value)
     if not math.isfinite(number):
         raise CliError(
             f"{path}: {where} is {json.dumps(value)}, not a delta; "
             'deltas are decimal strings such as "+0.500000"'
         )
-    bounds = diff_model.outside_bounds(item, number, spread=True)
+    bounds = saved_report.outside_bounds(item, number, spread=True)
     if bounds is None and item is None and abs(number) >= _LARGEST_UNKNOWN_DELTA:
         bounds = "cce's 6-decimal numbers show less than 1e12"
     if bounds is not None:
@@ -369,7 +370,7 @@ def make_plan(text: str, path: str, request: PlanRequest) -> Plan:
 
 def plan_text(request: PlanRequest) -> str:
     """Read the pilot `request` names, plan it, and render it in its format."""
-    plan = make_plan(diff_model.read_report_text(request.report), request.report, request)
+    plan = make_plan(saved_report.read_report_text(request.report), request.report, request)
     return render_plan_json(plan) if request.format == "json" else render_plan_text(plan)
 
 

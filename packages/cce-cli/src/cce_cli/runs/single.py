@@ -23,13 +23,8 @@ import attrs
 
 from cce_cli.compare.gate import gate_scope
 from cce_cli.compare.in_run import compare_gate
-from cce_cli.compare.pairing import (
-    SavedBackend,
-    SavedCase,
-    SavedReport,
-    backend_values,
-    diff_reports,
-)
+from cce_cli.compare.pairing import backend_values, diff_reports
+from cce_cli.compare.saved_report import SavedBackend, SavedCase, SavedReport
 from cce_cli.errors import CliError
 from cce_cli.evaluation import configurations as backend_config
 from cce_cli.evaluation import corpus_checks, harness, run_checks

@@ -30,14 +30,8 @@ from cce_cli.compare.gate import (
     gate_scope,
     refuse_uncalibrated_gate,
 )
-from cce_cli.compare.pairing import (
-    DiffReport,
-    SavedBackend,
-    SavedCase,
-    SavedReport,
-    backend_values,
-    diff_reports,
-)
+from cce_cli.compare.pairing import DiffReport, backend_values, diff_reports
+from cce_cli.compare.saved_report import SavedBackend, SavedCase, SavedReport
 from cce_cli.compare.suite_inference import (
     check_suite_inference,
     mean_heading,
