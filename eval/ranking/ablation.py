@@ -27,8 +27,9 @@ RUNGS = (
     ("code-6-tiled", "+ outermost chunks cut at nested definitions"),
     ("code-7-gaps", "+ gap chunks, leading comments joined"),
     ("code-8-windows", "+ 25-line windows"),
-    ("code-9-acronyms", "+ path parts matching query-word initials (= `code`)"),
-    ("code-10-split-unparsed", "+ definition cuts in unparsed languages (opt-in)"),
+    ("code-9-acronyms", "+ path parts matching query-word initials"),
+    ("code-10-grammars", "+ Go, Java and C++ tiled at parsed definitions (= `code`)"),
+    ("code-11-split-unparsed", "+ definition-line cuts in other unparsed languages (opt-in)"),
 )
 
 

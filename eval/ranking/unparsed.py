@@ -34,7 +34,7 @@ def main() -> int:
             "--config",
             CONFIG,
             "--compare",
-            "code-9-acronyms,code-10-split-unparsed",
+            "code-10-grammars,code-11-split-unparsed",
             "--metrics",
             "ndcg",
         ]

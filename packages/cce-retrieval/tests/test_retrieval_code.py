@@ -23,6 +23,7 @@ ALL_OFF: dict[str, object] = {
     "chunks": "stored",
     "max_chunk_lines": 0,
     "gap_chunks": False,
+    "grammar_chunks": False,
     "split_unparsed": False,
     "rank_scores": False,
     "file_boost": 0.0,
@@ -541,6 +542,58 @@ def test_split_unparsed_leaves_parsed_languages_alone() -> None:
     index = make_index([chunk("router.py", 1, 15, GO_FILE, kind="module")])
     cut = spans(search(index, "serve http", only(chunks="tiled", split_unparsed=True)))
     assert cut == [("router.py", 1, 15)]
+
+
+def test_grammar_chunks_tile_a_go_file_at_its_parsed_definitions() -> None:
+    index = unparsed_go_index()
+    on = search(index, "serve http", only(chunks="tiled", grammar_chunks=True))
+    off = search(index, "serve http", only(chunks="tiled"))
+    # The parser's spans: the struct's type declaration, the method, the function; the
+    # package line and each comment above a definition are the lines between them.
+    tiled = only(chunks="tiled", grammar_chunks=True)
+    assert sorted(spans(search(index, "router", tiled))) == [
+        ("router.go", 1, 3), ("router.go", 4, 6), ("router.go", 9, 11)
+    ]  # fmt: skip
+    assert spans(search(index, "answers", tiled)) == [("router.go", 8, 8)]
+    assert spans(search(index, "helper", tiled)) == [("router.go", 13, 15)]
+    assert spans(on)[0] == ("router.go", 9, 11)
+    assert on[0].content.startswith("func (r *Router) ServeHTTP(") and on[0].content.endswith("}")
+    assert spans(off) == [("router.go", 1, 15)]
+
+
+def test_grammar_chunks_take_the_definition_nodes_of_java_and_cpp() -> None:
+    from cce_retrieval.rank.code import grammars
+
+    java = "class Box {\n  int size() {\n    return 1;\n  }\n}\n"
+    assert grammars.definitions("src/Box.java", java) == [
+        (0, 4, "class_declaration"), (1, 3, "method_declaration")
+    ]  # fmt: skip
+    cpp = "namespace ns {\nstruct Point {\n  int x;\n};\nint area(Point p) {\n  return p.x;\n}\n}"
+    assert grammars.definitions("geo/point.hpp", cpp) == [
+        (1, 3, "struct_specifier"), (4, 6, "function_definition")
+    ]  # fmt: skip
+    # A multi-byte character before a definition moves no line number.
+    assert grammars.definitions("a.go", "// é\nfunc f() {}\n") == [(1, 1, "function_declaration")]
+    assert grammars.definitions("a.py", "def f(): pass") is None  # the chunker's language
+    assert grammars.definitions("a.h", "int f(void) { return 0; }") is None  # C, parsed
+
+
+def test_grammar_chunks_leave_parsed_languages_and_other_modes_alone() -> None:
+    index = make_index([chunk("router.py", 1, 15, GO_FILE, kind="module")])
+    assert spans(search(index, "serve http", only(chunks="tiled", grammar_chunks=True))) == [
+        ("router.py", 1, 15)
+    ]
+    go = unparsed_go_index()
+    assert spans(search(go, "serve http", only(chunks="outermost", grammar_chunks=True))) == [
+        ("router.go", 1, 15)
+    ]
+
+
+def test_grammar_chunks_win_over_the_definition_line_splitter() -> None:
+    index = unparsed_go_index()
+    both = only(chunks="tiled", grammar_chunks=True, split_unparsed=True)
+    grammar = only(chunks="tiled", grammar_chunks=True)
+    assert spans(search(index, "router", both)) == spans(search(index, "router", grammar))
 
 
 def test_split_unparsed_pieces_name_their_definition() -> None:

@@ -125,6 +125,11 @@ _INDEX_PARAMS = (
         "(needs its root; off: false)",
     ),
     Param(
+        "grammar_chunks", bool, True,
+        help="tile whole-file chunks of Go, Java and C++ at the definitions their "
+        "tree-sitter grammars find (needs chunks = \"tiled\"; off: false)",
+    ),
+    Param(
         "split_unparsed", bool, False,
         help="cut whole-file chunks of unparsed languages before each definition line "
         "(experimental: not a measured gain; off: false)",
@@ -204,6 +209,7 @@ def _lexical(values: Mapping[str, ParamValue], name: str) -> CodeBackend:
         chunks=str(values["chunks"]),
         max_chunk_lines=int(values["max_chunk_lines"]),
         gap_chunks=bool(values["gap_chunks"]),
+        grammar_chunks=bool(values["grammar_chunks"]),
         split_unparsed=bool(values["split_unparsed"]),
         k1=float(values["k1"]),
         b=float(values["b"]),

@@ -34,7 +34,7 @@ from cce_retrieval.model import Chunk, Index
 from cce_retrieval.parity.tokenizer import tokenize
 from cce_retrieval.protect.strict import STRICT, protect_text
 from cce_retrieval.rank.bm25 import Bm25Index
-from cce_retrieval.rank.code import text
+from cce_retrieval.rank.code import grammars, text
 from cce_retrieval.rank.derived import RetrievalIndex, retrieval_index
 from cce_retrieval.rank.order import IntArray, id_order_ranks
 
@@ -53,6 +53,7 @@ class CodeOptions:
     chunks: str = "tiled"
     max_chunk_lines: int = 25
     gap_chunks: bool = True
+    grammar_chunks: bool = True
     split_unparsed: bool = False
     k1: float = 1.2
     b: float = 0.75
@@ -251,6 +252,7 @@ def _cut(
                 stored,
                 members,
                 tiled=options.chunks == "tiled",
+                grammar_chunks=options.grammar_chunks,
                 split_unparsed=options.split_unparsed,
             )
             if root is not None:
@@ -475,10 +477,17 @@ def _contains(outer: Chunk, inner: Chunk) -> bool:
 
 
 def _non_overlapping(
-    stored: Sequence[Chunk], members: list[int], *, tiled: bool, split_unparsed: bool = False
+    stored: Sequence[Chunk],
+    members: list[int],
+    *,
+    tiled: bool,
+    grammar_chunks: bool = False,
+    split_unparsed: bool = False,
 ) -> list[Piece]:
     """One file's outermost chunks in line order; when `tiled`, each cut at the nested
-    chunks it holds (recursively) into pieces that share no line."""
+    chunks it holds (recursively) into pieces that share no line. With `grammar_chunks`,
+    a whole-file chunk of Go, Java or C++ is cut at the definitions its grammar finds,
+    the same way."""
     order = sorted(members, key=lambda i: (stored[i].start_line, -stored[i].end_line, i))
     outermost: list[tuple[int, list[int]]] = []
     for i in order:
@@ -490,6 +499,13 @@ def _non_overlapping(
     for i, nested in outermost:
         if tiled and nested:
             pieces.extend((chunk, origin, i) for chunk, origin in _tile(stored, i, nested))
+        elif (
+            tiled
+            and grammar_chunks
+            and stored[i].language == PLAINTEXT
+            and (parsed := _tiled_by_grammar(stored[i])) is not None
+        ):
+            pieces.extend((chunk, i, i) for chunk in parsed)
         elif split_unparsed and stored[i].language == PLAINTEXT:
             pieces.extend((chunk, i, i) for chunk in _at_definitions(stored[i]))
         else:
@@ -541,6 +557,24 @@ def _at_definitions(chunk: Chunk) -> list[Chunk]:
             body, start, last = span
             pieces.append(attrs.evolve(_piece(chunk, start, last, body), kind=DEFINITION))
     return pieces
+
+
+def _tiled_by_grammar(whole: Chunk) -> list[Chunk] | None:
+    """A whole-file chunk tiled at the definitions its language's grammar finds (the
+    way stored definition chunks tile their outer chunk); None when no grammar reads
+    the file or it holds no definition."""
+    found = grammars.definitions(whole.file_path, whole.content)
+    if not found:
+        return None
+    lines = whole.content.split("\n")
+    local = [whole]
+    for definition in found:
+        body = "\n".join(lines[definition.first : definition.last + 1])
+        first, last = whole.start_line + definition.first, whole.start_line + definition.last
+        piece = _piece(whole, first, last, body, draft=True)
+        local.append(attrs.evolve(piece, kind=definition.kind))
+    nested = sorted(range(1, len(local)), key=lambda j: (local[j].start_line, -local[j].end_line))
+    return [chunk for chunk, _ in _tile(local, 0, nested)]
 
 
 DEFINITION = "definition"

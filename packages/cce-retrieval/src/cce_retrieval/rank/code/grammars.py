@@ -1,0 +1,136 @@
+"""Definitions in Go, Java and C++ files, found with their tree-sitter grammars for the
+code index only.
+
+Why it exists: the store's chunker parses the reference engine's six languages and keeps
+every other file as one whole-file chunk, and the stores must stay exactly as they are.
+The code index (`rank.code.index`) cuts chunks at their nested definitions; for a file
+of a language the chunker does not parse, this module supplies those definitions. It
+owns which extensions it reads, the grammar each one is parsed with, which syntax node
+types count as a definition, and their line spans inside a whole-file chunk's text.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import re
+from collections.abc import Callable
+from typing import Final, NamedTuple
+
+import tree_sitter
+import tree_sitter_cpp
+import tree_sitter_go
+import tree_sitter_java
+
+__all__ = ["Definition", "definitions", "has_grammar"]
+
+
+class _Grammar(NamedTuple):
+    name: str
+    language: Callable[[], object]
+    definition_types: frozenset[str]
+
+
+_GO: Final = _Grammar(
+    "go",
+    tree_sitter_go.language,
+    frozenset({"function_declaration", "method_declaration", "type_declaration"}),
+)
+_JAVA: Final = _Grammar(
+    "java",
+    tree_sitter_java.language,
+    frozenset(
+        {
+            "class_declaration",
+            "interface_declaration",
+            "enum_declaration",
+            "record_declaration",
+            "annotation_type_declaration",
+            "method_declaration",
+            "constructor_declaration",
+        }
+    ),
+)
+_CPP: Final = _Grammar(
+    "cpp",
+    tree_sitter_cpp.language,
+    frozenset(
+        {
+            "function_definition",
+            "class_specifier",
+            "struct_specifier",
+            "union_specifier",
+            "enum_specifier",
+        }
+    ),
+)
+
+# `.h` is not here: the store's chunker claims it for C, so its chunks are parsed already.
+_BY_EXTENSION: Final[dict[str, _Grammar]] = {
+    ".go": _GO,
+    ".java": _JAVA,
+    **{ext: _CPP for ext in (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".ipp")},
+}
+
+
+class Definition(NamedTuple):
+    """A definition's lines in the text it was parsed from (0-based, inclusive) and its
+    syntax node type."""
+
+    first: int
+    last: int
+    kind: str
+
+
+def _grammar(path: str) -> _Grammar | None:
+    slash = max(path.rfind("/"), path.rfind("\\")) + 1
+    dot = path.rfind(".", slash)
+    if dot <= slash:
+        return None
+    return _BY_EXTENSION.get(path[dot:].lower())
+
+
+def has_grammar(path: str) -> bool:
+    """Whether this module reads the file's language."""
+    return _grammar(path) is not None
+
+
+@functools.cache
+def _parser(name: str) -> tuple[tree_sitter.Parser, tree_sitter.Language]:
+    grammar = next(g for g in (_GO, _JAVA, _CPP) if g.name == name)
+    # The Language is returned with its parser so the cache keeps it alive as long as
+    # the parser that points into it.
+    language = tree_sitter.Language(grammar.language())
+    return tree_sitter.Parser(language), language
+
+
+_NEWLINE = re.compile(b"\n")
+
+
+def definitions(path: str, content: str) -> list[Definition] | None:
+    """The definitions in `content` (a whole file of `path`), outer before inner, in
+    source order; None when no grammar reads the file's language.
+
+    Line numbers come from byte offsets (a search over the text's newline offsets), not
+    from the nodes' points, so a node's lines are exactly the lines its bytes are on.
+    """
+    grammar = _grammar(path)
+    if grammar is None:
+        return None
+    parser, _ = _parser(grammar.name)
+    data = content.encode("utf-8")
+    newlines = [match.start() for match in _NEWLINE.finditer(data)]
+    found: list[Definition] = []
+    cursor = parser.parse(data).walk()
+    while True:
+        node = cursor.node
+        if node is not None and node.type in grammar.definition_types:
+            start, end = node.start_byte, node.end_byte
+            first = bisect.bisect_left(newlines, start)
+            last = bisect.bisect_left(newlines, max(end - 1, start))
+            found.append(Definition(first, last, node.type))
+        if cursor.goto_first_child():
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return found
