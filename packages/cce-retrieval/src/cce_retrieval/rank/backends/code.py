@@ -131,8 +131,9 @@ _INDEX_PARAMS = (
     ),
     Param(
         "split_unparsed", bool, False,
-        help="cut whole-file chunks of unparsed languages before each definition line "
-        "(experimental: not a measured gain; off: false)",
+        help="cut whole-file chunks of other unparsed languages (those grammar_chunks "
+        "does not read) before each definition line (experimental: not a measured gain; "
+        "off: false)",
     ),
     Param(
         "max_chunk_lines", int, _OPTIONS.max_chunk_lines, 0, None,
