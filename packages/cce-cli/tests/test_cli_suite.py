@@ -9,8 +9,11 @@ commit of a repository the test makes; suite reports diff and plan over every qu
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -631,3 +634,83 @@ def test_a_suite_reads_a_discovered_config_only_for_configured_backends(
     assert code == 0, err
     assert err == f"note: backend configurations from {config}\n"  # once for three members
     assert json.loads(out)["compare"]["head"]["backend"] == "bm25-b04"
+
+
+_FORK_WITH_GARBAGE = """
+import gc, sys, threading, weakref
+import cce_cli.runs.suite as suite
+
+gc.disable()  # only the collections the pool and the workers run: no chance ones
+
+if sys.argv[1] == "unguarded":  # the pool as it forked before: to show the test bites
+    import contextlib
+    suite.forks_without_garbage = contextlib.nullcontext
+
+lock = threading.Lock()
+
+
+class Cycle:
+    pass
+
+
+class Named:
+    def __init__(self, name):
+        self.name = name
+
+
+class Task:
+    def __init__(self, name):
+        self.member = Named(name)
+
+
+def finalizer(_ref):
+    with lock:
+        pass
+
+
+# Garbage whose finalizer takes a lock that another thread holds while the pool forks,
+# as an earlier executor's weakref callback takes its shutdown lock.
+garbage = Cycle()
+garbage.cycle = garbage
+reference = weakref.ref(garbage, finalizer)
+del garbage
+lock.acquire()
+threading.Timer(0.5, lock.release).start()
+
+
+def member(task):
+    gc.collect()  # a worker's collector runs sooner or later while it builds an index
+    return task.member.name
+
+
+suite.score_member = member  # forked workers call what this process calls
+suite.member_workers = lambda jobs, members: 2
+print(suite.run_members([Task("a"), Task("b")], jobs=2, executor=None))
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="workers are forked on Linux only")
+@pytest.mark.parametrize("guard", ["guarded", pytest.param("unguarded", marks=pytest.mark.slow)])
+def test_workers_never_inherit_garbage_whose_finalizer_waits_on_a_lock(
+    tmp_path: Path, guard: str
+) -> None:
+    script = tmp_path / "fork_with_garbage.py"
+    script.write_text(_FORK_WITH_GARBAGE, encoding="utf-8")
+    # A session of its own, so a hung run is ended with the workers it forked.
+    child = subprocess.Popen(
+        [sys.executable, str(script), guard],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        stdout, stderr = child.communicate(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.communicate()
+        assert guard == "unguarded", "the suite's workers hung on an inherited lock"
+        return
+    assert guard == "guarded", "without the guard a worker should have hung"
+    assert child.returncode == 0, stderr
+    assert stdout == "['a', 'b']\n"

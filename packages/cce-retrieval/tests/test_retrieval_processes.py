@@ -244,3 +244,31 @@ def test_helpers_leave_ctrl_c_to_the_starting_process() -> None:
         """
     )
     assert out.strip() == "finished"
+
+
+def test_forks_without_garbage_runs_pending_finalizers_first_and_freezes_the_rest() -> None:
+    import gc
+    import weakref
+
+    from cce_retrieval import forks_without_garbage
+
+    class Cycle:
+        cycle: object
+
+    finalized: list[str] = []
+    garbage = Cycle()
+    garbage.cycle = garbage
+    reference = weakref.ref(garbage, lambda _: finalized.append("collected"))
+    del garbage
+    collecting = gc.isenabled()
+    gc.disable()  # no chance collection before the block
+    try:
+        assert reference() is not None and finalized == []
+        with forks_without_garbage():
+            # Collected before anything in the block could fork, and here, not in a child.
+            assert finalized == ["collected"]
+            assert gc.get_freeze_count() > 0
+        assert gc.get_freeze_count() == 0
+    finally:
+        if collecting:
+            gc.enable()

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from cce_retrieval.build.errors import BuildError
     from cce_retrieval.build.outcomes import ProgressCallback, default_jobs
     from cce_retrieval.build.pipeline import BuildResult, RecordedBuild, build_index
+    from cce_retrieval.build.processes import forks_without_garbage
     from cce_retrieval.chunk.chunker import chunk_file
     from cce_retrieval.chunk.conformance import conformance_document
     from cce_retrieval.embed.errors import (
@@ -167,6 +168,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "why_not_indexed": ("cce_retrieval.walk.exclusion", "why_not_indexed"),
     "describe_os_error": ("cce_retrieval.store.fileio", "describe_os_error"),
     "write_atomic": ("cce_retrieval.store.fileio", "write_atomic"),
+    "forks_without_garbage": ("cce_retrieval.build.processes", "forks_without_garbage"),
     "RefusedInputError": ("cce_retrieval.store.fileio", "RefusedInputError"),
     "read_input_file": ("cce_retrieval.store.fileio", "read_input_file"),
     "fingerprint_path": ("cce_retrieval.store.fingerprint", "fingerprint_path"),
@@ -301,6 +303,7 @@ __all__ = [
     "embedder_names",
     "embedder_spec",
     "fingerprint_path",
+    "forks_without_garbage",
     "format6",
     "format6_signed",
     "format_json_float",

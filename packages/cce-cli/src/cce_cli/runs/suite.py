@@ -51,7 +51,7 @@ from cce_cli.output import display_text
 from cce_cli.runs.request import RunRequest
 from cce_cli.runs.single import Scored, score
 from cce_metrics import Metric
-from cce_retrieval import PluginError, PluginInterrupt
+from cce_retrieval import PluginError, PluginInterrupt, forks_without_garbage
 
 
 @attrs.frozen(slots=True)
@@ -259,8 +259,12 @@ def _ignore_interrupts() -> None:
 
 def _stop(pool: concurrent.futures.ProcessPoolExecutor) -> None:
     """Cancel the members not started and end the running ones now (their build cache
-    writes are atomic, so every cache stays whole), then wait for them to exit."""
+    writes are atomic, so every cache stays whole), then wait for them and for the
+    executor's manager thread to exit: a manager thread still winding down when a later
+    suite forks its workers could hold a lock they inherit
+    (`cce_retrieval.forks_without_garbage`)."""
     processes = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         with contextlib.suppress(OSError, AttributeError):
@@ -268,6 +272,9 @@ def _stop(pool: concurrent.futures.ProcessPoolExecutor) -> None:
     for process in processes:
         with contextlib.suppress(OSError, AttributeError):
             process.join(timeout=10)
+    if manager is not None:
+        with contextlib.suppress(RuntimeError, AttributeError):
+            manager.join(timeout=10)
 
 
 def _collect(
@@ -275,7 +282,9 @@ def _collect(
     tasks: Sequence[MemberTask],
     progress: Callable[[int, int, str], None] | None,
 ) -> list[MemberResult]:
-    futures = [pool.submit(score_member, task) for task in tasks]
+    # A fork-context pool forks all its workers inside the first `submit`.
+    with forks_without_garbage():
+        futures = [pool.submit(score_member, task) for task in tasks]
     return collect_in_order(futures, [task.member.name for task in tasks], _member_result, progress)
 
 

@@ -24,6 +24,7 @@ from cce_retrieval.build.cache import (
 from cce_retrieval.build.files import FileTask, file_outcome_task, packed_outcome_task
 from cce_retrieval.build.processes import (
     become_helper,
+    forks_without_garbage,
     interrupts_deferred,
     pool_context,
     widen_pipes,
@@ -129,7 +130,7 @@ def collect_outcomes(
             # The first task forks the workers; a Ctrl-C before the pool is whole (and
             # held here, where the `finally` shuts it down) would leave them where no
             # shutdown reaches (`interrupts_deferred`).
-            with interrupts_deferred():
+            with interrupts_deferred(), forks_without_garbage():
                 pool = _worker_pool(workers)
                 results = pool.map(packed_outcome_task, tasks, chunksize=4)
         late = _read_hits(settings, entry_keys, set(absent), collected)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import gc
 import multiprocessing
 import multiprocessing.context
 import os
@@ -86,6 +87,28 @@ def become_helper(parent: int) -> None:
     initializer). Stopping helpers on an interrupt is the starting process's work."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     exit_with_parent(parent)
+
+
+@contextlib.contextmanager
+def forks_without_garbage() -> Iterator[None]:
+    """Unreachable objects collected here, and everything else frozen, for a block that
+    forks worker processes (the first task of a fork-context pool).
+
+    A forked worker inherits every object of this process, garbage awaiting the cyclic
+    collector included, and every lock as it stood at the fork. When the worker's own
+    collector later frees such garbage, its finalizers run in the worker: an earlier
+    executor's weakref callback (`concurrent.futures.process`) takes that executor's
+    shutdown lock, which a thread of this process may have held at the fork, and the
+    worker waits for it forever (seen as a suite run that never ended, on Python 3.13,
+    after earlier suites in the same process). Collecting first runs those finalizers
+    here, where the lock's holder releases it; freezing keeps the workers' collectors
+    off every object they inherit."""
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 @contextlib.contextmanager
