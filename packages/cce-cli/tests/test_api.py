@@ -183,6 +183,36 @@ def test_bad_input_is_the_commands_error() -> None:
     assert refused.value.exit_code == 2
 
 
+@pytest.mark.parametrize(
+    ("options", "flags"),
+    [
+        ({"members": "a"}, ("--members", "a")),
+        ({"timings": True}, ("--timings",)),
+        (
+            {"mean": "micro", "compare": "bm25,hybrid"},
+            ("--mean", "micro", "--compare", "bm25,hybrid"),
+        ),
+        (
+            {"unit": "member", "compare": "bm25,hybrid"},
+            ("--unit", "member", "--compare", "bm25,hybrid"),
+        ),
+        (
+            {"tag_scope": "family", "compare": "bm25,hybrid", "by_tag": True},
+            ("--tag-correction", "family", "--compare", "bm25,hybrid", "--by-tag"),
+        ),
+    ],
+)
+def test_suite_only_options_on_one_fixture_set_are_the_commands_usage_error(
+    run_cce: RunCce, options: dict[str, object], flags: tuple[str, ...]
+) -> None:
+    code, _, err = run_cce("relevance", CODE, *flags)
+    assert code == 2
+    with pytest.raises(CliError) as refused:
+        run_relevance(CODE, **options)
+    assert refused.value.exit_code == 2
+    assert err == f"error: {refused.value}\n"
+
+
 def test_the_documented_example_runs() -> None:
     text = (REPO / "docs" / "python-api.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)

@@ -36,7 +36,7 @@ from cce_cli.runs import diff as diff_runs
 from cce_cli.runs import single
 from cce_cli.runs import suite as suite_runs
 from cce_cli.runs.diff import DiffRequest
-from cce_cli.runs.request import RunRequest
+from cce_cli.runs.request import RunRequest, refuse_suite_selection, refuse_suite_tests
 from cce_metrics import TOKEN_METRICS
 from cce_stats import paired_test_names
 
@@ -208,8 +208,10 @@ def run_relevance(fixtures: str | RunRequest, **options: Any) -> RelevanceReport
     request = _run_request(fixtures, options)
     if looks_like_suite(request.fixtures):
         raise CliError(f"{request.fixtures} is a suite manifest: use run_suite")
+    refuse_suite_selection(request.fixtures, members=request.members, timings=request.timings)
     if request.gate.active and request.compare is None:
         raise CliError("a gate needs compare='A,B' (B is the head)", exit_code=2)
+    refuse_suite_tests(request)
     scored = single.score(request)
     if scored.results is not None:
         write_run(str(request.results), scored.results)

@@ -39,7 +39,7 @@ from cce_cli.formats.results_file import write_run
 from cce_cli.formats.suite_manifest import looks_like_suite
 from cce_cli.output import write_stdout
 from cce_cli.render import relevance as render
-from cce_cli.runs.request import RunRequest
+from cce_cli.runs.request import RunRequest, refuse_suite_selection, refuse_suite_tests
 from cce_cli.runs.single import gate_reasons, score, step_summary
 from cce_metrics import METRICS
 from cce_stats import paired_test_names
@@ -239,23 +239,6 @@ def _check_gate_usage(request: RunRequest) -> None:
         )
 
 
-def _check_suite_only_flags(request: RunRequest) -> None:
-    """`--mean`, `--unit member` and `--tag-correction family` say how a suite's
-    comparison is tested; a single fixture set has no members, and `--by-tag` on it adds
-    aggregates, not tests, so on one they are usage errors rather than ignored."""
-    for flag, given in (
-        ("--mean", request.mean is not None),
-        ("--unit member", request.unit != "query"),
-        ("--tag-correction family", request.tag_scope != "tag"),
-    ):
-        if given:
-            raise CliError(
-                f"{flag} applies to a suite's --compare (cce relevance SUITE.toml) or to "
-                "`cce diff`; this run scores one fixture set",
-                exit_code=2,
-            )
-
-
 def run_request(args: argparse.Namespace) -> RunRequest:
     """The run the parsed arguments ask for; a gate flag that cannot apply is a usage
     error (exit 2)."""
@@ -302,15 +285,10 @@ def run(args: argparse.Namespace) -> int:
     )
     if looks_like_suite(str(args.fixtures)):
         return _run_suite(args)
-    for flag, given in (("--members", args.members is not None), ("--timings", args.timings)):
-        if given:
-            raise CliError(
-                f"{flag} applies to a suite manifest; {args.fixtures} is one fixture file",
-                exit_code=2,
-            )
+    refuse_suite_selection(str(args.fixtures), members=args.members, timings=bool(args.timings))
     request = run_request(args)
     _check_gate_usage(request)
-    _check_suite_only_flags(request)
+    refuse_suite_tests(request)
     scored = score(request)
     reasons = gate_reasons(request, scored)
     if scored.results is not None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import attrs
 
 from cce_cli.compare.gate import GateSpec
+from cce_cli.errors import CliError
 from cce_cli.evaluation.building import BuildOptions
 
 __all__ = ["RunRequest"]
@@ -95,3 +96,31 @@ class RunRequest:
             member_prefix=f"{name}/",
             members=None,
         )
+
+
+def refuse_suite_selection(fixtures: str, *, members: str | None, timings: bool) -> None:
+    """`--members` and `--timings` choose and time a suite's members; on one fixture set
+    they are usage errors rather than ignored (the command and `cce_cli.api` alike)."""
+    for flag, given in (("--members", members is not None), ("--timings", timings)):
+        if given:
+            raise CliError(
+                f"{flag} applies to a suite manifest; {fixtures} is one fixture file",
+                exit_code=2,
+            )
+
+
+def refuse_suite_tests(request: RunRequest) -> None:
+    """`--mean`, `--unit member` and `--tag-correction family` say how a suite's
+    comparison is tested; a single fixture set has no members, and `--by-tag` on it adds
+    aggregates, not tests, so on one they are usage errors rather than ignored."""
+    for flag, given in (
+        ("--mean", request.mean is not None),
+        ("--unit member", request.unit != "query"),
+        ("--tag-correction family", request.tag_scope != "tag"),
+    ):
+        if given:
+            raise CliError(
+                f"{flag} applies to a suite's --compare (cce relevance SUITE.toml) or to "
+                "`cce diff`; this run scores one fixture set",
+                exit_code=2,
+            )
