@@ -578,6 +578,23 @@ def test_grammar_chunks_take_the_definition_nodes_of_java_and_cpp() -> None:
     assert grammars.definitions("a.h", "int f(void) { return 0; }") is None  # C, parsed
 
 
+def test_grammar_definitions_agree_across_threads() -> None:
+    import concurrent.futures
+
+    from cce_retrieval.rank.code import grammars
+
+    texts = [("a.go", GO_FILE), ("b.java", "class B {\n  void run() {}\n}\n")] * 20
+    expected = [grammars.definitions(path, text) for path, text in texts]
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        found = list(pool.map(lambda item: grammars.definitions(*item), texts))
+    assert found == expected
+    assert expected[0] == [
+        (3, 5, "type_declaration"),
+        (8, 10, "method_declaration"),
+        (12, 14, "function_declaration"),
+    ]
+
+
 def test_grammar_chunks_leave_parsed_languages_and_other_modes_alone() -> None:
     index = make_index([chunk("router.py", 1, 15, GO_FILE, kind="module")])
     assert spans(search(index, "serve http", only(chunks="tiled", grammar_chunks=True))) == [

@@ -14,6 +14,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+import threading
 from collections.abc import Callable
 from typing import Final, NamedTuple
 
@@ -96,14 +97,28 @@ def has_grammar(path: str) -> bool:
 
 
 @functools.cache
-def _parser(name: str) -> tuple[tree_sitter.Parser, tree_sitter.Query]:
-    """The grammar's parser and a query that captures its definition nodes. The query
-    matches in C: walking every node of a file in Python cost ten times the rest of
-    the code index's build."""
+def _language(name: str) -> tuple[tree_sitter.Language, tree_sitter.Query]:
+    """The grammar and a query that captures its definition nodes. The query matches in
+    C: walking every node of a file in Python cost up to twice the rest of the code
+    index's build."""
     grammar = next(g for g in (_GO, _JAVA, _CPP) if g.name == name)
     language = tree_sitter.Language(grammar.language())
     pattern = "[" + " ".join(f"({kind})" for kind in sorted(grammar.definition_types)) + "] @d"
-    return tree_sitter.Parser(language), tree_sitter.Query(language, pattern)
+    return language, tree_sitter.Query(language, pattern)
+
+
+_PARSERS = threading.local()
+"""One parser per grammar and thread: a tree-sitter parser is not safe to share between
+threads, and two code indexes may be derived at once (a cluster worker's threads)."""
+
+
+def _parser(name: str) -> tuple[tree_sitter.Parser, tree_sitter.Query]:
+    language, query = _language(name)
+    parsers: dict[str, tree_sitter.Parser] = vars(_PARSERS).setdefault("by_name", {})
+    parser = parsers.get(name)
+    if parser is None:
+        parser = parsers[name] = tree_sitter.Parser(language)
+    return parser, query
 
 
 _NEWLINE = re.compile(b"\n")
