@@ -23,7 +23,9 @@ import tree_sitter_cpp
 import tree_sitter_go
 import tree_sitter_java
 
-__all__ = ["Definition", "definitions", "has_grammar"]
+from cce_retrieval.chunk.packs import extension_of
+
+__all__ = ["Definition", "definitions"]
 
 
 class _Grammar(NamedTuple):
@@ -83,19 +85,6 @@ class Definition(NamedTuple):
     kind: str
 
 
-def _grammar(path: str) -> _Grammar | None:
-    slash = max(path.rfind("/"), path.rfind("\\")) + 1
-    dot = path.rfind(".", slash)
-    if dot <= slash:
-        return None
-    return _BY_EXTENSION.get(path[dot:].lower())
-
-
-def has_grammar(path: str) -> bool:
-    """Whether this module reads the file's language."""
-    return _grammar(path) is not None
-
-
 @functools.cache
 def _language(name: str) -> tuple[tree_sitter.Language, tree_sitter.Query]:
     """The grammar and a query that captures its definition nodes. The query matches in
@@ -131,7 +120,7 @@ def definitions(path: str, content: str) -> list[Definition] | None:
     Line numbers come from byte offsets (a search over the text's newline offsets), not
     from the nodes' points, so a node's lines are exactly the lines its bytes are on.
     """
-    grammar = _grammar(path)
+    grammar = _BY_EXTENSION.get(extension_of(path) or "")
     if grammar is None:
         return None
     parser, query = _parser(grammar.name)
