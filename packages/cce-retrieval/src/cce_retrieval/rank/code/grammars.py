@@ -86,11 +86,10 @@ class Definition(NamedTuple):
 
 
 @functools.cache
-def _language(name: str) -> tuple[tree_sitter.Language, tree_sitter.Query]:
+def _language(grammar: _Grammar) -> tuple[tree_sitter.Language, tree_sitter.Query]:
     """The grammar and a query that captures its definition nodes. The query matches in
     C: walking every node of a file in Python cost up to twice the rest of the code
     index's build."""
-    grammar = next(g for g in (_GO, _JAVA, _CPP) if g.name == name)
     language = tree_sitter.Language(grammar.language())
     pattern = "[" + " ".join(f"({kind})" for kind in sorted(grammar.definition_types)) + "] @d"
     return language, tree_sitter.Query(language, pattern)
@@ -101,12 +100,12 @@ _PARSERS = threading.local()
 threads, and two code indexes may be derived at once (a cluster worker's threads)."""
 
 
-def _parser(name: str) -> tuple[tree_sitter.Parser, tree_sitter.Query]:
-    language, query = _language(name)
+def _parser(grammar: _Grammar) -> tuple[tree_sitter.Parser, tree_sitter.Query]:
+    language, query = _language(grammar)
     parsers: dict[str, tree_sitter.Parser] = vars(_PARSERS).setdefault("by_name", {})
-    parser = parsers.get(name)
+    parser = parsers.get(grammar.name)
     if parser is None:
-        parser = parsers[name] = tree_sitter.Parser(language)
+        parser = parsers[grammar.name] = tree_sitter.Parser(language)
     return parser, query
 
 
@@ -123,7 +122,7 @@ def definitions(path: str, content: str) -> list[Definition] | None:
     grammar = _BY_EXTENSION.get(extension_of(path) or "")
     if grammar is None:
         return None
-    parser, query = _parser(grammar.name)
+    parser, query = _parser(grammar)
     data = content.encode("utf-8")
     captured = tree_sitter.QueryCursor(query).captures(parser.parse(data).root_node)
     nodes = sorted(captured.get("d", ()), key=lambda node: (node.start_byte, -node.end_byte))
