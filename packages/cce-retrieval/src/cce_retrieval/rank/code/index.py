@@ -248,13 +248,7 @@ def _cut(
         if options.chunks == "stored":
             pieces = [(stored[i], i, i) for i in members]
         else:
-            pieces = _non_overlapping(
-                stored,
-                members,
-                tiled=options.chunks == "tiled",
-                grammar_chunks=options.grammar_chunks,
-                split_unparsed=options.split_unparsed,
-            )
+            pieces = _non_overlapping(stored, members, options)
             if root is not None:
                 pieces = _attach_leading_comments(
                     sorted(
@@ -477,17 +471,13 @@ def _contains(outer: Chunk, inner: Chunk) -> bool:
 
 
 def _non_overlapping(
-    stored: Sequence[Chunk],
-    members: list[int],
-    *,
-    tiled: bool,
-    grammar_chunks: bool = False,
-    split_unparsed: bool = False,
+    stored: Sequence[Chunk], members: list[int], options: CodeOptions
 ) -> list[Piece]:
-    """One file's outermost chunks in line order; when `tiled`, each cut at the nested
-    chunks it holds (recursively) into pieces that share no line. With `grammar_chunks`,
-    a whole-file chunk of Go, Java or C++ is cut at the definitions its grammar finds,
-    the same way."""
+    """One file's outermost chunks in line order; with `chunks = "tiled"`, each cut at
+    the nested chunks it holds (recursively) into pieces that share no line. With
+    `grammar_chunks`, a whole-file chunk of Go, Java or C++ is cut at the definitions
+    its grammar finds, the same way."""
+    tiled = options.chunks == "tiled"
     order = sorted(members, key=lambda i: (stored[i].start_line, -stored[i].end_line, i))
     outermost: list[tuple[int, list[int]]] = []
     for i in order:
@@ -501,12 +491,12 @@ def _non_overlapping(
             pieces.extend((chunk, origin, i) for chunk, origin in _tile(stored, i, nested))
         elif (
             tiled
-            and grammar_chunks
+            and options.grammar_chunks
             and stored[i].language == PLAINTEXT
             and (parsed := _tiled_by_grammar(stored[i])) is not None
         ):
             pieces.extend((chunk, i, i) for chunk in parsed)
-        elif split_unparsed and stored[i].language == PLAINTEXT:
+        elif options.split_unparsed and stored[i].language == PLAINTEXT:
             pieces.extend((chunk, i, i) for chunk in _at_definitions(stored[i]))
         else:
             pieces.append((stored[i], i, i))
