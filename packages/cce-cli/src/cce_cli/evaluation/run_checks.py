@@ -21,6 +21,7 @@ import attrs
 
 from cce_cli.errors import CliError
 from cce_cli.evaluation.configurations import BackendConfig, all_names
+from cce_cli.formats.external_runs import ExternalRun, load_run, parse_run_option
 from cce_cli.formats.result_paths import PathNormaliser
 from cce_cli.output import visible_controls
 from cce_fixtures import Anchor, Case, FixtureSet
@@ -29,7 +30,6 @@ from cce_retrieval import Backend, Index, Query, SearchResult
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from cce_cli.evaluation.harness import BackendReport
-    from cce_cli.formats.external_runs import ExternalRun
 
 __all__ = [
     "EXAMPLES",
@@ -282,9 +282,6 @@ def load_external_runs(
     """The `--run NAME=FILE` backends (`options`) by name, their paths repaired, and the
     number of problems each has with the fixtures' case ids (reported on stderr). A
     suite member's `member_prefix` is taken off the case ids of a suite-wide run."""
-    # Imported here: reading a run file repairs its paths with this module's normaliser.
-    from cce_cli.formats.external_runs import load_run, parse_run_option
-
     loaded: dict[str, ExternalRun] = {}
     problems: dict[str, int] = {}
     registered = set(all_names(config))
@@ -293,15 +290,14 @@ def load_external_runs(
         if name in loaded or name in registered:
             raise CliError(f"--run {option!r}: backend name {name!r} is already taken")
         run = load_run(name, path, selected)
-        prefix = member_prefix
-        if prefix is not None:
+        if member_prefix is not None:
             # A suite member sees the lines of its own cases, ids as its fixtures spell them.
             run = attrs.evolve(
                 run,
                 results={
-                    case_id[len(prefix) :]: hits
+                    case_id[len(member_prefix) :]: hits
                     for case_id, hits in run.results.items()
-                    if case_id.startswith(prefix)
+                    if case_id.startswith(member_prefix)
                 },
             )
         run, repaired, example = run.with_paths(normaliser)
