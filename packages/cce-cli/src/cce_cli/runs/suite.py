@@ -41,10 +41,14 @@ from cce_cli.compare.suite_inference import (
 from cce_cli.compare.tag_family import adjust_tag_family
 from cce_cli.errors import CliError
 from cce_cli.evaluation.building import cache_root
+from cce_cli.evaluation.configurations import config_for, requested
 from cce_cli.evaluation.dask_executor import run_on_dask
 from cce_cli.evaluation.member_workers import collect_in_order, member_workers
 from cce_cli.evaluation.suite import MemberResult, aggregate, backend_order
 from cce_cli.evaluation.timings import MemberTimings
+from cce_cli.formats import trec
+from cce_cli.formats.evidence import stored_code
+from cce_cli.formats.results_file import RUN_SCHEMA, render_run, write_run
 from cce_cli.formats.suite_evidence import MemberEvidence, member_evidence
 from cce_cli.formats.suite_manifest import Member, SuiteManifest, read_manifest, select_members
 from cce_cli.output import display_text
@@ -115,8 +119,6 @@ def score_member(task: MemberTask) -> MemberResult:
 
 def _member_run(task: MemberTask, scored: Scored) -> str:
     """The member's results as its own `cce.run/v1` file (ids not yet qualified)."""
-    from cce_cli.formats.results_file import render_run
-
     return render_run(
         str(task.request.corpus),
         scored.embedder,
@@ -128,16 +130,12 @@ def _member_run(task: MemberTask, scored: Scored) -> str:
 
 def _member_evidence(task: MemberTask, scored: Scored) -> MemberEvidence:
     """The member's results and the code its store kept, qualified by its name."""
-    from cce_cli.formats.evidence import stored_code
-
     run_text = _member_run(task, scored)
     return member_evidence(task.member.name, run_text, stored_code(scored.reports))
 
 
 def _member_results(task: MemberTask, scored: Scored) -> str:
     """What `--results` holds for this member, its case ids qualified as `member/id`."""
-    from cce_cli.formats import trec
-
     prefix = f"{task.member.name}/"
     granularity = task.request.granularity
     if task.request.results_format in trec.RUN_FORMATS:
@@ -166,8 +164,6 @@ def suite_results(
     body = "".join(result.results_text or "" for result in results)
     if results_format != "run":  # a TREC run has no header
         return body
-    from cce_cli.formats.results_file import RUN_SCHEMA
-
     embedder = json.loads(results[0].report_json).get("embedder", "") if results else ""
     header = {"corpus": manifest.path, "embedder": embedder, "schema": RUN_SCHEMA}
     line = json.dumps(header, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
@@ -379,8 +375,6 @@ def run_suite(request: RunRequest) -> SuiteRun:
 
         write_suite_qrels(request.export_qrels, manifest, request.granularity, request.graded)
     if request.config is None:
-        from cce_cli.evaluation.configurations import config_for, requested
-
         # Read (and named on stderr) once here when a chosen backend needs it; the
         # members then take it as given, or, when none does, read nothing either.
         wanted = requested(request.compare, request.backends, runs=list(request.runs))
@@ -395,8 +389,6 @@ def run_suite(request: RunRequest) -> SuiteRun:
     shown = sys.stderr is not None and request.build.wants_progress()
     results = run_members(tasks, jobs, executor, _member_progress if shown else None)
     if request.results is not None:
-        from cce_cli.formats.results_file import write_run
-
         write_run(str(request.results), suite_results(manifest, results, request.results_format))
     comparison = None
     if request.compare is not None:
