@@ -6,8 +6,8 @@ Why it exists: each worker is a forked copy of the command, with its own index i
 competed for the cores and multiplied the memory; and `--jobs 8` for three members asked
 for five workers that had nothing to do. This module owns that cap and the one stderr
 line that says it applied (docs/suites.md), and how a suite awaits its members' results,
-whether the workers are local processes or a Dask cluster: in member order, with a
-progress line before each wait, every pending member cancelled when one fails.
+whether they are scored here, in local processes or on a Dask cluster: in member order,
+with a progress line before each wait, every pending member cancelled when one fails.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-__all__ = ["available_cores", "collect_in_order", "member_workers"]
+__all__ = ["available_cores", "collect_in_order", "in_order", "member_workers"]
 
+_Item = TypeVar("_Item")
 _Result = TypeVar("_Result")
 
 
@@ -49,24 +50,34 @@ def member_workers(jobs: int, members: int) -> int:
     return workers
 
 
+def in_order(
+    items: Sequence[_Item],
+    names: Sequence[str],
+    result_of: Callable[[_Item, str], _Result],
+    progress: Callable[[int, int, str], None] | None,
+) -> list[_Result]:
+    """`result_of(item, name)` for every item, in order; `progress(done, total, name)`
+    before each and `progress(total, total, "")` after the last."""
+    results: list[_Result] = []
+    for done, item in enumerate(items):
+        if progress is not None:
+            progress(done, len(items), names[done])
+        results.append(result_of(item, names[done]))
+    if progress is not None:
+        progress(len(items), len(items), "")
+    return results
+
+
 def collect_in_order(
     futures: Sequence[concurrent.futures.Future[_Result]],
     names: Sequence[str],
     result_of: Callable[[concurrent.futures.Future[_Result], str], _Result],
     progress: Callable[[int, int, str], None] | None,
 ) -> list[_Result]:
-    """`result_of(future, name)` for every future, in order; `progress(done, total, name)`
-    before each wait and `progress(total, total, "")` after the last. On any exception,
-    Ctrl-C included, every future is cancelled before it propagates."""
+    """`in_order` over the futures, each awaited by `result_of(future, name)`. On any
+    exception, Ctrl-C included, every future is cancelled before it propagates."""
     try:
-        results: list[_Result] = []
-        for done, future in enumerate(futures):
-            if progress is not None:
-                progress(done, len(futures), names[done])
-            results.append(result_of(future, names[done]))
-        if progress is not None:
-            progress(len(futures), len(futures), "")
-        return results
+        return in_order(futures, names, result_of, progress)
     except BaseException:
         for future in futures:
             future.cancel()

@@ -43,7 +43,7 @@ from cce_cli.errors import CliError
 from cce_cli.evaluation.building import cache_root
 from cce_cli.evaluation.configurations import config_for, requested
 from cce_cli.evaluation.dask_executor import run_on_dask
-from cce_cli.evaluation.member_workers import collect_in_order, member_workers
+from cce_cli.evaluation.member_workers import collect_in_order, in_order, member_workers
 from cce_cli.evaluation.suite import MemberResult, aggregate, backend_order
 from cce_cli.evaluation.timings import MemberTimings
 from cce_cli.formats import trec
@@ -186,14 +186,8 @@ def run_members(
         return run_on_dask(executor, score_member, tasks, names, progress)
     workers = member_workers(jobs, len(tasks)) if jobs > 1 else 1
     if workers <= 1:
-        results = []
-        for done, task in enumerate(tasks):
-            if progress is not None:
-                progress(done, len(tasks), task.member.name)
-            results.append(score_member(task))
-        if progress is not None:
-            progress(len(tasks), len(tasks), "")
-        return results
+        names = [task.member.name for task in tasks]
+        return in_order(tasks, names, lambda task, _name: score_member(task), progress)
     context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
     with _interrupts_held():
         pool = concurrent.futures.ProcessPoolExecutor(
