@@ -44,7 +44,6 @@ __all__ = [
     "SUITE_UNITS",
     "check_suite_inference",
     "deltas_by_member",
-    "member_effect_sizes",
     "resolve_suite_mean",
     "retest_suite",
     "tested_mean",
@@ -116,12 +115,6 @@ def deltas_by_member(item: MetricDiff, members: Sequence[str]) -> list[list[floa
     """`item`'s per-query deltas grouped by member, in member order; members without a
     paired query on it are left out (they have no mean)."""
     return [deltas for deltas in _by_member(item, members, _delta).values() if deltas]
-
-
-def member_effect_sizes(item: MetricDiff, members: Sequence[str]) -> dict[str, float | None]:
-    """Each member's own d_z on `item` (None for fewer than two queries or no spread)."""
-    grouped = _by_member(item, members, _delta)
-    return {name: effect_size_dz(deltas) for name, deltas in grouped.items() if deltas}
 
 
 def _retested(
