@@ -590,7 +590,7 @@ def _primary_delta(change: ChangedQuery, position: int) -> float:
     cell = change.cells[position]
     if cell is None:
         return 0.0
-    return cell[3] if cell[0].metric.higher_is_better else -cell[3]
+    return cell[0].metric.oriented(cell[3])
 
 
 def _split(

@@ -329,7 +329,7 @@ def render_diff_page(report: DiffReport) -> str:
             if row is None:
                 cells.append({"text": "–", "title": "", "sort": 0.0, "status": ""})
                 continue
-            oriented = row.delta if item.metric.higher_is_better else -row.delta
+            oriented = item.metric.oriented(row.delta)
             cells.append(
                 {
                     "text": format3_signed(row.delta) if row.delta != 0.0 else "0",
@@ -343,7 +343,7 @@ def render_diff_page(report: DiffReport) -> str:
         moved = primary_rows.get(case_id)
         change = 0.0
         if primary is not None and moved is not None:
-            change = moved.delta if primary.metric.higher_is_better else -moved.delta
+            change = primary.metric.oriented(moved.delta)
         status = "worse" if change < 0 else ("better" if change > 0 else "same")
         rows.append(
             {
@@ -439,7 +439,7 @@ def _member_tables(report: DiffReport, primary: MetricDiff | None) -> tuple[dict
         delta = "n/a" if found.delta is None else format3_signed(found.delta)
         status = ""
         if found.delta is not None and found.delta != 0.0:
-            oriented = found.delta if primary.metric.higher_is_better else -found.delta
+            oriented = primary.metric.oriented(found.delta)
             status = "better" if oriented > 0 else "worse"
         values = ["n/a" if v is None else format3(v) for v in (found.base, found.head)]
         return {

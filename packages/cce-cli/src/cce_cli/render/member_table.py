@@ -51,10 +51,6 @@ def primary_metric(report: DiffReport) -> MetricDiff | None:
     return report.overall.metrics[0] if report.overall.metrics else None
 
 
-def _oriented(item: MetricDiff, delta: float) -> float:
-    return delta if item.metric.higher_is_better else -delta
-
-
 def _mean(item: MetricDiff, values: Sequence[float]) -> float | None:
     """The metric's own aggregate of `values`; None over no value."""
     return item.metric.average(values) if values else None
@@ -66,7 +62,7 @@ def member_rows(report: DiffReport, item: MetricDiff) -> list[MemberRow]:
     for member in report.members or ():
         prefix = f"{member}/"
         mine = [row for row in item.rows if row.id.startswith(prefix)]
-        wins, ties, losses = wins_ties_losses([_oriented(item, row.delta) for row in mine])
+        wins, ties, losses = wins_ties_losses([item.metric.oriented(row.delta) for row in mine])
         base = _mean(item, [row.base for row in mine])
         head = _mean(item, [row.head for row in mine])
         delta = None if base is None or head is None else head - base
@@ -83,7 +79,7 @@ def aggregate_rows(report: DiffReport, item: MetricDiff) -> list[MemberRow]:
         bases = [row.base for row in scored if row.base is not None]
         heads = [row.head for row in scored if row.head is not None]
         macro_base, macro_head = sum(bases) / len(bases), sum(heads) / len(heads)
-        deltas = [_oriented(item, row.delta) for row in scored if row.delta is not None]
+        deltas = [item.metric.oriented(row.delta) for row in scored if row.delta is not None]
         wins, ties, losses = wins_ties_losses(deltas)
         queries = sum(row.queries for row in scored)
         macro_delta = macro_head - macro_base
