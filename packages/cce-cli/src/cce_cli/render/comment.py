@@ -620,26 +620,31 @@ def render_comment(report: DiffReport, limit: int = COMMENT_LIMIT) -> str:
     for a suite too large even so, member rows (the macro and micro rows stay)."""
     worse, better, other = _split(report, changed_queries(report.overall))
     members = len(report.members or ())
+    # Only the member rows and the changed queries depend on what is kept: the other
+    # blocks are rendered once, not again for every length the search below tries.
+    opening = [
+        comment_verdict(report),
+        "",
+        _title(report),
+        "",
+        _counts(report, len(worse), len(better), len(other)),
+        "",
+        *_aggregate_table(report, report.overall),
+        "",
+        _legend(report),
+        "",
+    ]
+    middle = [*_gate_block(report), *_unpaired_block(report), *_differences_block(report)]
+    closing = [*_tags_block(report), *_stats_block(report)]
+    all_members = _members_block(report, members)
 
     def document(keep: int, keep_members: int = members) -> str:
         lines = [
-            comment_verdict(report),
-            "",
-            _title(report),
-            "",
-            _counts(report, len(worse), len(better), len(other)),
-            "",
-            *_aggregate_table(report, report.overall),
-            "",
-            _legend(report),
-            "",
-            *_members_block(report, keep_members),
-            *_gate_block(report),
-            *_unpaired_block(report),
-            *_differences_block(report),
+            *opening,
+            *(all_members if keep_members == members else _members_block(report, keep_members)),
+            *middle,
             *_changed_blocks(report, worse, better, other, keep),
-            *_tags_block(report),
-            *_stats_block(report),
+            *closing,
         ]
         while lines and lines[-1] == "":
             lines.pop()
