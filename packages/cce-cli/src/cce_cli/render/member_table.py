@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from cce_cli.compare.pairing import DiffReport, MetricDiff
+from cce_cli.compare.pairing import DiffReport, MetricDiff, QueryDelta
 from cce_stats import wins_ties_losses
 
 __all__ = ["MemberRow", "aggregate_rows", "member_rows", "primary_metric"]
@@ -56,12 +56,27 @@ def _mean(item: MetricDiff, values: Sequence[float]) -> float | None:
     return item.metric.average(values) if values else None
 
 
+def _rows_by_member(item: MetricDiff, members: Sequence[str]) -> dict[str, list[QueryDelta]]:
+    """`item`'s rows under every member whose `name/` prefixes the row's id, in row
+    order: the text before each of the id's slashes is looked up, rather than every id
+    tried against every member."""
+    grouped: dict[str, list[QueryDelta]] = {name: [] for name in members}
+    for row in item.rows:
+        end = row.id.find("/")
+        while end >= 0:
+            found = grouped.get(row.id[:end])
+            if found is not None:
+                found.append(row)
+            end = row.id.find("/", end + 1)
+    return grouped
+
+
 def member_rows(report: DiffReport, item: MetricDiff) -> list[MemberRow]:
     """One row per suite member, in member order (none when the report is no suite)."""
     rows: list[MemberRow] = []
+    grouped = _rows_by_member(item, report.members or ())
     for member in report.members or ():
-        prefix = f"{member}/"
-        mine = [row for row in item.rows if row.id.startswith(prefix)]
+        mine = grouped[member]
         wins, ties, losses = wins_ties_losses([item.metric.oriented(row.delta) for row in mine])
         base = _mean(item, [row.base for row in mine])
         head = _mean(item, [row.head for row in mine])
