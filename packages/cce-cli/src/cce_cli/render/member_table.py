@@ -19,7 +19,7 @@ import attrs
 from cce_cli.compare.pairing import DiffReport, MetricDiff, QueryDelta
 from cce_stats import wins_ties_losses
 
-__all__ = ["MemberRow", "aggregate_rows", "member_rows", "primary_metric"]
+__all__ = ["MemberRow", "aggregate_rows", "member_rows", "primary_metric", "rows_by_member"]
 
 
 @attrs.frozen(slots=True)
@@ -56,7 +56,7 @@ def _mean(item: MetricDiff, values: Sequence[float]) -> float | None:
     return item.metric.average(values) if values else None
 
 
-def _rows_by_member(item: MetricDiff, members: Sequence[str]) -> dict[str, list[QueryDelta]]:
+def rows_by_member(item: MetricDiff, members: Sequence[str]) -> dict[str, list[QueryDelta]]:
     """`item`'s rows under every member whose `name/` prefixes the row's id, in row
     order: the text before each of the id's slashes is looked up, rather than every id
     tried against every member."""
@@ -74,7 +74,7 @@ def _rows_by_member(item: MetricDiff, members: Sequence[str]) -> dict[str, list[
 def member_rows(report: DiffReport, item: MetricDiff) -> list[MemberRow]:
     """One row per suite member, in member order (none when the report is no suite)."""
     rows: list[MemberRow] = []
-    grouped = _rows_by_member(item, report.members or ())
+    grouped = rows_by_member(item, report.members or ())
     for member in report.members or ():
         mine = grouped[member]
         wins, ties, losses = wins_ties_losses([item.metric.oriented(row.delta) for row in mine])
