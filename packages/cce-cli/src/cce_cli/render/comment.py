@@ -34,6 +34,7 @@ from cce_cli.compare.suite_inference import (
 from cce_cli.compare.tag_family import family_size
 from cce_cli.output import number_text, visible_controls
 from cce_cli.render.changes import ChangedQuery, changed_queries
+from cce_cli.render.cost import token_text
 from cce_cli.render.member_table import MemberRow, aggregate_rows, member_rows, primary_metric
 from cce_metrics import Metric
 from cce_stats import paired_test
@@ -202,8 +203,7 @@ def in_unit(metric: Metric, value: float, *, signed: bool = False) -> str:
     tokens with thousands separators, any other metric in three decimals."""
     if metric.unit != "tokens":
         return format3_signed(value) if signed else format3(value)
-    text = f"{round(value) + 0:,}"
-    return f"+{text}" if signed and not text.startswith("-") else text
+    return token_text(value, signed=signed)
 
 
 def _mark(report: DiffReport, item: MetricDiff) -> str:
