@@ -31,8 +31,8 @@ from typing import Any, Final
 import attrs
 import jinja2
 
-from cce_cli.compare.pairing import DiffReport, MetricDiff
-from cce_cli.compare.saved_report import SavedReport
+from cce_cli.compare.pairing import DiffReport, MetricDiff, diff_reports
+from cce_cli.compare.saved_report import SavedReport, parse_report
 from cce_cli.compare.suite_inference import side_mean, tested_mean, tested_on
 from cce_cli.evaluation.report import RunSummary
 from cce_cli.formats.evidence import Evidence
@@ -47,7 +47,8 @@ from cce_cli.render.comment import (
 )
 from cce_cli.render.cost import budget_of, curves_of_reports, recall_curve_chart, value_text
 from cce_cli.render.member_table import MemberRow, aggregate_rows, member_rows, primary_metric
-from cce_metrics import Metric
+from cce_cli.render.report_json import render_json
+from cce_metrics import COST, COST_METRICS, METRICS, TOKEN_METRICS, Metric
 from cce_stats import paired_test
 
 __all__ = [
@@ -487,8 +488,6 @@ def render_relevance_page(
     A report with cost metrics also gets the recall-versus-tokens chart: `curves` (each
     backend's points, from an in-run reading) or else the report's `recall@NNNNt` means.
     """
-    from cce_metrics import METRICS, TOKEN_METRICS
-
     backends = report.backends
     cost = saved_cost_metrics(report)
     metrics = [
@@ -636,8 +635,6 @@ def render_relevance_page(
 
 def saved_cost_metrics(report: SavedReport) -> tuple[Metric, ...]:
     """The cost metrics some case of the report carries, in the order first met."""
-    from cce_metrics import COST, COST_METRICS
-
     keys = dict.fromkeys(
         key for backend in report.backends for case in backend.cases for key in case.values
     )
@@ -669,10 +666,6 @@ def saved_curves(
 def render_summary_page(summary: RunSummary, evidence: Evidence | None = None) -> str:
     """The page of an in-memory run: its report as `--json` would save it, so the page
     is the one `cce report` makes of that file; with `--compare A,B`, A against B."""
-    from cce_cli.compare.pairing import diff_reports
-    from cce_cli.compare.saved_report import parse_report
-    from cce_cli.render.report_json import render_json
-
     saved = parse_report(render_json(summary), "this run")
     comparison = summary.comparison
     if comparison is None:
