@@ -395,10 +395,10 @@ def test_trec_eval_ties_rank_like_a_full_float32_ranking(
 ) -> None:
     # The reduction ranks only the relevant documents, reading float32 scores off the
     # sorted doubles; the oracle ranks every document by its float32 score.
-    from cce_metrics.evaluation import _rank_relevant, rank_documents, reduce_ranking
+    from cce_metrics.evaluation import rank_documents, rank_relevant, reduce_ranking
 
     want = reduce_ranking(judgments, rank_documents(scores, "trec_eval"))
-    got = _rank_relevant(judgments, scores, float32=True)
+    got = rank_relevant(judgments, scores, float32=True)
     assert (got.ranks, got.gains, got.ideal, got.retrieved) == (
         want.ranks,
         want.gains,

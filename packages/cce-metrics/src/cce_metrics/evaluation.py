@@ -169,8 +169,12 @@ def reduce_ranking(judgments: Mapping[str, int], ranking: Sequence[str]) -> Rele
     return RelevantRanks(ranks, gains, ideal, len(ranking))
 
 
-def rank_relevant(judgments: Mapping[str, int], scores: Mapping[str, float]) -> RelevantRanks:
-    """`reduce_ranking(judgments, rank_documents(scores))`, without ranking every document.
+def rank_relevant(
+    judgments: Mapping[str, int], scores: Mapping[str, float], *, float32: bool = False
+) -> RelevantRanks:
+    """`reduce_ranking(judgments, rank_documents(scores))`, without ranking every document;
+    with `float32` the scores are compared as 32-bit floats (`rank_documents`' `trec_eval`
+    ties).
 
     Only the relevant documents' ranks matter, and a document's rank in
     `rank_documents`' order is 1 + the documents with a greater score + the documents
@@ -180,14 +184,6 @@ def rank_relevant(judgments: Mapping[str, int], scores: Mapping[str, float]) -> 
     once, also in C, so the ids sharing a score are one slice, found by the same
     bisection. A run with many ties thus costs one more sort per query, not a pass over
     the query's documents for each tied relevant document.
-    """
-    return _rank_relevant(judgments, scores, float32=False)
-
-
-def _rank_relevant(
-    judgments: Mapping[str, int], scores: Mapping[str, float], *, float32: bool
-) -> RelevantRanks:
-    """`rank_relevant`, the scores compared as 32-bit floats when `float32` is set.
 
     Rounding to float32 is monotonic, so the sorted scores rounded one by one are the
     sorted rounded scores: a relevant document's rounded score is read from the
@@ -284,7 +280,7 @@ def evaluate(
         scores = no_scores if found is None else checked_scores(query_id, found)
         # One reduction per query, shared by every metric. With trec_eval's ties the
         # scores are compared as float32 (`float32_scores`' rounding).
-        ranking = _rank_relevant(judged[query_id], scores, float32=trec_eval_ties)
+        ranking = rank_relevant(judged[query_id], scores, float32=trec_eval_ties)
         per_query[query_id] = {name: score(ranking, cutoff) for name, score, cutoff in scorers}
     divisor = len(per_query)
     aggregate = {

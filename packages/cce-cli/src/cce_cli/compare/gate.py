@@ -35,7 +35,7 @@ import attrs
 from cce_cli.compare.pairing import DiffGroup, MetricDiff, finite_or_none
 from cce_cli.errors import CliError
 from cce_cli.output import display_text, number_text
-from cce_metrics import COST, COST_METRICS, METRICS, TOKEN_METRICS, Metric, metric
+from cce_metrics import COST_METRICS, METRICS, TOKEN_METRICS, Metric, metric
 from cce_retrieval import format6, format6_signed
 from cce_stats import BOOTSTRAP_CALIBRATED_N, adjust_p_values
 
@@ -115,8 +115,6 @@ def _how_to_add(item: Metric) -> str:
         return (
             "token metrics need expected anchors with line ranges (path@START-END) in the fixtures"
         )
-    if item.group == COST:
-        return f"add it with `cce relevance --metrics {item.name}`"
     if item.default:
         return f"{item.label} is in every report cce writes; the report was written elsewhere"
     return f"add it with `cce relevance --metrics {item.name}`"

@@ -40,8 +40,7 @@ class SystemCell:
         """`▲` significantly better than the baseline, `▼` significantly worse, else ""."""
         if self.p_adjusted is None or self.p_adjusted >= alpha or not self.delta:
             return ""
-        better = self.delta > 0 if self.metric.higher_is_better else self.delta < 0
-        return "▲" if better else "▼"
+        return "▲" if self.metric.oriented(self.delta) > 0 else "▼"
 
 
 @attrs.frozen(slots=True)

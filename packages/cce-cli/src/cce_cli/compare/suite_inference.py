@@ -21,7 +21,7 @@ recomputed over the same family (the metrics of each group) from the decision p'
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from typing import Final
 
 import attrs
@@ -44,7 +44,6 @@ __all__ = [
     "SUITE_UNITS",
     "check_suite_inference",
     "deltas_by_member",
-    "member_effect_sizes",
     "resolve_suite_mean",
     "retest_suite",
     "tested_mean",
@@ -89,10 +88,17 @@ def check_suite_inference(mean: str, unit: str, test: str) -> None:
         )
 
 
-def _member_of(case_id: str, members: Sequence[str]) -> str | None:
-    """The member whose `name/` prefixes `case_id` (the longest, should names nest)."""
-    found = [name for name in members if case_id.startswith(f"{name}/")]
-    return max(found, key=len) if found else None
+def _member_of(case_id: str, members: Container[str]) -> str | None:
+    """The member whose `name/` prefixes `case_id` (the longest, should names nest).
+
+    Only the text before one of the id's slashes can be such a name, so those are
+    looked up, longest first, rather than every member tried against every id."""
+    end = case_id.rfind("/")
+    while end >= 0:
+        if case_id[:end] in members:
+            return case_id[:end]
+        end = case_id.rfind("/", 0, end)
+    return None
 
 
 def _by_member(
@@ -102,7 +108,7 @@ def _by_member(
     without a paired query on it has an empty list)."""
     grouped: dict[str, list[float]] = {name: [] for name in members}
     for row in item.rows:
-        owner = _member_of(row.id, members)
+        owner = _member_of(row.id, grouped)
         if owner is not None:
             grouped[owner].append(value_of(row))
     return grouped
@@ -116,12 +122,6 @@ def deltas_by_member(item: MetricDiff, members: Sequence[str]) -> list[list[floa
     """`item`'s per-query deltas grouped by member, in member order; members without a
     paired query on it are left out (they have no mean)."""
     return [deltas for deltas in _by_member(item, members, _delta).values() if deltas]
-
-
-def member_effect_sizes(item: MetricDiff, members: Sequence[str]) -> dict[str, float | None]:
-    """Each member's own d_z on `item` (None for fewer than two queries or no spread)."""
-    grouped = _by_member(item, members, _delta)
-    return {name: effect_size_dz(deltas) for name, deltas in grouped.items() if deltas}
 
 
 def _retested(

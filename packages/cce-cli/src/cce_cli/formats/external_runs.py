@@ -11,7 +11,6 @@ cause and the fix. See docs/backends.md#external-runs.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 
 import attrs
@@ -37,10 +36,6 @@ __all__ = [
     "parse_run_option",
     "write_text",
 ]
-
-
-def _dump(obj: object) -> str:
-    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 @attrs.frozen(slots=True)

@@ -38,14 +38,11 @@ __all__ = [
     "Failure",
     "Member",
     "Suite",
-    "convert",
     "convert_all",
-    "convert_repository",
     "convert_repository_all",
     "default_category",
     "describe_failures",
     "group_name",
-    "read_repos",
     "read_repos_all",
     "render_manifest",
     "toml_string",
@@ -222,18 +219,10 @@ class Conversion:
     failures: tuple[Failure, ...]
 
 
-def read_repos(path: str) -> list[Repo]:
-    """The repositories of `REPOS.json`, in its order, every field checked; the first
-    problem is the error (`read_repos_all` collects them all)."""
-    repos, failures = read_repos_all(path)
-    if failures:
-        raise CliError(failures[0].problems[0])
-    return repos
-
-
 def read_repos_all(path: str) -> tuple[list[Repo], list[Failure]]:
-    """The repositories of `REPOS.json` that are well formed, and a failure for each
-    entry that is not (named by its position when it has no usable name)."""
+    """The repositories of `REPOS.json` that are well formed, in its order, every field
+    checked, and a failure for each entry that is not (named by its position when it has
+    no usable name)."""
     entries = _load_json(path)
     if not isinstance(entries, list):
         raise CliError(
@@ -426,15 +415,6 @@ def _targets(
     return anchors, problems
 
 
-def convert_repository(path: str, repo: Repo, checkout: str | None = None) -> Member:
-    """One annotation file as a member: its fixture text and its manifest entry; the
-    first problem is the error (`convert_repository_all` collects them all)."""
-    member, problems = convert_repository_all(path, repo, checkout)
-    if member is None:
-        raise CliError(problems[0])
-    return member
-
-
 def convert_repository_all(
     path: str, repo: Repo, checkout: str | None = None
 ) -> tuple[Member | None, list[str]]:
@@ -511,15 +491,6 @@ def _case_line(
     line = json.dumps(case, ensure_ascii=False, separators=(",", ":"))
     _require_encodable(line, where)
     return line, problems
-
-
-def convert(annotations_dir: str, repos_path: str) -> Suite:
-    """The whole benchmark: one member per repository of `repos_path`, each read from
-    `annotations_dir/<name>.json`; CliError listing every problem if any."""
-    conversion = convert_all(annotations_dir, repos_path)
-    if conversion.failures:
-        raise CliError(describe_failures(conversion.failures))
-    return Suite(conversion.members)
 
 
 def convert_all(

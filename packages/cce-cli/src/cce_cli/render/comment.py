@@ -34,6 +34,7 @@ from cce_cli.compare.suite_inference import (
 from cce_cli.compare.tag_family import family_size
 from cce_cli.output import number_text, visible_controls
 from cce_cli.render.changes import ChangedQuery, changed_queries
+from cce_cli.render.cost import token_text
 from cce_cli.render.member_table import MemberRow, aggregate_rows, member_rows, primary_metric
 from cce_metrics import Metric
 from cce_stats import paired_test
@@ -202,8 +203,7 @@ def in_unit(metric: Metric, value: float, *, signed: bool = False) -> str:
     tokens with thousands separators, any other metric in three decimals."""
     if metric.unit != "tokens":
         return format3_signed(value) if signed else format3(value)
-    text = f"{round(value) + 0:,}"
-    return f"+{text}" if signed and not text.startswith("-") else text
+    return token_text(value, signed=signed)
 
 
 def _mark(report: DiffReport, item: MetricDiff) -> str:
@@ -590,7 +590,7 @@ def _primary_delta(change: ChangedQuery, position: int) -> float:
     cell = change.cells[position]
     if cell is None:
         return 0.0
-    return cell[3] if cell[0].metric.higher_is_better else -cell[3]
+    return cell[0].metric.oriented(cell[3])
 
 
 def _split(
@@ -620,26 +620,31 @@ def render_comment(report: DiffReport, limit: int = COMMENT_LIMIT) -> str:
     for a suite too large even so, member rows (the macro and micro rows stay)."""
     worse, better, other = _split(report, changed_queries(report.overall))
     members = len(report.members or ())
+    # Only the member rows and the changed queries depend on what is kept: the other
+    # blocks are rendered once, not again for every length the search below tries.
+    opening = [
+        comment_verdict(report),
+        "",
+        _title(report),
+        "",
+        _counts(report, len(worse), len(better), len(other)),
+        "",
+        *_aggregate_table(report, report.overall),
+        "",
+        _legend(report),
+        "",
+    ]
+    middle = [*_gate_block(report), *_unpaired_block(report), *_differences_block(report)]
+    closing = [*_tags_block(report), *_stats_block(report)]
+    all_members = _members_block(report, members)
 
     def document(keep: int, keep_members: int = members) -> str:
         lines = [
-            comment_verdict(report),
-            "",
-            _title(report),
-            "",
-            _counts(report, len(worse), len(better), len(other)),
-            "",
-            *_aggregate_table(report, report.overall),
-            "",
-            _legend(report),
-            "",
-            *_members_block(report, keep_members),
-            *_gate_block(report),
-            *_unpaired_block(report),
-            *_differences_block(report),
+            *opening,
+            *(all_members if keep_members == members else _members_block(report, keep_members)),
+            *middle,
             *_changed_blocks(report, worse, better, other, keep),
-            *_tags_block(report),
-            *_stats_block(report),
+            *closing,
         ]
         while lines and lines[-1] == "":
             lines.pop()

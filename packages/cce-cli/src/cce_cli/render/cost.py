@@ -32,6 +32,7 @@ __all__ = [
     "curves_of_reports",
     "diff_cell",
     "recall_curve_chart",
+    "token_text",
     "value_text",
 ]
 
@@ -216,5 +217,11 @@ def diff_cell(item: Metric, value: float, *, signed: bool = False) -> str:
     decimals would overflow the column), six decimals for every other metric."""
     if item.unit != "tokens":
         return format6_signed(value) if signed else format6(value)
+    return token_text(value, signed=signed)
+
+
+def token_text(value: float, *, signed: bool = False) -> str:
+    """A token count in whole tokens with thousands separators (`12,345`); with `signed`
+    a `+` on anything that does not print as negative (`+1,200`)."""
     text = f"{round(value) + 0:,}"
     return f"+{text}" if signed and not text.startswith("-") else text

@@ -26,6 +26,7 @@ from cce_cli.compare.tag_family import family_size
 from cce_cli.output import column, display_text, label_width, number_text
 from cce_cli.render.changes import changed_queries
 from cce_cli.render.cost import diff_cell
+from cce_cli.render.member_table import rows_by_member
 from cce_cli.render.relevance import Renderer
 from cce_retrieval import format6, format6_signed
 from cce_stats import effect_size_dz, paired_test, wins_ties_losses
@@ -241,10 +242,12 @@ def member_deltas(report: DiffReport) -> list[MemberDelta]:
     delta over the member's paired queries and its wins, ties and losses (oriented so a
     win is an improvement)."""
     found: list[MemberDelta] = []
-    for member in report.members or ():
-        prefix = f"{member}/"
-        for item in report.overall.metrics:
-            deltas = [row.delta for row in item.rows if row.id.startswith(prefix)]
+    members = report.members or ()
+    metrics = report.overall.metrics
+    grouped = [rows_by_member(item, members) for item in metrics]
+    for member in members:
+        for item, by_member in zip(metrics, grouped, strict=True):
+            deltas = [row.delta for row in by_member[member]]
             oriented = deltas if item.metric.higher_is_better else [-d for d in deltas]
             wins, ties, losses = wins_ties_losses(oriented)
             mean = sum(deltas) / len(deltas) if deltas else None

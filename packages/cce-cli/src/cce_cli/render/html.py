@@ -31,8 +31,8 @@ from typing import Any, Final
 import attrs
 import jinja2
 
-from cce_cli.compare.pairing import DiffReport, MetricDiff
-from cce_cli.compare.saved_report import SavedReport
+from cce_cli.compare.pairing import DiffReport, MetricDiff, diff_reports
+from cce_cli.compare.saved_report import SavedReport, parse_report
 from cce_cli.compare.suite_inference import side_mean, tested_mean, tested_on
 from cce_cli.evaluation.report import RunSummary
 from cce_cli.formats.evidence import Evidence
@@ -47,7 +47,8 @@ from cce_cli.render.comment import (
 )
 from cce_cli.render.cost import budget_of, curves_of_reports, recall_curve_chart, value_text
 from cce_cli.render.member_table import MemberRow, aggregate_rows, member_rows, primary_metric
-from cce_metrics import Metric
+from cce_cli.render.report_json import render_json
+from cce_metrics import COST, COST_METRICS, METRICS, TOKEN_METRICS, Metric
 from cce_stats import paired_test
 
 __all__ = [
@@ -329,7 +330,7 @@ def render_diff_page(report: DiffReport) -> str:
             if row is None:
                 cells.append({"text": "–", "title": "", "sort": 0.0, "status": ""})
                 continue
-            oriented = row.delta if item.metric.higher_is_better else -row.delta
+            oriented = item.metric.oriented(row.delta)
             cells.append(
                 {
                     "text": format3_signed(row.delta) if row.delta != 0.0 else "0",
@@ -343,7 +344,7 @@ def render_diff_page(report: DiffReport) -> str:
         moved = primary_rows.get(case_id)
         change = 0.0
         if primary is not None and moved is not None:
-            change = moved.delta if primary.metric.higher_is_better else -moved.delta
+            change = primary.metric.oriented(moved.delta)
         status = "worse" if change < 0 else ("better" if change > 0 else "same")
         rows.append(
             {
@@ -439,7 +440,7 @@ def _member_tables(report: DiffReport, primary: MetricDiff | None) -> tuple[dict
         delta = "n/a" if found.delta is None else format3_signed(found.delta)
         status = ""
         if found.delta is not None and found.delta != 0.0:
-            oriented = found.delta if primary.metric.higher_is_better else -found.delta
+            oriented = primary.metric.oriented(found.delta)
             status = "better" if oriented > 0 else "worse"
         values = ["n/a" if v is None else format3(v) for v in (found.base, found.head)]
         return {
@@ -487,8 +488,6 @@ def render_relevance_page(
     A report with cost metrics also gets the recall-versus-tokens chart: `curves` (each
     backend's points, from an in-run reading) or else the report's `recall@NNNNt` means.
     """
-    from cce_metrics import METRICS, TOKEN_METRICS
-
     backends = report.backends
     cost = saved_cost_metrics(report)
     metrics = [
@@ -636,8 +635,6 @@ def render_relevance_page(
 
 def saved_cost_metrics(report: SavedReport) -> tuple[Metric, ...]:
     """The cost metrics some case of the report carries, in the order first met."""
-    from cce_metrics import COST, COST_METRICS
-
     keys = dict.fromkeys(
         key for backend in report.backends for case in backend.cases for key in case.values
     )
@@ -669,10 +666,6 @@ def saved_curves(
 def render_summary_page(summary: RunSummary, evidence: Evidence | None = None) -> str:
     """The page of an in-memory run: its report as `--json` would save it, so the page
     is the one `cce report` makes of that file; with `--compare A,B`, A against B."""
-    from cce_cli.compare.pairing import diff_reports
-    from cce_cli.compare.saved_report import parse_report
-    from cce_cli.render.report_json import render_json
-
     saved = parse_report(render_json(summary), "this run")
     comparison = summary.comparison
     if comparison is None:

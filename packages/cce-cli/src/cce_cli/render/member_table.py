@@ -16,10 +16,10 @@ from collections.abc import Sequence
 
 import attrs
 
-from cce_cli.compare.pairing import DiffReport, MetricDiff
+from cce_cli.compare.pairing import DiffReport, MetricDiff, QueryDelta
 from cce_stats import wins_ties_losses
 
-__all__ = ["MemberRow", "aggregate_rows", "member_rows", "primary_metric"]
+__all__ = ["MemberRow", "aggregate_rows", "member_rows", "primary_metric", "rows_by_member"]
 
 
 @attrs.frozen(slots=True)
@@ -51,22 +51,33 @@ def primary_metric(report: DiffReport) -> MetricDiff | None:
     return report.overall.metrics[0] if report.overall.metrics else None
 
 
-def _oriented(item: MetricDiff, delta: float) -> float:
-    return delta if item.metric.higher_is_better else -delta
-
-
 def _mean(item: MetricDiff, values: Sequence[float]) -> float | None:
     """The metric's own aggregate of `values`; None over no value."""
     return item.metric.average(values) if values else None
 
 
+def rows_by_member(item: MetricDiff, members: Sequence[str]) -> dict[str, list[QueryDelta]]:
+    """`item`'s rows under every member whose `name/` prefixes the row's id, in row
+    order: the text before each of the id's slashes is looked up, rather than every id
+    tried against every member."""
+    grouped: dict[str, list[QueryDelta]] = {name: [] for name in members}
+    for row in item.rows:
+        end = row.id.find("/")
+        while end >= 0:
+            found = grouped.get(row.id[:end])
+            if found is not None:
+                found.append(row)
+            end = row.id.find("/", end + 1)
+    return grouped
+
+
 def member_rows(report: DiffReport, item: MetricDiff) -> list[MemberRow]:
     """One row per suite member, in member order (none when the report is no suite)."""
     rows: list[MemberRow] = []
+    grouped = rows_by_member(item, report.members or ())
     for member in report.members or ():
-        prefix = f"{member}/"
-        mine = [row for row in item.rows if row.id.startswith(prefix)]
-        wins, ties, losses = wins_ties_losses([_oriented(item, row.delta) for row in mine])
+        mine = grouped[member]
+        wins, ties, losses = wins_ties_losses([item.metric.oriented(row.delta) for row in mine])
         base = _mean(item, [row.base for row in mine])
         head = _mean(item, [row.head for row in mine])
         delta = None if base is None or head is None else head - base
@@ -83,7 +94,7 @@ def aggregate_rows(report: DiffReport, item: MetricDiff) -> list[MemberRow]:
         bases = [row.base for row in scored if row.base is not None]
         heads = [row.head for row in scored if row.head is not None]
         macro_base, macro_head = sum(bases) / len(bases), sum(heads) / len(heads)
-        deltas = [_oriented(item, row.delta) for row in scored if row.delta is not None]
+        deltas = [item.metric.oriented(row.delta) for row in scored if row.delta is not None]
         wins, ties, losses = wins_ties_losses(deltas)
         queries = sum(row.queries for row in scored)
         macro_delta = macro_head - macro_base
