@@ -28,8 +28,9 @@ RUNGS = (
     ("code-7-gaps", "+ gap chunks, leading comments joined"),
     ("code-8-windows", "+ 25-line windows"),
     ("code-9-acronyms", "+ path parts matching query-word initials"),
-    ("code-10-grammars", "+ Go, Java and C++ tiled at parsed definitions (= `code`)"),
-    ("code-11-split-unparsed", "+ definition-line cuts in other unparsed languages (opt-in)"),
+    ("code-10-grammars", "+ Go, Java and C++ tiled at parsed definitions"),
+    ("code-11-plurals", "+ plural and third-person s folded (= `code`)"),
+    ("code-12-split-unparsed", "+ definition-line cuts in other unparsed languages (opt-in)"),
 )
 
 

@@ -34,7 +34,7 @@ def main() -> int:
             "--config",
             CONFIG,
             "--compare",
-            "code-10-grammars,code-11-split-unparsed",
+            "code-11-plurals,code-12-split-unparsed",
             "--metrics",
             "ndcg",
         ]

@@ -25,6 +25,7 @@ ALL_OFF: dict[str, object] = {
     "gap_chunks": False,
     "grammar_chunks": False,
     "split_unparsed": False,
+    "fold_plurals": False,
     "rank_scores": False,
     "file_boost": 0.0,
     "repeat_decay": 1.0,
@@ -159,6 +160,75 @@ def test_split_identifiers_lets_words_match_parts_of_identifiers() -> None:
     )
     assert text.identifier_terms("my_func") == ("my_func", "my", "func")
     assert text.identifier_terms("simple") == ("simple",)
+
+
+def test_identifier_terms_see_through_leading_and_trailing_underscores() -> None:
+    assert text.identifier_terms("__getattr__") == ("__getattr__", "getattr")
+    assert text.identifier_terms("_safeParse") == ("_safeparse", "safeparse", "safe", "parse")
+    assert text.identifier_terms("_private_name") == (
+        "_private_name",
+        "private_name",
+        "private",
+        "name",
+    )
+    assert text.identifier_terms("__") == ()
+    index = make_index(
+        [
+            chunk("proxy.py", 1, 2, "def __getattr__(self, name):\n    return lookup(name)"),
+            chunk("other.py", 1, 2, "def fetch(self, name):\n    return lookup(name)"),
+        ]
+    )
+    on = spans(search(index, "getattr", only(split_identifiers=True)))
+    assert on == [("proxy.py", 1, 2)]
+    assert search(index, "getattr", ALL_OFF) == []
+
+
+def test_folded_reads_a_plural_or_third_person_s_away() -> None:
+    cases = {
+        "errors": "error",
+        "handles": "handle",
+        "dependencies": "dependency",
+        "matches": "matche",  # Harman's rule drops the s only: `match` is not reached
+        "class": "class",
+        "status": "status",
+        "has": "has",
+        "heroes": "heroe",  # `-oes`, `-aes`, `-ees` lose the s only
+        "cookies": "cooky",  # `-ies` reads as `-y` unless `-eies` or `-aies`
+    }
+    for term, expected in cases.items():
+        assert text.folded(term) == expected, term
+    assert text.query_terms("parse Errors", fold=True) == ["parse", "error"]
+    assert text.path_terms("handlers/errors.py", fold=True) == {"error": 2, "handler": 1}
+
+
+def test_fold_plurals_lets_a_singular_query_match_plural_code() -> None:
+    index = make_index(
+        [
+            chunk("a.py", 1, 2, "def collect(errors, handlers):\n    return errors"),
+            chunk("b.py", 1, 2, "def report(error):\n    return other_things(1, 2, 3)"),
+            chunk("c.py", 1, 2, "def unrelated():\n    return 1"),
+        ]
+    )
+    query = "error handler"
+    folded = spans(search(index, query, only(fold_plurals=True)))
+    plain = spans(search(index, query, ALL_OFF))
+    assert plain == [("b.py", 1, 2)]  # `errors` and `handlers` are other terms
+    assert folded[0] == ("a.py", 1, 2)  # both words match, in either number
+    assert [path for path, _, _ in folded] == ["a.py", "b.py"]
+
+
+def test_fold_plurals_lets_a_plural_query_word_match_a_singular_file_name() -> None:
+    index = make_index(
+        [
+            chunk("helpers.py", 1, 1, "dependencies dependencies list"),
+            chunk("dependency.py", 1, 1, "def resolve(): pass  # dependencies"),
+        ]
+    )
+    query = "dependencies"
+    steps = {"rank_scores": True, "stem_boost": 1.0}
+    # `dependency` is no prefix of `dependencies`: without folding the name does not match.
+    assert search(index, query, only(**steps))[0].file_path == "helpers.py"
+    assert search(index, query, only(**steps, fold_plurals=True))[0].file_path == ("dependency.py")
 
 
 def test_path_terms_let_a_query_find_a_file_by_its_name() -> None:

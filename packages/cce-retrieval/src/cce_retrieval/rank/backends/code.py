@@ -44,9 +44,11 @@ class CodeBackend:
     pool: int = 50
 
     def terms(self, query: str) -> list[str]:
+        fold = self.options.fold_plurals
         if self.options.split_identifiers:
-            return text.query_terms(query)
-        return unique_tokens(query)
+            return text.query_terms(query, fold=fold)
+        tokens = unique_tokens(query)
+        return list(dict.fromkeys(map(text.folded, tokens))) if fold else tokens
 
     def search(self, index: Index, query: Query, k: int) -> list[SearchResult]:
         if not rust_trim(query.text) or not index.chunks or k <= 0:
@@ -136,6 +138,11 @@ _INDEX_PARAMS = (
         "off: false)",
     ),
     Param(
+        "fold_plurals", bool, True,
+        help="read a plural or third-person s away in chunks and queries (`errors` as "
+        "`error`, `dependencies` as `dependency`; off: false)",
+    ),
+    Param(
         "max_chunk_lines", int, _OPTIONS.max_chunk_lines, 0, None,
         help="cut longer chunks into windows of this many lines (off: 0)",
     ),
@@ -212,6 +219,7 @@ def _lexical(values: Mapping[str, ParamValue], name: str) -> CodeBackend:
         gap_chunks=bool(values["gap_chunks"]),
         grammar_chunks=bool(values["grammar_chunks"]),
         split_unparsed=bool(values["split_unparsed"]),
+        fold_plurals=bool(values["fold_plurals"]),
         k1=float(values["k1"]),
         b=float(values["b"]),
     )
@@ -225,6 +233,7 @@ def _lexical(values: Mapping[str, ParamValue], name: str) -> CodeBackend:
         path_penalty=float(values["path_penalty"]),
         reexport_penalty=float(values["reexport_penalty"]),
         acronym_stems=bool(values["acronym_stems"]),
+        fold_plurals=options.fold_plurals,
     )
     return CodeBackend(name, options, steps, int(values["pool"]))
 

@@ -55,6 +55,7 @@ class CodeOptions:
     gap_chunks: bool = True
     grammar_chunks: bool = True
     split_unparsed: bool = False
+    fold_plurals: bool = True
     k1: float = 1.2
     b: float = 0.75
 
@@ -63,6 +64,7 @@ class CodeOptions:
         """The reference BM25 over the stored chunks: nothing to derive."""
         return (
             not self.split_identifiers
+            and not self.fold_plurals
             and not self.path_terms
             and not self.code_files_only
             and self.chunks == "stored"
@@ -159,7 +161,7 @@ def _bm25(chunks: Sequence[Chunk], id_ranks: IntArray, options: CodeOptions) -> 
 
     # Each distinct word's terms, laid out flat (`expansion[starts[w]:starts[w + 1]]`);
     # term ids are given in first-seen order, as `term_id` would give them one by one.
-    expanded = [text.identifier_terms(word) if split else (word,) for word in word_ids]
+    expanded = list(map(_word_expansion(options), word_ids))
     flat_terms = [term for word_terms in expanded for term in word_terms]
     term_ids.update((term, i) for i, term in enumerate(dict.fromkeys(flat_terms)))
     expansion = list(map(term_ids.__getitem__, flat_terms))
@@ -225,8 +227,17 @@ def _with_path_terms(
     )
 
 
+def _word_expansion(options: CodeOptions) -> Callable[[str], tuple[str, ...]]:
+    """What one word of a chunk is indexed as under `options`."""
+    if options.split_identifiers:
+        return text.folded_identifier_terms if options.fold_plurals else text.identifier_terms
+    if options.fold_plurals:
+        return lambda word: (text.folded(word),)
+    return lambda word: (word,)
+
+
 def _path_counts(path: str, options: CodeOptions) -> Counter[str]:
-    return text.path_terms(path, split=options.split_identifiers)
+    return text.path_terms(path, split=options.split_identifiers, fold=options.fold_plurals)
 
 
 def _cut(

@@ -59,6 +59,7 @@ class RankSteps:
     path_penalty: float = 0.3  # off: 1
     reexport_penalty: float = 0.5  # off: 1
     acronym_stems: bool = True  # off: false
+    fold_plurals: bool = True  # off: false
 
     @property
     def inert(self) -> bool:
@@ -151,8 +152,9 @@ def rerank(
     else:
         if steps.stem_boost > 0.0:
             _boost_stems(
-                chunks, scores, query, top * steps.stem_boost, acronyms=steps.acronym_stems
-            )
+                chunks, scores, query, top * steps.stem_boost,
+                acronyms=steps.acronym_stems, fold=steps.fold_plurals,
+            )  # fmt: skip
         embedded = text.embedded_symbols(query)
         if embedded and steps.definition_boost > 0.0:
             lowered = [name.lower() for name in embedded]
@@ -225,16 +227,17 @@ def _boost_stems(
     unit: float,
     *,
     acronyms: bool = False,
+    fold: bool = False,
 ) -> None:
     """Add `unit * share of query words matched by the file stem or parent folder`; with
     `acronyms`, a path part spelling the initials of consecutive query words matches
-    each of those words."""
-    keywords = text.query_keywords(query)
+    each of those words; with `fold`, words and parts are compared without a plural s."""
+    keywords = text.query_keywords(query, fold=fold)
     if not keywords:
         return
     initials = text.query_acronyms(query) if acronyms else {}
     for doc in list(scores):
-        parts = text.path_parts(chunks[doc].file_path)
+        parts = text.path_parts(chunks[doc].file_path, fold=fold)
         found = _matches(keywords, parts)
         found += max((size for name, size in initials.items() if name in parts), default=0)
         share = min(found, len(keywords)) / len(keywords)

@@ -24,6 +24,8 @@ __all__ = [
     "defines",
     "embedded_symbols",
     "file_stem",
+    "folded",
+    "folded_identifier_terms",
     "identifier_terms",
     "path_class",
     "path_parts",
@@ -60,27 +62,61 @@ def words(text: str) -> list[str]:
 
 @functools.lru_cache(maxsize=1 << 18)
 def identifier_terms(word: str) -> tuple[str, ...]:
-    """`word` lowercased, then its snake_case or camelCase parts when it has two or more.
+    """`word` lowercased, the same without its leading and trailing underscores, then its
+    snake_case or camelCase parts when it has two or more.
 
     The whole word is kept so an exact identifier still matches best (it is rarer than
     its parts, so BM25 weighs it more); `HandlerStack` gives `handlerstack`, `handler`,
-    `stack`.
+    `stack`. Edge underscores only mark a name private or special, so they do not hide
+    the name: `__getattr__` also gives `getattr`, and `_safeParse` gives `safeparse`,
+    `safe`, `parse`.
     """
     if word.isalpha() and word.islower():
         return (word,)  # one lowercase part (most words): nothing to split
     lower = word.lower()
-    if "_" in word:
-        parts = [part for part in lower.split("_") if part]
+    core = word.strip("_")
+    if not core:
+        return ()
+    if "_" in core:
+        parts = [part for part in core.lower().split("_") if part]
     else:
-        parts = [part.lower() for part in _CAMEL_PART.findall(word)]
-    if len(parts) >= 2:
-        return (lower, *parts)
-    return (lower,) if lower.strip("_") else ()
+        parts = [part.lower() for part in _CAMEL_PART.findall(core)]
+    whole = (lower,) if len(core) == len(word) else (lower, core.lower())
+    return (*whole, *parts) if len(parts) >= 2 else whole
 
 
-def query_terms(text: str) -> list[str]:
-    """The query's identifier terms, each once, in first-occurrence order."""
-    return list(dict.fromkeys(term for word in words(text) for term in identifier_terms(word)))
+@functools.lru_cache(maxsize=1 << 18)
+def folded(term: str) -> str:
+    """`term` without a plural or third-person `s` (Harman's S-stemmer): `errors` and
+    `handles` read as `error` and `handle`, `dependencies` as `dependency`; `-aes`,
+    `-ees` and `-oes` lose the s only; `-ss`, `-us` and terms of three letters or fewer
+    stay as they are. Chunks and queries are read the same way, so a word matches its
+    other number without a dictionary."""
+    if len(term) <= 3 or not term.endswith("s"):
+        return term
+    if term.endswith("ies") and not term.endswith(("eies", "aies")):
+        return term[:-3] + "y"
+    if term.endswith("es") and not term.endswith(("aes", "ees", "oes")):
+        return term[:-1]
+    if term.endswith(("us", "ss")):
+        return term
+    return term[:-1]
+
+
+@functools.lru_cache(maxsize=1 << 18)
+def folded_identifier_terms(word: str) -> tuple[str, ...]:
+    """`identifier_terms(word)` read through `folded`, each term once."""
+    found = identifier_terms(word)
+    if not any(term[-1] == "s" for term in found):
+        return found  # nothing to fold (most words)
+    return tuple(dict.fromkeys(map(folded, found)))
+
+
+def query_terms(text: str, *, fold: bool = False) -> list[str]:
+    """The query's identifier terms, each once, in first-occurrence order; `fold` reads
+    each through `folded`."""
+    expand = folded_identifier_terms if fold else identifier_terms
+    return list(dict.fromkeys(term for word in words(text) for term in expand(word)))
 
 
 def file_stem(path: str) -> str:
@@ -95,13 +131,19 @@ def _folders(path: str) -> list[str]:
     return [part for part in posixpath.dirname(path).split("/") if part not in ("", ".", "..")]
 
 
-def path_terms(path: str, folders: int = 3, *, split: bool = True) -> TermCounts:
+def path_terms(
+    path: str, folders: int = 3, *, split: bool = True, fold: bool = False
+) -> TermCounts:
     """Terms of the file stem (counted twice: the name is the best summary of a file)
-    and of the last `folders` folder names, identifier-split when `split`."""
+    and of the last `folders` folder names, identifier-split when `split`, read through
+    `folded` when `fold`."""
 
     def terms(part: str) -> Iterable[str]:
         for word in words(part):
-            yield from identifier_terms(word) if split else (word.lower(),)
+            if split:
+                yield from folded_identifier_terms(word) if fold else identifier_terms(word)
+            else:
+                yield folded(word.lower()) if fold else word.lower()
 
     counts: TermCounts = Counter()
     name = posixpath.basename(path)
@@ -114,16 +156,16 @@ def path_terms(path: str, folders: int = 3, *, split: bool = True) -> TermCounts
 
 
 @functools.lru_cache(maxsize=1 << 14)
-def path_parts(path: str) -> frozenset[str]:
+def path_parts(path: str, *, fold: bool = False) -> frozenset[str]:
     """Identifier parts of the file stem and of its parent folder (what stem matching
-    compares query words with)."""
+    compares query words with), read through `folded` when `fold`."""
     name = posixpath.basename(path)
     stem = posixpath.splitext(name)[0] or name
     found = {term for word in words(stem) for term in identifier_terms(word)}
     folders = _folders(path)
     if folders:
         found.update(term for word in words(folders[-1]) for term in identifier_terms(word))
-    return frozenset(found)
+    return frozenset(map(folded, found) if fold else found)
 
 
 QUERY_STOPWORDS = frozenset((
@@ -133,13 +175,15 @@ QUERY_STOPWORDS = frozenset((
 ))  # fmt: skip
 
 
-def query_keywords(query: str) -> frozenset[str]:
-    """Query words of three letters or more that are not stopwords, lowercased."""
-    return frozenset(
+def query_keywords(query: str, *, fold: bool = False) -> frozenset[str]:
+    """Query words of three letters or more that are not stopwords, lowercased, read
+    through `folded` when `fold`."""
+    found = (
         word.lower()
         for word in words(query)
         if len(word) > 2 and word.lower() not in QUERY_STOPWORDS and not word.isdigit()
     )
+    return frozenset(map(folded, found) if fold else found)
 
 
 def query_acronyms(query: str, longest: int = 3) -> dict[str, int]:
