@@ -421,8 +421,10 @@ def peer(session: nox.Session) -> None:
 def ranking(session: nox.Session) -> None:
     """The `code` backend's ablation table on the semble-dev suite (docs/ranking.md):
     each rung of eval/ranking/cce.toml against the one before, with the paired test.
-    A suite manifest after `--` replaces the default one."""
+    A suite manifest after `--` replaces the default one. Then `code` against `bm25` on
+    the hand-written queries over the interpreter's stdlib (eval/relevance/stdlib.py)."""
     session.run("uv", "run", "--locked", "python", "eval/ranking/ablation.py", *session.posargs)
+    session.run("uv", "run", "--locked", "python", "eval/relevance/stdlib.py")
 
 
 @nox.session
