@@ -125,7 +125,8 @@ def test_a_diff_and_its_gate_are_the_commands(run_cce: RunCce, tmp_path: Path) -
     assert apply_gate(result, spec) == gated.verdict
 
 
-def test_a_suite_is_the_commands_report(run_cce: RunCce, tmp_path: Path) -> None:
+def two_member_suite(tmp_path: Path) -> Path:
+    """A suite manifest of the code fixtures split into members `one` and `two`."""
     members = tmp_path / "fixtures"
     members.mkdir()
     lines = Path(CODE).read_text(encoding="utf-8").splitlines()
@@ -145,6 +146,11 @@ def test_a_suite_is_the_commands_report(run_cce: RunCce, tmp_path: Path) -> None
         ),
         encoding="utf-8",
     )
+    return manifest
+
+
+def test_a_suite_is_the_commands_report(run_cce: RunCce, tmp_path: Path) -> None:
+    manifest = two_member_suite(tmp_path)
     code, out, _ = run_cce("relevance", str(manifest), "--compare", "bm25,hybrid", "--json")
     suite = run_suite(str(manifest), compare="bm25,hybrid")
     assert code == 0 and suite.json() == out
@@ -159,6 +165,23 @@ def test_a_suite_is_the_commands_report(run_cce: RunCce, tmp_path: Path) -> None
     assert verdict.lines() == "".join(
         line + "\n" for line in err.splitlines() if line.startswith("gate failed: ")
     )
+
+
+def test_a_gate_on_a_diff_of_suite_reports_is_the_commands(run_cce: RunCce, tmp_path: Path) -> None:
+    manifest = two_member_suite(tmp_path)
+    base, head = tmp_path / "base.json", tmp_path / "head.json"
+    base.write_text(run_suite(str(manifest), backends="bm25").json(), encoding="utf-8")
+    head.write_text(run_suite(str(manifest), backends="hybrid").json(), encoding="utf-8")
+    pair = (str(base), str(head), "--backends", "bm25,hybrid")
+    spec = gate(minimums={"mrr": 0.99})
+    code, _, err = run_cce("diff", *pair, "--min", "mrr=0.99")
+    gated = diff_saved_reports(str(base), str(head), backends="bm25,hybrid", gate=spec)
+    expected = "".join(line + "\n" for line in err.splitlines() if line.startswith("gate failed: "))
+    assert code == 3 == gated.verdict.exit_status
+    assert gated.verdict.lines() == expected
+    assert ", macro over the suite)" in expected  # the floor says which mean it tested
+    ungated = diff_saved_reports(str(base), str(head), backends="bm25,hybrid")
+    assert apply_gate(ungated, spec) == gated.verdict
 
 
 def test_the_semble_dev_suite_through_the_api_is_the_commands_json(

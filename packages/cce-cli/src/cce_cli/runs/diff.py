@@ -134,8 +134,7 @@ def diff_saved(
     if loaded is not None:
         queries = {**loaded.queries(), **report.queries}
         report = attrs.evolve(report, evidence=loaded, queries=queries)
-    over = mean if head.members is not None else None
-    diffed = gate_diff(SavedDiff(report, head_backend, head.path), request.gate, over)
+    diffed = gate_diff(SavedDiff(report, head_backend, head.path), request.gate)
     unpaired = len(report.unpaired_base) + len(report.unpaired_head)
     if unpaired:
         print(
@@ -174,11 +173,11 @@ def compare_saved_many(
     return compare_many(sides, test=test, correction=correction, alpha=alpha)
 
 
-def gate_diff(diffed: SavedDiff, spec: GateSpec, suite_aggregate: str | None = None) -> SavedDiff:
+def gate_diff(diffed: SavedDiff, spec: GateSpec) -> SavedDiff:
     """The comparison with the gate's verdict on it (`gate_active`, `gate_reasons`); an
     uncalibrated gate, or a floor on a metric the head does not carry, is refused.
-    `suite_aggregate` (`macro` or `micro`) is what a suite head's floors test, and the
-    reasons say so."""
+    A suite comparison's mean (`macro` or `micro`, recorded by `retest_suite`) is what
+    the head's floors test, and the reasons say so."""
     report = diffed.report
     refuse_uncalibrated_gate(spec, report.overall, report.test)
     if spec.gate_metrics is not None:
@@ -187,7 +186,7 @@ def gate_diff(diffed: SavedDiff, spec: GateSpec, suite_aggregate: str | None = N
     if not spec.active:
         return diffed
     head = diffed.head_backend
-    over = "" if suite_aggregate is None else f", {suite_aggregate} over the suite"
+    over = "" if report.mean is None else f", {report.mean} over the suite"
     head_name = f"{display_text(head.name)} ({display_text(diffed.head_path)}{over})"
     check_gate_metrics(spec, report.overall, head.aggregate, head_name)
     reasons = evaluate_gate(
