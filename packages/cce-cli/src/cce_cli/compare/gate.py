@@ -32,7 +32,7 @@ from typing import Final
 
 import attrs
 
-from cce_cli.compare.pairing import DiffGroup, MetricDiff, finite_or_none
+from cce_cli.compare.pairing import DiffGroup, DiffReport, MetricDiff, finite_or_none
 from cce_cli.errors import CliError
 from cce_cli.output import display_text, number_text
 from cce_metrics import COST_METRICS, METRICS, TOKEN_METRICS, Metric, metric
@@ -208,6 +208,20 @@ def gating_tests(
     # The decision p, as the report's own correction uses (docs/statistics.md).
     raw = [finite_or_none(item.result.decision_p) for item in chosen]
     return list(zip(chosen, adjust_p_values(raw, correction), strict=True))
+
+
+def with_verdict(
+    report: DiffReport, spec: GateSpec, reasons: tuple[str, ...], correction: str
+) -> DiffReport:
+    """`report` carrying the verdict of the gate `spec`: active, its failure `reasons`,
+    the metrics it names and what `--fail-on-significant` tested (`gate_scope`)."""
+    return attrs.evolve(
+        report,
+        gate_active=True,
+        gate_reasons=reasons,
+        gate_metrics=tuple(item.key for item in spec.gate_metrics or ()),
+        gate_scope=gate_scope(spec, report.overall, correction),
+    )
 
 
 def gate_scope(spec: GateSpec, group: DiffGroup, correction: str) -> str | None:

@@ -20,8 +20,8 @@ from cce_cli.compare.gate import (
     GateSpec,
     check_gate_metrics,
     evaluate_gate,
-    gate_scope,
     refuse_uncalibrated_gate,
+    with_verdict,
 )
 from cce_cli.compare.many import ManyComparison, compare_many
 from cce_cli.compare.suite_inference import mean_heading, resolve_suite_mean, retest_suite
@@ -198,6 +198,4 @@ def gate_diff(diffed: SavedDiff, spec: GateSpec) -> SavedDiff:
         alpha=report.alpha,
         mean=mean_heading(report).removesuffix(" delta"),
     )
-    scope = gate_scope(spec, report.overall, report.correction)
-    gated = attrs.evolve(report, gate_active=True, gate_reasons=reasons, gate_scope=scope)
-    return attrs.evolve(diffed, report=gated)
+    return attrs.evolve(diffed, report=with_verdict(report, spec, reasons, report.correction))

@@ -21,7 +21,7 @@ from typing import Any
 
 import attrs
 
-from cce_cli.compare.gate import gate_scope
+from cce_cli.compare.gate import with_verdict
 from cce_cli.compare.in_run import compare_gate
 from cce_cli.compare.pairing import backend_values, diff_reports
 from cce_cli.compare.saved_report import SavedBackend, SavedCase, SavedReport
@@ -489,15 +489,7 @@ def step_summary(
         alpha=request.alpha,
         by_tag=request.by_tag,
     )
-    spec = request.gate
-    gated = attrs.evolve(
-        report,
-        gate_active=True,
-        gate_reasons=reasons,
-        gate_metrics=tuple(item.key for item in spec.gate_metrics or ()),
-        gate_scope=gate_scope(spec, report.overall, request.correction),
-    )
-    return render_diff_markdown(gated)
+    return render_diff_markdown(with_verdict(report, request.gate, reasons, request.correction))
 
 
 def gate_reasons(request: RunRequest, scored: Scored) -> tuple[str, ...]:

@@ -27,8 +27,8 @@ from cce_cli.compare.gate import (
     GateSpec,
     check_gate_metrics,
     evaluate_gate,
-    gate_scope,
     refuse_uncalibrated_gate,
+    with_verdict,
 )
 from cce_cli.compare.pairing import DiffReport, backend_values, diff_reports
 from cce_cli.compare.saved_report import SavedBackend, SavedCase, SavedReport
@@ -462,10 +462,4 @@ def gate_suite(
         alpha=request.alpha,
         mean=mean_heading(comparison).removesuffix(" delta"),
     )
-    return attrs.evolve(
-        comparison,
-        gate_active=True,
-        gate_reasons=reasons,
-        gate_metrics=tuple(item.key for item in spec.gate_metrics or ()),
-        gate_scope=gate_scope(spec, comparison.overall, request.correction),
-    )
+    return with_verdict(comparison, spec, reasons, request.correction)
