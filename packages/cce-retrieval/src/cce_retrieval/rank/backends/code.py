@@ -139,8 +139,8 @@ _INDEX_PARAMS = (
     ),
     Param(
         "fold_plurals", bool, True,
-        help="read a plural or third-person s away in chunks and queries (`errors` as "
-        "`error`, `dependencies` as `dependency`; off: false)",
+        help="read a plural or third-person s away in chunks, queries and file names "
+        "(`errors` as `error`, `dependencies` as `dependency`; off: false)",
     ),
     Param(
         "max_chunk_lines", int, _OPTIONS.max_chunk_lines, 0, None,
