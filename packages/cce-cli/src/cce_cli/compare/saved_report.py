@@ -229,15 +229,14 @@ def _backend(path: str, where: str, entry: object) -> SavedBackend:
     if not isinstance(rows, list):
         raise CliError(f"{path}: {where}.per_query must be a list of per-query rows; {_FIX}")
     cases = tuple(_case(path, f"{where}.per_query[{i}]", row) for i, row in enumerate(rows))
-    seen: dict[str, int] = {}
-    for index, case in enumerate(cases):
-        if case.id in seen:
-            raise CliError(
-                f"{path}: backend {name} lists case id {case.id!r} twice "
-                f"(per_query[{seen[case.id]}] and per_query[{index}]); "
-                "case ids must be unique to pair cases"
-            )
-        seen[case.id] = index
+    repeat = _first_repeat([case.id for case in cases])
+    if repeat is not None:
+        first, again = repeat
+        raise CliError(
+            f"{path}: backend {name} lists case id {cases[again].id!r} twice "
+            f"(per_query[{first}] and per_query[{again}]); "
+            "case ids must be unique to pair cases"
+        )
     config = body.get("config")
     return SavedBackend(
         name, cases, _scores(path, where, body), config if isinstance(config, dict) else None
@@ -247,15 +246,24 @@ def _backend(path: str, where: str, entry: object) -> SavedBackend:
 def _refuse_duplicate_backends(path: str, where: str, backends: Sequence[SavedBackend]) -> None:
     """Two entries of one report with the same backend name: choosing by name would
     silently take the first and hide the other's scores."""
+    repeat = _first_repeat([backend.name for backend in backends])
+    if repeat is not None:
+        first, again = repeat
+        raise CliError(
+            f"{path}: {where}[{first}] and {where}[{again}] are both backend "
+            f"{json.dumps(backends[again].name, ensure_ascii=False)}; a report names each "
+            "backend once, so keep one entry (or rename one) and compare again"
+        )
+
+
+def _first_repeat(keys: Sequence[str]) -> tuple[int, int] | None:
+    """The indices of the first key listed again (where it was first, where again)."""
     seen: dict[str, int] = {}
-    for index, backend in enumerate(backends):
-        if backend.name in seen:
-            raise CliError(
-                f"{path}: {where}[{seen[backend.name]}] and {where}[{index}] are both backend "
-                f"{json.dumps(backend.name, ensure_ascii=False)}; a report names each backend "
-                "once, so keep one entry (or rename one) and compare again"
-            )
-        seen[backend.name] = index
+    for index, key in enumerate(keys):
+        if key in seen:
+            return seen[key], index
+        seen[key] = index
+    return None
 
 
 def parse_report(text: str, path: str, aggregate: str = "macro") -> SavedReport:
